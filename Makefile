@@ -1,0 +1,28 @@
+# The README's two commands: `make test` and `make demo`. Everything they need is
+# installed from here, into .venv and ~/.cache, so a fresh machine needs nothing else.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
+
+.PHONY: venv controlplane test demo parity-refresh bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+venv: $(STAMP)
+
+controlplane:
+	./testenv/build.sh
+
+test: venv controlplane
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m pytest -q -p no:cacheprovider tests
+
+demo: venv controlplane
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
+
+clean:
+	rm -rf $(VENV) .airflow

@@ -1,0 +1,58 @@
+"""One exception family for the whole provider.
+
+Every message names what was wrong (the key and the value) and what would be
+accepted, so a user can fix the input without reading our code.
+"""
+
+from __future__ import annotations
+
+
+class SparkK8sError(Exception):
+    """Base of every error this provider raises on purpose."""
+
+
+class SparkConfError(SparkK8sError, ValueError):
+    """Invalid input: a conf key, an argument or a file. Raised before any API request."""
+
+    def __init__(self, key: str, value: object, accepted: str, hint: str | None = None):
+        self.key = key
+        self.value = value
+        self.accepted = accepted
+        message = f"{key}={value!r} is invalid: expected {accepted}"
+        if hint:
+            message += f" ({hint})"
+        super().__init__(message)
+
+
+class KubeConfigError(SparkK8sError):
+    """The connection or kubeconfig cannot produce a working client (never holds secrets)."""
+
+
+class KubeApiError(SparkK8sError):
+    """The API server refused a request; names the object, the status and its reason."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        *,
+        method: str = "",
+        path: str = "",
+        body: dict | None = None,
+    ):
+        self.status = status
+        self.reason = reason
+        self.api_message = message
+        self.method = method
+        self.path = path
+        self.body = body or {}
+        super().__init__(f"{method} {path} failed: {status} {reason}: {message}".strip())
+
+
+class SubmissionError(SparkK8sError):
+    """A submission failed half-way; what was created has been removed."""
+
+
+class ApplicationFailed(SparkK8sError):
+    """The Spark application ended in failure; the message carries the driver's reason."""
