@@ -12,7 +12,7 @@ this module only holds the data and the derived names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 MainResourceKind = Literal["java", "python", "r"]
 
@@ -59,6 +59,10 @@ class DriverConf:
     app_args: tuple[str, ...] = ()
     proxy_user: str | None = None
     local: LocalInputs = field(default_factory=LocalInputs)
+    # Pod templates given as Python dicts (operator); a file path in the conf is read
+    # by the shell into `local.files` instead. A dict wins over a path.
+    driver_pod_template: Mapping[str, Any] | None = None
+    executor_pod_template: Mapping[str, Any] | None = None
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self.spark_conf.get(key, default)
