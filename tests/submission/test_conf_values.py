@@ -1,0 +1,110 @@
+import pytest
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import conf_values as cv
+
+
+@pytest.mark.parametrize(
+    ("value", "mib"),
+    [("1g", 1024), ("1G", 1024), ("1500k", 1), ("2047k", 1), ("2048k", 2), ("512", 512),
+     ("512m", 512), ("512MB", 512), (" 2gb ", 2048), ("1t", 1 << 20), ("1p", 1 << 30),
+     ("1048575b", 0), ("0", 0)],
+)
+def test_size_in_mib_truncates_like_spark(value, mib):
+    assert cv.parse_size("spark.driver.memory", value, "m") == mib
+
+
+def test_size_in_bytes_bare_number_is_bytes():
+    assert cv.get_size_bytes({"k": "1048576"}, "k") == 1048576
+    assert cv.get_size_bytes({"k": "1k"}, "k") == 1024
+    assert cv.get_size_bytes({}, "k", "2k") == 2048
+    assert cv.get_size_mib({}, "k") is None
+
+
+@pytest.mark.parametrize("value", ["-1g", "1.5g", "g", "1x", "1 g", "", "1gib", "99999999999999999999"])
+def test_bad_sizes_name_key_and_value(value):
+    with pytest.raises(SparkConfError) as err:
+        cv.parse_size("spark.driver.memory", value, "m")
+    assert err.value.key == "spark.driver.memory"
+    assert err.value.value == value
+
+
+def test_time_strings():
+    assert cv.parse_time_ms("k", "1s") == 1000
+    assert cv.parse_time_ms("k", "500ms") == 500
+    assert cv.parse_time_ms("k", "2min") == 120_000
+    assert cv.parse_time_ms("k", "10", "s") == 10_000
+    assert cv.get_time_ms({}, "k", "1s") == 1000
+    with pytest.raises(SparkConfError):
+        cv.parse_time_ms("k", "1 sec")
+
+
+def test_ints_follow_java_parse_int():
+    assert cv.get_int({"k": " 7 "}, "k", 1) == 7
+    assert cv.get_int({"k": "+7"}, "k", 1) == 7
+    assert cv.get_int({}, "k", 3) == 3
+    with pytest.raises(SparkConfError):
+        cv.get_int({"k": " 7"}, "k", 1, trim=False)
+    with pytest.raises(SparkConfError):
+        cv.get_int({"k": "2147483648"}, "k", 1)
+    with pytest.raises(SparkConfError):
+        cv.get_int({"k": "1.0"}, "k", 1)
+
+
+def test_doubles_and_java_formatting():
+    assert cv.get_double({"k": "0.4"}, "k") == 0.4
+    assert cv.get_double({"k": "1d"}, "k") == 1.0
+    assert cv.get_double({"k": " .5 "}, "k") == 0.5
+    assert cv.get_double({}, "k", 0.1) == 0.1
+    with pytest.raises(SparkConfError):
+        cv.get_double({"k": "1_0"}, "k")
+    with pytest.raises(SparkConfError):
+        cv.get_double({"k": "ten"}, "k")
+    expected = {0.1: "0.1", 0.4: "0.4", 1.0: "1.0", 1e-4: "1.0E-4", 1e7: "1.0E7",
+                0.001: "0.001", 1234567.0: "1234567.0", 12345678.9: "1.23456789E7",
+                100.0: "100.0", 0.0: "0.0"}
+    for value, text in expected.items():
+        assert cv.java_double_to_string(value) == text
+
+
+def test_booleans_are_case_insensitive_and_strict():
+    assert cv.get_bool({"k": "TRUE"}, "k", False) is True
+    assert cv.get_bool({"k": "False"}, "k", True) is False
+    assert cv.get_bool({}, "k", True) is True
+    with pytest.raises(SparkConfError):
+        cv.get_bool({"k": "yes"}, "k", False)
+
+
+def test_lists_and_prefixes():
+    assert cv.get_list({"k": " a, ,b ,,c "}, "k") == ["a", "b", "c"]
+    assert cv.get_list({}, "k") == []
+    conf = {"spark.kubernetes.driver.label.a": "1", "spark.kubernetes.driver.labelx": "2",
+            "spark.kubernetes.driver.label.b/c": "3"}
+    assert cv.with_prefix(conf, "spark.kubernetes.driver.label.") == {"a": "1", "b/c": "3"}
+
+
+@pytest.mark.parametrize("value", ["0.5", "500m", "2", "1.5", "100", "1e3", "2Ki"])
+def test_valid_core_quantities_pass_verbatim(value):
+    assert cv.get_cores_quantity({"k": value}, "k") == value
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", "1 cpu", "", "0.5.1", "m"])
+def test_invalid_core_quantities(value):
+    with pytest.raises(SparkConfError):
+        cv.get_cores_quantity({"k": value}, "k")
+
+
+def test_label_and_annotation_validation():
+    assert cv.validate_labels("p.", {"app": "x", "example.com/team": "a_b.c-d", "e": ""})
+    for key in ["-a", "a/", "/a", "Example.com/a", "a" * 64]:
+        with pytest.raises(SparkConfError) as err:
+            cv.validate_label_key("p." + key, key)
+        assert err.value.key == "p." + key
+    for value in ["-x", "x-", "a b", "a" * 64]:
+        with pytest.raises(SparkConfError):
+            cv.validate_label_value("p.k", value)
+    assert cv.validate_annotation_key("p.A", "Example.com/Note") == "Example.com/Note"
+    with pytest.raises(SparkConfError):
+        cv.validate_annotation_key("p.a b", "a b")
+    with pytest.raises(SparkConfError):
+        cv.validate_annotations("p.", {"a": "x" * (256 * 1024)})
