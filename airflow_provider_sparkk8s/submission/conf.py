@@ -35,6 +35,7 @@ class SubmissionIds:
     service_unique_id: str  # uniqueID for the fallback Service name
     local_dir_uuids: tuple[str, ...] = ()  # UUIDs for default spark-local-dir paths
     properties_date: str = ""  # java.util.Date.toString() in the properties header
+    shuffle_seed: int = 0  # seeds the random order Spark gives the local dirs
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,159 @@
+"""Names Spark derives for one submission: app id, uniqueID, resource-name prefix, labels.
+
+Everything here is pure: the random parts arrive in `SubmissionIds`. The one impure helper,
+`new_submission_ids`, draws them for the shell and is marked as such.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from typing import Callable
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import DriverConf, SubmissionIds
+from airflow_provider_sparkk8s.submission.conf_values import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+)
+
+DNS_LABEL_MAX = 63
+DNS_SUBDOMAIN_MAX = 253
+CONF_MAP_SUFFIX = "-conf-map"
+# The longest suffix Spark appends to the prefix (the executor pod-template ConfigMap).
+LONGEST_PREFIX_SUFFIX = "-driver-podspec-conf-map"
+
+
+def app_name(conf: DriverConf) -> str:
+    """`spark.app.name`, else Spark's literal fallback `spark`."""
+    return conf.spark_conf.get("spark.app.name", "spark")
+
+
+def unique_id(random_bytes: bytes, millis: int) -> str:
+    """Spark's `KubernetesUtils.uniqueID`: 3 random bytes as hex + low 40 bits of the clock."""
+    return random_bytes[:3].hex() + format(millis & 0xFFFFFFFFFF, "x")
+
+
+def _java_trim(text: str) -> str:
+    # Java's String.trim drops every char <= U+0020 at both ends, not just whitespace.
+    return text.strip("".join(chr(c) for c in range(0x21)))
+
+
+def _slug(text: str) -> str:
+    lowered = _java_trim(text).lower()
+    return re.sub("-+", "-", re.sub(r"[^a-z0-9-]", "-", lowered))
+
+
+def resource_name_prefix(name: str, uid: str) -> str:
+    """Spark's `getResourceNamePrefix`: slug of `<app name>-<uniqueID>`, never starting with
+    `-` or a digit. No length limit (Spark applies none)."""
+    slug = _slug(f"{name}-{uid}")
+    slug = re.sub("^-", "", slug)
+    return re.sub("^[0-9]", "x", slug)
+
+
+def app_name_label(name: str) -> str:
+    """Value of the `spark-app-name` label: slug cut to 63 chars, one `-` stripped each end."""
+    value = _slug(name)[:DNS_LABEL_MAX]
+    value = value[1:] if value.startswith("-") else value
+    return value[:-1] if value.endswith("-") else value
+
+
+def is_testing(conf: DriverConf) -> bool:
+    return "spark.testing" in conf.spark_conf or "SPARK_TESTING" in conf.local.environment
+
+
+def driver_resource_prefix(conf: DriverConf) -> str:
+    """The submission's resource-name prefix; refuses app names that cannot make valid names."""
+    override = conf.spark_conf.get("spark.kubernetes.driver.resourceNamePrefix")
+    if override is not None and is_testing(conf):
+        return override
+    prefix = resource_name_prefix(app_name(conf), conf.ids.prefix_unique_id)
+    if len(prefix) + len(LONGEST_PREFIX_SUFFIX) > DNS_SUBDOMAIN_MAX:
+        raise SparkConfError(
+            "spark.app.name",
+            app_name(conf),
+            f"an application name short enough that '<prefix>{LONGEST_PREFIX_SUFFIX}' fits in "
+            f"{DNS_SUBDOMAIN_MAX} characters",
+            f"its resource-name prefix {prefix!r} is too long for Kubernetes object names",
+        )
+    return prefix
+
+
+def driver_pod_name(conf: DriverConf) -> str:
+    explicit = conf.spark_conf.get("spark.kubernetes.driver.pod.name")
+    if explicit is None:
+        return driver_resource_prefix(conf) + "-driver"
+    if not is_dns1123_subdomain(explicit):
+        raise SparkConfError(
+            "spark.kubernetes.driver.pod.name",
+            explicit,
+            "a DNS-1123 subdomain: at most 253 lower-case letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit",
+        )
+    return explicit
+
+
+def driver_service_name(conf: DriverConf) -> str:
+    """`<prefix>-driver-svc`, or `spark-<fresh uniqueID>-driver-svc` when that is too long."""
+    preferred = driver_resource_prefix(conf) + "-driver-svc"
+    if len(preferred) <= DNS_LABEL_MAX:
+        return preferred
+    fallback = f"spark-{conf.ids.service_unique_id}-driver-svc"
+    if not is_dns1123_label(fallback):
+        raise SparkConfError("spark.app.name", app_name(conf), "a shorter application name")
+    return fallback
+
+
+def conf_map_name(uid: str, role: str = "drv") -> str:
+    """`spark-drv-<uniqueID>-conf-map`, the id part cut so the whole fits in 253 chars."""
+    head = f"spark-{role}-{uid}"[: DNS_SUBDOMAIN_MAX - len(CONF_MAP_SUFFIX)]
+    return head + CONF_MAP_SUFFIX
+
+
+def driver_conf_map_name(conf: DriverConf) -> str:
+    return conf_map_name(conf.ids.config_map_unique_id)
+
+
+def submission_id(namespace: str, pod_name: str) -> str:
+    return f"{namespace}:{pod_name}"
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def java_date_string(epoch_seconds: float) -> str:
+    """`java.util.Date.toString()` in UTC, e.g. `Fri Nov 28 17:59:02 UTC 2025`."""
+    t = time.gmtime(epoch_seconds)
+    return (
+        f"{_DAYS[t.tm_wday]} {_MONTHS[t.tm_mon - 1]} {t.tm_mday:02d} "
+        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d} UTC {t.tm_year}"
+    )
+
+
+# --- impure: only the shell calls this ----------------------------------------------------
+
+
+def new_submission_ids(
+    random_bytes: Callable[[int], bytes] = os.urandom,
+    clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+) -> SubmissionIds:
+    """IMPURE: draw the random ids and read the clock for one submission.
+
+    Each uniqueID draws fresh bytes, as in Spark, so the prefix, the ConfigMap and the
+    fallback Service name carry different ids.
+    """
+    now_ms = clock_ms()
+    return SubmissionIds(
+        app_id="spark-" + new_uuid().hex,
+        prefix_unique_id=unique_id(random_bytes(3), now_ms),
+        config_map_unique_id=unique_id(random_bytes(3), now_ms),
+        service_unique_id=unique_id(random_bytes(3), now_ms),
+        local_dir_uuids=(str(new_uuid()),),
+        properties_date=java_date_string(now_ms / 1000),
+        shuffle_seed=int.from_bytes(random_bytes(8), "big"),
+    )
