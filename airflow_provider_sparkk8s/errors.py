@@ -50,6 +50,10 @@ class KubeApiError(SparkK8sError):
         super().__init__(f"{method} {path} failed: {status} {reason}: {message}".strip())
 
 
+class KubeConnectionError(SparkK8sError):
+    """The API server could not be reached or its TLS identity could not be verified."""
+
+
 class SubmissionError(SparkK8sError):
     """A submission failed half-way; what was created has been removed."""
 

@@ -1,0 +1,485 @@
+"""Where the client's server, TLS material and credentials come from, resolved once.
+
+`ClientSettings` is frozen plain data: paths and PEM text, never sockets or open files.
+The sync and async clients both build themselves from it, so every auth mode is written
+exactly once. Builders, one per source:
+
+- `in_cluster_settings()`: the pod's service-account mount and KUBERNETES_SERVICE_* env;
+- `kubeconfig_settings()`: a kubeconfig file (or KUBECONFIG list) or inline content, by context;
+- `auto_settings()`: what a bare kubectl / spark-submit would use (KUBECONFIG or ~/.kube/config,
+  else in-cluster);
+- `with_overrides()`: explicit fields (server, token, token file, CA, client cert/key, TLS
+  server name, verify, namespace) laid over any of the above; the explicit field always wins;
+- `spark_submit_settings()`: spark-submit's `spark.master` / `spark.kubernetes.*` keys.
+
+Secrets (token, inline client key, inline kubeconfig) never reach `repr`, logs or messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
+
+log = logging.getLogger(__name__)
+
+SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount"
+DEFAULT_NAMESPACE = "default"
+
+# Fields whose values are secret: repr shows only whether they are set.
+_SECRET_FIELDS = frozenset({"token", "client_key_data"})
+# Long PEM blobs that are not secret but make reprs unreadable.
+_ELIDED_FIELDS = frozenset({"ca_data", "client_cert_data"})
+
+
+@dataclass(frozen=True, repr=False)
+class ClientSettings:
+    """Everything a client needs to reach and authenticate to one API server."""
+
+    server: str
+    ca_file: str | None = None
+    ca_data: str | None = None  # PEM text
+    verify: bool = True
+    tls_server_name: str | None = None
+    client_cert_file: str | None = None
+    client_cert_data: str | None = None  # PEM text
+    client_key_file: str | None = None
+    client_key_data: str | None = None  # PEM text, secret
+    token: str | None = None  # secret
+    token_file: str | None = None  # re-read when it changes and after a 401
+    namespace: str | None = None  # the source's default namespace (connection / context)
+    connect_timeout: float = 10.0
+    request_timeout: float = 10.0
+    source: str = ""  # where these settings came from, for messages (never secret)
+
+    def __post_init__(self) -> None:
+        if not self.server.startswith(("https://", "http://")):
+            raise KubeConfigError(
+                f"API server URL {self.server!r} must start with https:// or http://"
+                f"{self._from()}"
+            )
+        if self.token and self.token_file:
+            raise KubeConfigError(
+                f"both a token and a token file ({self.token_file}) are set{self._from()}; "
+                "keep only one"
+            )
+        has_cert = bool(self.client_cert_file or self.client_cert_data)
+        has_key = bool(self.client_key_file or self.client_key_data)
+        if has_cert != has_key:
+            missing = "client key" if has_cert else "client certificate"
+            raise KubeConfigError(
+                f"a client certificate needs its key and vice versa: the {missing} is "
+                f"missing{self._from()}"
+            )
+
+    def _from(self) -> str:
+        return f" (from {self.source})" if self.source else ""
+
+    def effective_namespace(self, explicit: str | None = None) -> str:
+        """Namespace precedence: the caller's (operator), else ours, else `default`."""
+        return explicit or self.namespace or DEFAULT_NAMESPACE
+
+    @property
+    def auth_description(self) -> str:
+        """How requests authenticate, for messages (names files, never secret values)."""
+        parts = []
+        if self.token_file:
+            parts.append(f"token file {self.token_file}")
+        elif self.token:
+            parts.append("bearer token")
+        if self.client_cert_file:
+            parts.append(f"client certificate {self.client_cert_file}")
+        elif self.client_cert_data:
+            parts.append("inline client certificate")
+        return " and ".join(parts) or "no credentials (anonymous)"
+
+    def __repr__(self) -> str:
+        shown = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is None or value == field.default:
+                continue
+            if field.name in _SECRET_FIELDS:
+                value = "<redacted>"
+            elif field.name in _ELIDED_FIELDS:
+                value = "<pem>"
+            else:
+                value = repr(value)
+            shown.append(f"{field.name}={value}")
+        return f"ClientSettings({', '.join(shown)})"
+
+    __str__ = __repr__
+
+
+# Explicit fields that replace a whole group of base fields when given, so that e.g. an
+# explicit token is not rejected for clashing with the kubeconfig's token file.
+_OVERRIDE_GROUPS: dict[str, tuple[str, ...]] = {
+    "token": ("token", "token_file"),
+    "token_file": ("token", "token_file"),
+    "ca_file": ("ca_file", "ca_data"),
+    "ca_data": ("ca_file", "ca_data"),
+    "client_cert_file": ("client_cert_file", "client_cert_data"),
+    "client_cert_data": ("client_cert_file", "client_cert_data"),
+    "client_key_file": ("client_key_file", "client_key_data"),
+    "client_key_data": ("client_key_file", "client_key_data"),
+}
+
+
+def with_overrides(
+    base: ClientSettings | None, overrides: Mapping[str, Any], source: str = ""
+) -> ClientSettings:
+    """Lay explicit fields (None = not given) over `base`; an explicit field always wins.
+
+    Without a base, `server` must be among the overrides.
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    unknown = set(given) - {f.name for f in dataclasses.fields(ClientSettings)}
+    if unknown:
+        raise TypeError(f"unknown ClientSettings fields: {sorted(unknown)}")
+    if base is None:
+        if not given.get("server"):
+            raise KubeConfigError(
+                f"no API server URL{f' in {source}' if source else ''}: give a server URL, "
+                "a kubeconfig or in-cluster mode"
+            )
+        return ClientSettings(**given, source=source or "explicit settings")
+    values = dataclasses.asdict(base)
+    for key in given:
+        for cleared in _OVERRIDE_GROUPS.get(key, ()):
+            values[cleared] = None
+    values.update(given)
+    if source:
+        values["source"] = f"{base.source} + {source}" if base.source else source
+    return ClientSettings(**values)
+
+
+# --------------------------------------------------------------------------- in-cluster
+
+
+def in_cluster_settings(
+    environ: Mapping[str, str] | None = None, root: str = SERVICE_ACCOUNT_ROOT
+) -> ClientSettings:
+    """The pod's own service account: env vars for the server, the standard mount for auth.
+
+    The token is a file source, so projected tokens that the kubelet rotates are picked up.
+    """
+    environ = os.environ if environ is None else environ
+    host = environ.get("KUBERNETES_SERVICE_HOST", "")
+    port = environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port:
+        raise KubeConfigError(
+            "in-cluster mode needs KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, which "
+            "Kubernetes sets only inside a pod"
+        )
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # IPv6 literal
+    token_file = os.path.join(root, "token")
+    ca_file = os.path.join(root, "ca.crt")
+    _require_readable(token_file, "in-cluster service-account token")
+    _require_readable(ca_file, "in-cluster service-account CA")
+    namespace_file = os.path.join(root, "namespace")
+    namespace = None
+    if os.path.exists(namespace_file):
+        namespace = Path(namespace_file).read_text().strip() or None
+    return ClientSettings(
+        server=f"https://{host}:{port}",
+        ca_file=ca_file,
+        token_file=token_file,
+        namespace=namespace,
+        source=f"in-cluster service account ({root})",
+    )
+
+
+# --------------------------------------------------------------------------- kubeconfig
+
+
+def kubeconfig_settings(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    content: str | Mapping[str, Any] | None = None,
+    context: str | None = None,
+) -> ClientSettings:
+    """Settings from a kubeconfig file (or an os.pathsep-separated list) or inline content.
+
+    Relative file paths inside a kubeconfig are relative to the file that names them
+    (to the working directory for inline content).
+    """
+    if (path is None) == (content is None):
+        raise TypeError("give exactly one of path or content")
+    if content is not None:
+        config = _parse_inline_kubeconfig(content)
+        return _settings_from_config(config, context, base_dir=os.getcwd(), label="inline kubeconfig")
+    paths = [p for p in str(path).split(os.pathsep) if p]
+    configs = [(_load_kubeconfig_file(p), str(Path(p).expanduser().parent)) for p in paths]
+    merged, base_dirs = _merge_kubeconfigs(configs)
+    label = f"kubeconfig {os.pathsep.join(paths)}"
+    return _settings_from_config(merged, context, base_dirs=base_dirs, label=label)
+
+
+def auto_settings(
+    environ: Mapping[str, str] | None = None,
+    context: str | None = None,
+    in_cluster_root: str = SERVICE_ACCOUNT_ROOT,
+) -> ClientSettings:
+    """What kubectl (and spark-submit's client) would use with no explicit configuration.
+
+    KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
+    """
+    environ = os.environ if environ is None else environ
+    kubeconfig = environ.get("KUBECONFIG")
+    if not kubeconfig:
+        default = Path(environ.get("HOME", str(Path.home()))) / ".kube" / "config"
+        kubeconfig = str(default) if default.is_file() else None
+    if kubeconfig:
+        return kubeconfig_settings(kubeconfig, context=context)
+    if environ.get("KUBERNETES_SERVICE_HOST"):
+        return in_cluster_settings(environ, in_cluster_root)
+    raise KubeConfigError(
+        "no Kubernetes configuration found: no KUBECONFIG, no ~/.kube/config and not inside a "
+        "pod; configure a server URL, a kubeconfig or in-cluster mode"
+    )
+
+
+def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict:
+    if isinstance(content, Mapping):
+        return dict(content)
+    try:
+        parsed = yaml.safe_load(content)
+    except yaml.YAMLError as error:
+        # The YAML error quotes the offending text, which may be a secret: keep only the place.
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise KubeConfigError(f"inline kubeconfig is not valid YAML{where}") from None
+    if not isinstance(parsed, dict):
+        raise KubeConfigError("inline kubeconfig must be a YAML mapping")
+    return parsed
+
+
+def _load_kubeconfig_file(path: str) -> dict:
+    resolved = Path(path).expanduser()
+    try:
+        text = resolved.read_text()
+    except OSError as error:
+        raise KubeConfigError(f"cannot read kubeconfig {resolved}: {error.strerror}") from None
+    try:
+        parsed = yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise KubeConfigError(f"kubeconfig {resolved} is not valid YAML{where}") from None
+    if not isinstance(parsed, dict):
+        raise KubeConfigError(f"kubeconfig {resolved} must be a YAML mapping")
+    return parsed
+
+
+def _merge_kubeconfigs(configs: list[tuple[dict, str]]) -> tuple[dict, dict[tuple[str, str], str]]:
+    """kubectl's merge of a KUBECONFIG list: the first file to define a name wins.
+
+    Also returns, per (section, name), the directory of the file it came from.
+    """
+    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
+    base_dirs: dict[tuple[str, str], str] = {}
+    for config, base_dir in configs:
+        if not merged.get("current-context") and config.get("current-context"):
+            merged["current-context"] = config["current-context"]
+        for section in ("clusters", "users", "contexts"):
+            for entry in config.get(section) or []:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                if name is None or (section, name) in base_dirs:
+                    continue
+                base_dirs[(section, name)] = base_dir
+                merged[section].append(entry)
+    return merged, base_dirs
+
+
+def _named(config: dict, section: str, name: str, label: str) -> dict:
+    for entry in config.get(section) or []:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            body = entry.get(section[:-1])  # clusters -> cluster, ...
+            return body if isinstance(body, dict) else {}
+    raise KubeConfigError(f"{label} has no {section[:-1]} named {name!r}")
+
+
+def _settings_from_config(
+    config: dict,
+    context: str | None,
+    *,
+    label: str,
+    base_dir: str | None = None,
+    base_dirs: dict[tuple[str, str], str] | None = None,
+) -> ClientSettings:
+    context_name = context or config.get("current-context")
+    if not context_name:
+        raise KubeConfigError(f"{label} sets no current-context; name a context")
+    ctx = _named(config, "contexts", context_name, label)
+    cluster_name = ctx.get("cluster")
+    user_name = ctx.get("user")
+    if not cluster_name:
+        raise KubeConfigError(f"context {context_name!r} in {label} names no cluster")
+    cluster = _named(config, "clusters", cluster_name, label)
+    user = _named(config, "users", user_name, label) if user_name else {}
+    where = f"{label}, context {context_name!r}"
+
+    def resolve(section: str, name: str | None, value: str | None) -> str | None:
+        if not value:
+            return None
+        directory = (base_dirs or {}).get((section, name or ""), base_dir) or os.getcwd()
+        return str(Path(directory, os.path.expanduser(value)))
+
+    for plugin in ("exec", "auth-provider"):
+        if user.get(plugin):
+            raise KubeConfigError(
+                f"user {user_name!r} in {where} authenticates with an {plugin} plugin, which this "
+                "provider does not run; use a token, token file or client certificate instead"
+            )
+    if user.get("username") or user.get("password"):
+        raise KubeConfigError(
+            f"user {user_name!r} in {where} uses basic auth (username/password), which "
+            "Kubernetes no longer supports; use a token or client certificate"
+        )
+    server = cluster.get("server")
+    if not server:
+        raise KubeConfigError(f"cluster {cluster_name!r} in {where} has no server")
+    token_file = resolve("users", user_name, user.get("tokenFile"))
+    if token_file:
+        _require_readable(token_file, f"tokenFile of user {user_name!r} in {where}")
+    return ClientSettings(
+        server=str(server).rstrip("/"),
+        ca_file=resolve("clusters", cluster_name, cluster.get("certificate-authority")),
+        ca_data=_b64_field(cluster, "certificate-authority-data", where),
+        verify=not bool(cluster.get("insecure-skip-tls-verify")),
+        tls_server_name=cluster.get("tls-server-name") or None,
+        client_cert_file=resolve("users", user_name, user.get("client-certificate")),
+        client_cert_data=_b64_field(user, "client-certificate-data", where),
+        client_key_file=resolve("users", user_name, user.get("client-key")),
+        client_key_data=_b64_field(user, "client-key-data", where),
+        token=user.get("token") or None,
+        token_file=token_file,
+        namespace=ctx.get("namespace") or None,
+        source=where,
+    )
+
+
+def _b64_field(section: dict, key: str, where: str) -> str | None:
+    value = section.get(key)
+    if not value:
+        return None
+    try:
+        return base64.b64decode(value, validate=True).decode()
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        # Never echo the value: client-key-data is a private key.
+        raise KubeConfigError(f"{key} in {where} is not valid base64-encoded PEM") from None
+
+
+def _require_readable(path: str, what: str, key: str | None = None) -> None:
+    """Fail before any request when a file we will need cannot be read."""
+    if os.access(path, os.R_OK) and os.path.isfile(path):
+        return
+    reason = "does not exist" if not os.path.exists(path) else "is not a readable file"
+    if key is not None:
+        raise SparkConfError(key, path, "a readable file", hint=f"{what}: {path} {reason}")
+    raise KubeConfigError(f"{what}: {path} {reason}")
+
+
+# --------------------------------------------------------------------------- spark-submit
+
+SUBMISSION_PREFIX = "spark.kubernetes.authenticate.submission"
+
+
+def normalize_master_url(master: str) -> str:
+    """`spark.master` `k8s://...` -> API server URL (Spark's checkAndGetK8sMasterUrl).
+
+    `k8s://host:port` without a scheme means https; http is kept with a warning.
+    """
+    if not master.startswith("k8s://"):
+        raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
+    rest = master[len("k8s://") :]
+    if "://" not in rest:
+        log.info("spark.master %s has no scheme; using https://%s", master, rest)
+        rest = f"https://{rest}"
+    scheme = rest.split("://", 1)[0].lower()
+    if scheme == "http":
+        log.warning("spark.master %s uses plain http: requests are not encrypted", master)
+    elif scheme != "https":
+        raise SparkConfError("spark.master", master, "a k8s:// URL with scheme https or http")
+    if not rest.split("://", 1)[1].strip("/"):
+        raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
+    return rest.rstrip("/")
+
+
+def spark_submit_settings(
+    conf: Mapping[str, str],
+    environ: Mapping[str, str] | None = None,
+    in_cluster_root: str = SERVICE_ACCOUNT_ROOT,
+) -> ClientSettings:
+    """spark-submit's submission client: kubeconfig/in-cluster base, then the conf overrides.
+
+    Mirrors SparkKubernetesClientFactory: start from the kubeconfig (context
+    `spark.kubernetes.context`, else the current one) or in-cluster files, then override the
+    master URL, `spark.kubernetes.trust.certificates`, and whichever of
+    `spark.kubernetes.authenticate.submission.{oauthToken,oauthTokenFile,caCertFile,
+    clientKeyFile,clientCertFile}` are set; namespace `spark.kubernetes.namespace`.
+    """
+    master = conf.get("spark.master")
+    if not master:
+        raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
+    server = normalize_master_url(master)
+    context = conf.get("spark.kubernetes.context") or None
+    try:
+        base: ClientSettings | None = auto_settings(environ, context, in_cluster_root)
+    except KubeConfigError:
+        if context:
+            raise
+        base = None  # nothing to inherit; the conf alone must be enough
+    token = conf.get(f"{SUBMISSION_PREFIX}.oauthToken") or None
+    token_file = conf.get(f"{SUBMISSION_PREFIX}.oauthTokenFile") or None
+    if token and token_file:
+        raise SparkConfError(
+            f"{SUBMISSION_PREFIX}.oauthToken",
+            "<redacted>",
+            f"not both {SUBMISSION_PREFIX}.oauthToken and .oauthTokenFile",
+        )
+    files = {
+        "token_file": f"{SUBMISSION_PREFIX}.oauthTokenFile",
+        "ca_file": f"{SUBMISSION_PREFIX}.caCertFile",
+        "client_key_file": f"{SUBMISSION_PREFIX}.clientKeyFile",
+        "client_cert_file": f"{SUBMISSION_PREFIX}.clientCertFile",
+    }
+    overrides: dict[str, Any] = {"server": server, "token": token}
+    for field, key in files.items():
+        value = conf.get(key) or None
+        if value:
+            _require_readable(value, key, key=key)
+        overrides[field] = value
+    trust = conf.get("spark.kubernetes.trust.certificates", "false").strip().lower()
+    if trust not in ("true", "false"):
+        raise SparkConfError("spark.kubernetes.trust.certificates", trust, "true or false")
+    overrides["verify"] = trust != "true"
+    overrides["namespace"] = conf.get("spark.kubernetes.namespace") or None
+    for field, key in (
+        ("request_timeout", "spark.kubernetes.submission.requestTimeout"),
+        ("connect_timeout", "spark.kubernetes.submission.connectionTimeout"),
+    ):
+        if conf.get(key):
+            overrides[field] = _millis(key, conf[key])
+    return with_overrides(base, overrides, source="spark conf")
+
+
+def _millis(key: str, value: str) -> float:
+    try:
+        millis = int(value.strip())
+    except ValueError:
+        raise SparkConfError(key, value, "a whole number of milliseconds") from None
+    if millis <= 0:
+        raise SparkConfError(key, value, "a positive number of milliseconds")
+    return millis / 1000.0
