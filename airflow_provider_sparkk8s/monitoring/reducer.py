@@ -1,0 +1,347 @@
+"""Pods in, application state out: the pure core of monitoring.
+
+The trigger, the sensor and the store's tests all read a Spark application the same way:
+hand the application's pods (plain dicts, as the API server returns them) to
+`reduce_application` and get an `ApplicationState` back. Nothing here does I/O, and the
+reducer never raises on odd input: a pod missing fields reads as "not known yet".
+
+Decisions, and why:
+- The outcome comes from the driver *container's* terminated state, not the pod phase, since a
+  side-car can keep the pod Running after the driver exited. The phase is only a fallback when
+  the container is absent from the status (a wrong container name, or an evicted pod).
+- "submitted" means the driver pod exists but the scheduler has not looked at it yet;
+  "pending" means it was looked at and is not running yet; `problem` marks pending reasons
+  that will not fix themselves (image pulls, bad config, unschedulable) so a timeout can
+  name them.
+- Executors are classified the way Spark's driver does it (reference §7.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Literal, Mapping
+
+Pod = Mapping[str, Any]
+State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]
+TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "unknown"})
+
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
+EXIT_EXCEPTION_ANNOTATION = "spark.exit-exception"
+
+# Waiting reasons that will not resolve on their own; ContainerCreating and
+# PodInitializing are the normal path and are not problems.
+PROBLEM_WAITING_REASONS: frozenset[str] = frozenset(
+    {
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "ErrImageNeverPull",
+        "CrashLoopBackOff",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ExecutorFailure:
+    """One executor that ended badly (failed, or killed for memory)."""
+
+    pod_name: str
+    executor_id: str | None
+    reason: str | None
+    exit_code: int | None
+    message: str | None
+
+
+@dataclass(frozen=True)
+class ExecutorSummary:
+    """Executor counts by Spark's pod states, and the failed ones with their reasons."""
+
+    counts: Mapping[str, int] = field(default_factory=dict)
+    failures: tuple[ExecutorFailure, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class ApplicationState:
+    """What a Spark application looks like from its pods, at one moment."""
+
+    state: State
+    reason: str | None = None
+    message: str | None = None
+    exit_code: int | None = None
+    termination_message: str | None = None
+    driver_pod: str | None = None
+    problem: bool = False
+    executors: ExecutorSummary = field(default_factory=ExecutorSummary)
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for trigger events and XCom)."""
+        data = asdict(self)
+        data["executors"]["counts"] = dict(self.executors.counts)
+        data["executors"]["failures"] = [asdict(f) for f in self.executors.failures]
+        return data
+
+    def describe(self) -> str:
+        """One line for logs and exception messages."""
+        parts = [self.state]
+        if self.reason:
+            parts.append(self.reason)
+        if self.exit_code is not None:
+            parts.append(f"exit code {self.exit_code}")
+        text = ", ".join(parts)
+        detail = self.termination_message or self.message
+        return f"{text}: {detail}" if detail else text
+
+
+# ---------------------------------------------------------------- safe field access
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _labels(pod: Pod) -> Mapping[str, Any]:
+    return _dict(_dict(pod.get("metadata")).get("labels"))
+
+
+def pod_name(pod: Pod) -> str | None:
+    return _str(_dict(pod.get("metadata")).get("name"))
+
+
+def spark_role(pod: Pod) -> str | None:
+    return _str(_labels(pod).get("spark-role"))
+
+
+def application_id(pod: Pod) -> str | None:
+    return _str(_labels(pod).get("spark-app-selector"))
+
+
+def _container_status(pod: Pod, name: str, key: str = "containerStatuses") -> Mapping[str, Any]:
+    for status in _list(_dict(pod.get("status")).get(key)):
+        if _dict(status).get("name") == name:
+            return _dict(status)
+    return {}
+
+
+def _terminated(container_status: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    terminated = _dict(container_status.get("state")).get("terminated")
+    return _dict(terminated) if isinstance(terminated, Mapping) else None
+
+
+def _phase(pod: Pod) -> str:
+    phase = _dict(pod.get("status")).get("phase")
+    return phase.lower() if isinstance(phase, str) else ""
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def _pick_driver(pods: Iterable[Pod], driver_pod_name: str | None) -> Pod | None:
+    candidates = [p for p in pods if isinstance(p, Mapping)]
+    if driver_pod_name:
+        named = [p for p in candidates if pod_name(p) == driver_pod_name]
+        return named[0] if named else None
+    drivers = [p for p in candidates if spark_role(p) == "driver"]
+    if not drivers:
+        return None
+    # After a resubmission with the same app id the newest driver is the one that counts.
+    return max(drivers, key=lambda p: str(_dict(p.get("metadata")).get("creationTimestamp") or ""))
+
+
+def _pending_problem(pod: Pod) -> tuple[str, str | None] | None:
+    """The first reason that will keep this pod from starting, with its message."""
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for status in _list(_dict(pod.get("status")).get(key)):
+            waiting = _dict(_dict(_dict(status).get("state")).get("waiting"))
+            reason = _str(waiting.get("reason"))
+            if reason in PROBLEM_WAITING_REASONS:
+                name = _str(_dict(status).get("name")) or "?"
+                message = _str(waiting.get("message"))
+                return reason, f"container {name}: {message}" if message else f"container {name}"
+    for condition in _list(_dict(pod.get("status")).get("conditions")):
+        condition = _dict(condition)
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return _str(condition.get("reason")) or "Unschedulable", _str(condition.get("message"))
+    return None
+
+
+def _was_scheduled_or_seen(pod: Pod) -> bool:
+    status = _dict(pod.get("status"))
+    return bool(_list(status.get("conditions")) or _str(_dict(pod.get("spec")).get("nodeName")))
+
+
+def _failed_from_termination(pod: Pod, terminated: Mapping[str, Any], base: dict) -> ApplicationState:
+    annotations = _dict(_dict(pod.get("metadata")).get("annotations"))
+    message = _str(terminated.get("message")) or _str(annotations.get(EXIT_EXCEPTION_ANNOTATION))
+    return ApplicationState(
+        state="failed",
+        reason=_str(terminated.get("reason")) or "Error",
+        exit_code=_int(terminated.get("exitCode")),
+        termination_message=message,
+        finished_at=_str(terminated.get("finishedAt")),
+        **base,
+    )
+
+
+def _driver_state(pod: Pod, container: str, base: dict) -> ApplicationState:
+    status = _dict(pod.get("status"))
+    driver_status = _container_status(pod, container)
+    terminated = _terminated(driver_status)
+    if terminated is not None:
+        if _int(terminated.get("exitCode")) == 0:
+            return ApplicationState(
+                state="succeeded",
+                reason=_str(terminated.get("reason")) or "Completed",
+                exit_code=0,
+                termination_message=_str(terminated.get("message")),
+                finished_at=_str(terminated.get("finishedAt")),
+                **base,
+            )
+        return _failed_from_termination(pod, terminated, base)
+
+    phase = _phase(pod)
+    pod_reason, pod_message = _str(status.get("reason")), _str(status.get("message"))
+    if phase == "failed":
+        # No driver container status: evicted, deadline exceeded, or a wrong container name.
+        any_terminated = [
+            t for s in _list(status.get("containerStatuses")) if (t := _terminated(_dict(s)))
+        ]
+        if not pod_reason and any_terminated:
+            return _failed_from_termination(pod, any_terminated[0], base)
+        return ApplicationState(
+            state="failed", reason=pod_reason or "PodFailed", message=pod_message, **base
+        )
+    if phase == "succeeded":
+        return ApplicationState(state="succeeded", reason=pod_reason or "Completed", exit_code=0, **base)
+
+    running = _dict(_dict(driver_status.get("state")).get("running"))
+    if phase == "running" and (running or not driver_status):
+        return ApplicationState(state="running", started_at=_str(running.get("startedAt")), **base)
+
+    problem = _pending_problem(pod)
+    if problem is not None:
+        return ApplicationState(
+            state="pending", reason=problem[0], message=problem[1], problem=True, **base
+        )
+    if not _was_scheduled_or_seen(pod):
+        return ApplicationState(state="submitted", **base)
+    waiting = _dict(_dict(driver_status.get("state")).get("waiting"))
+    return ApplicationState(
+        state="pending",
+        reason=_str(waiting.get("reason")) or pod_reason,
+        message=_str(waiting.get("message")) or pod_message,
+        **base,
+    )
+
+
+# ---------------------------------------------------------------- executors
+
+
+def executor_state(pod: Pod, container: str = EXECUTOR_CONTAINER, check_all: bool = True) -> str:
+    """Spark's `ExecutorPodsSnapshot.toState`, as a lowercase state name."""
+    metadata = _dict(pod.get("metadata"))
+    phase = _phase(pod)
+    if metadata.get("deletionTimestamp") and phase not in ("running", "terminating"):
+        return "deleted"
+    if phase == "pending":
+        return "pending"
+    if phase == "running":
+        statuses = [_dict(s) for s in _list(_dict(pod.get("status")).get("containerStatuses"))]
+        restart_never = _dict(pod.get("spec")).get("restartPolicy") == "Never"
+        if check_all and restart_never:
+            for status in statuses:
+                terminated = _terminated(status)
+                if terminated is not None and _int(terminated.get("exitCode")) != 0:
+                    return "failed"
+        terminated = _terminated(_container_status(pod, container))
+        if terminated is None:
+            return "running"
+        return "succeeded" if _int(terminated.get("exitCode")) == 0 else "failed"
+    if phase in ("failed", "succeeded", "terminating"):
+        return phase
+    return "unknown"
+
+
+def _executor_failure(pod: Pod, container: str) -> ExecutorFailure:
+    statuses = [_dict(s) for s in _list(_dict(pod.get("status")).get("containerStatuses"))]
+    own = _container_status(pod, container)
+    ordered = ([own] if own else []) + statuses
+    terminated = next(
+        (t for s in ordered if (t := _terminated(s)) and _int(t.get("exitCode")) != 0), None
+    ) or next((t for s in ordered if (t := _terminated(s))), {})
+    status = _dict(pod.get("status"))
+    return ExecutorFailure(
+        pod_name=pod_name(pod) or "?",
+        executor_id=_str(_labels(pod).get("spark-exec-id")),
+        reason=_str(terminated.get("reason")) or _str(status.get("reason")),
+        exit_code=_int(terminated.get("exitCode")),
+        message=_str(terminated.get("message")) or _str(status.get("message")),
+    )
+
+
+def summarize_executors(pods: Iterable[Pod], container: str = EXECUTOR_CONTAINER) -> ExecutorSummary:
+    counts: dict[str, int] = {}
+    failures: list[ExecutorFailure] = []
+    for pod in pods:
+        if not isinstance(pod, Mapping) or spark_role(pod) != "executor":
+            continue
+        state = executor_state(pod, container)
+        counts[state] = counts.get(state, 0) + 1
+        failure = _executor_failure(pod, container) if state == "failed" else None
+        if failure is None and state != "pending":
+            oom = _executor_failure(pod, container)
+            failure = oom if oom.reason == "OOMKilled" else None
+        if failure is not None:
+            failures.append(failure)
+    failures.sort(key=lambda f: f.pod_name)
+    return ExecutorSummary(counts=dict(sorted(counts.items())), failures=tuple(failures))
+
+
+# ---------------------------------------------------------------- the reducer
+
+
+def reduce_application(
+    pods: Iterable[Pod],
+    *,
+    driver_pod_name: str | None = None,
+    driver_container: str = DRIVER_CONTAINER,
+    executor_container: str = EXECUTOR_CONTAINER,
+) -> ApplicationState:
+    """The state of one Spark application from all of its pods (driver and executors)."""
+    pods = [p for p in (pods if isinstance(pods, Iterable) else ()) if isinstance(p, Mapping)]
+    executors = summarize_executors(pods, executor_container)
+    driver = _pick_driver(pods, driver_pod_name)
+    if driver is None:
+        return ApplicationState(
+            state="unknown",
+            reason="DriverPodNotFound",
+            message=f"driver pod {driver_pod_name or '(spark-role=driver)'} does not exist",
+            driver_pod=driver_pod_name,
+            executors=executors,
+        )
+    base = {"driver_pod": pod_name(driver), "executors": executors}
+    return _driver_state(driver, driver_container or DRIVER_CONTAINER, base)

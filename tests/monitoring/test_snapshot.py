@@ -1,0 +1,105 @@
+"""Watch events and full lists merged into snapshots, with resourceVersion ordering."""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.monitoring.snapshot import (
+    Snapshot,
+    apply_event,
+    apply_list,
+    pods_by_application,
+    slim_pod,
+)
+from pod_builders import APP, pod
+
+OTHER = "spark-ffffffffffffffffffffffffffffffff"
+
+
+def ev(kind, obj):
+    return {"type": kind, "object": obj}
+
+
+def names(snapshot):
+    return sorted(p["metadata"]["name"] for p in snapshot.pods.values())
+
+
+def test_added_then_modified_then_deleted():
+    change = apply_event(Snapshot(), ev("ADDED", pod("d", rv="5")))
+    assert names(change.snapshot) == ["d"] and change.changed_apps == {APP}
+    change = apply_event(change.snapshot, ev("MODIFIED", pod("d", phase="Running", rv="7")))
+    assert change.snapshot.pods["uid-d"]["status"]["phase"] == "Running"
+    assert change.snapshot.resource_version == "7"
+    change = apply_event(change.snapshot, ev("DELETED", pod("d", rv="9")))
+    assert names(change.snapshot) == [] and change.changed_apps == {APP}
+    assert change.snapshot.tombstones == {"uid-d": "9"}
+
+
+def test_stale_event_is_ignored():
+    snap = apply_event(Snapshot(), ev("MODIFIED", pod("d", phase="Running", rv="10"))).snapshot
+    change = apply_event(snap, ev("MODIFIED", pod("d", phase="Pending", rv="8")))
+    assert change.snapshot.pods["uid-d"]["status"]["phase"] == "Running"
+    assert change.changed_apps == frozenset()
+
+
+def test_bookmark_only_moves_the_resource_version():
+    snap = apply_event(Snapshot(), ev("ADDED", pod("d", rv="3"))).snapshot
+    change = apply_event(snap, ev("BOOKMARK", {"metadata": {"resourceVersion": "40"}}))
+    assert change.snapshot.resource_version == "40"
+    assert change.snapshot.pods == snap.pods and not change.changed_apps
+
+
+def test_unknown_event_types_change_nothing():
+    snap = Snapshot()
+    assert apply_event(snap, {"type": "ERROR", "object": {"code": 410}}).snapshot is snap
+    assert apply_event(snap, {"type": "ADDED", "object": "nonsense"}).snapshot is snap
+
+
+def test_full_list_replaces_and_reports_what_changed():
+    snap = Snapshot()
+    for p in (pod("a", rv="1"), pod("b", rv="2", app=OTHER)):
+        snap = apply_event(snap, ev("ADDED", p)).snapshot
+    # the list at rv 20: a changed, b gone (deleted while the watch was down), c new
+    change = apply_list(snap, [pod("a", phase="Running", rv="15"), pod("c", rv="12")], "20")
+    assert names(change.snapshot) == ["a", "c"]
+    assert change.changed_apps == {APP, OTHER}
+    assert change.snapshot.resource_version == "20"
+    assert pods_by_application(change.snapshot) == {APP: list(change.snapshot.pods.values())}
+
+
+def test_identical_list_reports_no_change():
+    snap = apply_list(Snapshot(), [pod("a", rv="1")], "5").snapshot
+    assert apply_list(snap, [pod("a", rv="1")], "6").changed_apps == frozenset()
+
+
+def test_list_older_than_watch_keeps_newer_pods_and_honours_tombstones():
+    snap = apply_list(Snapshot(), [pod("a", rv="1"), pod("b", rv="2")], "10").snapshot
+    snap = apply_event(snap, ev("MODIFIED", pod("a", phase="Running", rv="30"))).snapshot
+    snap = apply_event(snap, ev("ADDED", pod("n", rv="31"))).snapshot
+    snap = apply_event(snap, ev("DELETED", pod("b", rv="32"))).snapshot
+    # a list that started at rv 25: older than everything the watch delivered since
+    change = apply_list(snap, [pod("a", rv="20"), pod("b", rv="2")], "25")
+    assert names(change.snapshot) == ["a", "n"]
+    assert change.snapshot.pods["uid-a"]["status"]["phase"] == "Running"
+    assert change.changed_apps == frozenset()
+    # a newer list confirms the deletion and drops the tombstone
+    newer = apply_list(change.snapshot, [pod("a", phase="Running", rv="30"), pod("n", rv="31")], "40")
+    assert newer.snapshot.tombstones == {}
+    assert names(newer.snapshot) == ["a", "n"]
+
+
+def test_scoped_list_touches_only_its_application():
+    snap = apply_list(Snapshot(), [pod("a", rv="1"), pod("b", rv="2", app=OTHER)], "10").snapshot
+    scoped = apply_list(snap, [], "11", scope=lambda p: p["metadata"]["labels"]["spark-app-selector"] == APP)
+    assert names(scoped.snapshot) == ["b"]
+    assert scoped.changed_apps == {APP}
+    assert scoped.snapshot.resource_version == "10"
+
+
+def test_slim_pod_keeps_what_the_reducer_reads():
+    full = pod("d", phase="Running", annotations={"spark.exit-exception": "x", "big": "y" * 1000})
+    full["metadata"]["managedFields"] = [{"manager": "kubectl"}] * 10
+    full["spec"]["volumes"] = [{"name": "v"}]
+    slim = slim_pod(full)
+    assert slim["metadata"]["annotations"] == {"spark.exit-exception": "x"}
+    assert "managedFields" not in slim["metadata"] and "volumes" not in slim["spec"]
+    assert slim["status"] == full["status"]
+    assert slim["metadata"]["labels"] == full["metadata"]["labels"]
