@@ -1,0 +1,57 @@
+"""Adopt the driver a task instance already has, or submit a new one: a pure decision.
+
+Input is every driver pod that carries the task instance's label (any submission, any
+state); output says what the shell does. The rules:
+- a live driver (not finished, not being deleted) is adopted, never submitted twice;
+- when several are live (only possible if something outside us created one), the oldest
+  submission is adopted and the others are listed for deletion;
+- otherwise the next submission number is one past the highest seen, so the new pod's
+  name never collides with a finished or terminating pod kept from an earlier attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
+from airflow_provider_sparkk8s.operators.task_identity import submission_number
+
+Pod = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Adopt:
+    pod: Pod
+    state: str
+    extra_live_pods: tuple[str, ...] = ()  # names to delete: one task instance, one driver
+
+
+@dataclass(frozen=True)
+class SubmitNew:
+    submission: int
+    live_pods_to_delete: tuple[str, ...] = ()  # set only when reattaching is switched off
+
+
+def is_live(pod: Pod) -> bool:
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    name = (pod.get("metadata") or {}).get("name")
+    return not reduce_application([pod], driver_pod_name=name).terminal
+
+
+def _name(pod: Pod) -> str:
+    return str((pod.get("metadata") or {}).get("name", ""))
+
+
+def decide(pods: Iterable[Pod], *, reattach: bool = True) -> Adopt | SubmitNew:
+    drivers = sorted(pods, key=lambda p: (submission_number(p), _name(p)))
+    live = [p for p in drivers if is_live(p)]
+    next_number = max((submission_number(p) for p in drivers), default=0) + 1
+    if not live:
+        return SubmitNew(submission=next_number)
+    if not reattach:
+        return SubmitNew(submission=next_number, live_pods_to_delete=tuple(map(_name, live)))
+    chosen = live[0]
+    state = reduce_application([chosen], driver_pod_name=_name(chosen)).state
+    return Adopt(pod=chosen, state=state, extra_live_pods=tuple(_name(p) for p in live[1:]))

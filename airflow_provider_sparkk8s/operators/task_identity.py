@@ -1,0 +1,112 @@
+"""Which Airflow task instance a driver pod belongs to, written as pod labels.
+
+A worker that restarts, or a second worker racing the first, finds the driver of its task
+instance by these labels alone. Label values allow 63 characters of `[A-Za-z0-9._-]`, so the
+readable labels are sanitised and shortened, and the one the selector uses is a hash of the
+exact identity (two sanitised values may collide; the hash does not).
+
+Driver pods get a deterministic name per (task instance, submission number): two workers
+that both decide to submit submission N race on the same name, the API server lets one
+create it, and the other gets 409 and adopts it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from airflow_provider_sparkk8s.submission.naming import resource_name_prefix
+
+LABEL_DOMAIN = "sparkk8s.io"
+TASK_INSTANCE_LABEL = f"{LABEL_DOMAIN}/task-instance"  # the hash; what selectors use
+DAG_ID_LABEL = f"{LABEL_DOMAIN}/dag-id"
+TASK_ID_LABEL = f"{LABEL_DOMAIN}/task-id"
+RUN_ID_LABEL = f"{LABEL_DOMAIN}/run-id"
+MAP_INDEX_LABEL = f"{LABEL_DOMAIN}/map-index"
+TRY_NUMBER_LABEL = f"{LABEL_DOMAIN}/try-number"
+SUBMISSION_LABEL = f"{LABEL_DOMAIN}/submission"  # 1, 2, ... per task instance
+
+LABEL_VALUE_MAX = 63
+_NAME_PART_MAX = 30  # app-name part of the driver pod name, keeps the name within 63 chars
+_HASH_IN_NAME = 10
+
+
+@dataclass(frozen=True)
+class TaskInstanceRef:
+    """The identity of one task instance; try_number is recorded but not part of it."""
+
+    dag_id: str
+    task_id: str
+    run_id: str
+    map_index: int = -1
+    try_number: int = 1
+
+    @property
+    def digest(self) -> str:
+        """40 hex chars of sha256 over the exact identity (fits a label value)."""
+        identity = json.dumps([self.dag_id, self.task_id, self.run_id, self.map_index])
+        return hashlib.sha256(identity.encode()).hexdigest()[:40]
+
+    @staticmethod
+    def from_context(context: Mapping[str, Any]) -> "TaskInstanceRef":
+        ti = context["ti"]
+        map_index = getattr(ti, "map_index", -1)
+        return TaskInstanceRef(
+            dag_id=ti.dag_id,
+            task_id=ti.task_id,
+            run_id=ti.run_id,
+            map_index=-1 if map_index is None else int(map_index),
+            try_number=int(getattr(ti, "try_number", 1) or 1),
+        )
+
+
+def label_value(text: str) -> str:
+    """A valid label value that still reads like `text`; long values end in a short hash."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", text)
+    cleaned = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", cleaned)
+    if len(cleaned) <= LABEL_VALUE_MAX:
+        return cleaned
+    tail = hashlib.sha256(text.encode()).hexdigest()[:10]
+    head = re.sub(r"[^A-Za-z0-9]+$", "", cleaned[: LABEL_VALUE_MAX - len(tail) - 1])
+    return f"{head}-{tail}"
+
+
+def selector(ref: TaskInstanceRef) -> str:
+    """Label selector for every driver pod this task instance ever submitted."""
+    return f"{TASK_INSTANCE_LABEL}={ref.digest},spark-role=driver"
+
+
+def driver_labels(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
+    """Labels put on the driver pod through `spark.kubernetes.driver.label.*`."""
+    return {
+        TASK_INSTANCE_LABEL: ref.digest,
+        DAG_ID_LABEL: label_value(ref.dag_id),
+        TASK_ID_LABEL: label_value(ref.task_id),
+        RUN_ID_LABEL: label_value(ref.run_id),
+        MAP_INDEX_LABEL: str(ref.map_index),
+        TRY_NUMBER_LABEL: str(ref.try_number),
+        SUBMISSION_LABEL: str(submission),
+    }
+
+
+def driver_label_conf(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
+    return {
+        f"spark.kubernetes.driver.label.{key}": value
+        for key, value in driver_labels(ref, submission).items()
+    }
+
+
+def driver_pod_name(app_name: str, ref: TaskInstanceRef, submission: int) -> str:
+    """`<app name>-<hash>-<submission>-driver`, a DNS-1123 label (at most 63 chars)."""
+    name_part = resource_name_prefix(app_name[:_NAME_PART_MAX], ref.digest[:_HASH_IN_NAME])
+    return f"{name_part}-{submission}-driver"
+
+
+def submission_number(pod: Mapping[str, Any]) -> int:
+    """The submission number a driver pod carries; 0 when the label is absent or odd."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    value = labels.get(SUBMISSION_LABEL, "")
+    return int(value) if isinstance(value, str) and value.isdigit() else 0
