@@ -1,0 +1,302 @@
+"""Real Airflow 3 components as subprocesses, for end-to-end and browser tests.
+
+One temp AIRFLOW_HOME, a SQLite metadata DB (Airflow 3 accepts SQLite with the
+LocalExecutor, as `airflow standalone` does), and the four long-running components:
+api-server, scheduler, dag-processor and triggerer. Everything binds 127.0.0.1;
+log servers are skipped because they would bind every interface, and the api-server
+reads the task logs straight from the shared local log folder instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+AIRFLOW_BIN = Path(sys.executable).with_name("airflow")
+ADMIN_USER = "admin"
+COMPONENTS: dict[str, list[str]] = {
+    "api-server": ["api-server", "--workers", "1", "--host", "127.0.0.1"],
+    "scheduler": ["scheduler", "--skip-serve-logs"],
+    "dag-processor": ["dag-processor"],
+    "triggerer": ["triggerer", "--skip-serve-logs"],
+}
+# /api/v2/monitor/health reports these by heartbeat; the api-server answering is the fourth.
+HEARTBEAT_COMPONENTS = ("scheduler", "dag_processor", "triggerer")
+
+T = TypeVar("T")
+
+
+class StackError(RuntimeError):
+    """A component did not come up, or a wait ran past its deadline."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(
+    probe: Callable[[], T | None], *, timeout: float, what: str, interval: float = 0.5
+) -> T:
+    """Poll `probe` until it returns something other than None, or fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            result = probe()
+        except (httpx.HTTPError, OSError) as exc:  # not up yet
+            last_error, result = exc, None
+        if result is not None:
+            return result
+        time.sleep(interval)
+    raise StackError(f"timed out after {timeout:.0f}s waiting for {what} (last error: {last_error})")
+
+
+def airflow_environment(
+    home: Path, dags_folder: Path, port: int, extra: Mapping[str, str] = {}
+) -> dict[str, str]:
+    """The environment every component shares: same DB, JWT secret, Fernet key and URLs."""
+    from cryptography.fernet import Fernet
+
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("AIRFLOW") and key not in ("PYTHONPATH",)
+    }
+    base_url = f"http://127.0.0.1:{port}"
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__FERNET_KEY": Fernet.generate_key().decode(),
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base_url}/execution/",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{ADMIN_USER}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__BASE_URL": base_url,
+            "AIRFLOW__API__EXPOSE_CONFIG": "False",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
+            # The UI's connection "Test" button is off by default since Airflow 2.7.
+            "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
+            # Short intervals so a test run does not wait on Airflow's production cadence.
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "300",
+            "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass
+class AirflowStack:
+    """The running components and a REST client logged in as the admin user."""
+
+    home: Path
+    dags_folder: Path
+    port: int
+    env: dict[str, str]
+    password: str
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_file(self, component: str) -> Path:
+        return self.home / "components" / f"{component}.log"
+
+    def tail(self, component: str, lines: int = 40) -> str:
+        path = self.log_file(component)
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def run_cli(self, *args: str, timeout: float = 300) -> str:
+        done = subprocess.run(
+            [str(AIRFLOW_BIN), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise StackError(f"airflow {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+        return done.stdout
+
+    def start_component(self, name: str) -> None:
+        self.log_file(name).parent.mkdir(parents=True, exist_ok=True)
+        with self.log_file(name).open("ab") as log:
+            # A new session makes the component's pid its process-group id, so stop()
+            # reaches the workers it forks (LocalExecutor, uvicorn) through that pid alone.
+            self.processes[name] = subprocess.Popen(
+                [str(AIRFLOW_BIN), *COMPONENTS[name], *(["--port", str(self.port)] if name == "api-server" else [])],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def check_alive(self) -> None:
+        for name, process in self.processes.items():
+            if process.poll() is not None:
+                raise StackError(
+                    f"{name} exited with {process.returncode}:\n{self.tail(name)}"
+                )
+
+    def stop(self, timeout: float = 30) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+            # Workers may outlive their parent; the group id is still the parent's pid.
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    # --- REST API ---------------------------------------------------------------------
+
+    def token(self) -> str:
+        response = httpx.post(
+            f"{self.base_url}/auth/token",
+            json={"username": ADMIN_USER, "password": self.password},
+            timeout=30,
+        )
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+    @contextmanager
+    def client(self) -> Iterator[httpx.Client]:
+        headers = {"Authorization": f"Bearer {self.token()}"}
+        with httpx.Client(base_url=f"{self.base_url}/api/v2", headers=headers, timeout=30) as c:
+            yield c
+
+    def health(self) -> dict[str, Any]:
+        response = httpx.get(f"{self.base_url}/api/v2/monitor/health", timeout=10)
+        response.raise_for_status()
+        return dict(response.json())
+
+    def wait_healthy(self, timeout: float) -> None:
+        def probe() -> bool | None:
+            self.check_alive()
+            health = self.health()
+            states = [health.get(part, {}).get("status") for part in HEARTBEAT_COMPONENTS]
+            ok = health["metadatabase"]["status"] == "healthy" and all(
+                state == "healthy" for state in states
+            )
+            return True if ok else None
+
+        wait_for(probe, timeout=timeout, what="every component to report healthy")
+
+    def wait_dag(self, client: httpx.Client, dag_id: str, timeout: float = 120) -> dict[str, Any]:
+        """Wait until the dag-processor has serialized `dag_id`; fail fast on import errors."""
+
+        def probe() -> dict[str, Any] | None:
+            self.check_alive()
+            errors = client.get("/importErrors").json()["import_errors"]
+            if errors:
+                raise StackError(f"DAG import errors: {errors}")
+            response = client.get(f"/dags/{dag_id}")
+            if response.status_code != 200:
+                return None
+            details = client.get(f"/dags/{dag_id}/details")
+            return dict(response.json()) if details.status_code == 200 else None
+
+        return wait_for(probe, timeout=timeout, what=f"DAG {dag_id} to be parsed")
+
+    def trigger(self, client: httpx.Client, dag_id: str, conf: Mapping[str, Any] = {}) -> str:
+        response = client.post(
+            f"/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": dict(conf)}
+        )
+        if response.status_code >= 400:
+            raise StackError(f"trigger {dag_id}: {response.status_code} {response.text}")
+        return str(response.json()["dag_run_id"])
+
+    def wait_run(
+        self, client: httpx.Client, dag_id: str, run_id: str, timeout: float = 300
+    ) -> dict[str, Any]:
+        def probe() -> dict[str, Any] | None:
+            self.check_alive()
+            run = client.get(f"/dags/{dag_id}/dagRuns/{run_id}").json()
+            return dict(run) if run["state"] in ("success", "failed") else None
+
+        return wait_for(probe, timeout=timeout, what=f"run {run_id} of {dag_id} to finish")
+
+
+def start_stack(
+    home: Path,
+    dags_folder: Path,
+    *,
+    extra_env: Mapping[str, str] = {},
+    timeout: float = 240,
+) -> AirflowStack:
+    """Migrate the DB, start the four components and wait until all report healthy.
+
+    The caller must call `stop()` (the `running_stack` context manager does).
+    """
+    started = time.monotonic()
+    port = free_port()
+    password = secrets.token_urlsafe(16)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "passwords.json").write_text(json.dumps({ADMIN_USER: password}))
+    stack = AirflowStack(
+        home=home,
+        dags_folder=dags_folder,
+        port=port,
+        env=airflow_environment(home, dags_folder, port, extra_env),
+        password=password,
+    )
+    stack.run_cli("db", "migrate", timeout=timeout)
+    stack.timings["db_migrate_s"] = time.monotonic() - started
+    try:
+        for name in COMPONENTS:
+            stack.start_component(name)
+        stack.wait_healthy(timeout=timeout)
+    except BaseException:
+        stack.stop()
+        raise
+    stack.timings["start_s"] = time.monotonic() - started
+    return stack
+
+
+@contextmanager
+def running_stack(
+    home: Path, dags_folder: Path, *, extra_env: Mapping[str, str] = {}
+) -> Iterator[AirflowStack]:
+    stack = start_stack(home, dags_folder, extra_env=extra_env)
+    try:
+        yield stack
+    finally:
+        stack.stop()
