@@ -1,0 +1,178 @@
+"""Spark's KubernetesDriverBuilder and the final assembly of `Client.run`, as pure functions.
+
+`build_driver_spec` folds the feature steps (built-in, in Spark's order and gated by the
+Spark line, then user steps) over the initial pod. `assemble` adds what Spark adds after the
+steps: the conf ConfigMap, its volume and mount, and the Spark container appended last.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import conf_values as cv
+from airflow_provider_sparkk8s.submission import properties
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var, volume_mount
+from airflow_provider_sparkk8s.submission.spec import (
+    DriverSpec,
+    FeatureStep,
+    KubeObject,
+    SparkPod,
+    StepResult,
+)
+
+# Spark 4.3.0's order; each name is a module in submission/features/.
+BUILTIN_STEPS = (
+    "basic_driver",
+    "driver_kubernetes_credentials",
+    "driver_service",
+    "network_policy",
+    "mount_secrets",
+    "env_secrets",
+    "mount_volumes",
+    "driver_command",
+    "hadoop_conf_driver",
+    "kerberos_conf_driver",
+    "pod_template_config_map",
+    "local_dirs",
+)
+USER_STEPS_KEY = "spark.kubernetes.driver.pod.featureSteps"
+EXCLUDED_STEPS_KEY = "spark.kubernetes.driver.pod.excludedFeatureSteps"
+EXCLUSION_SINCE = (4, 1, 0)
+_USER_STEP_ACCEPTED = (
+    "a comma list of importable Python callables, 'package.module:function' or "
+    "'package.module.function', taking (conf, pod) and returning a StepResult"
+)
+
+
+@dataclass(frozen=True)
+class NamedStep:
+    name: str  # Spark class name for built-ins, import path for user steps
+    run: FeatureStep
+
+
+def _builtin_module(name: str) -> ModuleType:
+    return importlib.import_module(f"airflow_provider_sparkk8s.submission.features.{name}")
+
+
+def builtin_steps(conf: DriverConf) -> list[NamedStep]:
+    """The built-in steps this Spark line runs, in order."""
+    steps = []
+    for name in BUILTIN_STEPS:
+        try:
+            module = _builtin_module(name)
+        except ModuleNotFoundError as err:
+            # TODO(issue 3): remove once every step module has landed.
+            if err.name != f"airflow_provider_sparkk8s.submission.features.{name}":
+                raise
+            continue
+        if conf.version_tuple >= tuple(module.SINCE):
+            steps.append(NamedStep(module.SPARK_CLASS, module.step))
+    return steps
+
+
+def load_user_step(path: str) -> FeatureStep:
+    """Import `package.module:function` or `package.module.function`."""
+    module_name, sep, attribute = path.partition(":")
+    if not sep:
+        module_name, _, attribute = path.rpartition(".")
+    if not module_name or not attribute:
+        raise SparkConfError(USER_STEPS_KEY, path, _USER_STEP_ACCEPTED)
+    try:
+        target = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as err:
+        raise SparkConfError(
+            USER_STEPS_KEY, path, _USER_STEP_ACCEPTED, f"cannot import it: {err}"
+        ) from None
+    if not callable(target):
+        raise SparkConfError(USER_STEPS_KEY, path, _USER_STEP_ACCEPTED, "it is not callable")
+    return target  # type: ignore[return-value]
+
+
+def user_steps(conf: DriverConf) -> list[NamedStep]:
+    return [NamedStep(path, load_user_step(path)) for path in cv.get_list(conf, USER_STEPS_KEY)]
+
+
+def active_steps(conf: DriverConf) -> list[NamedStep]:
+    """Built-in then user steps, minus the excluded ones (exclusion exists since 4.1)."""
+    steps = builtin_steps(conf) + user_steps(conf)
+    if conf.version_tuple < EXCLUSION_SINCE:
+        return steps
+    excluded = set(cv.get_list(conf, EXCLUDED_STEPS_KEY))
+    return [step for step in steps if step.name not in excluded]
+
+
+def initial_pod(conf: DriverConf) -> SparkPod:
+    """The driver template (if any) split into pod and Spark container, else an empty pod."""
+    try:
+        from airflow_provider_sparkk8s.submission.pod_template import initial_driver_pod
+    except ModuleNotFoundError:  # TODO(issue 3): remove once pod_template.py has landed
+        return SparkPod.initial()
+    return initial_driver_pod(conf)
+
+
+def _apply(step: NamedStep, conf: DriverConf, pod: SparkPod) -> StepResult:
+    result = step.run(conf, pod)
+    if not isinstance(result, StepResult):
+        raise SparkConfError(
+            USER_STEPS_KEY, step.name, _USER_STEP_ACCEPTED, f"it returned {type(result).__name__}"
+        )
+    return result
+
+
+def build_driver_spec(conf: DriverConf, steps: list[NamedStep] | None = None) -> DriverSpec:
+    """The fold: start from the initial pod and every conf entry as a system property."""
+    spec = DriverSpec(
+        pod=initial_pod(conf),
+        pre_resources=(),
+        resources=(),
+        system_properties=dict(conf.spark_conf),
+    )
+    for step in active_steps(conf) if steps is None else steps:
+        result = _apply(step, conf, spec.pod)
+        spec = DriverSpec(
+            pod=result.pod,
+            pre_resources=spec.pre_resources + tuple(result.pre_resources),
+            resources=spec.resources + tuple(result.resources),
+            system_properties={**spec.system_properties, **result.system_properties},
+        )
+    return spec
+
+
+@dataclass(frozen=True)
+class AssembledDriver:
+    """What `Client.run` sends: the driver pod, pre-resources, post-resources, conf map."""
+
+    pod: KubeObject
+    pre_resources: tuple[KubeObject, ...]
+    resources: tuple[KubeObject, ...]  # step resources, in step order
+    conf_config_map: KubeObject
+    system_properties: dict[str, str]
+
+
+def assemble(conf: DriverConf, spec: DriverSpec) -> AssembledDriver:
+    """Spark's final assembly: conf ConfigMap, SPARK_CONF_DIR, container last, conf volume."""
+    config_map = properties.conf_config_map(conf, spec.system_properties)
+    pod, container = editable(spec.pod)
+    add_to_list(container, ("env",), [env_var("SPARK_CONF_DIR", properties.CONF_DIR_IN_POD)])
+    add_to_list(
+        container,
+        ("volumeMounts",),
+        [volume_mount(properties.CONF_VOLUME, properties.CONF_DIR_IN_POD)],
+    )
+    add_to_list(pod, ("spec", "containers"), [container])
+    add_to_list(pod, ("spec", "volumes"), [properties.conf_volume(config_map)])
+    full_pod = {"apiVersion": "v1", "kind": "Pod", **pod}
+    return AssembledDriver(
+        pod=full_pod,
+        pre_resources=spec.pre_resources,
+        resources=spec.resources,
+        conf_config_map=config_map,
+        system_properties=dict(spec.system_properties),
+    )
+

@@ -1,0 +1,302 @@
+"""Spark's BasicDriverFeatureStep: image, resources, ports, env, labels, annotations, node
+selectors, scheduler and the driver's identity system properties."""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import conf_values as cv
+from airflow_provider_sparkk8s.submission import naming
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.podops import (
+    add_to_list,
+    child,
+    editable,
+    env_var,
+    merge_into,
+)
+from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.uris import reject_local
+
+SPARK_CLASS = "org.apache.spark.deploy.k8s.features.BasicDriverFeatureStep"
+SINCE = (2, 3, 0)
+
+DEFAULT_CONTAINER_NAME = "spark-kubernetes-driver"
+DEFAULT_DRIVER_PORT = 7078
+DEFAULT_BLOCK_MANAGER_PORT = 7079
+DEFAULT_UI_PORT = 4040
+DEFAULT_CONNECT_PORT = 15002
+LEGACY_MIN_OVERHEAD_MIB = 384
+PULL_POLICIES = ("Always", "Never", "IfNotPresent")
+DRIVER_LABEL_PREFIX = "spark.kubernetes.driver.label."
+DRIVER_ANNOTATION_PREFIX = "spark.kubernetes.driver.annotation."
+DRIVER_ENV_PREFIX = "spark.kubernetes.driverEnv."
+RESERVED_LABELS = ("spark-version", "spark-app-selector", "spark-app-name", "spark-role")
+DEPENDENCY_KEYS = ("spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles")
+
+
+def substitute_ids(value: str, app_id: str) -> str:
+    """Spark's `substituteAppNExecIds` as the driver uses it (no executor id yet)."""
+    return value.replace("{{APP_ID}}", app_id).replace("{{EXECUTOR_ID}}", "")
+
+
+def driver_labels(conf: DriverConf) -> dict[str, str]:
+    """User driver labels followed by Spark's preset labels (also the Service selector)."""
+    user = cv.with_prefix(conf, DRIVER_LABEL_PREFIX)
+    if conf.version_tuple >= (4, 0, 0):
+        user = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
+    for key in user:
+        if key in RESERVED_LABELS:
+            raise SparkConfError(
+                DRIVER_LABEL_PREFIX + key,
+                user[key],
+                f"a label key other than Spark's reserved {', '.join(RESERVED_LABELS)}",
+            )
+    cv.validate_labels(DRIVER_LABEL_PREFIX, user)
+    presets = {
+        "spark-version": conf.spark_version,
+        "spark-app-selector": conf.app_id,
+        "spark-app-name": naming.app_name_label(naming.app_name(conf)),
+        "spark-role": "driver",
+    }
+    cv.validate_labels("spark.app.name -> label ", {"spark-app-name": presets["spark-app-name"]})
+    return {**user, **presets}
+
+
+def driver_annotations(conf: DriverConf) -> dict[str, str]:
+    user = cv.with_prefix(conf, DRIVER_ANNOTATION_PREFIX)
+    annotations = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
+    return cv.validate_annotations(DRIVER_ANNOTATION_PREFIX, annotations)
+
+
+def driver_image(conf: DriverConf) -> str:
+    image = conf.get("spark.kubernetes.driver.container.image") or conf.get(
+        "spark.kubernetes.container.image"
+    )
+    if image is None:
+        raise SparkConfError(
+            "spark.kubernetes.container.image",
+            None,
+            "a container image (or spark.kubernetes.driver.container.image)",
+            "Must specify the driver container image",
+        )
+    if conf.version_tuple >= (4, 1, 0):
+        image = image.replace("{{SPARK_VERSION}}", conf.spark_version)
+    if not image.strip():
+        raise SparkConfError("spark.kubernetes.container.image", image, "a non-empty image")
+    return image
+
+
+def pull_policy(conf: DriverConf) -> str:
+    key = "spark.kubernetes.container.image.pullPolicy"
+    policy = conf.get(key, "IfNotPresent")
+    if policy not in PULL_POLICIES:
+        raise SparkConfError(key, policy, " or ".join(PULL_POLICIES))
+    return policy  # type: ignore[return-value]
+
+
+def _port(conf: DriverConf, key: str, default: int) -> int:
+    port = cv.get_int(conf, key, default, trim=False)
+    if not 1 <= port <= 65535:
+        raise SparkConfError(key, str(port), "a port between 1 and 65535")
+    return port
+
+
+def driver_port(conf: DriverConf) -> int:
+    return _port(conf, "spark.driver.port", DEFAULT_DRIVER_PORT)
+
+
+def container_block_manager_port(conf: DriverConf) -> int:
+    # The container honours spark.blockManager.port as a fallback; the Service does not.
+    if conf.contains("spark.driver.blockManager.port"):
+        return _port(conf, "spark.driver.blockManager.port", DEFAULT_BLOCK_MANAGER_PORT)
+    return _port(conf, "spark.blockManager.port", DEFAULT_BLOCK_MANAGER_PORT)
+
+
+def ui_port(conf: DriverConf) -> int:
+    port = cv.get_int(conf, "spark.ui.port", DEFAULT_UI_PORT)
+    if not 1 <= port <= 65535:
+        raise SparkConfError("spark.ui.port", str(port), "a port between 1 and 65535")
+    return port
+
+
+def connect_port(conf: DriverConf) -> int:
+    return _port(conf, "spark.connect.grpc.binding.port", DEFAULT_CONNECT_PORT)
+
+
+def default_overhead_factor(conf: DriverConf) -> float:
+    key = "spark.kubernetes.memoryOverheadFactor"
+    factor = cv.get_double(conf, key, 0.1)
+    if conf.main_app_resource.kind != "java" and not conf.contains(key):
+        factor = 0.4
+    assert factor is not None
+    if not factor >= 0 or factor == float("inf"):
+        raise SparkConfError(key, conf.get(key), "a finite number >= 0")
+    return factor
+
+
+def driver_memory_mib(conf: DriverConf) -> int:
+    """spark.driver.memory plus overhead, in MiB (Spark's formula, per version)."""
+    memory = cv.get_size_mib(conf, "spark.driver.memory", "1g")
+    assert memory is not None
+    factor_key = "spark.driver.memoryOverheadFactor"
+    factor = cv.get_double(conf, factor_key, default_overhead_factor(conf))
+    assert factor is not None
+    if conf.contains(factor_key) and not (0 < factor < float("inf")):
+        raise SparkConfError(factor_key, conf.get(factor_key), "a finite number > 0")
+    overhead = cv.get_size_mib(conf, "spark.driver.memoryOverhead")
+    if overhead is None:
+        if conf.version_tuple >= (4, 0, 0):
+            minimum = cv.get_size_mib(conf, "spark.driver.minMemoryOverhead", "384m")
+        else:
+            minimum = LEGACY_MIN_OVERHEAD_MIB
+        assert minimum is not None
+        overhead = max(_java_int_cast(factor * memory), minimum)
+    total = memory + overhead
+    if total > (1 << 31) - 1:
+        raise SparkConfError("spark.driver.memory", conf.get("spark.driver.memory"), "a smaller size")
+    return total
+
+
+def _java_int_cast(value: float) -> int:
+    # Java's (int) on a double truncates toward zero and saturates at the int range.
+    return max(-(1 << 31), min((1 << 31) - 1, int(value)))
+
+
+def cpu_request(conf: DriverConf) -> str:
+    cores = cv.get_int(conf, "spark.driver.cores", 1)
+    if cores < 1:
+        raise SparkConfError("spark.driver.cores", conf.get("spark.driver.cores"), "a whole number >= 1")
+    request = cv.get_cores_quantity(conf, "spark.kubernetes.driver.request.cores", str(cores))
+    assert request is not None
+    return request
+
+
+def custom_resource_limits(conf: DriverConf) -> dict[str, str]:
+    """`<vendor>/<name>: amount` for every `spark.driver.resource.<name>.amount`."""
+    prefix = "spark.driver.resource."
+    entries = cv.with_prefix(conf, prefix)
+    names = list(dict.fromkeys(key.split(".", 1)[0] for key in entries if "." in key))
+    limits: dict[str, str] = {}
+    for name in names:
+        amount_key = f"{prefix}{name}.amount"
+        if amount_key not in conf.spark_conf:
+            raise SparkConfError(amount_key, None, "a whole number of units of the resource")
+        amount = cv.parse_int(amount_key, conf.spark_conf[amount_key], trim=False)
+        if amount < 0:
+            raise SparkConfError(amount_key, str(amount), "a whole number >= 0")
+        vendor_key = f"{prefix}{name}.vendor"
+        vendor = conf.get(vendor_key)
+        if not vendor:
+            raise SparkConfError(
+                vendor_key, vendor, "the resource vendor domain, such as nvidia.com",
+                f"Resource: {name} was requested, but vendor was not specified",
+            )
+        resource_name = f"{vendor}/{name}"
+        cv.validate_label_key(vendor_key, resource_name)
+        limits[resource_name] = str(amount)
+    return limits
+
+
+def node_selector(conf: DriverConf) -> dict[str, str]:
+    common = cv.with_prefix(conf, "spark.kubernetes.node.selector.")
+    driver = cv.with_prefix(conf, "spark.kubernetes.driver.node.selector.")
+    cv.validate_labels("spark.kubernetes.node.selector.", common)
+    cv.validate_labels("spark.kubernetes.driver.node.selector.", driver)
+    return {**common, **driver}
+
+
+def spark_user(conf: DriverConf) -> str:
+    if conf.proxy_user is not None and conf.version_tuple >= (4, 3, 0):
+        return conf.proxy_user
+    return conf.local.spark_user
+
+
+def check_dependencies_are_remote(conf: DriverConf) -> None:
+    for key in DEPENDENCY_KEYS:
+        for entry in cv.get_list(conf, key):
+            # spark.archives entries may carry a `#alias` fragment; the URI is what matters.
+            reject_local(key, entry.split("#", 1)[0] if key == "spark.archives" else entry)
+
+
+def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
+    memory = f"{driver_memory_mib(conf)}Mi"
+    request = cpu_request(conf)
+    limit = cv.get_cores_quantity(conf, "spark.kubernetes.driver.limit.cores")
+    resource_limits = custom_resource_limits(conf)
+    ports = [
+        ("driver-rpc-port", driver_port(conf)),
+        ("blockmanager", container_block_manager_port(conf)),
+        ("spark-ui", ui_port(conf)),
+    ]
+    if conf.version_tuple >= (4, 1, 0):
+        ports.append(("spark-connect", connect_port(conf)))
+    user_env = cv.with_prefix(conf, DRIVER_ENV_PREFIX)
+
+    container["name"] = container.get("name") or DEFAULT_CONTAINER_NAME
+    container["image"] = driver_image(conf)
+    container["imagePullPolicy"] = pull_policy(conf)
+    add_to_list(
+        container,
+        ("ports",),
+        ({"name": name, "containerPort": port, "protocol": "TCP"} for name, port in ports),
+    )
+    add_to_list(
+        container,
+        ("env",),
+        [
+            env_var("SPARK_USER", spark_user(conf)),
+            env_var("SPARK_APPLICATION_ID", conf.app_id),
+            *(env_var(name, value) for name, value in user_env.items() if value is not None),
+            {
+                "name": "SPARK_DRIVER_BIND_ADDRESS",
+                "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}},
+            },
+        ],
+    )
+    merge_into(container, ("resources", "requests"), {"cpu": request})
+    merge_into(container, ("resources", "limits"), {"cpu": limit} if limit is not None else {})
+    merge_into(container, ("resources", "requests"), {"memory": memory})
+    merge_into(container, ("resources", "limits"), {"memory": memory, **resource_limits})
+    if conf.version_tuple >= (4, 3, 0):
+        child(container, "securityContext")["allowPrivilegeEscalation"] = cv.get_bool(
+            conf,
+            "spark.kubernetes.driver.securityContext.allowPrivilegeEscalation",
+            cv.get_bool(conf, "spark.kubernetes.securityContext.allowPrivilegeEscalation", False),
+        )
+    return container
+
+
+def _pod(conf: DriverConf, pod: KubeObject) -> KubeObject:
+    child(pod, "metadata")["name"] = naming.driver_pod_name(conf)
+    merge_into(pod, ("metadata", "labels"), driver_labels(conf))
+    merge_into(pod, ("metadata", "annotations"), driver_annotations(conf))
+    child(pod, "spec")["restartPolicy"] = "Never"
+    merge_into(pod, ("spec", "nodeSelector"), node_selector(conf))
+    secrets = cv.get_list(conf, "spark.kubernetes.container.image.pullSecrets")
+    add_to_list(pod, ("spec", "imagePullSecrets"), ({"name": name} for name in secrets))
+    scheduler = conf.get("spark.kubernetes.driver.scheduler.name") or conf.get(
+        "spark.kubernetes.scheduler.name"
+    )
+    if scheduler:
+        pod["spec"]["schedulerName"] = scheduler
+    return pod
+
+
+def system_properties(conf: DriverConf) -> dict[str, str]:
+    check_dependencies_are_remote(conf)
+    return {
+        "spark.kubernetes.driver.pod.name": naming.driver_pod_name(conf),
+        "spark.app.id": conf.app_id,
+        "spark.kubernetes.submitInDriver": "true",
+        "spark.kubernetes.memoryOverheadFactor": cv.java_double_to_string(
+            default_overhead_factor(conf)
+        ),
+    }
+
+
+def step(conf: DriverConf, pod: SparkPod) -> StepResult:
+    new_pod, container = editable(pod)
+    return StepResult(
+        pod=SparkPod(pod=_pod(conf, new_pod), container=_container(conf, container)),
+        system_properties=system_properties(conf),
+    )

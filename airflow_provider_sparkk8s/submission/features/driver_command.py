@@ -1,0 +1,75 @@
+"""Spark's DriverCommandFeatureStep: the container args (`driver ...`) and the Python env."""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var
+from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, is_local_dependency, reject_local
+
+SPARK_CLASS = "org.apache.spark.deploy.k8s.features.DriverCommandFeatureStep"
+SINCE = (2, 3, 0)
+
+SPARK_CONF_PATH = "/opt/spark/conf/spark.properties"
+PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
+R_RUNNER = "org.apache.spark.deploy.RRunner"
+
+
+def driver_args(conf: DriverConf, resource: str) -> list[str]:
+    proxy = ["--proxy-user", conf.proxy_user] if conf.proxy_user is not None else []
+    return [
+        "driver",
+        *proxy,
+        "--properties-file",
+        SPARK_CONF_PATH,
+        "--class",
+        conf.main_class,
+        resource,
+        *conf.app_args,
+    ]
+
+
+def python_env(conf: DriverConf) -> list[dict[str, str]]:
+    """PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON: the conf first, then the submitter's env."""
+    env = conf.local.environment
+    python = _first(conf.get("spark.pyspark.python"), env.get("PYSPARK_PYTHON"))
+    driver_python = _first(
+        conf.get("spark.pyspark.driver.python"),
+        conf.get("spark.pyspark.python"),
+        env.get("PYSPARK_DRIVER_PYTHON"),
+        env.get("PYSPARK_PYTHON"),
+    )
+    pairs = [("PYSPARK_PYTHON", python), ("PYSPARK_DRIVER_PYTHON", driver_python)]
+    return [env_var(name, value) for name, value in pairs if value is not None]
+
+
+def _first(*values: str | None) -> str | None:
+    # Spark chains Options: an empty string is a value, only an absent key falls through.
+    return next((value for value in values if value is not None), None)
+
+
+def main_resource(conf: DriverConf) -> str:
+    resource = conf.main_app_resource
+    primary = resource.primary_resource
+    if resource.kind == "java":
+        # A local jar reaches the driver through spark.jars, so the arg becomes spark-internal.
+        return NO_RESOURCE if primary is None or is_local_dependency(primary) else primary
+    if primary is None:
+        raise SparkConfError(
+            "main application resource", None, f"a {resource.kind} file for a {resource.kind} application"
+        )
+    if resource.kind == "python":
+        reject_local("primary resource (application .py file)", primary)
+    return primary
+
+
+def step(conf: DriverConf, pod: SparkPod) -> StepResult:
+    new_pod, container = editable(pod)
+    add_to_list(container, ("args",), driver_args(conf, main_resource(conf)))
+    if conf.main_app_resource.kind == "python":
+        add_to_list(container, ("env",), python_env(conf))
+    return StepResult(
+        pod=SparkPod(new_pod, container),
+        system_properties={"spark.kubernetes.resource.type": conf.main_app_resource.kind},
+    )

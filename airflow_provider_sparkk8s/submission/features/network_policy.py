@@ -1,0 +1,34 @@
+"""Spark's NetworkPolicyFeatureStep (4.2+): only pods of this application reach its executors."""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.submission import naming
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+
+SPARK_CLASS = "org.apache.spark.deploy.k8s.features.NetworkPolicyFeatureStep"
+SINCE = (4, 2, 0)
+
+
+def network_policy(conf: DriverConf) -> KubeObject:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": naming.driver_resource_prefix(conf) + "-policy",
+            "namespace": conf.namespace,
+            "labels": {"spark-app-selector": conf.app_id},
+        },
+        "spec": {
+            "podSelector": {
+                "matchLabels": {"spark-role": "executor", "spark-app-selector": conf.app_id}
+            },
+            "ingress": [
+                {"from": [{"podSelector": {"matchLabels": {"spark-app-selector": conf.app_id}}}]}
+            ],
+        },
+    }
+
+
+def step(conf: DriverConf, pod: SparkPod) -> StepResult:
+    return StepResult(pod=pod, resources=(network_policy(conf),))

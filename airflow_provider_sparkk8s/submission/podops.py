@@ -1,0 +1,55 @@
+"""Small edits on plain Kubernetes dicts, with fabric8's builder semantics.
+
+Steps must not mutate their inputs, so each step starts from `editable(spark_pod)` (deep
+copies) and then uses these helpers on the copies. `add_to_*` appends like fabric8's
+`addNew...`/`addToX(list)`; `merge_into` merges map keys like `addToX(map)` (new value wins).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterable, Mapping
+
+from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
+
+
+def editable(spark_pod: SparkPod) -> tuple[KubeObject, KubeObject]:
+    """Deep copies of the pod and the container, safe to change."""
+    return copy.deepcopy(spark_pod.pod), copy.deepcopy(spark_pod.container)
+
+
+def child(obj: KubeObject, *path: str) -> KubeObject:
+    """The dict at `path`, created empty where missing (fabric8's `editOrNew...`)."""
+    for key in path:
+        if obj.get(key) is None:
+            obj[key] = {}
+        obj = obj[key]
+    return obj
+
+
+def add_to_list(obj: KubeObject, path: tuple[str, ...], items: Iterable[Any]) -> None:
+    """Append `items` to the list at `path`; a missing list is only created when non-empty."""
+    items = list(items)
+    if not items:
+        return
+    parent = child(obj, *path[:-1])
+    existing = parent.get(path[-1]) or []
+    parent[path[-1]] = [*existing, *items]
+
+
+def merge_into(obj: KubeObject, path: tuple[str, ...], entries: Mapping[str, Any]) -> None:
+    """Merge `entries` into the map at `path` (new values win); nothing is created if empty."""
+    if not entries:
+        return
+    parent = child(obj, *path[:-1])
+    merged = dict(parent.get(path[-1]) or {})
+    merged.update(entries)
+    parent[path[-1]] = merged
+
+
+def env_var(name: str, value: str) -> KubeObject:
+    return {"name": name, "value": value}
+
+
+def volume_mount(name: str, mount_path: str) -> KubeObject:
+    return {"name": name, "mountPath": mount_path}

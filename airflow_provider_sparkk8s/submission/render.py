@@ -1,0 +1,177 @@
+"""Public face of the pipeline: `prepare()` a DriverConf, `render()` every object, `to_yaml()`.
+
+Pure: the shell gathers `LocalInputs` (local_inputs.py) and draws `SubmissionIds`
+(naming.new_submission_ids) first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import builder, naming
+from airflow_provider_sparkk8s.submission.conf import (
+    DriverConf,
+    LocalInputs,
+    MainAppResource,
+    SubmissionIds,
+)
+from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, is_dns1123_subdomain
+from airflow_provider_sparkk8s.submission.features.driver_command import PYTHON_RUNNER, R_RUNNER
+from airflow_provider_sparkk8s.submission.spec import KubeObject
+
+SUPPORTED_LINES = ((3, 5), (4, 0), (4, 1), (4, 2), (4, 3))
+DEFAULT_SPARK_VERSION = "4.3.0"
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_VERSION_ACCEPTED = "a release of Spark 3.5.x, 4.0.x, 4.1.x, 4.2.x or 4.3.x, such as 4.3.0"
+
+
+@dataclass(frozen=True)
+class RenderedSubmission:
+    """Every object of one submission, in the order spark-submit sends them."""
+
+    app_id: str
+    namespace: str
+    driver_pod_name: str
+    conf_map_name: str
+    driver_pod: KubeObject
+    pre_resources: tuple[KubeObject, ...]
+    resources: tuple[KubeObject, ...]  # post-pod objects, the conf ConfigMap last
+    system_properties: Mapping[str, str]
+
+    @property
+    def submission_id(self) -> str:
+        return naming.submission_id(self.namespace, self.driver_pod_name)
+
+    @property
+    def objects(self) -> list[KubeObject]:
+        return [*self.pre_resources, self.driver_pod, *self.resources]
+
+
+def check_spark_version(version: str) -> tuple[int, int, int]:
+    match = _VERSION.fullmatch(version)
+    if not match or (int(match.group(1)), int(match.group(2))) not in SUPPORTED_LINES:
+        raise SparkConfError("spark_version", version, _VERSION_ACCEPTED)
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+def _file_name(resource: str) -> str:
+    # Utils.stripDirectory: what follows the last '/'.
+    return resource.rstrip("/").rsplit("/", 1)[-1]
+
+
+def prepare(
+    spark_conf: Mapping[str, str],
+    *,
+    spark_version: str = DEFAULT_SPARK_VERSION,
+    main_app_resource: MainAppResource,
+    main_class: str | None = None,
+    app_args: Sequence[str] = (),
+    proxy_user: str | None = None,
+    local: LocalInputs | None = None,
+    ids: SubmissionIds,
+    driver_pod_template: Mapping[str, Any] | None = None,
+    executor_pod_template: Mapping[str, Any] | None = None,
+) -> DriverConf:
+    """A DriverConf with the defaults spark-submit applies in cluster mode, checked up front."""
+    check_spark_version(spark_version)
+    for key, value in spark_conf.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SparkConfError(str(key), value, "string keys and string values")
+    primary = main_app_resource.primary_resource
+    kind = main_app_resource.kind
+    if kind not in ("java", "python", "r"):
+        raise SparkConfError("main application resource", kind, "java, python or r")
+    if kind == "python":
+        main_class = PYTHON_RUNNER
+    elif kind == "r":
+        main_class = R_RUNNER
+    if kind != "java" and not primary:
+        raise SparkConfError("main application resource", primary, f"a {kind} file")
+    if not main_class:
+        raise SparkConfError("main_class", main_class, "the application's main class (--class)")
+    conf = dict(spark_conf)
+    deploy_mode = conf.setdefault("spark.submit.deployMode", "cluster")
+    if deploy_mode != "cluster":
+        raise SparkConfError("spark.submit.deployMode", deploy_mode, "cluster")
+    # spark-submit drops the driver host in cluster mode; the Service step sets it.
+    conf.pop("spark.driver.host", None)
+    if "spark.app.name" not in conf:
+        java_name = main_class if kind == "java" else None
+        conf["spark.app.name"] = java_name or _file_name(primary or "")
+    namespace = conf.get("spark.kubernetes.namespace", "default")
+    if not is_dns1123_label(namespace):
+        raise SparkConfError(
+            "spark.kubernetes.namespace", namespace, "a DNS-1123 label (lower-case, at most 63)"
+        )
+    return DriverConf(
+        spark_conf=conf,
+        spark_version=spark_version,
+        ids=ids,
+        main_app_resource=main_app_resource,
+        main_class=main_class,
+        app_args=tuple(app_args),
+        proxy_user=proxy_user,
+        local=local or LocalInputs(),
+        driver_pod_template=driver_pod_template,
+        executor_pod_template=executor_pod_template,
+    )
+
+
+def _check_names(objects: Iterable[KubeObject], conf: DriverConf) -> None:
+    for obj in objects:
+        name = (obj.get("metadata") or {}).get("name")
+        if not isinstance(name, str) or not is_dns1123_subdomain(name):
+            raise SparkConfError(
+                "spark.app.name",
+                naming.app_name(conf),
+                "a name that makes valid Kubernetes object names",
+                f"{obj.get('kind')} name {name!r} is not a DNS-1123 subdomain",
+            )
+
+
+def render(conf: DriverConf) -> RenderedSubmission:
+    """Every object spark-submit would send for `conf`, as plain dicts."""
+    check_spark_version(conf.spark_version)
+    assembled = builder.assemble(conf, builder.build_driver_spec(conf))
+    pod = dict(assembled.pod)
+    pod["metadata"] = {**pod.get("metadata", {}), "namespace": conf.namespace}
+    resources = (*assembled.resources, assembled.conf_config_map)
+    _check_names([*assembled.pre_resources, pod, *resources], conf)
+    return RenderedSubmission(
+        app_id=conf.app_id,
+        namespace=conf.namespace,
+        driver_pod_name=pod["metadata"]["name"],
+        conf_map_name=assembled.conf_config_map["metadata"]["name"],
+        driver_pod=pod,
+        pre_resources=assembled.pre_resources,
+        resources=resources,
+        system_properties=assembled.system_properties,
+    )
+
+
+class _BlockStrDumper(yaml.SafeDumper):
+    """Multi-line strings (spark.properties) as YAML block scalars, for reading."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value and not value.endswith((" ", "\t")) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockStrDumper.add_representer(str, _str_representer)
+
+
+def to_yaml(objects: Iterable[KubeObject]) -> str:
+    """The objects as one YAML stream (documents separated by `---`), keys in given order."""
+    return yaml.dump_all(
+        list(objects), Dumper=_BlockStrDumper, sort_keys=False, default_flow_style=False
+    )
+
+
+def with_ids(conf: DriverConf, ids: SubmissionIds) -> DriverConf:
+    return replace(conf, ids=ids)
