@@ -1,0 +1,120 @@
+"""Regenerate the golden captures with real spark-submit (`make parity-refresh`).
+
+For each scenario and Spark line: start a recorder, create the scenario's files in a temp
+dir, run that line's spark-submit against the recorder in cluster mode without waiting,
+normalise the recorded requests and write them to `golden/<scenario>.<line>.json`.
+
+    python -m tests.parity.runner [--lines 4.3.0,3.5.9] [scenario ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.parity.normalise import normalise
+from tests.parity.recorder import RecordingServer
+from tests.parity.scenarios import (
+    GOLDEN_DIR,
+    SPARK_LINES,
+    Scenario,
+    all_scenarios,
+    golden_path,
+    real_tmp,
+)
+
+PARITY_HOME = Path(os.environ.get("SPARKK8S_PARITY_HOME", Path.home() / ".cache/sparkk8s-parity"))
+
+
+def spark_submit_path(line: str) -> Path:
+    return PARITY_HOME / f"pyspark-{line}" / "bin" / "spark-submit"
+
+
+def spark_home(line: str) -> Path:
+    return next((PARITY_HOME / f"pyspark-{line}").glob("lib/python*/site-packages/pyspark"))
+
+
+def oracle_environment(line: str, scenario_env: dict[str, str], home: Path) -> dict[str, str]:
+    """A clean environment: nothing of ours leaks in (no kubeconfig, no Spark/Hadoop dirs)."""
+    venv_bin = spark_submit_path(line).parent
+    env = {
+        "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "SPARK_HOME": str(spark_home(line)),
+        "HOME": str(home),  # fabric8 would read ~/.kube/config
+        "KUBECONFIG": str(home / "no-kubeconfig"),
+        "LANG": "C.UTF-8",
+        "TZ": "UTC",
+    }
+    # Faster JVM start-up for the oracle; it changes nothing of what is sent.
+    env["SPARK_SUBMIT_OPTS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    if "JAVA_HOME" in os.environ:
+        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    env.update(scenario_env)
+    return env
+
+
+def run_oracle(
+    scenario: Scenario, line: str, timeout: float = 180
+) -> tuple[list[dict[str, Any]], list[str], subprocess.CompletedProcess[str]]:
+    """Run real spark-submit for one scenario; returns (raw capture, temp dirs, process)."""
+    with tempfile.TemporaryDirectory(prefix="parity-") as tmp_name, RecordingServer() as server:
+        tmp = Path(tmp_name)
+        scenario.materialise(tmp)
+        home = tmp / ".home"
+        home.mkdir()
+        argv = [str(spark_submit_path(line)), *scenario.argv(f"k8s://{server.url}", tmp)]
+        process = subprocess.run(
+            argv,
+            env=oracle_environment(line, scenario.environment(tmp), home),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=tmp,
+        )
+        return server.recording.as_list(), [str(tmp), str(real_tmp(tmp))], process
+
+
+def refresh(scenario: Scenario, line: str) -> tuple[bool, str]:
+    capture, tmp_dirs, process = run_oracle(scenario, line)
+    if process.returncode != 0 or not capture:
+        return False, (process.stderr or process.stdout)[-3000:]
+    golden = {
+        "scenario": scenario.name,
+        "spark_version": line,
+        "requests": normalise(capture, tmp_dirs),
+    }
+    path = golden_path(scenario, line)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+    return True, str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", default=",".join(SPARK_LINES))
+    parser.add_argument("scenarios", nargs="*")
+    args = parser.parse_args(argv)
+    lines = args.lines.split(",")
+    selected = [s for s in all_scenarios() if not args.scenarios or s.name in args.scenarios]
+    GOLDEN_DIR.mkdir(exist_ok=True)
+    failures = 0
+    for scenario in selected:
+        for line in scenario.spark_lines:
+            if line not in lines:
+                continue
+            ok, detail = refresh(scenario, line)
+            print(f"{'ok  ' if ok else 'FAIL'} {scenario.name} [{line}] {detail if ok else ''}")
+            if not ok:
+                failures += 1
+                print(detail, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

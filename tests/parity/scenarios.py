@@ -1,0 +1,92 @@
+"""Parity scenarios as data: one YAML file per scenario in `scenarios/`.
+
+A scenario names the Spark lines it runs on, the spark-submit arguments (before the primary
+resource the runner puts `--master`, `--deploy-mode` and `waitAppCompletion=false`), extra
+`--conf` pairs, the submitter's environment, and local files to create in a temp dir.
+`{tmp}` in any argument, conf value, env value or file content stands for that temp dir.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SCENARIO_DIR = Path(__file__).parent / "scenarios"
+GOLDEN_DIR = Path(__file__).parent / "golden"
+SPARK_LINES = ("4.3.0", "3.5.9")
+# The submitting user is part of the driver env (SPARK_USER); fixed so it is not random.
+SUBMITTING_USER = "parity-user"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    spark_lines: tuple[str, ...]
+    args: tuple[str, ...]
+    conf: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+
+    def materialise(self, tmp: Path) -> None:
+        """Create the scenario's local files under `tmp`."""
+        for relative, content in self.files.items():
+            path = tmp / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content.replace("{tmp}", str(tmp)))
+
+    def argv(self, master: str, tmp: Path) -> list[str]:
+        """spark-submit's arguments after the program name, identical for both tools."""
+        argv = [
+            "--master",
+            master,
+            "--deploy-mode",
+            "cluster",
+            "--conf",
+            "spark.kubernetes.submission.waitAppCompletion=false",
+        ]
+        for key, value in self.conf.items():
+            argv += ["--conf", f"{key}={value}"]
+        argv += list(self.args)
+        return [arg.replace("{tmp}", str(tmp)) for arg in argv]
+
+    def environment(self, tmp: Path) -> dict[str, str]:
+        """The submitter's environment: only what the scenario sets, plus a fixed user."""
+        env = {"SPARK_USER": SUBMITTING_USER}
+        env.update({key: value.replace("{tmp}", str(tmp)) for key, value in self.env.items()})
+        return env
+
+
+def _as_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def load(path: Path) -> Scenario:
+    data = yaml.safe_load(path.read_text())
+    return Scenario(
+        name=path.stem,
+        description=data.get("description", ""),
+        spark_lines=tuple(data.get("spark_lines", SPARK_LINES)),
+        args=tuple(_as_str(arg) for arg in data["args"]),
+        conf={key: _as_str(value) for key, value in (data.get("conf") or {}).items()},
+        env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},
+        files=dict(data.get("files") or {}),
+    )
+
+
+def all_scenarios() -> list[Scenario]:
+    return [load(path) for path in sorted(SCENARIO_DIR.glob("*.yaml"))]
+
+
+def golden_path(scenario: Scenario, line: str) -> Path:
+    return GOLDEN_DIR / f"{scenario.name}.{line}.json"
+
+
+def real_tmp(tmp: Path) -> Path:
+    return Path(os.path.realpath(tmp))
