@@ -1,0 +1,227 @@
+"""The snapshot store's logic against an in-memory API: watch, relist, resync, subscribers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from airflow_provider_sparkk8s.monitoring.store import (
+    SnapshotStore,
+    StoreSettings,
+    active_stores,
+    backoff_delay,
+    shared_store,
+)
+from fake_kube import FakeKube
+from pod_builders import APP, SCHEDULED, pod, running, terminated
+
+OTHER = "spark-ffffffffffffffffffffffffffffffff"
+FAST = StoreSettings(resync_interval=60.0, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.05)
+
+
+async def until(probe, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not probe():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.005)
+
+
+async def next_pods(subscription, timeout=5.0):
+    pods = await subscription.next(timeout)
+    assert pods is not None, "no update delivered"
+    return pods
+
+
+def phases(pods):
+    return sorted(p["status"].get("phase") for p in pods)
+
+
+@pytest.fixture
+async def kube_and_store():
+    kube = FakeKube()
+    store = SnapshotStore(kube, "ns", FAST)
+    yield kube, store
+    await store.stop()
+
+
+async def test_existing_pods_are_delivered_on_subscribe_and_changes_follow(kube_and_store):
+    kube, store = kube_and_store
+    kube.put(pod("d", phase="Pending"))
+    kube.put(pod("x", app=OTHER))
+    store.start()
+    sub = store.subscribe(APP)
+    assert phases(await next_pods(sub)) == ["Pending"]
+    await until(lambda: kube.streams)
+    kube.put(pod("d", phase="Running", conditions=SCHEDULED, containers=[running()]))
+    assert phases(await next_pods(sub)) == ["Running"]
+    kube.put(pod("x", app=OTHER, phase="Running"))  # another application: no wake-up
+    assert await sub.next(0.05) is None
+    assert store.stats.lists == 1
+
+
+async def test_absent_application_is_reported_empty_only_after_a_fresh_list(kube_and_store):
+    kube, store = kube_and_store
+    store.start()
+    await until(lambda: kube.streams)
+    lists_before = kube.list_count()
+    sub = store.subscribe(APP)
+    assert await next_pods(sub) == ()
+    assert kube.list_count() == lists_before + 1
+    assert sub.confirmed
+
+
+async def test_subscribers_arriving_together_share_one_confirming_list(kube_and_store):
+    kube, store = kube_and_store
+    store.start()
+    await until(lambda: kube.streams)
+    lists_before = kube.list_count()
+    subs = [store.subscribe(f"spark-{i:032x}") for i in range(50)]
+    for sub in subs:
+        assert await next_pods(sub) == ()
+    assert kube.list_count() == lists_before + 1
+
+
+async def test_a_pod_created_just_before_subscribing_is_not_reported_missing(kube_and_store):
+    kube, store = kube_and_store
+    store.start()
+    await until(lambda: kube.streams)
+    kube.put_silently(pod("d"))  # created, but the watch has not delivered it yet
+    sub = store.subscribe(APP)
+    assert [p["metadata"]["name"] for p in await next_pods(sub)] == ["d"]
+
+
+async def test_deletion_is_delivered_as_no_pods(kube_and_store):
+    kube, store = kube_and_store
+    kube.put(pod("d"))
+    store.start()
+    sub = store.subscribe(APP)
+    await next_pods(sub)
+    await until(lambda: kube.streams)
+    kube.delete("d")
+    assert await next_pods(sub) == ()
+
+
+async def test_stream_end_resumes_from_the_last_resource_version_without_relisting(kube_and_store):
+    kube, store = kube_and_store
+    store.start()
+    sub = store.subscribe(APP)
+    await next_pods(sub)
+    await until(lambda: kube.streams)
+    kube.put(pod("d"))
+    await next_pods(sub)
+    last = str(kube.rv)
+    kube.end_streams({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": str(kube.rv + 5)}}})
+    await until(lambda: len(kube.watch_params) == 2)
+    assert kube.watch_params[1]["resourceVersion"] == str(int(last) + 5)
+    assert kube.watch_params[1]["allowWatchBookmarks"] == "true"
+    assert 240 <= int(kube.watch_params[1]["timeoutSeconds"]) <= 300
+    assert store.stats.lists == 1
+
+
+async def test_410_gone_relists_and_recovers_missed_changes(kube_and_store):
+    kube, store = kube_and_store
+    kube.put(pod("d"))
+    store.start()
+    sub = store.subscribe(APP)
+    await next_pods(sub)
+    await until(lambda: kube.streams)
+    kube.put_silently(pod("d", phase="Failed", containers=[terminated(3, "Error")]))
+    kube.gone_below = kube.rv  # everything we could resume from is compacted
+    kube.end_streams()
+    assert phases(await next_pods(sub)) == ["Failed"]
+    assert store.stats.gone == 1
+    assert store.stats.lists == 2
+
+
+async def test_api_down_backs_off_and_the_resync_list_repairs_a_missed_completion():
+    kube = FakeKube()
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    store = SnapshotStore(kube, "ns", StoreSettings(resync_interval=0.2, confirm_delay=0.01,
+                                                    backoff_base=0.01, backoff_max=0.05))
+    store.start()
+    try:
+        sub = store.subscribe(APP)
+        await next_pods(sub)
+        await until(lambda: kube.streams)
+        kube.hang_watches = True  # the watch goes silent: half-open connection
+        kube.end_streams()
+        kube.put_silently(pod("d", phase="Succeeded", containers=[terminated(0)]))
+        assert phases(await next_pods(sub, 3)) == ["Succeeded"]
+    finally:
+        await store.stop()
+
+
+async def test_watch_failures_reconnect_with_backoff():
+    kube = FakeKube()
+    store = SnapshotStore(kube, "ns", FAST)
+    kube.fail_watches = True
+    store.start()
+    try:
+        await until(lambda: store.stats.reconnects >= 3)
+        kube.fail_watches = False
+        await until(lambda: kube.streams)
+        kube.put(pod("d"))
+        sub = store.subscribe(APP)
+        assert len(await next_pods(sub)) == 1
+    finally:
+        await store.stop()
+
+
+async def test_failing_lists_are_counted_and_do_not_stop_the_store():
+    kube = FakeKube()
+    store = SnapshotStore(kube, "ns", StoreSettings(resync_interval=0.05, confirm_delay=0.01,
+                                                    backoff_base=0.01, backoff_max=0.02))
+    store.start()
+    try:
+        await until(lambda: kube.streams)
+        kube.fail_requests = True
+        await until(lambda: store.stats.list_failures >= 2)
+        kube.fail_requests = False
+        kube.put_silently(pod("d"))
+        sub = store.subscribe(APP)
+        assert len(await next_pods(sub)) == 1
+    finally:
+        await store.stop()
+
+
+def test_backoff_is_capped_and_jittered():
+    assert backoff_delay(1, 0.5, 30, rng=lambda: 0.0) == 0.25
+    assert backoff_delay(1, 0.5, 30, rng=lambda: 1.0) == 0.5
+    assert backoff_delay(20, 0.5, 30, rng=lambda: 1.0) == 30
+    assert backoff_delay(20, 0.5, 30, rng=lambda: 0.0) == 15
+
+
+async def test_shared_store_is_one_per_connection_and_namespace_and_stops_with_the_last_user():
+    kubes: list[FakeKube] = []
+
+    def factory():
+        kubes.append(FakeKube())
+        return kubes[-1]
+
+    async with shared_store("c", "ns", factory, FAST) as first:
+        async with shared_store("c", "ns", factory, FAST) as second:
+            async with shared_store("c", "other", factory, FAST) as third:
+                assert first is second and first is not third
+                assert len(active_stores()) == 2
+        assert third.client.closed and not first.client.closed
+    assert first.client.closed
+    assert active_stores() == []
+    assert len(kubes) == 2
+
+
+async def test_shared_store_accepts_an_async_factory_and_reports_its_failure():
+    async def factory():
+        return FakeKube()
+
+    async with shared_store("c", "ns", factory, FAST) as store:
+        assert isinstance(store.client, FakeKube)
+
+    def broken():
+        raise RuntimeError("no connection c")
+
+    with pytest.raises(RuntimeError, match="no connection c"):
+        async with shared_store("c", "ns", broken, FAST):
+            pass
+    assert active_stores() == []
