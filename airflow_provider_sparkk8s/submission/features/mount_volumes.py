@@ -1,0 +1,326 @@
+"""MountVolumesFeatureStep: `spark.kubernetes.driver.volumes.<type>.<name>.<option>`.
+
+Parsing follows Spark's `KubernetesVolumeUtils.parseVolumesWithPrefix`: every key's first two
+dot-separated parts name a volume; `mount.path` is required; the type decides the required
+options. 4.0 added `mount.subPathExpr`, hostPath `options.type` and PVC `label.*` /
+`annotation.*`. A PVC whose claim name contains `OnDemand` gets a generated name, and one
+with both `options.storageClass` and `options.sizeLimit` is created by Spark, owned by the
+driver pod (a post-pod resource).
+
+Spark leaves some invalid values for the API server to refuse (volume names that are not
+DNS labels, malformed quantities, duplicate volume names); they are refused here instead,
+before anything is created.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.conf_values import (
+    get_bool,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    parse_bool,
+    validate_annotations,
+    validate_labels,
+    validate_quantity,
+    with_prefix,
+)
+from airflow_provider_sparkk8s.submission.java_text import java_split
+from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
+from airflow_provider_sparkk8s.submission.pod_edits import add_volumes_and_mounts, pod_volumes
+from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+
+SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountVolumesFeatureStep"
+SINCE = (2, 4, 0)
+
+DRIVER_PREFIX = "spark.kubernetes.driver.volumes."
+EXECUTOR_PREFIX = "spark.kubernetes.executor.volumes."
+
+HOST_PATH = "hostPath"
+PVC = "persistentVolumeClaim"
+EMPTY_DIR = "emptyDir"
+NFS = "nfs"
+VOLUME_TYPES = (HOST_PATH, PVC, EMPTY_DIR, NFS)
+HOST_PATH_TYPES = (
+    "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice",
+    "BlockDevice",
+)
+
+PVC_ON_DEMAND = "OnDemand"
+LEGACY_ACCESS_MODE_KEY = "spark.kubernetes.legacy.useReadWriteOnceAccessMode"
+APP_ID_LABEL = "spark-app-selector"
+
+_SIZE_ACCEPTED = "a Kubernetes quantity with units, such as 500Mi or 10Gi"
+
+
+@dataclass(frozen=True)
+class VolumeSpec:
+    """One parsed volume: Spark's KubernetesVolumeSpec plus its type-specific conf."""
+
+    volume_type: str
+    volume_name: str
+    mount_path: str
+    mount_sub_path: str
+    mount_sub_path_expr: str | None  # None before 4.0 (the field did not exist)
+    mount_read_only: bool
+    options: Mapping[str, str | None]  # type-specific, see _volume_options
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+def _volume_types_and_names(properties: Mapping[str, str]) -> list[tuple[str, str]]:
+    # Spark builds a Set here (hash order); the conf's order is used instead, first seen first.
+    seen: dict[tuple[str, str], None] = {}
+    for key in properties:
+        parts = java_split(key, ".")
+        if len(parts) >= 2:
+            seen.setdefault((parts[0], parts[1]), None)
+    return list(seen)
+
+
+def _require(properties: Mapping[str, str], prefix: str, key: str, volume_type: str) -> str:
+    if key not in properties:
+        raise SparkConfError(prefix + key, None, f"a value: it is required for {volume_type}")
+    return properties[key]
+
+
+def _verify_size(conf_key: str, size: str | None) -> None:
+    """Spark refuses a bare number under 1024 ("Missing units?"); the API refuses non-quantities."""
+    if size is None:
+        return
+    if all(ch.isdecimal() for ch in size):
+        # Spark runs Long.parseLong here: empty or overlong digit strings fail too.
+        if not size or int(size) >= 1 << 63:
+            raise SparkConfError(conf_key, size, _SIZE_ACCEPTED)
+        if int(size) < 1024:
+            raise SparkConfError(
+                conf_key, size, _SIZE_ACCEPTED, "smaller than 1KiB; missing units?"
+            )
+    try:
+        validate_quantity(conf_key, size)
+    except SparkConfError:
+        raise SparkConfError(conf_key, size, _SIZE_ACCEPTED) from None
+
+
+def _prefixed_map(properties: Mapping[str, str], map_key: str) -> dict[str, str]:
+    # Spark strips the prefix with String.replaceAll(prefix, ""), i.e. as a regex, everywhere
+    # in the key; for ordinary names that is the same as removing the leading prefix.
+    try:
+        pattern = re.compile(map_key)
+    except re.error:
+        pattern = re.compile(re.escape(map_key))
+    return {
+        pattern.sub("", key): value
+        for key, value in properties.items()
+        if key.startswith(map_key)
+    }
+
+
+def _volume_options(
+    properties: Mapping[str, str], prefix: str, volume_type: str, base: str, since_4: bool
+) -> dict[str, str | None]:
+    def opt(name: str) -> str | None:
+        return properties.get(f"{base}.options.{name}")
+
+    if volume_type == HOST_PATH:
+        path = _require(properties, prefix, f"{base}.options.path", HOST_PATH)
+        host_type = opt("type") if since_4 else None
+        if host_type is not None and host_type not in HOST_PATH_TYPES:
+            raise SparkConfError(
+                f"{prefix}{base}.options.type",
+                host_type,
+                "a hostPath type: empty, " + ", ".join(HOST_PATH_TYPES[1:]),
+            )
+        # "" means no check before mounting; 3.5 always sent it.
+        return {"path": path, "type": host_type or ""}
+    if volume_type == PVC:
+        claim = _require(properties, prefix, f"{base}.options.claimName", PVC)
+        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"))
+        return {"claimName": claim, "storageClass": opt("storageClass"), "sizeLimit": opt("sizeLimit")}
+    if volume_type == EMPTY_DIR:
+        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"))
+        return {"medium": opt("medium"), "sizeLimit": opt("sizeLimit")}
+    if volume_type == NFS:
+        path = _require(properties, prefix, f"{base}.options.path", NFS)
+        server = _require(properties, prefix, f"{base}.options.server", NFS)
+        return {"path": path, "server": server}
+    raise SparkConfError(
+        f"{prefix}{base}",
+        volume_type,
+        "a volume type among " + ", ".join(VOLUME_TYPES),
+        f"Kubernetes volume type {volume_type!r} is not supported",
+    )
+
+
+def parse_volumes(conf: DriverConf, prefix: str) -> list[VolumeSpec]:
+    """Every volume configured under `prefix`, validated, in the conf's order."""
+    properties = with_prefix(conf, prefix)
+    since_4 = conf.version_tuple >= (4, 0, 0)
+    specs = []
+    for volume_type, name in _volume_types_and_names(properties):
+        base = f"{volume_type}.{name}"
+        sub_path_key, sub_path_expr_key = f"{base}.mount.subPath", f"{base}.mount.subPathExpr"
+        if since_4 and sub_path_key in properties and sub_path_expr_key in properties:
+            raise SparkConfError(
+                prefix + sub_path_expr_key,
+                properties[sub_path_expr_key],
+                f"only one of {prefix}{sub_path_key} and {prefix}{sub_path_expr_key}",
+                "these options are mutually exclusive",
+            )
+        mount_path_key = f"{base}.mount.path"
+        if mount_path_key not in properties:
+            raise SparkConfError(prefix + mount_path_key, None, "a mount path: it is required")
+        mount_path = properties[mount_path_key]
+        read_only_key = f"{base}.mount.readOnly"
+        read_only = read_only_key in properties and parse_bool(
+            prefix + read_only_key, properties[read_only_key], trim=False
+        )
+        options = _volume_options(properties, prefix, volume_type, base, since_4)
+        labels: dict[str, str] = {}
+        annotations: dict[str, str] = {}
+        if since_4:
+            labels = validate_labels(
+                f"{prefix}{base}.label.", _prefixed_map(properties, f"{base}.label.")
+            )
+            annotations = validate_annotations(
+                f"{prefix}{base}.annotation.", _prefixed_map(properties, f"{base}.annotation.")
+            )
+        if not is_dns1123_label(name):
+            raise SparkConfError(
+                prefix + mount_path_key,
+                name,
+                "a volume name that is a DNS-1123 label (at most 63 lower-case letters, "
+                "digits and '-')",
+                "invalid volume name",
+            )
+        if not mount_path:
+            raise SparkConfError(prefix + mount_path_key, mount_path, "a non-empty mount path")
+        specs.append(
+            VolumeSpec(
+                volume_type=volume_type,
+                volume_name=name,
+                mount_path=mount_path,
+                mount_sub_path=properties.get(sub_path_key, ""),
+                mount_sub_path_expr=properties.get(sub_path_expr_key, "") if since_4 else None,
+                mount_read_only=read_only,
+                options=options,
+                labels=labels,
+                annotations=annotations,
+            )
+        )
+    return specs
+
+
+def _check_duplicates(specs: list[VolumeSpec], pod: SparkPod) -> None:
+    paths = [spec.mount_path for spec in specs]
+    duplicated_paths = sorted({p for p in paths if paths.count(p) > 1})
+    if duplicated_paths:
+        raise SparkConfError(
+            DRIVER_PREFIX + "*.mount.path",
+            ", ".join(f"'{p}'" for p in duplicated_paths),
+            "a different mount path for every volume",
+            "found duplicated mountPath",
+        )
+    taken = {volume.get("name") for volume in pod_volumes(pod.pod)}
+    names: set[str] = set()
+    for spec in specs:
+        if spec.volume_name in names or spec.volume_name in taken:
+            raise SparkConfError(
+                f"{DRIVER_PREFIX}{spec.volume_type}.{spec.volume_name}.mount.path",
+                spec.volume_name,
+                "a volume name used once in the pod",
+                "duplicated volume name",
+            )
+        names.add(spec.volume_name)
+
+
+def _access_mode(conf: DriverConf) -> str:
+    legacy_default = conf.version_tuple < (4, 0, 0)  # 3.5 defaulted to ReadWriteOnce
+    legacy = get_bool(conf, LEGACY_ACCESS_MODE_KEY, legacy_default)
+    return "ReadWriteOnce" if legacy else "ReadWriteOncePod"
+
+
+def _claim_name(conf: DriverConf, spec: VolumeSpec, index: int) -> str:
+    template = spec.options["claimName"] or ""
+    if PVC_ON_DEMAND not in template:
+        claim = template
+    else:
+        claim = template.replace(PVC_ON_DEMAND, f"{driver_resource_prefix(conf)}-driver-pvc-{index}")
+    if not is_dns1123_subdomain(claim):
+        raise SparkConfError(
+            f"{DRIVER_PREFIX}{PVC}.{spec.volume_name}.options.claimName",
+            template,
+            "a claim name that is a DNS-1123 subdomain (lower-case letters, digits, '-', '.'); "
+            f"'{PVC_ON_DEMAND}' is replaced by a generated name",
+        )
+    return claim
+
+
+def _created_claim(conf: DriverConf, spec: VolumeSpec, claim: str, access_mode: str) -> KubeObject:
+    metadata: KubeObject = {
+        "name": claim,
+        # User labels first, Spark's wins on a clash (Scala `labels ++ defaults`).
+        "labels": {**spec.labels, APP_ID_LABEL: conf.app_id},
+    }
+    if spec.annotations:
+        metadata["annotations"] = dict(spec.annotations)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": metadata,
+        "spec": {
+            "storageClassName": spec.options["storageClass"],
+            "accessModes": [access_mode],
+            "resources": {"requests": {"storage": spec.options["sizeLimit"]}},
+        },
+    }
+
+
+def _mount(spec: VolumeSpec) -> KubeObject:
+    mount: KubeObject = {
+        "name": spec.volume_name,
+        "mountPath": spec.mount_path,
+        "readOnly": spec.mount_read_only,
+        "subPath": spec.mount_sub_path,
+    }
+    if spec.mount_sub_path_expr is not None:
+        mount["subPathExpr"] = spec.mount_sub_path_expr
+    return mount
+
+
+def _volume_source(spec: VolumeSpec, claim: str | None) -> tuple[str, KubeObject]:
+    options = spec.options
+    if spec.volume_type == HOST_PATH:
+        return "hostPath", {"path": options["path"], "type": options["type"]}
+    if spec.volume_type == PVC:
+        return "persistentVolumeClaim", {"claimName": claim, "readOnly": spec.mount_read_only}
+    if spec.volume_type == EMPTY_DIR:
+        source: KubeObject = {"medium": options["medium"] or ""}
+        if options["sizeLimit"] is not None:
+            source["sizeLimit"] = options["sizeLimit"]
+        return "emptyDir", source
+    return "nfs", {"path": options["path"], "server": options["server"]}
+
+
+def step(conf: DriverConf, pod: SparkPod) -> StepResult:
+    # Spark parses the executor volumes at submission too, so their errors surface now.
+    parse_volumes(conf, EXECUTOR_PREFIX)
+    specs = parse_volumes(conf, DRIVER_PREFIX)
+    _check_duplicates(specs, pod)
+    access_mode = _access_mode(conf) if specs else ""
+    volumes, mounts, claims = [], [], []
+    for index, spec in enumerate(specs):
+        claim = _claim_name(conf, spec, index) if spec.volume_type == PVC else None
+        if claim is not None and spec.options["storageClass"] is not None and (
+            spec.options["sizeLimit"] is not None
+        ):
+            claims.append(_created_claim(conf, spec, claim, access_mode))
+        source_field, source = _volume_source(spec, claim)
+        volumes.append({"name": spec.volume_name, source_field: source})
+        mounts.append(_mount(spec))
+    return StepResult(pod=add_volumes_and_mounts(pod, volumes, mounts), resources=claims)

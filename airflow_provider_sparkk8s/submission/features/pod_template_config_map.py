@@ -1,0 +1,71 @@
+"""PodTemplateConfigMapStep: ship the executor pod template to the driver.
+
+Active when `spark.kubernetes.executor.podTemplateFile` is set (or an executor template dict
+is given). The template text goes into a ConfigMap `<prefix>-driver-podspec-conf-map`, which
+is mounted at `/opt/spark/pod-template`; the driver reads it from there, so the conf entry is
+rewritten to that path.
+"""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.conf_values import get_int
+from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
+from airflow_provider_sparkk8s.submission.pod_edits import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.pod_template import (
+    DICT_SOURCE,
+    EXECUTOR_TEMPLATE_KEY,
+    executor_template_text,
+)
+from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
+
+SPARK_CLASS = "org.apache.spark.deploy.k8s.features.PodTemplateConfigMapStep"
+SINCE = (3, 0, 0)
+
+CONFIG_MAP_SUFFIX = "driver-podspec-conf-map"
+DATA_KEY = "podspec-configmap-key"
+VOLUME_NAME = "pod-template-volume"
+MOUNT_PATH = "/opt/spark/pod-template"
+FILE_NAME = "pod-spec-template.yml"
+MAX_SIZE_KEY = "spark.kubernetes.configMap.maxSize"
+MAX_SIZE_DEFAULT = 1024 * 1024
+
+
+def _check_size(conf: DriverConf, text: str) -> None:
+    # Spark's validateConfigMapSize: key length + text length must fit in the ConfigMap cap.
+    limit = get_int(conf, MAX_SIZE_KEY, MAX_SIZE_DEFAULT)
+    if not 0 <= limit <= MAX_SIZE_DEFAULT:
+        raise SparkConfError(MAX_SIZE_KEY, conf.get(MAX_SIZE_KEY), "a number of at most 1048576")
+    size = len(DATA_KEY) + len(text)
+    if size > limit:
+        raise SparkConfError(
+            EXECUTOR_TEMPLATE_KEY,
+            conf.get(EXECUTOR_TEMPLATE_KEY, DICT_SOURCE),
+            f"a template that fits in a ConfigMap of {limit} characters ({MAX_SIZE_KEY})",
+            f"it needs {size}",
+        )
+
+
+def step(conf: DriverConf, pod: SparkPod) -> StepResult:
+    text = executor_template_text(conf)
+    if text is None:
+        return StepResult(pod=pod)
+    _check_size(conf, text)
+    map_name = f"{driver_resource_prefix(conf)}-{CONFIG_MAP_SUFFIX}"
+    volume = {
+        "name": VOLUME_NAME,
+        "configMap": {"name": map_name, "items": [{"key": DATA_KEY, "path": FILE_NAME}]},
+    }
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": map_name},
+        "immutable": True,
+        "data": {DATA_KEY: text},
+    }
+    return StepResult(
+        pod=add_volumes_and_mounts(pod, [volume], [{"name": VOLUME_NAME, "mountPath": MOUNT_PATH}]),
+        system_properties={EXECUTOR_TEMPLATE_KEY: f"{MOUNT_PATH}/{FILE_NAME}"},
+        resources=[config_map],
+    )

@@ -1,0 +1,304 @@
+"""Pod templates: load, validate, pick Spark's container (Spark's `KubernetesUtils`).
+
+A template arrives as a file the shell read (`spark.kubernetes.driver.podTemplateFile` ->
+`conf.local.files[path]`, YAML or JSON) or as a dict from Python (`conf.driver_pod_template`,
+which wins). It is parsed the way fabric8 deserialises a Pod and serialises it again: null
+fields and empty lists vanish, numbers and booleans written where Kubernetes wants strings
+(label values, args, env values, quantities) become their source text.
+
+Container selection (`selectSparkContainer`): the container named by
+`spark.kubernetes.driver.podTemplateContainerName` when exactly one has that name, else the
+first container, else an empty one. It is taken out of `spec.containers`; the rest stay as
+side-cars in front of it (the builder appends Spark's container last).
+
+What the feature steps then do to the template (reference §4, fabric8 merge semantics, see
+`pod_edits.py`): `metadata.name` and `spec.restartPolicy` are replaced; labels, annotations
+and nodeSelector are merged with Spark's keys winning; volumes, imagePullSecrets, and the
+container's env, ports, volumeMounts and args are appended after the template's (template
+`args` stay in front of `driver ...`, `command` is kept); the container's `name` is kept
+when present; `image` and `imagePullPolicy` are replaced; resource requests/limits are
+merged key by key; the service account is replaced only when configured without shipped
+credentials; 4.3 replaces `securityContext.allowPrivilegeEscalation`. Everything else
+(init containers, affinity, tolerations, security context, priority class, ...) is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import yaml
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.conf_values import java_double_to_string
+from airflow_provider_sparkk8s.submission.java_text import read_utf8
+from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
+
+DRIVER_TEMPLATE_KEY = "spark.kubernetes.driver.podTemplateFile"
+DRIVER_CONTAINER_NAME_KEY = "spark.kubernetes.driver.podTemplateContainerName"
+EXECUTOR_TEMPLATE_KEY = "spark.kubernetes.executor.podTemplateFile"
+
+ACCEPTED = "a YAML or JSON manifest of one Pod (kind: Pod, apiVersion: v1)"
+DICT_SOURCE = "<dict>"
+
+# Map-typed fields fabric8 leaves out when empty (object-typed fields such as emptyDir stay).
+_MAP_FIELDS = frozenset(
+    {"labels", "annotations", "nodeSelector", "limits", "requests", "overhead", "matchLabels"}
+)
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+# --- parsing with the scalars' source text kept ------------------------------------------
+
+
+class _SourceInt(int):
+    source: str
+
+
+class _SourceFloat(float):
+    source: str
+
+
+class _SourceBool:
+    def __init__(self, value: bool, source: str):
+        self.value = value
+        self.source = source
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """SafeLoader that remembers how numbers and booleans were written.
+
+    Jackson reads a scalar into a String field from its text (`version: 1.10` stays
+    `"1.10"`), so the text must survive parsing.
+    """
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceInt:
+    value = _SourceInt(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+    value.source = node.value
+    return value
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceFloat:
+    value = _SourceFloat(yaml.constructor.SafeConstructor.construct_yaml_float(loader, node))
+    value.source = node.value
+    return value
+
+
+def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceBool:
+    return _SourceBool(yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node), node.value)
+
+
+def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(node.value)  # Kubernetes timestamps are strings
+
+
+_TemplateLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_TemplateLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_TemplateLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+_TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+def _text(value: Any) -> Any:
+    """A scalar as Jackson reads it into a String field."""
+    if isinstance(value, (_SourceInt, _SourceFloat, _SourceBool)):
+        return value.source
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double_to_string(value)
+    return value
+
+
+def _texts_in_map(obj: Any, field: str) -> None:
+    if isinstance(obj, dict) and isinstance(obj.get(field), dict):
+        obj[field] = {_text(k): _text(v) for k, v in obj[field].items()}
+
+
+def _texts_in_list(obj: Any, field: str) -> None:
+    if isinstance(obj, dict) and isinstance(obj.get(field), list):
+        obj[field] = [_text(v) for v in obj[field]]
+
+
+def _coerce_string_fields(pod: dict) -> None:
+    """Turn scalars in String-typed fields into text. Works on the freshly parsed tree only."""
+    _texts_in_map(pod.get("metadata"), "labels")
+    _texts_in_map(pod.get("metadata"), "annotations")
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    _texts_in_map(spec, "nodeSelector")
+    _texts_in_map(spec, "overhead")
+    for list_name in _CONTAINER_LISTS:
+        for container in spec.get(list_name) or ():
+            if not isinstance(container, dict):
+                continue
+            _texts_in_list(container, "args")
+            _texts_in_list(container, "command")
+            _texts_in_map(container.get("resources"), "limits")
+            _texts_in_map(container.get("resources"), "requests")
+            for env in container.get("env") or ():
+                if isinstance(env, dict) and "value" in env:
+                    env["value"] = _text(env["value"])
+    for volume in spec.get("volumes") or ():
+        empty_dir = volume.get("emptyDir") if isinstance(volume, dict) else None
+        if isinstance(empty_dir, dict) and "sizeLimit" in empty_dir:
+            empty_dir["sizeLimit"] = _text(empty_dir["sizeLimit"])
+
+
+def _plain(value: Any) -> Any:
+    """A fabric8 round trip: drop nulls and empty lists/maps, unwrap remembered scalars."""
+    if isinstance(value, dict):
+        result = {}
+        for key, item in value.items():
+            item = _plain(item)
+            if item is None or item == [] or (item == {} and key in _MAP_FIELDS):
+                continue
+            result[str(_text(key))] = item
+        return result
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, _SourceBool):
+        return value.value
+    if isinstance(value, _SourceInt):
+        return int(value)
+    if isinstance(value, _SourceFloat):
+        return float(value)
+    return value
+
+
+def _deep_copy_tree(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _deep_copy_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_deep_copy_tree(item) for item in value]
+    return value
+
+
+def _validate_shape(key: str, source: str, pod: Any) -> None:
+    def refuse(hint: str) -> SparkConfError:
+        return SparkConfError(key, source, ACCEPTED, hint)
+
+    if pod is None:
+        raise refuse("the template is empty")
+    if not isinstance(pod, dict):
+        raise refuse("the template is not a mapping")
+    if pod.get("kind") not in (None, "Pod"):
+        raise refuse(f"kind is {pod.get('kind')!r}")
+    if pod.get("apiVersion") not in (None, "v1"):
+        raise refuse(f"apiVersion is {pod.get('apiVersion')!r}")
+    for field in ("metadata", "spec"):
+        if pod.get(field) is not None and not isinstance(pod[field], dict):
+            raise refuse(f"{field} is not a mapping")
+    spec = pod.get("spec") or {}
+    for list_name in (*_CONTAINER_LISTS, "volumes"):
+        items = spec.get(list_name)
+        if items is None:
+            continue
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise refuse(f"spec.{list_name} is not a list of mappings")
+
+
+def parse_template(key: str, source: str, content: bytes | str) -> KubeObject:
+    """Parse template text (YAML or JSON) into a plain Pod dict, or raise SparkConfError."""
+    text = read_utf8(content) if isinstance(content, bytes) else content
+    try:
+        documents = list(yaml.load_all(text, Loader=_TemplateLoader))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SparkConfError(key, source, ACCEPTED, f"not valid YAML or JSON{where}") from None
+    if len(documents) > 1:
+        raise SparkConfError(key, source, ACCEPTED, f"it holds {len(documents)} documents")
+    pod = documents[0] if documents else None
+    _validate_shape(key, source, pod)
+    _coerce_string_fields(pod)
+    return _plain(pod)
+
+
+def template_from_dict(key: str, template: Mapping[str, Any]) -> KubeObject:
+    """Validate and normalise a template given as a Python dict (the caller's dict untouched)."""
+    pod = _deep_copy_tree(template)
+    _validate_shape(key, DICT_SOURCE, pod)
+    _coerce_string_fields(pod)
+    return _plain(pod)
+
+
+def _template_file(conf: DriverConf, key: str, path: str) -> bytes:
+    content = conf.local.files.get(path)
+    if content is None:
+        raise SparkConfError(
+            key, path, "the path of a readable local file (or pass the template as a dict)",
+            "the file could not be read",
+        )
+    return content
+
+
+# --- container selection -----------------------------------------------------------------
+
+
+def select_spark_container(pod: Mapping[str, Any], container_name: str | None) -> SparkPod:
+    """Split Spark's container off the template pod; the others stay as side-cars."""
+    spec = pod.get("spec")
+    if spec is None:
+        return SparkPod(pod={**pod, "metadata": pod.get("metadata") or {}, "spec": {}}, container={})
+    containers = list(spec.get("containers") or ())
+    if not containers:
+        spark_container: KubeObject = {}
+        rest: list[KubeObject] = []
+    else:
+        named = (
+            [c for c in containers if c.get("name") == container_name]
+            if container_name is not None
+            else []
+        )
+        if len(named) == 1:
+            spark_container = named[0]
+            rest = [c for c in containers if c.get("name") != container_name]
+        else:  # unset, not found or ambiguous: Spark takes the first one
+            spark_container, rest = containers[0], containers[1:]
+    new_spec = {k: v for k, v in spec.items() if k != "containers"}
+    if rest:
+        new_spec["containers"] = rest
+    new_pod = {**pod, "metadata": pod.get("metadata") or {}, "spec": new_spec}
+    return SparkPod(pod=new_pod, container=dict(spark_container))
+
+
+# --- what the pipeline calls -------------------------------------------------------------
+
+
+def driver_template(conf: DriverConf) -> KubeObject | None:
+    """The driver pod template as a plain dict, or None when none is configured."""
+    if conf.driver_pod_template is not None:
+        return template_from_dict(DRIVER_TEMPLATE_KEY, conf.driver_pod_template)
+    path = conf.get(DRIVER_TEMPLATE_KEY)
+    if path is None:
+        return None
+    return parse_template(DRIVER_TEMPLATE_KEY, path, _template_file(conf, DRIVER_TEMPLATE_KEY, path))
+
+
+def initial_driver_pod(conf: DriverConf) -> SparkPod:
+    """The pod the fold starts from: the template's, or an empty pod and container."""
+    template = driver_template(conf)
+    if template is None:
+        return SparkPod.initial()
+    return select_spark_container(template, conf.get(DRIVER_CONTAINER_NAME_KEY))
+
+
+def executor_template_text(conf: DriverConf) -> str | None:
+    """The executor template text Spark ships in a ConfigMap, validated; None when unset.
+
+    A file is shipped as written; a dict is written as YAML. Spark only parses the executor
+    template inside the driver; parsing it now reports a broken template before submission.
+    """
+    if conf.executor_pod_template is not None:
+        template = template_from_dict(EXECUTOR_TEMPLATE_KEY, conf.executor_pod_template)
+        return yaml.safe_dump(template, sort_keys=False, default_flow_style=False)
+    path = conf.get(EXECUTOR_TEMPLATE_KEY)
+    if path is None:
+        return None
+    text = read_utf8(_template_file(conf, EXECUTOR_TEMPLATE_KEY, path))
+    parse_template(EXECUTOR_TEMPLATE_KEY, path, text)
+    return text
