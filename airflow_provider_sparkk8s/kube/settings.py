@@ -437,9 +437,9 @@ def spark_submit_settings(
     context = conf.get("spark.kubernetes.context") or None
     try:
         base: ClientSettings | None = auto_settings(environ, context, in_cluster_root)
-    except KubeConfigError:
+    except KubeConfigError as error:
         if context:
-            raise
+            raise KubeConfigError(f"spark.kubernetes.context={context!r}: {error}") from None
         base = None  # nothing to inherit; the conf alone must be enough
     token = conf.get(f"{SUBMISSION_PREFIX}.oauthToken") or None
     token_file = conf.get(f"{SUBMISSION_PREFIX}.oauthTokenFile") or None

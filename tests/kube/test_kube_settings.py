@@ -1,0 +1,311 @@
+"""ClientSettings builders: kubeconfig parsing, in-cluster, overrides, spark-submit conf."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
+from airflow_provider_sparkk8s.kube.settings import (
+    ClientSettings,
+    auto_settings,
+    in_cluster_settings,
+    kubeconfig_settings,
+    normalize_master_url,
+    spark_submit_settings,
+    with_overrides,
+)
+
+SECRET = "planted-secret-4c1d"
+KEY_PEM = f"-----BEGIN PRIVATE KEY-----\n{SECRET}\n-----END PRIVATE KEY-----\n"
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def two_context_config(tmp_path: Path) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "admin",
+        "clusters": [
+            {"name": "main", "cluster": {"server": "https://10.0.0.1:6443",
+                                         "certificate-authority": "ca.crt"}},
+            {"name": "edge", "cluster": {"server": "https://edge:443/",
+                                         "certificate-authority-data": b64("CA PEM"),
+                                         "tls-server-name": "kubernetes",
+                                         "insecure-skip-tls-verify": False}},
+        ],
+        "users": [
+            {"name": "admin", "user": {"client-certificate": "admin.crt",
+                                       "client-key": "/abs/admin.key"}},
+            {"name": "robot", "user": {"token": SECRET}},
+            {"name": "inline", "user": {"client-certificate-data": b64("CERT PEM"),
+                                        "client-key-data": b64(KEY_PEM)}},
+            {"name": "plugin", "user": {"exec": {"command": "aws"}}},
+        ],
+        "contexts": [
+            {"name": "admin", "context": {"cluster": "main", "user": "admin"}},
+            {"name": "robot", "context": {"cluster": "edge", "user": "robot", "namespace": "spark"}},
+            {"name": "inline", "context": {"cluster": "edge", "user": "inline"}},
+            {"name": "plugin", "context": {"cluster": "main", "user": "plugin"}},
+        ],
+    }
+
+
+def write_config(tmp_path: Path, config: dict, name: str = "config") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_kubeconfig_current_context_resolves_paths_relative_to_the_file(tmp_path: Path) -> None:
+    path = write_config(tmp_path, two_context_config(tmp_path))
+    settings = kubeconfig_settings(path)
+    assert settings.server == "https://10.0.0.1:6443"
+    assert settings.ca_file == str(tmp_path / "ca.crt")
+    assert settings.client_cert_file == str(tmp_path / "admin.crt")
+    assert settings.client_key_file == "/abs/admin.key"
+    assert settings.namespace is None and settings.verify
+    assert "context 'admin'" in settings.source
+
+
+def test_kubeconfig_named_context_with_token_namespace_and_tls_name(tmp_path: Path) -> None:
+    settings = kubeconfig_settings(write_config(tmp_path, two_context_config(tmp_path)),
+                                   context="robot")
+    assert settings.server == "https://edge:443"
+    assert settings.ca_data == "CA PEM" and settings.tls_server_name == "kubernetes"
+    assert settings.token == SECRET and settings.namespace == "spark"
+    assert settings.effective_namespace() == "spark"
+    assert settings.effective_namespace("operator-ns") == "operator-ns"
+    assert SECRET not in repr(settings) and SECRET not in str(settings)
+    assert "token=<redacted>" in repr(settings)
+
+
+def test_inline_kubeconfig_with_inline_credentials(tmp_path: Path) -> None:
+    content = yaml.safe_dump(two_context_config(tmp_path))
+    settings = kubeconfig_settings(content=content, context="inline")
+    assert settings.client_cert_data == "CERT PEM" and settings.client_key_data == KEY_PEM
+    assert settings.source.startswith("inline kubeconfig")
+    assert SECRET not in repr(settings)
+    assert kubeconfig_settings(content=two_context_config(tmp_path), context="inline") == settings
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [("plugin", "exec plugin"), ("nope", "no context named 'nope'")],
+)
+def test_kubeconfig_errors_are_clear(tmp_path: Path, context: str, message: str) -> None:
+    path = write_config(tmp_path, two_context_config(tmp_path))
+    with pytest.raises(KubeConfigError, match=message):
+        kubeconfig_settings(path, context=context)
+
+
+def test_kubeconfig_bad_base64_key_never_echoes_the_value(tmp_path: Path) -> None:
+    config = two_context_config(tmp_path)
+    config["users"][2]["user"]["client-key-data"] = SECRET + "!!"
+    with pytest.raises(KubeConfigError) as caught:
+        kubeconfig_settings(content=yaml.safe_dump(config), context="inline")
+    assert "client-key-data" in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_inline_kubeconfig_yaml_error_never_echoes_the_content() -> None:
+    with pytest.raises(KubeConfigError) as caught:
+        kubeconfig_settings(content=f"users: [{{token: {SECRET}\n  - : :")
+    assert "not valid YAML" in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_kubeconfig_list_merge_first_definition_wins(tmp_path: Path) -> None:
+    first_dir, second_dir = tmp_path / "a", tmp_path / "b"
+    first_dir.mkdir(), second_dir.mkdir()
+    first = {"clusters": [{"name": "main", "cluster": {"server": "https://first:1",
+                                                       "certificate-authority": "ca.crt"}}]}
+    second = two_context_config(tmp_path)
+    path = f"{write_config(first_dir, first)}{os.pathsep}{write_config(second_dir, second)}"
+    settings = kubeconfig_settings(path)
+    assert settings.server == "https://first:1"
+    assert settings.ca_file == str(first_dir / "ca.crt")  # relative to the file that names it
+    assert settings.client_cert_file == str(second_dir / "admin.crt")
+
+
+def test_unreadable_kubeconfig_names_the_path(tmp_path: Path) -> None:
+    with pytest.raises(KubeConfigError, match=str(tmp_path / "missing")):
+        kubeconfig_settings(tmp_path / "missing")
+
+
+# --------------------------------------------------------------------------- in-cluster
+
+
+def service_account_dir(tmp_path: Path, namespace: str | None = "spark-jobs") -> Path:
+    root = tmp_path / "serviceaccount"
+    root.mkdir()
+    (root / "token").write_text(SECRET)
+    (root / "ca.crt").write_text("CA")
+    if namespace:
+        (root / "namespace").write_text(namespace + "\n")
+    return root
+
+
+def test_in_cluster_reads_env_and_mount(tmp_path: Path) -> None:
+    root = service_account_dir(tmp_path)
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    settings = in_cluster_settings(env, str(root))
+    assert settings.server == "https://10.96.0.1:443"
+    assert settings.token_file == str(root / "token") and settings.token is None
+    assert settings.ca_file == str(root / "ca.crt")
+    assert settings.namespace == "spark-jobs"
+    ipv6 = in_cluster_settings({**env, "KUBERNETES_SERVICE_HOST": "fd00::1"}, str(root))
+    assert ipv6.server == "https://[fd00::1]:443"
+
+
+def test_in_cluster_errors(tmp_path: Path) -> None:
+    with pytest.raises(KubeConfigError, match="KUBERNETES_SERVICE_HOST"):
+        in_cluster_settings({}, str(tmp_path))
+    env = {"KUBERNETES_SERVICE_HOST": "h", "KUBERNETES_SERVICE_PORT": "443"}
+    with pytest.raises(KubeConfigError, match=str(tmp_path / "token")):
+        in_cluster_settings(env, str(tmp_path))
+
+
+def test_auto_settings_prefers_kubeconfig_then_in_cluster(tmp_path: Path) -> None:
+    root = service_account_dir(tmp_path)
+    cluster_env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
+                   "HOME": str(tmp_path / "home")}
+    assert auto_settings(cluster_env, in_cluster_root=str(root)).server == "https://10.96.0.1:443"
+    home_config = tmp_path / "home" / ".kube" / "config"
+    home_config.parent.mkdir(parents=True)
+    home_config.write_text(yaml.safe_dump(two_context_config(tmp_path)))
+    assert auto_settings(cluster_env, in_cluster_root=str(root)).server == "https://10.0.0.1:6443"
+    explicit = write_config(tmp_path, two_context_config(tmp_path), "other")
+    chosen = auto_settings({**cluster_env, "KUBECONFIG": str(explicit)}, context="robot")
+    assert chosen.server == "https://edge:443" and str(explicit) in chosen.source
+    with pytest.raises(KubeConfigError, match="no Kubernetes configuration"):
+        auto_settings({"HOME": str(tmp_path / "nohome")})
+
+
+# --------------------------------------------------------------------------- overrides
+
+
+def test_explicit_fields_win_and_replace_their_whole_group(tmp_path: Path) -> None:
+    base = kubeconfig_settings(write_config(tmp_path, two_context_config(tmp_path)),
+                               context="inline")
+    token_file = tmp_path / "t"
+    token_file.write_text("x")
+    merged = with_overrides(base, {"token_file": str(token_file), "ca_file": "/ca",
+                                   "client_cert_file": None, "namespace": "mine"}, "connection")
+    assert merged.token_file == str(token_file) and merged.token is None
+    assert merged.ca_file == "/ca" and merged.ca_data is None
+    assert merged.client_cert_data == "CERT PEM"  # None = not given: the base stays
+    assert merged.namespace == "mine" and merged.server == base.server
+    assert merged.source.endswith("+ connection")
+
+
+def test_without_a_base_the_server_is_required() -> None:
+    with pytest.raises(KubeConfigError, match="no API server URL"):
+        with_overrides(None, {"token": SECRET})
+    assert with_overrides(None, {"server": "http://127.0.0.1:8080"}).server == "http://127.0.0.1:8080"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"server": "127.0.0.1:6443"}, "must start with https:// or http://"),
+        ({"server": "https://h", "token": SECRET, "token_file": "/t"}, "both a token and a token file"),
+        ({"server": "https://h", "client_cert_file": "/c"}, "the client key is missing"),
+        ({"server": "https://h", "client_key_data": KEY_PEM}, "the client certificate is missing"),
+    ],
+)
+def test_settings_validation(fields: dict, message: str) -> None:
+    with pytest.raises(KubeConfigError, match=message) as caught:
+        ClientSettings(**fields)
+    assert SECRET not in str(caught.value)
+
+
+# --------------------------------------------------------------------------- spark-submit
+
+
+@pytest.mark.parametrize(
+    ("master", "url"),
+    [
+        ("k8s://10.0.0.1:6443", "https://10.0.0.1:6443"),
+        ("k8s://https://api.example:443/", "https://api.example:443"),
+        ("k8s://http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+    ],
+)
+def test_master_url_normalisation(master: str, url: str) -> None:
+    assert normalize_master_url(master) == url
+
+
+@pytest.mark.parametrize("master", ["local[2]", "k8s://ftp://h:1", "spark://h:7077", "k8s://"])
+def test_master_url_rejected(master: str) -> None:
+    with pytest.raises(SparkConfError) as caught:
+        normalize_master_url(master)
+    assert caught.value.key == "spark.master"
+
+
+def test_master_http_warns(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    normalize_master_url("k8s://http://h:1")
+    assert any(r.levelno == logging.WARNING and "plain http" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_spark_submit_keys_override_the_kubeconfig(tmp_path: Path) -> None:
+    env = {"KUBECONFIG": str(write_config(tmp_path, two_context_config(tmp_path))),
+           "HOME": str(tmp_path)}
+    files = {}
+    for name in ("ca", "key", "cert", "token"):
+        files[name] = tmp_path / f"{name}.pem"
+        files[name].write_text(name)
+    prefix = "spark.kubernetes.authenticate.submission"
+    conf = {
+        "spark.master": "k8s://127.0.0.1:6443",
+        "spark.kubernetes.context": "robot",
+        f"{prefix}.caCertFile": str(files["ca"]),
+        f"{prefix}.clientKeyFile": str(files["key"]),
+        f"{prefix}.clientCertFile": str(files["cert"]),
+        f"{prefix}.oauthTokenFile": str(files["token"]),
+        "spark.kubernetes.namespace": "jobs",
+        "spark.kubernetes.submission.requestTimeout": "2500",
+    }
+    settings = spark_submit_settings(conf, env)
+    assert settings.server == "https://127.0.0.1:6443"
+    assert settings.ca_file == str(files["ca"]) and settings.ca_data is None
+    assert settings.client_key_file == str(files["key"])
+    assert settings.client_cert_file == str(files["cert"])
+    assert settings.token_file == str(files["token"]) and settings.token is None  # robot's token
+    assert settings.tls_server_name == "kubernetes"  # kept from the kubeconfig cluster
+    assert settings.namespace == "jobs" and settings.verify and settings.request_timeout == 2.5
+    trusting = spark_submit_settings(
+        {"spark.master": "k8s://h:1", "spark.kubernetes.trust.certificates": "true",
+         f"{prefix}.oauthToken": SECRET}, {"HOME": str(tmp_path / "none")})
+    assert not trusting.verify and trusting.token == SECRET and trusting.source == "spark conf"
+
+
+def test_spark_submit_unreadable_file_names_key_and_path(tmp_path: Path) -> None:
+    key = "spark.kubernetes.authenticate.submission.clientKeyFile"
+    conf = {"spark.master": "k8s://h:1", key: str(tmp_path / "absent.key")}
+    with pytest.raises(SparkConfError) as caught:
+        spark_submit_settings(conf, {"HOME": str(tmp_path)})
+    assert caught.value.key == key and str(tmp_path / "absent.key") in str(caught.value)
+
+
+def test_spark_submit_token_and_token_file_conflict(tmp_path: Path) -> None:
+    prefix = "spark.kubernetes.authenticate.submission"
+    (tmp_path / "t").write_text("x")
+    conf = {"spark.master": "k8s://h:1", f"{prefix}.oauthToken": SECRET,
+            f"{prefix}.oauthTokenFile": str(tmp_path / "t")}
+    with pytest.raises(SparkConfError) as caught:
+        spark_submit_settings(conf, {"HOME": str(tmp_path)})
+    assert SECRET not in str(caught.value)
+
+
+def test_spark_submit_missing_context_is_an_error(tmp_path: Path) -> None:
+    conf = {"spark.master": "k8s://h:1", "spark.kubernetes.context": "ghost"}
+    with pytest.raises(KubeConfigError, match="ghost"):
+        spark_submit_settings(conf, {"HOME": str(tmp_path)})
