@@ -38,6 +38,9 @@ HEARTBEAT_COMPONENTS = ("scheduler", "dag_processor", "triggerer")
 
 T = TypeVar("T")
 
+# Seconds per named phase, filled by the e2e tests and printed at the end of the session.
+E2E_TIMINGS: dict[str, float] = {}
+
 
 class StackError(RuntimeError):
     """A component did not come up, or a wait ran past its deadline."""
