@@ -1,0 +1,66 @@
+import pytest
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import LocalInputs
+from airflow_provider_sparkk8s.submission.features import driver_command
+from airflow_provider_sparkk8s.submission.spec import SparkPod
+from tests.support.driver_conf import make_conf
+
+HEAD = ["driver", "--properties-file", "/opt/spark/conf/spark.properties", "--class"]
+
+
+def run(conf, pod=None):
+    return driver_command.step(conf, pod or SparkPod.initial())
+
+
+@pytest.mark.parametrize(
+    ("primary", "resource"),
+    [("local:///opt/app.jar", "local:///opt/app.jar"), ("s3a://b/app.jar", "s3a://b/app.jar"),
+     ("/tmp/app.jar", "spark-internal"), ("file:/tmp/app.jar", "spark-internal"),
+     (None, "spark-internal")],
+)
+def test_java_args(primary, resource):
+    result = run(make_conf(primary=primary, app_args=("10", "x y")))
+    assert result.pod.container["args"] == [
+        *HEAD, "org.apache.spark.examples.SparkPi", resource, "10", "x y"]
+    assert "env" not in result.pod.container
+    assert result.system_properties == {"spark.kubernetes.resource.type": "java"}
+
+
+def test_proxy_user_and_template_args_stay_in_front():
+    pod = SparkPod(pod={"metadata": {}, "spec": {}}, container={"args": ["--tpl"]})
+    args = run(make_conf(proxy_user="bob"), pod).pod.container["args"]
+    assert args[:4] == ["--tpl", "driver", "--proxy-user", "bob"]
+
+
+def test_python_args_and_env_precedence():
+    conf = make_conf(kind="python", primary="local:///app/main.py",
+                     main_class=driver_command.PYTHON_RUNNER,
+                     local=LocalInputs(environment={"PYSPARK_PYTHON": "envpy"}))
+    result = run(conf)
+    assert result.pod.container["args"] == [
+        *HEAD, "org.apache.spark.deploy.PythonRunner", "local:///app/main.py"]
+    assert result.pod.container["env"] == [
+        {"name": "PYSPARK_PYTHON", "value": "envpy"},
+        {"name": "PYSPARK_DRIVER_PYTHON", "value": "envpy"}]
+    assert result.system_properties == {"spark.kubernetes.resource.type": "python"}
+    conf = make_conf({"spark.pyspark.python": "python3.11"}, kind="python",
+                     primary="local:///a.py", local=LocalInputs(
+                         environment={"PYSPARK_DRIVER_PYTHON": "ipython", "PYSPARK_PYTHON": "p"}))
+    assert run(conf).pod.container["env"] == [
+        {"name": "PYSPARK_PYTHON", "value": "python3.11"},
+        {"name": "PYSPARK_DRIVER_PYTHON", "value": "python3.11"}]
+    conf = make_conf({"spark.pyspark.driver.python": "d"}, kind="python", primary="local:///a.py")
+    assert run(conf).pod.container["env"] == [{"name": "PYSPARK_DRIVER_PYTHON", "value": "d"}]
+
+
+def test_local_python_file_is_refused():
+    with pytest.raises(SparkConfError) as err:
+        run(make_conf(kind="python", primary="/home/me/app.py"))
+    assert "not supported yet" in str(err.value)
+
+
+def test_r_keeps_resource():
+    result = run(make_conf(kind="r", primary="/home/me/app.R", main_class=driver_command.R_RUNNER))
+    assert result.pod.container["args"][-1] == "/home/me/app.R"
+    assert result.system_properties == {"spark.kubernetes.resource.type": "r"}
