@@ -13,7 +13,7 @@ from types import ModuleType
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
-from airflow_provider_sparkk8s.submission import properties
+from airflow_provider_sparkk8s.submission import pod_template, properties
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var, volume_mount
 from airflow_provider_sparkk8s.submission.spec import (
@@ -62,13 +62,7 @@ def builtin_steps(conf: DriverConf) -> list[NamedStep]:
     """The built-in steps this Spark line runs, in order."""
     steps = []
     for name in BUILTIN_STEPS:
-        try:
-            module = _builtin_module(name)
-        except ModuleNotFoundError as err:
-            # TODO(issue 3): remove once every step module has landed.
-            if err.name != f"airflow_provider_sparkk8s.submission.features.{name}":
-                raise
-            continue
+        module = _builtin_module(name)
         if conf.version_tuple >= tuple(module.SINCE):
             steps.append(NamedStep(module.SPARK_CLASS, module.step))
     return steps
@@ -109,11 +103,7 @@ def active_steps(conf: DriverConf) -> list[NamedStep]:
 
 def initial_pod(conf: DriverConf) -> SparkPod:
     """The driver template (if any) split into pod and Spark container, else an empty pod."""
-    try:
-        from airflow_provider_sparkk8s.submission.pod_template import initial_driver_pod
-    except ModuleNotFoundError:  # TODO(issue 3): remove once pod_template.py has landed
-        return SparkPod.initial()
-    return initial_driver_pod(conf)
+    return pod_template.initial_driver_pod(conf)
 
 
 def _apply(step: NamedStep, conf: DriverConf, pod: SparkPod) -> StepResult:
