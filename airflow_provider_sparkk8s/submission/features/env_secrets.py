@@ -12,7 +12,7 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain, with_prefix
 from airflow_provider_sparkk8s.submission.java_text import java_split
-from airflow_provider_sparkk8s.submission.pod_edits import with_env
+from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.EnvSecretsFeatureStep"
@@ -46,4 +46,4 @@ def secret_key_ref_env(env_name: str, key_ref: str) -> KubeObject:
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     env = [secret_key_ref_env(name, ref) for name, ref in with_prefix(conf, PREFIX).items()]
-    return StepResult(pod=SparkPod(pod=pod.pod, container=with_env(pod.container, env)))
+    return StepResult(pod=add_volumes_and_mounts(pod, volumes=(), mounts=(), env=env))

@@ -32,7 +32,7 @@ from airflow_provider_sparkk8s.submission.local_files import (
     file_bytes,
 )
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.pod_edits import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.KerberosConfDriverFeatureStep"

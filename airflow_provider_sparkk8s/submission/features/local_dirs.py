@@ -16,7 +16,7 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import get_bool
 from airflow_provider_sparkk8s.submission.java_text import java_split
-from airflow_provider_sparkk8s.submission.pod_edits import add_volumes_and_mounts, container_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep"
@@ -55,7 +55,7 @@ def configured_local_dirs(conf: DriverConf, taken_paths: set[str]) -> list[str]:
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     existing = [
         mount.get("mountPath", "")
-        for mount in container_mounts(pod.container)
+        for mount in pod.container.get("volumeMounts") or ()
         if str(mount.get("name", "")).startswith(VOLUME_PREFIX)
     ]
     volumes: list[KubeObject] = []
@@ -64,7 +64,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         local_dirs = list(existing)
         random.Random(conf.ids.shuffle_seed).shuffle(local_dirs)
     else:
-        taken = {str(mount.get("mountPath")) for mount in container_mounts(pod.container)}
+        taken = {str(mount.get("mountPath")) for mount in pod.container.get("volumeMounts") or ()}
         local_dirs = configured_local_dirs(conf, taken)
         empty_dir = {"medium": "Memory"} if get_bool(conf, TMPFS_KEY, False) else {}
         for index, path in enumerate(local_dirs, start=1):

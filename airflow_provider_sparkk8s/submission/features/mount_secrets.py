@@ -10,7 +10,7 @@ from __future__ import annotations
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, with_prefix
-from airflow_provider_sparkk8s.submission.pod_edits import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"

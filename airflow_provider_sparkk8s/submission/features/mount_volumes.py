@@ -32,7 +32,7 @@ from airflow_provider_sparkk8s.submission.conf_values import (
 )
 from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.pod_edits import add_volumes_and_mounts, pod_volumes
+from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountVolumesFeatureStep"
@@ -226,7 +226,7 @@ def _check_duplicates(specs: list[VolumeSpec], pod: SparkPod) -> None:
             "a different mount path for every volume",
             "found duplicated mountPath",
         )
-    taken = {volume.get("name") for volume in pod_volumes(pod.pod)}
+    taken = {volume.get("name") for volume in (pod.pod.get("spec") or {}).get("volumes") or ()}
     names: set[str] = set()
     for spec in specs:
         if spec.volume_name in names or spec.volume_name in taken:

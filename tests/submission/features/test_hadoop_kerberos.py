@@ -1,0 +1,252 @@
+import base64
+import copy
+
+import pytest
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import LocalInputs
+from airflow_provider_sparkk8s.submission.features import hadoop_conf_driver, kerberos_conf_driver
+from airflow_provider_sparkk8s.submission.spec import SparkPod
+from tests.support.driver_conf import PREFIX, make_conf
+
+HADOOP_DIR = "/etc/hadoop/conf"
+CORE_SITE = b"<configuration><property><name>fs.defaultFS</name><value>hdfs://nn:8020</value></property></configuration>"
+KERBEROS_SITE = (
+    b"<configuration><property><name>hadoop.security.authentication</name>"
+    b"<value>kerberos</value></property></configuration>"
+)
+
+
+def hadoop_local(core_site=CORE_SITE, extra_files=None):
+    files = {f"{HADOOP_DIR}/core-site.xml": core_site, f"{HADOOP_DIR}/hdfs-site.xml": "<configuration/>\u00e9".encode()}
+    files.update(extra_files or {})
+    return LocalInputs(
+        environment={"HADOOP_CONF_DIR": HADOOP_DIR},
+        files=files,
+        directories={HADOOP_DIR: ("core-site.xml", "hdfs-site.xml")},
+    )
+
+
+def test_hadoop_conf_dir_is_shipped_in_a_config_map_and_mounted():
+    conf = make_conf(local=hadoop_local())
+    result = hadoop_conf_driver.step(conf, SparkPod.initial())
+    name = f"{PREFIX}-hadoop-config"
+    assert result.pod.pod["spec"]["volumes"] == [
+        {
+            "name": "hadoop-properties",
+            "configMap": {
+                "name": name,
+                "items": [
+                    {"key": "core-site.xml", "path": "core-site.xml"},
+                    {"key": "hdfs-site.xml", "path": "hdfs-site.xml"},
+                ],
+            },
+        }
+    ]
+    assert result.pod.container == {
+        "volumeMounts": [{"name": "hadoop-properties", "mountPath": "/opt/hadoop/conf"}],
+        "env": [{"name": "HADOOP_CONF_DIR", "value": "/opt/hadoop/conf"}],
+    }
+    assert dict(result.system_properties) == {"spark.kubernetes.executor.hadoopConfigMapName": name}
+    assert list(result.resources) == [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name},
+            "immutable": True,
+            "data": {"core-site.xml": CORE_SITE.decode(), "hdfs-site.xml": "<configuration/>\u00e9"},
+        }
+    ]
+
+
+def test_existing_hadoop_config_map_is_mounted_without_items_or_new_objects():
+    conf = make_conf({"spark.kubernetes.hadoop.configMapName": "hadoop-site"})
+    result = hadoop_conf_driver.step(conf, SparkPod.initial())
+    assert result.pod.pod["spec"]["volumes"] == [
+        {"name": "hadoop-properties", "configMap": {"name": "hadoop-site"}}
+    ]
+    assert dict(result.system_properties) == {"spark.kubernetes.executor.hadoopConfigMapName": "hadoop-site"}
+    assert list(result.resources) == []
+
+
+def test_hadoop_conf_dir_that_is_not_a_directory_ships_an_empty_config_map_like_spark():
+    conf = make_conf(local=LocalInputs(environment={"HADOOP_CONF_DIR": "/nowhere"}))
+    result = hadoop_conf_driver.step(conf, SparkPod.initial())
+    assert result.pod.pod["spec"]["volumes"] == [
+        {"name": "hadoop-properties", "configMap": {"name": f"{PREFIX}-hadoop-config"}}
+    ]
+    assert "data" not in result.resources[0]
+
+
+def test_no_hadoop_conf_changes_nothing():
+    result = hadoop_conf_driver.step(make_conf(), SparkPod.initial())
+    assert result.pod == SparkPod.initial() and list(result.resources) == []
+
+
+def test_hadoop_errors():
+    both = make_conf({"spark.kubernetes.hadoop.configMapName": "m"}, local=hadoop_local())
+    with pytest.raises(SparkConfError) as err:
+        hadoop_conf_driver.step(both, SparkPod.initial())
+    assert err.value.key == "spark.kubernetes.hadoop.configMapName"
+    unreadable = LocalInputs(environment={"HADOOP_CONF_DIR": HADOOP_DIR}, directories={HADOOP_DIR: ("x.xml",)})
+    with pytest.raises(SparkConfError) as err:
+        hadoop_conf_driver.step(make_conf(local=unreadable), SparkPod.initial())
+    assert err.value.key == "HADOOP_CONF_DIR"
+    bad_name = LocalInputs(
+        environment={"HADOOP_CONF_DIR": HADOOP_DIR},
+        files={f"{HADOOP_DIR}/a b.xml": b""},
+        directories={HADOOP_DIR: ("a b.xml",)},
+    )
+    with pytest.raises(SparkConfError, match="cannot be a ConfigMap key"):
+        hadoop_conf_driver.step(make_conf(local=bad_name), SparkPod.initial())
+    with pytest.raises(SparkConfError):
+        hadoop_conf_driver.step(make_conf({"spark.kubernetes.hadoop.configMapName": "Bad_Name"}), SparkPod.initial())
+
+
+KRB5 = b"[libdefaults]\n default_realm = EXAMPLE.COM\n"
+KEYTAB = bytes(range(256))
+
+
+def kerberos_local(**extra_files):
+    return LocalInputs(files={"/etc/krb5.conf": KRB5, "/keys/alice.keytab": KEYTAB, **extra_files})
+
+
+def test_krb5_file_keytab_and_principal():
+    conf = make_conf(
+        {
+            "spark.kubernetes.kerberos.krb5.path": "/etc/krb5.conf",
+            "spark.kerberos.keytab": "/keys/alice.keytab",
+            "spark.kerberos.principal": "alice@EXAMPLE.COM",
+        },
+        local=kerberos_local(),
+    )
+    result = kerberos_conf_driver.step(conf, SparkPod.initial())
+    assert result.pod.pod["spec"]["volumes"] == [
+        {
+            "name": "krb5-file",
+            "configMap": {"name": f"{PREFIX}-krb5-file", "items": [{"key": "krb5.conf", "path": "krb5.conf"}]},
+        },
+        {"name": "kerberos-keytab", "secret": {"secretName": f"{PREFIX}-kerberos-keytab"}},
+    ]
+    assert result.pod.container["volumeMounts"] == [
+        {"name": "krb5-file", "mountPath": "/etc/krb5.conf", "subPath": "krb5.conf"},
+        {"name": "kerberos-keytab", "mountPath": "/mnt/secrets/kerberos-keytab"},
+    ]
+    assert "env" not in result.pod.container
+    assert dict(result.system_properties) == {
+        "spark.kerberos.keytab": "/mnt/secrets/kerberos-keytab/alice.keytab"
+    }
+    assert list(result.resources) == [
+        {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{PREFIX}-krb5-file"},
+            "immutable": True, "data": {"krb5.conf": KRB5.decode()},
+        },
+        {
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{PREFIX}-kerberos-keytab"},
+            "immutable": True, "data": {"alice.keytab": base64.b64encode(KEYTAB).decode()},
+        },
+    ]
+
+
+def test_krb5_config_map_and_existing_token_secret():
+    conf = make_conf(
+        {
+            "spark.kubernetes.kerberos.krb5.configMapName": "krb5",
+            "spark.kubernetes.kerberos.tokenSecret.name": "tokens",
+            "spark.kubernetes.kerberos.tokenSecret.itemKey": "dt",
+        }
+    )
+    pod = SparkPod(pod={"spec": {}}, container={"env": [{"name": "T", "value": "1"}]})
+    before = copy.deepcopy(pod)
+    result = kerberos_conf_driver.step(conf, pod)
+    assert result.pod.pod["spec"]["volumes"] == [
+        {"name": "krb5-file", "configMap": {"name": "krb5"}},
+        {"name": "hadoop-secret", "secret": {"secretName": "tokens"}},
+    ]
+    assert result.pod.container["volumeMounts"][1] == {
+        "name": "hadoop-secret", "mountPath": "/mnt/secrets/hadoop-credentials",
+    }
+    assert result.pod.container["env"] == [
+        {"name": "T", "value": "1"},
+        {"name": "HADOOP_TOKEN_FILE_LOCATION", "value": "/mnt/secrets/hadoop-credentials/dt"},
+    ]
+    assert list(result.resources) == [] and dict(result.system_properties) == {}
+    assert pod == before
+
+
+def test_in_image_keytab_ships_nothing_but_a_token_secret_still_mounts():
+    local_keytab = {"spark.kerberos.keytab": "local:///keys/k.keytab", "spark.kerberos.principal": "p"}
+    alone = kerberos_conf_driver.step(make_conf(local_keytab), SparkPod.initial())
+    assert alone.pod == SparkPod.initial() and list(alone.resources) == []
+    with_tokens = kerberos_conf_driver.step(
+        make_conf({**local_keytab, "spark.kubernetes.kerberos.tokenSecret.name": "t",
+                   "spark.kubernetes.kerberos.tokenSecret.itemKey": "k"}),
+        SparkPod.initial(),
+    )
+    assert [v["name"] for v in with_tokens.pod.pod["spec"]["volumes"]] == ["hadoop-secret"]
+
+
+def test_uploaded_keytab_wins_over_a_token_secret():
+    conf = make_conf(
+        {
+            "spark.kerberos.keytab": "/keys/alice.keytab",
+            "spark.kerberos.principal": "alice",
+            "spark.kubernetes.kerberos.tokenSecret.name": "t",
+            "spark.kubernetes.kerberos.tokenSecret.itemKey": "k",
+        },
+        local=kerberos_local(),
+    )
+    result = kerberos_conf_driver.step(conf, SparkPod.initial())
+    assert [v["name"] for v in result.pod.pod["spec"]["volumes"]] == ["kerberos-keytab"]
+
+
+def test_legacy_yarn_keytab_names_are_read():
+    conf = make_conf(
+        {"spark.yarn.keytab": "/keys/alice.keytab", "spark.yarn.principal": "alice"},
+        local=kerberos_local(),
+    )
+    result = kerberos_conf_driver.step(conf, SparkPod.initial())
+    assert dict(result.system_properties) == {"spark.kerberos.keytab": "/mnt/secrets/kerberos-keytab/alice.keytab"}
+
+
+def test_kerberised_hadoop_without_keytab_or_token_secret_is_refused():
+    conf = make_conf(local=hadoop_local(core_site=KERBEROS_SITE))
+    with pytest.raises(SparkConfError, match="live Kerberos login") as err:
+        kerberos_conf_driver.step(conf, SparkPod.initial())
+    assert err.value.key == "hadoop.security.authentication"
+    via_conf = make_conf({"spark.hadoop.hadoop.security.authentication": "KERBEROS"})
+    with pytest.raises(SparkConfError):
+        kerberos_conf_driver.step(via_conf, SparkPod.initial())
+    simple = make_conf(local=hadoop_local())
+    assert kerberos_conf_driver.step(simple, SparkPod.initial()).pod == SparkPod.initial()
+    with_secret = make_conf(
+        {"spark.kubernetes.kerberos.tokenSecret.name": "t", "spark.kubernetes.kerberos.tokenSecret.itemKey": "k"},
+        local=hadoop_local(core_site=KERBEROS_SITE),
+    )
+    kerberos_conf_driver.step(with_secret, SparkPod.initial())
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ({"spark.kubernetes.kerberos.krb5.path": "/etc/krb5.conf", "spark.kubernetes.kerberos.krb5.configMapName": "m"},
+         "spark.kubernetes.kerberos.krb5.configMapName"),
+        ({"spark.kerberos.keytab": "/keys/alice.keytab"}, "spark.kerberos.keytab"),
+        ({"spark.kerberos.principal": "alice"}, "spark.kerberos.principal"),
+        ({"spark.kubernetes.kerberos.tokenSecret.name": "t"}, "spark.kubernetes.kerberos.tokenSecret.name"),
+        ({"spark.kubernetes.kerberos.tokenSecret.itemKey": "k"}, "spark.kubernetes.kerberos.tokenSecret.itemKey"),
+        ({"spark.kubernetes.kerberos.krb5.path": "/missing/krb5.conf"}, "spark.kubernetes.kerberos.krb5.path"),
+        ({"spark.kerberos.keytab": "/missing.keytab", "spark.kerberos.principal": "a"}, "spark.kerberos.keytab"),
+    ],
+)
+def test_kerberos_errors_name_the_key(extra, key):
+    with pytest.raises(SparkConfError) as err:
+        kerberos_conf_driver.step(make_conf(extra, local=kerberos_local()), SparkPod.initial())
+    assert err.value.key == key
+
+
+def test_malformed_core_site_is_reported():
+    conf = make_conf(local=hadoop_local(core_site=b"<configuration>"))
+    with pytest.raises(SparkConfError) as err:
+        kerberos_conf_driver.step(conf, SparkPod.initial())
+    assert err.value.key == "HADOOP_CONF_DIR"
