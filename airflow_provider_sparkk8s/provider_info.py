@@ -5,14 +5,86 @@ from __future__ import annotations
 from airflow_provider_sparkk8s import __version__
 
 
+
+def _text(label: str, description: str) -> dict:
+    return {"label": label, "description": description, "schema": {"type": ["string", "null"]}}
+
+
+def _secret(label: str, description: str) -> dict:
+    schema = {"type": ["string", "null"], "format": "password"}
+    return {"label": label, "description": description, "schema": schema}
+
+
+def _flag(label: str, description: str) -> dict:
+    schema = {"type": ["boolean", "null"], "default": False}
+    return {"label": label, "description": description, "schema": schema}
+
+
+# Airflow 3.2+ builds the connection form from this, without importing the hook. Airflow
+# < 3.2 calls SparkK8sHook.get_connection_form_widgets() / get_ui_field_behaviour(), which
+# tests/hooks keeps identical to this.
+SPARK_K8S_CONNECTION: dict = {
+    "hook-class-name": "airflow_provider_sparkk8s.hooks.spark_k8s.SparkK8sHook",
+    "hook-name": "Spark on Kubernetes",
+    "connection-type": "spark_k8s",
+    "conn-fields": {
+        "in_cluster": _flag(
+            "In-cluster configuration",
+            "Use the pod's service account (token and CA from the standard mount).",
+        ),
+        "kube_config_path": _text(
+            "Kubeconfig path", "Path of a kubeconfig file on the Airflow workers."
+        ),
+        "kube_config": _secret("Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."),
+        "cluster_context": _text(
+            "Context", "Kubeconfig context; the kubeconfig's current context when empty."
+        ),
+        "namespace": _text(
+            "Namespace",
+            "Default namespace; the operator's namespace wins, else the kubeconfig context's, "
+            "else default.",
+        ),
+        "token": _secret("Bearer token", "A static bearer token."),
+        "token_file": _text("Token file", "Path of a bearer token file, re-read when it changes."),
+        "ca_cert_file": _text("CA certificate file", "Path of the API server's CA (PEM)."),
+        "ca_cert_data": _text("CA certificate (PEM)", "The API server's CA certificate, PEM."),
+        "client_cert_file": _text("Client certificate file", "Path of a client certificate."),
+        "client_cert_data": _text("Client certificate (PEM)", "A client certificate, PEM."),
+        "client_key_file": _text("Client key file", "Path of the client certificate's key."),
+        "client_key_data": _secret("Client key (PEM)", "The client certificate's key, PEM."),
+        "tls_server_name": _text(
+            "TLS server name", "Name to verify the server certificate against (and send as SNI)."
+        ),
+        "insecure_skip_tls_verify": _flag(
+            "Skip TLS verification",
+            "Do not verify the API server's certificate (insecure; logs a warning).",
+        ),
+    },
+    "ui-field-behaviour": {
+        "hidden-fields": ["schema", "login", "password", "port", "extra"],
+        "relabeling": {"host": "API server URL"},
+        "placeholders": {
+            "host": "https://kubernetes.example.com:6443 (empty: kubeconfig or in-cluster)",
+            "kube_config_path": "~/.kube/config",
+            "namespace": "default",
+            "token_file": "/var/run/secrets/tokens/spark",
+        },
+    },
+}
+
 def provider_info() -> dict:
     return {
         "package-name": "airflow-provider-sparkk8s",
         "name": "Spark on Kubernetes",
         "description": "Submit and follow Apache Spark applications on Kubernetes without a JVM.",
         "versions": [__version__],
-        "connection-types": [],
-        "hooks": [],
+        "connection-types": [SPARK_K8S_CONNECTION],
+        "hooks": [
+            {
+                "integration-name": "Spark on Kubernetes",
+                "python-modules": ["airflow_provider_sparkk8s.hooks.spark_k8s"],
+            }
+        ],
         "operators": [
             {
                 "integration-name": "Spark on Kubernetes",

@@ -185,8 +185,8 @@ def in_cluster_settings(
         host = f"[{host}]"  # IPv6 literal
     token_file = os.path.join(root, "token")
     ca_file = os.path.join(root, "ca.crt")
-    _require_readable(token_file, "in-cluster service-account token")
-    _require_readable(ca_file, "in-cluster service-account CA")
+    require_readable(token_file, "in-cluster service-account token")
+    require_readable(ca_file, "in-cluster service-account CA")
     namespace_file = os.path.join(root, "namespace")
     namespace = None
     if os.path.exists(namespace_file):
@@ -352,7 +352,7 @@ def _settings_from_config(
         raise KubeConfigError(f"cluster {cluster_name!r} in {where} has no server")
     token_file = resolve("users", user_name, user.get("tokenFile"))
     if token_file:
-        _require_readable(token_file, f"tokenFile of user {user_name!r} in {where}")
+        require_readable(token_file, f"tokenFile of user {user_name!r} in {where}")
     return ClientSettings(
         server=str(server).rstrip("/"),
         ca_file=resolve("clusters", cluster_name, cluster.get("certificate-authority")),
@@ -381,7 +381,7 @@ def _b64_field(section: dict, key: str, where: str) -> str | None:
         raise KubeConfigError(f"{key} in {where} is not valid base64-encoded PEM") from None
 
 
-def _require_readable(path: str, what: str, key: str | None = None) -> None:
+def require_readable(path: str, what: str, key: str | None = None) -> None:
     """Fail before any request when a file we will need cannot be read."""
     if os.access(path, os.R_OK) and os.path.isfile(path):
         return
@@ -459,7 +459,7 @@ def spark_submit_settings(
     for field, key in files.items():
         value = conf.get(key) or None
         if value:
-            _require_readable(value, key, key=key)
+            require_readable(value, key, key=key)
         overrides[field] = value
     trust = conf.get("spark.kubernetes.trust.certificates", "false").strip().lower()
     if trust not in ("true", "false"):

@@ -1,0 +1,401 @@
+"""SparkK8sHook: an Airflow connection -> ClientSettings -> KubeClient / AsyncKubeClient.
+
+Precedence of the connection's auth sources (documented in the connection form too):
+
+1. the base, at most one of: `in_cluster` (the pod's service account), inline `kube_config`,
+   `kube_config_path` (with `cluster_context`, else the kubeconfig's current context);
+   with none of them and no API server URL, what kubectl would use (KUBECONFIG,
+   ~/.kube/config, else in-cluster);
+2. explicit fields laid over that base, each winning over what the base says: the API
+   server URL (host), `token` or `token_file`, `ca_cert_file` / `ca_cert_data`,
+   `client_cert_*` / `client_key_*`, `tls_server_name`, `insecure_skip_tls_verify`.
+
+Namespace: the operator's, else the connection's `namespace`, else the kubeconfig context's
+(or the in-cluster namespace file), else `default`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from airflow.sdk.bases.hook import BaseHook
+
+from airflow_provider_sparkk8s.errors import KubeConfigError, SparkK8sError
+from airflow_provider_sparkk8s.kube.client import AsyncKubeClient, KubeClient
+from airflow_provider_sparkk8s.kube.paths import Access, resource_path
+from airflow_provider_sparkk8s.kube.settings import (
+    SERVICE_ACCOUNT_ROOT,
+    ClientSettings,
+    auto_settings,
+    in_cluster_settings,
+    kubeconfig_settings,
+    require_readable,
+    with_overrides,
+)
+
+CONN_TYPE = "spark_k8s"
+_PREFIX = f"extra__{CONN_TYPE}__"
+
+# Every permission the provider uses in the application's namespace; docs/rbac.yaml grants
+# exactly these and test_connection checks each one.
+REQUIRED_ACCESS: tuple[Access, ...] = (
+    *(Access(verb, "pods") for verb in ("create", "get", "list", "watch", "delete")),
+    Access("get", "pods", subresource="log"),
+    *(
+        Access(verb, resource, group)
+        for resource, group in (
+            ("configmaps", ""),
+            ("services", ""),
+            ("secrets", ""),
+            ("networkpolicies", "networking.k8s.io"),
+        )
+        for verb in ("create", "patch", "delete")
+    ),
+)
+
+# Extras whose value is a secret: masked in the UI (format: password) and in task logs.
+SECRET_EXTRAS = ("kube_config", "token", "client_key_data")
+
+# extra field -> ClientSettings field, for the explicit overrides of step 2.
+_FILE_EXTRAS = {
+    "token_file": "token_file",
+    "ca_cert_file": "ca_file",
+    "client_cert_file": "client_cert_file",
+    "client_key_file": "client_key_file",
+}
+_PEM_EXTRAS = {
+    "ca_cert_data": "ca_data",
+    "client_cert_data": "client_cert_data",
+    "client_key_data": "client_key_data",
+}
+
+
+def connection_extras(extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Extras without the `extra__spark_k8s__` prefix older UIs wrote; empty values dropped."""
+    extras: dict[str, Any] = {}
+    for key, value in extra.items():
+        name = key[len(_PREFIX) :] if key.startswith(_PREFIX) else key
+        if value not in (None, ""):
+            extras.setdefault(name, value)
+    return extras
+
+
+def settings_from_connection(
+    conn_id: str,
+    host: str | None,
+    port: int | None,
+    extra: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+    in_cluster_root: str = SERVICE_ACCOUNT_ROOT,
+) -> ClientSettings:
+    """ClientSettings from a connection's fields, by the precedence in the module docstring."""
+    extras = connection_extras(extra)
+    label = f"connection {conn_id!r}"
+    server = _server_url(host, port)
+    bases = ["in_cluster"] if _flag(extras, "in_cluster", label) else []
+    bases += [name for name in ("kube_config", "kube_config_path") if extras.get(name)]
+    if len(bases) > 1:
+        raise KubeConfigError(
+            f"{label} sets {' and '.join(bases)}; choose one of in_cluster, kube_config and "
+            "kube_config_path"
+        )
+    context = extras.get("cluster_context") or None
+    base: ClientSettings | None
+    if bases == ["in_cluster"]:
+        base = in_cluster_settings(environ, in_cluster_root)
+    elif bases == ["kube_config"]:
+        inline = extras["kube_config"]
+        base = kubeconfig_settings(content=inline, context=context)
+    elif bases == ["kube_config_path"]:
+        base = kubeconfig_settings(os.path.expanduser(str(extras["kube_config_path"])),
+                                   context=context)
+    elif not server and not _has_credentials(extras):
+        base = auto_settings(environ, context, in_cluster_root)
+    else:
+        base = None
+
+    overrides: dict[str, Any] = {
+        "server": server,
+        "token": extras.get("token"),
+        "tls_server_name": extras.get("tls_server_name"),
+        "namespace": extras.get("namespace"),
+    }
+    for extra_name, field in _FILE_EXTRAS.items():
+        path = extras.get(extra_name)
+        if path:
+            path = os.path.expanduser(str(path))
+            require_readable(path, f"{label}: {extra_name}")
+        overrides[field] = path
+    for extra_name, field in _PEM_EXTRAS.items():
+        overrides[field] = _pem(extras.get(extra_name), extra_name, label)
+    if _flag(extras, "insecure_skip_tls_verify", label):
+        overrides["verify"] = False
+    return with_overrides(base, overrides, source=label)
+
+
+def _server_url(host: str | None, port: int | None) -> str | None:
+    if not host:
+        return None
+    url = host.strip().rstrip("/")
+    if "://" not in url:
+        url = f"https://{url}"
+    if port and url.count(":") < 2:  # scheme's colon only: no port in the host field
+        url = f"{url}:{port}"
+    return url
+
+
+def _has_credentials(extras: Mapping[str, Any]) -> bool:
+    return any(extras.get(name) for name in ("token", *_FILE_EXTRAS, *_PEM_EXTRAS))
+
+
+def _flag(extras: Mapping[str, Any], name: str, label: str) -> bool:
+    value = extras.get(name, False)
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off", ""):
+        return False
+    raise KubeConfigError(f"{label}: {name}={value!r} is invalid: expected true or false")
+
+
+def _pem(value: Any, name: str, label: str) -> str | None:
+    """Inline PEM as text; base64-encoded PEM (kubeconfig style) is accepted too."""
+    if not value:
+        return None
+    text = str(value).strip()
+    if "-----BEGIN" in text:
+        return text + "\n"
+    try:
+        decoded = base64.b64decode(text, validate=True).decode()
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        decoded = ""
+    if "-----BEGIN" not in decoded:
+        # Never echo the value: client_key_data is a private key.
+        raise KubeConfigError(f"{label}: {name} is neither PEM nor base64-encoded PEM")
+    return decoded
+
+
+def access_review(access: Access, namespace: str) -> dict:
+    """The SelfSubjectAccessReview asking whether we may do `access` in `namespace`."""
+    attributes = Access(access.verb, access.resource, access.group, access.subresource,
+                        namespace).resource_attributes()
+    return {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": attributes},
+    }
+
+
+def connection_report(
+    server: str, version: Mapping[str, Any], namespace: str, denied: list[Access]
+) -> tuple[bool, str]:
+    """test_connection's verdict and message from what the server answered."""
+    reached = f"Kubernetes {version.get('gitVersion', '(unknown version)')} at {server}"
+    if not denied:
+        return True, (
+            f"Connected to {reached}; all {len(REQUIRED_ACCESS)} permissions the provider needs "
+            f"are granted in namespace {namespace!r}."
+        )
+    missing = ", ".join(access.describe() for access in denied)
+    return False, (
+        f"Connected to {reached}, but {len(denied)} of {len(REQUIRED_ACCESS)} permissions are "
+        f"missing in namespace {namespace!r}: {missing}. See docs/rbac.yaml for the Role."
+    )
+
+
+class SparkK8sHook(BaseHook):
+    """Kubernetes API clients for Spark applications, from a `spark_k8s` connection.
+
+    :param spark_k8s_conn_id: the Airflow connection (type `spark_k8s`).
+    :param namespace: the operator's namespace; wins over the connection's.
+    """
+
+    conn_name_attr = "spark_k8s_conn_id"
+    default_conn_name = "spark_k8s_default"
+    conn_type = CONN_TYPE
+    hook_name = "Spark on Kubernetes"
+
+    def __init__(
+        self, spark_k8s_conn_id: str = default_conn_name, namespace: str | None = None, **kwargs: Any
+    ):
+        super().__init__(**kwargs)
+        self.spark_k8s_conn_id = spark_k8s_conn_id
+        self.namespace = namespace
+        self._settings: ClientSettings | None = None
+        self._client: KubeClient | None = None
+
+    # ------------------------------------------------------------------ settings
+
+    def get_settings(self) -> ClientSettings:
+        if self._settings is None:
+            conn = self.get_connection(self.spark_k8s_conn_id)
+            extra = conn.extra_dejson
+            self._mask(extra)
+            self._settings = settings_from_connection(
+                self.spark_k8s_conn_id, conn.host, conn.port, extra
+            )
+            self._mask_settings(self._settings)
+        return self._settings
+
+    async def aget_settings(self) -> ClientSettings:
+        """As get_settings, without blocking the triggerer's event loop on the connection."""
+        if self._settings is None:
+            conn = await self.aget_connection(self.spark_k8s_conn_id)
+            extra = await conn.aextra_dejson()
+            self._mask(extra)
+            self._settings = settings_from_connection(
+                self.spark_k8s_conn_id, conn.host, conn.port, extra
+            )
+            self._mask_settings(self._settings)
+        return self._settings
+
+    def get_namespace(self) -> str:
+        """The operator's namespace, else the connection's, else the context's, else default."""
+        return self.get_settings().effective_namespace(self.namespace)
+
+    # ------------------------------------------------------------------ clients
+
+    def get_conn(self) -> KubeClient:
+        return self.get_client()
+
+    def get_client(self) -> KubeClient:
+        """The sync client, created once per hook and reused (keep-alive connections)."""
+        if self._client is None:
+            self._client = KubeClient(self.get_settings())
+        return self._client
+
+    async def get_async_client(self) -> AsyncKubeClient:
+        """A new async client bound to the running event loop; the caller closes it."""
+        return AsyncKubeClient(await self.aget_settings())
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # ------------------------------------------------------------------ test_connection
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Reach the server, then ask (SelfSubjectAccessReview) for every needed permission."""
+        try:
+            client = self.get_client()
+            namespace = self.get_namespace()
+            version = client.version()
+            denied = [access for access in REQUIRED_ACCESS
+                      if not self._allowed(client, access, namespace)]
+        except SparkK8sError as error:
+            return False, str(error)
+        return connection_report(client.settings.server, version, namespace, denied)
+
+    @staticmethod
+    def _allowed(client: KubeClient, access: Access, namespace: str) -> bool:
+        path = resource_path("authorization.k8s.io/v1", "SelfSubjectAccessReview", None)
+        review = client.request("POST", path, json=access_review(access, namespace))
+        return bool(review.get("status", {}).get("allowed"))
+
+    # ------------------------------------------------------------------ masking
+
+    @staticmethod
+    def _mask(extra: Mapping[str, Any]) -> None:
+        """Register secret extras with Airflow's log masker, whatever their key names."""
+        extras = connection_extras(extra)
+        _mask_values(str(extras[name]) for name in SECRET_EXTRAS if extras.get(name))
+
+    @staticmethod
+    def _mask_settings(settings: ClientSettings) -> None:
+        # A token or key that came from an inline kubeconfig is a secret of its own.
+        _mask_values(value for value in (settings.token, settings.client_key_data) if value)
+
+    # ------------------------------------------------------------------ the form (Airflow < 3.2)
+
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        """Airflow < 3.2 builds the form from this; 3.2+ reads provider_info's conn-fields."""
+        from wtforms import BooleanField, PasswordField, StringField
+
+        try:
+            from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
+            from flask_babel import lazy_gettext
+        except ImportError:  # no FAB UI: wtforms' own widgets render the same fields
+            BS3TextFieldWidget = BS3PasswordFieldWidget = None  # type: ignore[assignment]  # noqa: N806
+
+            def lazy_gettext(text: str) -> str:
+                return text
+
+        def text(label: str, description: str) -> Any:
+            widget = {"widget": BS3TextFieldWidget()} if BS3TextFieldWidget else {}
+            return StringField(lazy_gettext(label), description=description, **widget)
+
+        def secret(label: str, description: str) -> Any:
+            widget = {"widget": BS3PasswordFieldWidget()} if BS3PasswordFieldWidget else {}
+            return PasswordField(lazy_gettext(label), description=description, **widget)
+
+        def flag(label: str, description: str) -> Any:
+            return BooleanField(lazy_gettext(label), description=description)
+
+        return {
+            "in_cluster": flag(
+                "In-cluster configuration",
+                "Use the pod's service account (token and CA from the standard mount).",
+            ),
+            "kube_config_path": text(
+                "Kubeconfig path", "Path of a kubeconfig file on the Airflow workers."
+            ),
+            "kube_config": secret(
+                "Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."
+            ),
+            "cluster_context": text(
+                "Context", "Kubeconfig context; the kubeconfig's current context when empty."
+            ),
+            "namespace": text(
+                "Namespace",
+                "Default namespace; the operator's namespace wins, else the kubeconfig "
+                "context's, else default.",
+            ),
+            "token": secret("Bearer token", "A static bearer token."),
+            "token_file": text(
+                "Token file", "Path of a bearer token file, re-read when it changes."
+            ),
+            "ca_cert_file": text("CA certificate file", "Path of the API server's CA (PEM)."),
+            "ca_cert_data": text("CA certificate (PEM)", "The API server's CA certificate, PEM."),
+            "client_cert_file": text("Client certificate file", "Path of a client certificate."),
+            "client_cert_data": text("Client certificate (PEM)", "A client certificate, PEM."),
+            "client_key_file": text("Client key file", "Path of the client certificate's key."),
+            "client_key_data": secret("Client key (PEM)", "The client certificate's key, PEM."),
+            "tls_server_name": text(
+                "TLS server name",
+                "Name to verify the server certificate against (and send as SNI).",
+            ),
+            "insecure_skip_tls_verify": flag(
+                "Skip TLS verification",
+                "Do not verify the API server's certificate (insecure; logs a warning).",
+            ),
+        }
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": ["schema", "login", "password", "port", "extra"],
+            "relabeling": {"host": "API server URL"},
+            "placeholders": {
+                "host": "https://kubernetes.example.com:6443 (empty: kubeconfig or in-cluster)",
+                "kube_config_path": "~/.kube/config",
+                "namespace": "default",
+                "token_file": "/var/run/secrets/tokens/spark",
+            },
+        }
+
+
+def _mask_values(values: Any) -> None:
+    with contextlib.suppress(ImportError):
+        from airflow.sdk.log import mask_secret
+
+        for value in values:
+            mask_secret(value)
