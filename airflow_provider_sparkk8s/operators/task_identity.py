@@ -86,7 +86,8 @@ def driver_labels(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
         DAG_ID_LABEL: label_value(ref.dag_id),
         TASK_ID_LABEL: label_value(ref.task_id),
         RUN_ID_LABEL: label_value(ref.run_id),
-        MAP_INDEX_LABEL: str(ref.map_index),
+        # "-1" is not a valid label value (it must start with a letter or digit).
+        MAP_INDEX_LABEL: str(ref.map_index) if ref.map_index >= 0 else "none",
         TRY_NUMBER_LABEL: str(ref.try_number),
         SUBMISSION_LABEL: str(submission),
     }

@@ -70,6 +70,7 @@ def test_labels_carry_the_identity_and_the_submission_number():
     assert labels["sparkk8s.io/try-number"] == "2"
     assert labels[SUBMISSION_LABEL] == "4"
     assert all(LABEL_VALUE.match(v) for v in labels.values())
+    assert driver_labels(ref(), 1)["sparkk8s.io/map-index"] == "none"
     conf = driver_label_conf(ref(), 1)
     assert conf[f"spark.kubernetes.driver.label.{TASK_INSTANCE_LABEL}"] == ref().digest
     assert selector(ref()) == f"{TASK_INSTANCE_LABEL}={ref().digest},spark-role=driver"

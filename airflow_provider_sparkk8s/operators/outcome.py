@@ -1,0 +1,157 @@
+"""What the operator follows and what it reports: plain data, no I/O.
+
+`TrackedApplication` is the driver the task follows (submitted or adopted); it travels
+through the deferral as plain kwargs. `final_event` turns an `ApplicationState` into the
+same payload the trigger emits, so the worker-side wait and the trigger end in one
+`execute_complete`. `report` turns that payload into the XCom value and, for a failure, the
+message the task fails with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any, Mapping
+
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+
+TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout"})
+ON_FINISH_ACTIONS = ("delete_pod", "delete_succeeded_pod", "keep_pod")
+
+
+@dataclass(frozen=True)
+class TrackedApplication:
+    application_id: str
+    namespace: str
+    driver_pod: str
+    driver_container: str
+    submitted_at: str  # RFC 3339: the driver pod's creation time, the start of the timeouts
+    adopted: bool = False
+
+    @property
+    def submission_id(self) -> str:
+        return f"{self.namespace}:{self.driver_pod}"
+
+    def to_kwargs(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_kwargs(kwargs: Mapping[str, Any]) -> "TrackedApplication":
+        return TrackedApplication(**{k: kwargs[k] for k in TrackedApplication.__dataclass_fields__})
+
+
+def tracked_from_pod(pod: Mapping[str, Any], *, adopted: bool) -> TrackedApplication:
+    """The application a driver pod (as the API server returns it) belongs to."""
+    metadata = pod.get("metadata") or {}
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return TrackedApplication(
+        application_id=(metadata.get("labels") or {}).get("spark-app-selector", ""),
+        namespace=metadata.get("namespace", ""),
+        driver_pod=metadata.get("name", ""),
+        # Spark appends its own container after any side-cars of a template.
+        driver_container=containers[-1].get("name") or "spark-kubernetes-driver",
+        submitted_at=metadata.get("creationTimestamp") or "",
+        adopted=adopted,
+    )
+
+
+def final_event(app: TrackedApplication, state: ApplicationState) -> dict[str, Any]:
+    """The trigger's final payload shape, built from a state the worker observed."""
+    if state.state == "unknown":
+        state = ApplicationState(
+            state="failed",
+            reason="DriverPodNotFound",
+            message=f"driver pod {app.driver_pod} of application {app.application_id} in "
+            f"namespace {app.namespace} no longer exists (deleted before it finished)",
+            driver_pod=app.driver_pod,
+            executors=state.executors,
+        )
+    if state.reason in TIMEOUT_REASONS:
+        status = "timeout"
+    else:
+        status = "success" if state.state == "succeeded" else "failed"
+    return {
+        "status": status,
+        "application_id": app.application_id,
+        "namespace": app.namespace,
+        **state.to_dict(),
+    }
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def duration_seconds(submitted_at: str, finished_at: Any, now: datetime) -> float | None:
+    """From the driver pod's creation to the driver's end (or `now` if it has no end)."""
+    start = _parse_time(submitted_at)
+    if start is None:
+        return None
+    end = _parse_time(finished_at) or now
+    return round(max((end - start).total_seconds(), 0.0), 3)
+
+
+@dataclass(frozen=True)
+class Report:
+    succeeded: bool
+    xcom: dict[str, Any]
+    failure: str | None  # the exception message when not succeeded
+
+
+def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> Report:
+    succeeded = event.get("status") == "success"
+    xcom = {
+        "application_id": app.application_id,
+        "namespace": app.namespace,
+        "driver_pod": app.driver_pod,
+        "submission_id": app.submission_id,
+        "state": event.get("state"),
+        "status": event.get("status"),
+        "reason": event.get("reason"),
+        "exit_code": event.get("exit_code"),
+        "duration_seconds": duration_seconds(app.submitted_at, event.get("finished_at"), now),
+        "executors": event.get("executors") or {"counts": {}, "failures": []},
+        "adopted": app.adopted,
+    }
+    return Report(succeeded, xcom, None if succeeded else failure_message(app, event))
+
+
+def failure_message(app: TrackedApplication, event: Mapping[str, Any]) -> str:
+    """Names the application, then the driver's reason, exit code and message."""
+    parts = [str(event.get("reason") or event.get("state") or "failed")]
+    if event.get("exit_code") is not None:
+        parts.append(f"exit code {event['exit_code']}")
+    detail = event.get("termination_message") or event.get("message")
+    what = ", ".join(parts) + (f": {detail}" if detail else "")
+    failures = (event.get("executors") or {}).get("failures") or []
+    executors = ""
+    if failures:
+        first = failures[0]
+        executors = (
+            f"; {len(failures)} executor(s) failed, first {first.get('pod_name')}: "
+            f"{first.get('reason')} (exit code {first.get('exit_code')})"
+        )
+    return (
+        f"Spark application {app.application_id} (driver pod {app.submission_id}) "
+        f"failed: {what}{executors}"
+    )
+
+
+def should_delete_driver(on_finish_action: str, event: Mapping[str, Any]) -> bool:
+    """Whether the finished (or abandoned) driver pod goes.
+
+    A timed-out driver is always deleted: it is still pending or running, nobody follows it
+    any more, and a retry must not adopt it.
+    """
+    if event.get("status") == "timeout":
+        return True
+    if on_finish_action == "delete_pod":
+        return True
+    if on_finish_action == "delete_succeeded_pod":
+        return event.get("status") == "success"
+    return False

@@ -1,0 +1,614 @@
+"""SparkK8sSubmitOperator: submit a Spark application to Kubernetes, follow it, report, clean up.
+
+The flow, each step in its own small piece:
+1. render and validate (pure: `submission_plan`, the pipeline's `prepare`/`render`); a dry
+   run logs the YAML of every object (secrets redacted) and stops;
+2. adopt the task instance's live driver, or submit a new one (`reattach.decide`; a 409 on
+   the pod's create means another worker won the race, so we adopt its pod);
+3. defer to `SparkK8sApplicationTrigger`, or wait in the worker with the same reducer and
+   the same timeout rule;
+4. `execute_complete`: push the XCom, bring the driver log's tail, clean up per
+   `on_finish_action`, fail with the driver's reason.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from airflow_provider_sparkk8s.errors import (
+    ApplicationFailed,
+    KubeApiError,
+    SparkConfError,
+    SubmissionError,
+)
+from airflow_provider_sparkk8s.links.spark_k8s import (
+    LINKS,
+    configured_templates,
+    link_templates,
+    link_urls,
+)
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    DRIVER_CONTAINER,
+    ApplicationState,
+    reduce_application,
+)
+from airflow_provider_sparkk8s.operators.outcome import (
+    ON_FINISH_ACTIONS,
+    TrackedApplication,
+    final_event,
+    report,
+    should_delete_driver,
+    tracked_from_pod,
+)
+from airflow_provider_sparkk8s.operators.reattach import Adopt, decide, is_live
+from airflow_provider_sparkk8s.operators.redaction import redact_objects, redaction_pattern
+from airflow_provider_sparkk8s.operators.spark_submit_args import (
+    SubmitParameters,
+    spark_submit_argv,
+)
+from airflow_provider_sparkk8s.operators.submission_plan import (
+    KubernetesParameters,
+    namespace_of,
+    submission_conf,
+    template_dict,
+)
+from airflow_provider_sparkk8s.operators.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.submission import local_inputs
+from airflow_provider_sparkk8s.submission.arguments import parse_spark_submit, read_text_file
+from airflow_provider_sparkk8s.submission.naming import new_submission_ids
+from airflow_provider_sparkk8s.submission.render import (
+    DEFAULT_SPARK_VERSION,
+    RenderedSubmission,
+    prepare,
+    render,
+    to_yaml,
+)
+from airflow_provider_sparkk8s.triggers.spark_k8s import timed_out
+
+try:
+    from airflow.sdk import BaseOperator
+    from airflow.sdk.configuration import conf as airflow_conf
+except ImportError:  # Airflow < 3.1
+    from airflow.configuration import conf as airflow_conf  # type: ignore[no-redef]
+    from airflow.models import BaseOperator  # type: ignore[no-redef,attr-defined]
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.kube.client import KubeClient
+
+DEFAULT_CONN_ID = "spark_k8s_default"
+APPLICATION_XCOM_KEY = "spark_application"
+# A master URL for dry runs without a reachable connection: only printed, never called.
+IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
+
+
+def _seconds(name: str, value: float | timedelta | None) -> float | None:
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise SparkConfError(name, value, "a positive number of seconds, or None for no limit")
+    return seconds
+
+
+def _pods_path(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/pods"
+
+
+class SparkK8sSubmitOperator(BaseOperator):
+    """Run a Spark application on Kubernetes in cluster mode, with no spark-submit and no JVM.
+
+    Parameters shared with ``SparkSubmitOperator`` keep its names and meaning:
+    ``application``, ``conf``, ``files``, ``py_files``, ``archives``, ``jars``, ``java_class``,
+    ``name``, ``application_args``, ``driver_memory``, ``driver_cores``, ``executor_memory``,
+    ``executor_cores``, ``num_executors``, ``proxy_user``, ``verbose``, ``driver_class_path``,
+    ``keytab``, ``principal``, ``env_vars`` (the driver's environment), ``properties_file``.
+    ``conn_id``, ``spark_binary`` and ``status_poll_interval`` are accepted so a task can
+    move over by changing the import and adding ``image``.
+
+    :param kubernetes_conn_id: the ``spark_k8s`` connection (cluster and credentials).
+    :param namespace: where the application runs; else ``conf``, else the connection.
+    :param image: the Spark container image (``spark.kubernetes.container.image``).
+    :param spark_version: the image's Spark release; the objects follow that release.
+    :param driver_pod_template: a pod template file path, or a pod as a dict.
+    :param executor_pod_template: same, for the executors.
+    :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param poll_interval: seconds between checks when waiting in the worker.
+    :param startup_timeout: seconds the driver may stay unscheduled or not started
+        (Unschedulable, ImagePullBackOff, CreateContainerConfigError, ...); None: no limit.
+    :param run_timeout: seconds the whole application may take; None: no limit.
+    :param on_finish_action: ``delete_pod``, ``delete_succeeded_pod`` (keep it on failure)
+        or ``keep_pod``. A timed-out driver is always deleted.
+    :param get_logs: bring the driver log into the task log.
+    :param log_tail_lines: how many last lines of the driver log a worker-side wait copies.
+    :param reattach_on_restart: adopt this task instance's live driver instead of submitting
+        again (otherwise the live one is deleted and a new one submitted).
+    :param dry_run: render, validate and log every object as YAML; send nothing.
+    """
+
+    template_fields: Sequence[str] = (
+        "application",
+        "conf",
+        "files",
+        "py_files",
+        "archives",
+        "jars",
+        "application_args",
+        "name",
+        "namespace",
+        "image",
+        "driver_pod_template",
+        "executor_pod_template",
+        "java_class",
+        "driver_class_path",
+        "env_vars",
+        "proxy_user",
+        "keytab",
+        "principal",
+        "properties_file",
+    )
+    template_fields_renderers = {
+        "conf": "json",
+        "application_args": "json",
+        "env_vars": "json",
+        "driver_pod_template": "json",
+        "executor_pod_template": "json",
+    }
+    ui_color = "#e25a1c"  # Spark's orange
+    operator_extra_links = LINKS
+
+    def __init__(
+        self,
+        *,
+        application: str = "",
+        conf: Mapping[str, Any] | None = None,
+        files: str | Sequence[str] | None = None,
+        py_files: str | Sequence[str] | None = None,
+        archives: str | Sequence[str] | None = None,
+        jars: str | Sequence[str] | None = None,
+        java_class: str | None = None,
+        name: str | None = None,
+        application_args: Sequence[Any] | None = None,
+        driver_memory: str | None = None,
+        driver_cores: int | str | None = None,
+        executor_memory: str | None = None,
+        executor_cores: int | str | None = None,
+        num_executors: int | str | None = None,
+        proxy_user: str | None = None,
+        verbose: bool = False,
+        driver_class_path: str | None = None,
+        keytab: str | None = None,
+        principal: str | None = None,
+        env_vars: Mapping[str, Any] | None = None,
+        properties_file: str | None = None,
+        packages: str | None = None,
+        exclude_packages: str | None = None,
+        repositories: str | None = None,
+        total_executor_cores: int | None = None,
+        deploy_mode: str | None = None,
+        conn_id: str | None = None,
+        spark_binary: str | None = None,
+        status_poll_interval: float | None = None,
+        kubernetes_conn_id: str = DEFAULT_CONN_ID,
+        namespace: str | None = None,
+        image: str | None = None,
+        spark_version: str = DEFAULT_SPARK_VERSION,
+        driver_pod_template: str | Mapping[str, Any] | None = None,
+        executor_pod_template: str | Mapping[str, Any] | None = None,
+        deferrable: bool | None = None,
+        poll_interval: float = 5.0,
+        startup_timeout: float | timedelta | None = 600.0,
+        run_timeout: float | timedelta | None = None,
+        on_finish_action: str = "delete_succeeded_pod",
+        get_logs: bool = True,
+        log_tail_lines: int = 100,
+        reattach_on_restart: bool = True,
+        dry_run: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if on_finish_action not in ON_FINISH_ACTIONS:
+            raise SparkConfError("on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS))
+        self.application = application
+        self.conf = dict(conf or {})
+        self.files = files
+        self.py_files = py_files
+        self.archives = archives
+        self.jars = jars
+        self.java_class = java_class
+        self.name = name
+        self.application_args = list(application_args) if application_args is not None else None
+        self.driver_memory = driver_memory
+        self.driver_cores = driver_cores
+        self.executor_memory = executor_memory
+        self.executor_cores = executor_cores
+        self.num_executors = num_executors
+        self.proxy_user = proxy_user
+        self.verbose = verbose
+        self.driver_class_path = driver_class_path
+        self.keytab = keytab
+        self.principal = principal
+        self.env_vars = dict(env_vars) if env_vars else None
+        self.properties_file = properties_file
+        self.packages = packages
+        self.exclude_packages = exclude_packages
+        self.repositories = repositories
+        self.total_executor_cores = total_executor_cores
+        self.deploy_mode = deploy_mode
+        # SparkSubmitOperator's Spark connection and binary have no role here.
+        self.conn_id = conn_id
+        self.spark_binary = spark_binary
+        self.kubernetes_conn_id = kubernetes_conn_id
+        self.namespace = namespace
+        self.image = image
+        self.spark_version = spark_version
+        self.driver_pod_template = driver_pod_template
+        self.executor_pod_template = executor_pod_template
+        if deferrable is None:
+            deferrable = airflow_conf.getboolean("operators", "default_deferrable", fallback=False)
+        self.deferrable = deferrable
+        self.poll_interval = float(status_poll_interval or poll_interval)
+        self.startup_timeout = _seconds("startup_timeout", startup_timeout)
+        self.run_timeout = _seconds("run_timeout", run_timeout)
+        self.on_finish_action = on_finish_action
+        self.get_logs = get_logs
+        self.log_tail_lines = log_tail_lines
+        self.reattach_on_restart = reattach_on_restart
+        self.dry_run = dry_run
+        self._tracked: TrackedApplication | None = None
+        self._stop = threading.Event()
+
+    # ------------------------------------------------------------------ rendering (pure core)
+
+    def _submit_parameters(self) -> SubmitParameters:
+        return SubmitParameters(
+            application=self.application,
+            conf=self.conf,
+            files=self.files,
+            py_files=self.py_files,
+            archives=self.archives,
+            jars=self.jars,
+            driver_class_path=self.driver_class_path,
+            java_class=self.java_class,
+            packages=self.packages,
+            exclude_packages=self.exclude_packages,
+            repositories=self.repositories,
+            total_executor_cores=self.total_executor_cores,
+            executor_cores=self.executor_cores,
+            executor_memory=self.executor_memory,
+            driver_memory=self.driver_memory,
+            driver_cores=self.driver_cores,
+            keytab=self.keytab,
+            principal=self.principal,
+            proxy_user=self.proxy_user,
+            # Without a name, the task id names the pods (spark-submit would use the class).
+            name=self.name or self.task_id,
+            num_executors=self.num_executors,
+            application_args=self.application_args,
+            env_vars=self.env_vars,
+            verbose=self.verbose,
+            properties_file=self.properties_file,
+            deploy_mode=self.deploy_mode,
+        )
+
+    def render_submission(
+        self, ref: TaskInstanceRef, namespace: str, master: str, submission: int, ids: Any
+    ) -> RenderedSubmission:
+        """Every object of submission number `submission`; raises SparkConfError on bad input."""
+        argv = ["--master", master, *spark_submit_argv(self._submit_parameters())]
+        parsed = parse_spark_submit(
+            argv,
+            environ=os.environ,
+            read_text=read_text_file,
+            submit_time_ms=int(time.time() * 1000),
+            cwd=os.getcwd(),
+        )
+        kubernetes = KubernetesParameters(
+            namespace=namespace,
+            image=self.image,
+            driver_pod_template=self.driver_pod_template,
+            executor_pod_template=self.executor_pod_template,
+        )
+        spark_conf = submission_conf(parsed.spark_conf, kubernetes, ref, submission)
+        driver_conf = prepare(
+            spark_conf,
+            spark_version=self.spark_version,
+            main_app_resource=parsed.main_app_resource,
+            main_class=parsed.main_class,
+            app_args=parsed.app_args,
+            proxy_user=parsed.proxy_user,
+            local=local_inputs.gather(spark_conf),
+            ids=ids,
+            driver_pod_template=template_dict("driver_pod_template", self.driver_pod_template),
+            executor_pod_template=template_dict(
+                "executor_pod_template", self.executor_pod_template
+            ),
+        )
+        return render(driver_conf)
+
+    # ------------------------------------------------------------------ execute
+
+    def _hook(self) -> Any:
+        from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+
+        return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
+
+    def execute(self, context: Any) -> Any:
+        ref = TaskInstanceRef.from_context(context)
+        hook = self._hook()
+        if self.dry_run:
+            return self._dry_run(hook, ref)
+        namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
+        ids = new_submission_ids()
+        client = hook.get_client()
+        try:
+            master = "k8s://" + client.settings.server
+            # Render before any request: bad input fails here, with nothing sent.
+            first = self.render_submission(ref, namespace, master, 1, ids)
+            app = self._adopt_or_submit(client, ref, first, master, ids)
+        finally:
+            client.close()
+        self._tracked = app
+        self._publish(context, app)
+        if self.deferrable:
+            self._defer(app)
+        event = self._wait_in_worker(app)
+        return self.execute_complete(context, event, application=app.to_kwargs())
+
+    def _dry_run(self, hook: Any, ref: TaskInstanceRef) -> dict[str, Any]:
+        try:
+            namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
+            client = hook.get_client()
+            master = "k8s://" + client.settings.server
+            client.close()
+        except Exception as error:  # a dry run must not need a reachable cluster
+            self.log.warning("Dry run without the connection %s: %s", self.kubernetes_conn_id, error)
+            namespace = namespace_of(self.namespace, self.conf) or "default"
+            master = IN_CLUSTER_MASTER
+        rendered = self.render_submission(ref, namespace, master, 1, new_submission_ids())
+        objects = redact_objects(rendered.objects, redaction_pattern(rendered.system_properties))
+        self.log.info(
+            "Dry run: %d objects of application %s, nothing sent:\n%s",
+            len(objects),
+            rendered.app_id,
+            to_yaml(objects),
+        )
+        return {
+            "dry_run": True,
+            "application_id": rendered.app_id,
+            "namespace": rendered.namespace,
+            "driver_pod": rendered.driver_pod_name,
+            "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in objects],
+        }
+
+    def _list_drivers(self, client: KubeClient, ref: TaskInstanceRef, namespace: str) -> list[dict]:
+        listing = client.request("GET", _pods_path(namespace), params={"labelSelector": selector(ref)})
+        return list(listing.get("items") or [])
+
+    def _adopt_or_submit(
+        self,
+        client: KubeClient,
+        ref: TaskInstanceRef,
+        first: RenderedSubmission,
+        master: str,
+        ids: Any,
+    ) -> TrackedApplication:
+        namespace = first.namespace
+        decision = decide(
+            self._list_drivers(client, ref, namespace), reattach=self.reattach_on_restart
+        )
+        if isinstance(decision, Adopt):
+            for extra in decision.extra_live_pods:
+                self.log.warning("Deleting a second live driver of this task instance: %s", extra)
+                self._delete_pod(client, namespace, extra)
+            return self._adopt(decision.pod, decision.state)
+        for stale in decision.live_pods_to_delete:
+            self.log.info("reattach_on_restart is off: deleting live driver %s", stale)
+            self._delete_pod(client, namespace, stale)
+        rendered = first
+        if decision.submission != 1:
+            rendered = self.render_submission(ref, namespace, master, decision.submission, ids)
+        submitted_at = datetime.now(timezone.utc).isoformat()
+        try:
+            result = self._submit(client, rendered)
+        except SubmissionError as error:
+            cause = error.__cause__
+            if not (isinstance(cause, KubeApiError) and cause.status == 409):
+                raise
+            return self._adopt_after_conflict(client, rendered, error)
+        for created in result.created:
+            self.log.info("Created %s in namespace %s", created, result.namespace)
+        self.log.info(
+            "Submitted Spark application %s (submission id %s)", result.app_id, result.submission_id
+        )
+        containers = rendered.driver_pod["spec"]["containers"]
+        return TrackedApplication(
+            application_id=result.app_id,
+            namespace=result.namespace,
+            driver_pod=result.driver_pod_name,
+            driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
+            submitted_at=submitted_at,
+        )
+
+    def _submit(self, client: KubeClient, rendered: RenderedSubmission) -> Any:
+        from airflow_provider_sparkk8s.submission.submit import submit
+
+        return submit(client, rendered)
+
+    def _adopt(self, pod: Mapping[str, Any], state: str) -> TrackedApplication:
+        app = tracked_from_pod(pod, adopted=True)
+        self.log.info(
+            "Adopting driver pod %s of application %s (%s) instead of submitting again",
+            app.submission_id,
+            app.application_id,
+            state,
+        )
+        return app
+
+    def _adopt_after_conflict(
+        self, client: KubeClient, rendered: RenderedSubmission, error: SubmissionError
+    ) -> TrackedApplication:
+        """Another worker created this submission's pod first: follow theirs."""
+        path = f"{_pods_path(rendered.namespace)}/{rendered.driver_pod_name}"
+        try:
+            pod = client.request("GET", path)
+        except KubeApiError as missing:
+            if missing.status != 404:
+                raise
+            raise error from None  # gone again already; let the task retry
+        if not is_live(pod):
+            raise SubmissionError(
+                f"driver pod {rendered.namespace}:{rendered.driver_pod_name} already exists "
+                "and has finished; delete it, or drop spark.kubernetes.driver.pod.name from "
+                "conf so each submission gets its own name"
+            ) from error
+        self.log.info("Another worker submitted %s first", rendered.driver_pod_name)
+        return self._adopt(pod, reduce_application([pod], driver_pod_name=rendered.driver_pod_name).state)
+
+    def _publish(self, context: Any, app: TrackedApplication) -> None:
+        """Push what is known now: the application (for execute_complete) and link URLs."""
+        ti = context["ti"]
+        ti.xcom_push(key=APPLICATION_XCOM_KEY, value=app.to_kwargs())
+        extras: Mapping[str, Any] = {}
+        try:
+            extras = self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
+        except Exception:  # links are a convenience; never fail the task for them
+            extras = {}
+        values = {
+            "namespace": app.namespace,
+            "driver_pod": app.driver_pod,
+            "application_id": app.application_id,
+            "submission_id": app.submission_id,
+            "conn_id": self.kubernetes_conn_id,
+        }
+        for key, url in link_urls(link_templates(extras, configured_templates()), values).items():
+            ti.xcom_push(key=key, value=url)
+
+    # ------------------------------------------------------------------ waiting
+
+    def _defer(self, app: TrackedApplication) -> None:
+        from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+
+        self.log.info("Deferring: the triggerer follows %s from here", app.submission_id)
+        self.defer(
+            trigger=SparkK8sApplicationTrigger(
+                application_id=app.application_id,
+                namespace=app.namespace,
+                kubernetes_conn_id=self.kubernetes_conn_id,
+                driver_pod_name=app.driver_pod,
+                driver_container=app.driver_container,
+                startup_timeout=self.startup_timeout,
+                run_timeout=self.run_timeout,
+                start_time=app.submitted_at,
+                stream_logs=self.get_logs,
+                delete_on_kill=True,
+            ),
+            method_name="execute_complete",
+            kwargs={"application": app.to_kwargs()},
+        )
+
+    def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
+        """Poll the application's pods until it ends or a timeout passes (same rules as the
+        trigger: `reduce_application` and `timed_out`)."""
+        start = datetime.fromisoformat(app.submitted_at.replace("Z", "+00:00")).timestamp()
+        selector_by_app = {"labelSelector": f"spark-app-selector={app.application_id}"}
+        last: ApplicationState | None = None
+        client = self._hook().get_client()
+        try:
+            while True:
+                if self._stop.is_set():
+                    raise ApplicationFailed(f"killed while following {app.submission_id}")
+                pods = client.request("GET", _pods_path(app.namespace), params=selector_by_app)
+                state = reduce_application(
+                    pods.get("items") or [],
+                    driver_pod_name=app.driver_pod,
+                    driver_container=app.driver_container,
+                )
+                if last is None or (last.state, last.reason) != (state.state, state.reason):
+                    self.log.info("Spark application %s: %s", app.application_id, state.describe())
+                last = state
+                expired = timed_out(
+                    state, time.time(), start, self.startup_timeout, self.run_timeout
+                )
+                if expired is not None:
+                    return final_event(app, expired)
+                if state.terminal:
+                    return final_event(app, state)
+                self._stop.wait(self.poll_interval)
+        finally:
+            client.close()
+
+    # ------------------------------------------------------------------ completion
+
+    def execute_complete(
+        self, context: Any, event: Mapping[str, Any], application: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        ti = context["ti"]
+        if application is None:  # dag.test() resumes with the event only
+            application = ti.xcom_pull(
+                task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
+            )
+        app = TrackedApplication.from_kwargs(application)
+        self._tracked = app
+        outcome = report(app, event, datetime.now(timezone.utc))
+        streamed = self.deferrable and self.get_logs
+        client = self._hook().get_client()
+        try:
+            if self.get_logs and not streamed and event.get("state") != "unknown":
+                self._log_driver_tail(client, app)
+            ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
+            if should_delete_driver(self.on_finish_action, event):
+                self.log.info("Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action)
+                self._delete_pod(client, app.namespace, app.driver_pod)
+            else:
+                self.log.info("Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action)
+        finally:
+            client.close()
+        if not outcome.succeeded:
+            raise ApplicationFailed(outcome.failure)
+        self.log.info(
+            "Spark application %s succeeded in %ss", app.application_id, outcome.xcom["duration_seconds"]
+        )
+        return outcome.xcom
+
+    def _log_driver_tail(self, client: KubeClient, app: TrackedApplication) -> None:
+        path = f"{_pods_path(app.namespace)}/{app.driver_pod}/log"
+        params = {"container": app.driver_container, "tailLines": str(self.log_tail_lines)}
+        try:
+            text = client.text(path, params)
+        except Exception as error:  # a missing log must not hide the application's result
+            self.log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
+            return
+        lines = text.splitlines()
+        self.log.info("Last %d lines of the driver log (%s):", len(lines), app.submission_id)
+        for line in lines:
+            self.log.info("[driver] %s", line)
+
+    def _delete_pod(self, client: KubeClient, namespace: str, name: str) -> None:
+        try:
+            client.request("DELETE", f"{_pods_path(namespace)}/{name}")
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+
+    # ------------------------------------------------------------------ kill
+
+    def on_kill(self) -> None:
+        """The task was killed while the worker followed the driver: delete the driver pod.
+
+        Owner references take the ConfigMap, Service and the rest; Spark's driver takes its
+        executors. In deferred mode the trigger's `on_kill` does the same in the triggerer.
+        """
+        self._stop.set()
+        app = self._tracked
+        if app is None:
+            return
+        client = self._hook().get_client()
+        try:
+            self._delete_pod(client, app.namespace, app.driver_pod)
+            self.log.info("Deleted driver pod %s", app.submission_id)
+        finally:
+            client.close()

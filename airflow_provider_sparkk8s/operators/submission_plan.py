@@ -1,0 +1,94 @@
+"""The operator's parameters as the Spark conf of one submission: pure.
+
+spark-submit's own parsing (`submission/arguments.py`) turns the SparkSubmitOperator-style
+parameters into conf; on top go the Kubernetes parameters, which win over the same keys in
+`conf` because they are explicit, and the task-instance labels and driver pod name that make
+a submission findable and race-free (see task_identity.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.operators.task_identity import (
+    TaskInstanceRef,
+    driver_label_conf,
+    driver_pod_name,
+)
+
+POD_NAME_KEY = "spark.kubernetes.driver.pod.name"
+NAMESPACE_KEY = "spark.kubernetes.namespace"
+IMAGE_KEY = "spark.kubernetes.container.image"
+DRIVER_TEMPLATE_KEY = "spark.kubernetes.driver.podTemplateFile"
+EXECUTOR_TEMPLATE_KEY = "spark.kubernetes.executor.podTemplateFile"
+
+
+@dataclass(frozen=True)
+class KubernetesParameters:
+    namespace: str
+    image: str | None = None
+    driver_pod_template: str | Mapping[str, Any] | None = None
+    executor_pod_template: str | Mapping[str, Any] | None = None
+
+
+def _template_path(parameter: str, value: str | Mapping[str, Any] | None) -> str | None:
+    if value is None or isinstance(value, Mapping):
+        return None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise SparkConfError(parameter, value, "a pod template file path or a pod as a dict")
+
+
+def template_dict(
+    parameter: str, value: str | Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """A template given as a dict goes to the pipeline as data; a path goes through conf."""
+    if isinstance(value, Mapping):
+        if value.get("kind", "Pod") != "Pod":
+            raise SparkConfError(parameter, value.get("kind"), "a Pod (kind: Pod)")
+        return value
+    _template_path(parameter, value)
+    return None
+
+
+def kubernetes_conf(params: KubernetesParameters) -> dict[str, str]:
+    conf = {NAMESPACE_KEY: params.namespace}
+    if params.image:
+        conf[IMAGE_KEY] = params.image
+    driver = _template_path("driver_pod_template", params.driver_pod_template)
+    if driver:
+        conf[DRIVER_TEMPLATE_KEY] = driver
+    executor = _template_path("executor_pod_template", params.executor_pod_template)
+    if executor:
+        conf[EXECUTOR_TEMPLATE_KEY] = executor
+    return conf
+
+
+def submission_conf(
+    parsed_conf: Mapping[str, str],
+    kubernetes: KubernetesParameters,
+    ref: TaskInstanceRef,
+    submission: int,
+) -> dict[str, str]:
+    """The whole Spark conf: parsed parameters, then Kubernetes ones, then the identity.
+
+    A driver pod name the user set is kept (then that name is the race guard, and a retry
+    after a kept, finished pod cannot reuse it); otherwise the name is per submission.
+    """
+    conf = {**parsed_conf, **kubernetes_conf(kubernetes)}
+    if IMAGE_KEY not in conf and "spark.kubernetes.driver.container.image" not in conf:
+        raise SparkConfError(
+            "image", None, "the Spark container image (image=... or conf[spark.kubernetes.container.image])"
+        )
+    conf.update(driver_label_conf(ref, submission))
+    if POD_NAME_KEY not in parsed_conf:
+        conf[POD_NAME_KEY] = driver_pod_name(conf.get("spark.app.name", "spark"), ref, submission)
+    return conf
+
+
+def namespace_of(explicit: str | None, conf: Mapping[str, Any]) -> str | None:
+    """The namespace the task names itself (parameter, else conf); None: ask the connection."""
+    value = explicit or conf.get(NAMESPACE_KEY)
+    return str(value) if value else None
