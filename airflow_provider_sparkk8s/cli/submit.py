@@ -1,0 +1,264 @@
+"""`sparkk8s-submit`: spark-submit for Kubernetes cluster mode, without a JVM.
+
+Same arguments as spark-submit (`--master k8s://... --deploy-mode cluster ...`), plus
+`--spark-version X.Y.Z` (which release's objects to build) and `--dry-run` (print the
+YAML of every object; send nothing, needs no cluster). Like spark-submit it waits for the
+driver when `spark.kubernetes.submission.waitAppCompletion` is true (the default), printing
+state changes; unlike spark-submit it exits non-zero when the application fails.
+`--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
+
+Exit codes: 0 success, 1 application failed or API error, 2 invalid input.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator, Mapping, Sequence, TextIO
+
+from airflow_provider_sparkk8s.errors import (
+    KubeApiError,
+    KubeConfigError,
+    SparkConfError,
+    SparkK8sError,
+)
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.kube.settings import spark_submit_settings
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
+from airflow_provider_sparkk8s.submission import local_inputs, naming, render
+from airflow_provider_sparkk8s.submission.arguments import (
+    SubmitArguments,
+    parse_spark_submit,
+    read_text_file,
+)
+from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.submit import kill, status, submit
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
+WATCH_SECONDS = 30  # a watch is re-opened (after a fresh GET) at least this often
+# Spark's default spark.redaction.regex, for --verbose output.
+REDACT = re.compile(r"(?i)secret|password|token|access[.]?key")
+
+USAGE = """\
+Usage: sparkk8s-submit --master k8s://https://<host>:<port> --deploy-mode cluster [options]
+                       <app jar | python file | R file> [app arguments]
+       sparkk8s-submit --master k8s://... --kill <namespace>:<driver pod, globs allowed>
+       sparkk8s-submit --master k8s://... --status <namespace>:<driver pod, globs allowed>
+
+spark-submit options: --name --class --conf/-c K=V --properties-file --jars --files
+  --py-files --archives --driver-memory --driver-cores --executor-memory --executor-cores
+  --num-executors --proxy-user --principal --keytab --driver-java-options
+  --driver-class-path --driver-library-path --load-spark-defaults --verbose
+Added: --spark-version X.Y.Z (default {version})  --dry-run (print the objects as YAML)
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    state: ApplicationState | None = None
+
+
+def build(
+    arguments: SubmitArguments, environ: Mapping[str, str], spark_version: str
+) -> RenderedSubmission:
+    """IMPURE (reads local files, draws random ids): the rendered objects of a submission."""
+    local = local_inputs.gather(arguments.spark_conf, environ)
+    conf = render.prepare(
+        arguments.spark_conf,
+        spark_version=spark_version,
+        main_app_resource=arguments.main_app_resource,
+        main_class=arguments.main_class,
+        app_args=arguments.app_args,
+        proxy_user=arguments.proxy_user,
+        local=local,
+        ids=naming.new_submission_ids(),
+    )
+    return render.render(conf)
+
+
+def _print(out: TextIO, message: str) -> None:
+    stamp = time.strftime("%H:%M:%S")
+    print(f"{stamp} {message}", file=out, flush=True)
+
+
+def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
+    print("Parsed arguments:", file=out)
+    print(f"  main resource   {arguments.main_app_resource.primary_resource}", file=out)
+    print(f"  main class      {arguments.main_class}", file=out)
+    print(f"  app arguments   {list(arguments.app_args)}", file=out)
+    print(f"  proxy user      {arguments.proxy_user}", file=out)
+    print("Spark properties:", file=out)
+    for key, value in sorted(arguments.spark_conf.items()):
+        shown = "*********(redacted)" if REDACT.search(key) else value
+        print(f"  ({key},{shown})", file=out)
+    for key in arguments.ignored_keys:
+        print(f"Ignoring non-Spark config property: {key}", file=out)
+
+
+def driver_events(
+    client: KubeClient, namespace: str, pod_name: str
+) -> Iterator[dict | None]:
+    """The driver pod as it changes: a fresh GET, then a watch from there; repeat.
+
+    Yields None once the pod is gone. A 410 or a closed stream just starts over with a
+    GET, as spark-submit's watcher does after "resource too old".
+    """
+    path = resource_path("v1", "Pod", namespace, pod_name)
+    collection = resource_path("v1", "Pod", namespace)
+    while True:
+        try:
+            pod = client.request("GET", path)
+        except KubeApiError as error:
+            if error.status == 404:
+                yield None
+                return
+            raise
+        yield pod
+        params = {
+            "fieldSelector": f"metadata.name={pod_name}",
+            "resourceVersion": pod["metadata"].get("resourceVersion", ""),
+            "timeoutSeconds": WATCH_SECONDS,
+        }
+        for event in client.watch(collection, params=params):
+            kind = event.get("type")
+            if kind == "DELETED":
+                yield None
+                return
+            if kind in ("ADDED", "MODIFIED"):
+                yield event["object"]
+            elif kind == "ERROR":
+                break  # 410 Gone and friends: GET again and re-watch
+
+
+def wait_for_driver(
+    client: KubeClient,
+    rendered_namespace: str,
+    pod_name: str,
+    out: TextIO,
+    events: Callable[[KubeClient, str, str], Iterator[dict | None]] = driver_events,
+) -> ApplicationState:
+    """Follow the driver until it ends; print each state change."""
+    last: str | None = None
+    state = ApplicationState(state="unknown", driver_pod=pod_name)
+    for pod in events(client, rendered_namespace, pod_name):
+        state = reduce_application([] if pod is None else [pod], driver_pod_name=pod_name)
+        line = state.describe()
+        if line != last:
+            _print(out, f"{rendered_namespace}:{pod_name} {line}")
+            last = line
+        if state.terminal:
+            break
+    return state
+
+
+def _client(conf: Mapping[str, str], environ: Mapping[str, str]) -> KubeClient:
+    return KubeClient(spark_submit_settings(conf, environ))
+
+
+def _kill_or_status(arguments: SubmitArguments, environ: Mapping[str, str], out: TextIO) -> int:
+    conf = arguments.spark_conf
+    namespace = conf.get("spark.kubernetes.namespace", "default")
+    glob = arguments.submission_glob or ""
+    with _client(conf, environ) as client:
+        if arguments.action == "kill":
+            grace = conf.get("spark.kubernetes.appKillPodDeletionGracePeriod")
+            try:
+                grace_seconds = int(grace) if grace is not None else None
+            except ValueError:
+                raise SparkConfError(
+                    "spark.kubernetes.appKillPodDeletionGracePeriod", grace, "whole seconds"
+                ) from None
+            killed = kill(client, glob, namespace, grace_seconds)
+            for submission_id in killed:
+                print(f"Deleting driver pod {submission_id}.", file=out)
+            if not killed:
+                print("No applications found." if "*" in glob else "Application not found.", file=out)
+            return EXIT_OK if killed else EXIT_FAILED
+        pods = status(client, glob, namespace)
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            state = reduce_application([pod], driver_pod_name=name)
+            print(f"{pod['metadata']['namespace']}:{name} {state.describe()}", file=out)
+        if not pods:
+            print("No applications found." if "*" in glob else "Application not found.", file=out)
+        return EXIT_OK if pods else EXIT_FAILED
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    client_factory: Callable[[Mapping[str, str], Mapping[str, str]], KubeClient] = _client,
+) -> Outcome:
+    """The whole command, with its I/O passed in (tests call this; `main` wraps it)."""
+    environ = dict(os.environ if environ is None else environ)
+    out = out or sys.stdout
+    err = err or sys.stderr
+    arguments = parse_spark_submit(
+        argv,
+        environ=environ,
+        read_text=read_text_file,
+        submit_time_ms=time.time_ns() // 1_000_000,
+        cwd=os.getcwd(),
+    )
+    spark_version = arguments.spark_version or render.DEFAULT_SPARK_VERSION
+    if arguments.action == "help":
+        print(USAGE.format(version=render.DEFAULT_SPARK_VERSION), file=out)
+        return Outcome(EXIT_OK)
+    if arguments.action == "version":
+        print(f"sparkk8s-submit (builds the objects of Spark {spark_version})", file=out)
+        return Outcome(EXIT_OK)
+    if arguments.verbose:
+        _verbose(arguments, err)
+    if arguments.action in ("kill", "status"):
+        return Outcome(_kill_or_status(arguments, environ, out))
+
+    rendered = build(arguments, environ, spark_version)
+    if arguments.dry_run:
+        out.write(render.to_yaml(rendered.objects))
+        return Outcome(EXIT_OK)
+
+    wait = arguments.spark_conf.get(WAIT_KEY, "true").strip().lower()
+    if wait not in ("true", "false"):
+        raise SparkConfError(WAIT_KEY, wait, "true or false")
+    with client_factory(arguments.spark_conf, environ) as client:
+        result = submit(client, rendered)
+        app_name = arguments.spark_conf.get("spark.app.name", "")
+        _print(
+            err,
+            f"Deployed Spark application {app_name} with application ID {result.app_id} "
+            f"and submission ID {result.submission_id} into Kubernetes",
+        )
+        if wait == "false":
+            return Outcome(EXIT_OK)
+        _print(err, f"Waiting for application {app_name} ({result.submission_id}) to finish...")
+        state = wait_for_driver(client, result.namespace, result.driver_pod_name, err)
+    _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
+    return Outcome(EXIT_OK if state.state == "succeeded" else EXIT_FAILED, state)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return run(sys.argv[1:] if argv is None else argv).exit_code
+    except SparkConfError as error:
+        print(f"sparkk8s-submit: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (KubeApiError, KubeConfigError, SparkK8sError) as error:
+        print(f"sparkk8s-submit: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

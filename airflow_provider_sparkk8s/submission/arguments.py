@@ -1,0 +1,422 @@
+"""spark-submit's command line, for Kubernetes cluster mode, as plain data.
+
+What `SparkSubmitArguments` and `SparkSubmit.prepareSubmitEnvironment` do before the
+Kubernetes client runs: parse the options, merge the properties file (or
+`spark-defaults.conf` from the conf dir), let flags win over conf keys, drop non-`spark.`
+keys, resolve dependency lists to URIs, add the primary jar to `spark.jars`, and set
+`spark.master`, `spark.submit.deployMode`, `spark.app.name`, `spark.app.submitTime` and an
+always-present `spark.submit.pyFiles`.
+
+Pure: files are read through the `read_text` callable the shell passes in, and the
+submit time comes in as a number.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Mapping, Sequence
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.kube.settings import normalize_master_url
+from airflow_provider_sparkk8s.submission.conf import MainAppResource
+from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, uri_scheme
+
+log = logging.getLogger(__name__)
+
+Action = Literal["submit", "kill", "status", "help", "version"]
+ReadText = Callable[[str], "str | None"]  # path -> text, None when the file does not exist
+
+# Options that take a value. spark-submit also accepts `--opt=value`.
+VALUE_OPTIONS = {
+    "--master", "--deploy-mode", "--class", "--name", "--jars", "--files", "--py-files",
+    "--archives", "--conf", "-c", "--properties-file", "--driver-memory", "--driver-cores",
+    "--driver-java-options", "--driver-library-path", "--driver-class-path",
+    "--executor-memory", "--executor-cores", "--num-executors", "--total-executor-cores",
+    "--proxy-user", "--principal", "--keytab", "--packages", "--exclude-packages",
+    "--repositories", "--queue", "--kill", "--status",
+    # ours
+    "--spark-version",
+}  # fmt: skip
+SWITCHES = {
+    "--verbose", "-v", "--supervise", "--help", "-h", "--version", "--load-spark-defaults",
+    # ours
+    "--dry-run",
+}  # fmt: skip
+# Dependency resolution happens on the submitter in spark-submit (Ivy); we have no JVM.
+UNSUPPORTED = {
+    "--packages": "list the jars in --jars (remote URIs) instead; Maven resolution needs Ivy",
+    "--exclude-packages": "--packages is not supported",
+    "--repositories": "--packages is not supported",
+    "--queue": "a YARN option",
+    "--supervise": "a standalone-cluster option",
+    "--total-executor-cores": "a standalone option",
+}
+
+# Flag -> the conf key it wins over, and the env var spark-submit falls back to.
+FLAG_CONF = {
+    "--driver-memory": ("spark.driver.memory", "SPARK_DRIVER_MEMORY"),
+    "--driver-cores": ("spark.driver.cores", None),
+    "--executor-memory": ("spark.executor.memory", "SPARK_EXECUTOR_MEMORY"),
+    "--executor-cores": ("spark.executor.cores", "SPARK_EXECUTOR_CORES"),
+    "--num-executors": ("spark.executor.instances", None),
+    "--driver-java-options": ("spark.driver.extraJavaOptions", None),
+    "--driver-library-path": ("spark.driver.extraLibraryPath", None),
+    "--driver-class-path": ("spark.driver.extraClassPath", None),
+    "--principal": ("spark.kerberos.principal", None),
+    "--keytab": ("spark.kerberos.keytab", None),
+}
+DEPENDENCY_FLAGS = {
+    "--jars": "spark.jars",
+    "--files": "spark.files",
+    "--archives": "spark.archives",
+    "--py-files": "spark.submit.pyFiles",
+}
+PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
+R_RUNNER = "org.apache.spark.deploy.RRunner"
+DEFAULTS_FILE = "spark-defaults.conf"
+
+
+@dataclass(frozen=True)
+class ParsedCommandLine:
+    """The options as written, before any conf is merged."""
+
+    options: Mapping[str, str]  # last value wins, as in spark-submit
+    confs: tuple[tuple[str, str], ...]  # --conf pairs in order
+    switches: frozenset[str]
+    primary_resource: str | None
+    app_args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SubmitArguments:
+    """What the Kubernetes client receives from spark-submit, plus our CLI's own flags."""
+
+    action: Action
+    spark_conf: Mapping[str, str]
+    main_app_resource: MainAppResource
+    main_class: str | None
+    app_args: tuple[str, ...] = ()
+    proxy_user: str | None = None
+    verbose: bool = False
+    dry_run: bool = False
+    spark_version: str | None = None
+    submission_glob: str | None = None  # --kill / --status
+    ignored_keys: tuple[str, ...] = field(default=())  # non-spark. conf keys dropped
+
+
+def parse_command_line(argv: Sequence[str]) -> ParsedCommandLine:
+    """Split argv like SparkSubmitOptionParser: options until the primary resource, then args."""
+    options: dict[str, str] = {}
+    confs: list[tuple[str, str]] = []
+    switches: set[str] = set()
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        name, has_inline, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in VALUE_OPTIONS:
+            if has_inline:
+                value = inline
+            elif index + 1 < len(argv):
+                index += 1
+                value = argv[index]
+            else:
+                raise SparkConfError(name, None, f"a value after {name}")
+            if name in ("--conf", "-c"):
+                confs.append(_conf_pair(value))
+            else:
+                options[name] = value
+        elif arg in SWITCHES:
+            switches.add(arg)
+        elif arg.startswith("-"):
+            raise SparkConfError("argument", arg, "a spark-submit option (see --help)")
+        else:
+            return ParsedCommandLine(options, tuple(confs), frozenset(switches), arg,
+                                     tuple(argv[index + 1:]))  # fmt: skip
+        index += 1
+    return ParsedCommandLine(options, tuple(confs), frozenset(switches), None, ())
+
+
+def _conf_pair(pair: str) -> tuple[str, str]:
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+        raise SparkConfError("--conf", pair, "KEY=VALUE with a non-empty key")
+    return key, value
+
+
+def load_java_properties(text: str) -> dict[str, str]:
+    """`java.util.Properties.load` on text: comments, continuations, separators, escapes."""
+    result: dict[str, str] = {}
+    for logical in _logical_lines(text):
+        key, rest = _split_key(logical)
+        result[_unescape(key)] = _unescape(rest)
+    return result
+
+
+_BLANKS = " \t\f"
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    logical: list[str] = []
+    pending: str | None = None
+    for raw in lines:
+        line = raw.lstrip(_BLANKS)
+        if pending is None and (not line or line[0] in "#!"):
+            continue
+        line = line if pending is None else pending + line
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending = line[:-1]
+            continue
+        pending = None
+        logical.append(line)
+    if pending is not None:
+        logical.append(pending)
+    return logical
+
+
+def _split_key(line: str) -> tuple[str, str]:
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char in "=:" or char in _BLANKS:
+            break
+        index += 1
+    key, rest = line[:index], line[index:]
+    rest = rest.lstrip(_BLANKS)
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(_BLANKS)
+    return key, rest
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\" or index + 1 >= len(text):
+            out.append(char)
+            index += 1
+            continue
+        nxt = text[index + 1]
+        if nxt == "u":
+            digits = text[index + 2 : index + 6]
+            try:
+                out.append(chr(int(digits, 16)))
+            except ValueError:
+                raise SparkConfError("properties file", text, "valid \\uXXXX escapes") from None
+            index += 6
+            continue
+        out.append(_ESCAPES.get(nxt, nxt))
+        index += 2
+    return "".join(out)
+
+
+def _java_trim(text: str) -> str:
+    # String.trim strips every char <= U+0020, not only whitespace.
+    start, end = 0, len(text)
+    while start < end and text[start] <= " ":
+        start += 1
+    while end > start and text[end - 1] <= " ":
+        end -= 1
+    return text[start:end]
+
+
+def _defaults_files(
+    parsed: ParsedCommandLine, environ: Mapping[str, str]
+) -> list[tuple[str, bool]]:
+    """(file, must exist) to merge, in precedence order: --properties-file, else (or also,
+    with --load-spark-defaults) spark-defaults.conf of SPARK_CONF_DIR or SPARK_HOME/conf."""
+    files = []
+    given = parsed.options.get("--properties-file")
+    if given:
+        files.append((given, True))
+    conf_dir = environ.get("SPARK_CONF_DIR") or (
+        posixpath.join(environ["SPARK_HOME"], "conf") if environ.get("SPARK_HOME") else None
+    )
+    if conf_dir and (not given or "--load-spark-defaults" in parsed.switches):
+        files.append((posixpath.join(conf_dir, DEFAULTS_FILE), False))
+    return files
+
+
+def _read_properties(path: str, must_exist: bool, read_text: ReadText) -> dict[str, str]:
+    text = read_text(path)
+    if text is None:
+        if must_exist:
+            raise SparkConfError("--properties-file", path, "the path of a readable file")
+        return {}
+    return {key: _java_trim(value) for key, value in load_java_properties(text).items()}
+
+
+def resolve_uri(path: str, cwd: str) -> str:
+    """Utils.resolveURI: a bare path becomes an absolute `file:` URI; URIs stay."""
+    if uri_scheme(path) is not None and not _looks_like_windows_drive(path):
+        return path
+    base, hash_, fragment = path.partition("#")
+    absolute = posixpath.normpath(posixpath.join(cwd, base))
+    return f"file:{absolute}" + (f"#{fragment}" if hash_ else "")
+
+
+def _looks_like_windows_drive(path: str) -> bool:
+    return len(path) > 1 and path[1] == ":" and path[0].isalpha() and len(path.split(":")[0]) == 1
+
+
+def resolve_uri_list(value: str, cwd: str) -> str:
+    """Utils.stringToSeq then resolveURI on each entry, joined with ','."""
+    entries = [entry.strip() for entry in value.split(",")]
+    return ",".join(resolve_uri(entry, cwd) for entry in entries if entry)
+
+
+def _main_resource(primary: str | None) -> MainAppResource:
+    if primary is None or primary == NO_RESOURCE:
+        return MainAppResource("java", None)
+    if primary.endswith(".py"):
+        return MainAppResource("python", primary)
+    if primary.endswith((".R", ".r")):
+        return MainAppResource("r", primary)
+    return MainAppResource("java", primary)
+
+
+def _file_name(resource: str) -> str:
+    return resource.rstrip("/").rsplit("/", 1)[-1]
+
+
+def parse_spark_submit(
+    argv: Sequence[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    read_text: ReadText | None = None,
+    submit_time_ms: int = 0,
+    cwd: str | None = None,
+) -> SubmitArguments:
+    """spark-submit's argv -> the Spark conf and main resource the k8s client would get."""
+    environ = dict(os.environ if environ is None else environ)
+    read_text = read_text or _no_files
+    cwd = cwd or "/"
+    parsed = parse_command_line(argv)
+    switches = parsed.switches
+    spark_version = parsed.options.get("--spark-version")
+    common = {
+        "verbose": bool({"--verbose", "-v"} & switches),
+        "dry_run": "--dry-run" in switches,
+        "spark_version": spark_version,
+    }
+    for flag, hint in UNSUPPORTED.items():
+        if flag in parsed.options or flag in switches:
+            raise SparkConfError(flag, parsed.options.get(flag, True), "not given", hint)
+    if {"--help", "-h"} & switches:
+        return SubmitArguments("help", {}, MainAppResource("java", None), None, **common)
+    if "--version" in switches:
+        return SubmitArguments("version", {}, MainAppResource("java", None), None, **common)
+
+    conf: dict[str, str] = {}
+    for key, value in parsed.confs:
+        conf[key] = value
+    for path, must_exist in _defaults_files(parsed, environ):
+        for key, value in _read_properties(path, must_exist, read_text).items():
+            conf.setdefault(key, value)
+    ignored = tuple(key for key in conf if not key.startswith("spark."))
+    for key in ignored:
+        log.warning("Ignoring non-Spark config property: %s", key)
+        del conf[key]
+
+    master = parsed.options.get("--master") or conf.get("spark.master") or environ.get("MASTER")
+    if not master:
+        raise SparkConfError("--master", master, "k8s://https://<host>:<port>")
+    normalize_master_url(master)  # raises on a non-k8s master
+    if "://" not in master[len("k8s://") :]:
+        master = "k8s://https://" + master[len("k8s://") :]
+    conf["spark.master"] = master
+
+    for action, flag in (("kill", "--kill"), ("status", "--status")):
+        if flag in parsed.options:
+            return SubmitArguments(
+                action, conf, MainAppResource("java", None), None,  # type: ignore[arg-type]
+                submission_glob=parsed.options[flag], ignored_keys=ignored, **common,
+            )  # fmt: skip
+
+    deploy_mode = (
+        parsed.options.get("--deploy-mode")
+        or conf.get("spark.submit.deployMode")
+        or environ.get("DEPLOY_MODE")
+        or "client"
+    )
+    if deploy_mode != "cluster":
+        raise SparkConfError(
+            "--deploy-mode", deploy_mode, "cluster", "the driver runs in a pod on Kubernetes"
+        )
+    conf["spark.submit.deployMode"] = "cluster"
+
+    primary = parsed.primary_resource
+    if primary is None:
+        raise SparkConfError(
+            "primary resource", None, "the application's jar, .py or .R file after the options"
+        )
+    resource = _main_resource(primary)
+    if resource.primary_resource is not None:
+        resource = MainAppResource(resource.kind, resolve_uri(primary, cwd))
+    main_class = parsed.options.get("--class")
+    if resource.kind == "java" and not main_class:
+        raise SparkConfError("--class", None, "the main class of the jar (--class)")
+
+    name = parsed.options.get("--name") or conf.get("spark.app.name") or main_class
+    if not name and resource.primary_resource:
+        name = _file_name(resource.primary_resource)
+    if name:
+        conf["spark.app.name"] = name
+
+    for flag, (key, env_var) in FLAG_CONF.items():
+        value = parsed.options.get(flag) or conf.get(key) or (env_var and environ.get(env_var))
+        if value:
+            conf[key] = value
+    for flag, key in DEPENDENCY_FLAGS.items():
+        value = parsed.options.get(flag) or conf.get(key)
+        if value is not None:
+            conf[key] = resolve_uri_list(value, cwd)
+    if resource.kind == "java":
+        # The primary jar reaches the driver through spark.jars (set even when empty).
+        jars = [j for j in conf.get("spark.jars", "").split(",") if j]
+        conf["spark.jars"] = ",".join([*jars, *filter(None, [resource.primary_resource])])
+    conf.setdefault("spark.submit.pyFiles", "")
+
+    conf.pop("spark.driver.host", None)
+    conf.setdefault("spark.app.submitTime", str(submit_time_ms))
+    proxy_user = parsed.options.get("--proxy-user") or None
+    if resource.kind == "python":
+        main_class = PYTHON_RUNNER
+    elif resource.kind == "r":
+        main_class = R_RUNNER
+    return SubmitArguments(
+        "submit",
+        conf,
+        resource,
+        main_class,
+        app_args=parsed.app_args,
+        proxy_user=proxy_user,
+        ignored_keys=ignored,
+        **common,
+    )
+
+
+def _no_files(path: str) -> str | None:
+    return None
+
+
+def read_text_file(path: str) -> str | None:
+    """IMPURE: the shell's `read_text`: a file's UTF-8 text, None when it does not exist."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SparkConfError("file", path, "a readable file", str(error)) from None

@@ -1,0 +1,219 @@
+"""Send a rendered submission the way spark-submit's `Client.run` does, and undo it on failure.
+
+The sequence (reference §5.2): server-side apply the pre-resources; create the driver pod;
+re-apply the pre-resources owned by the pod; server-side apply every post-pod resource
+(the conf ConfigMap last), owned by the pod with `controller: true`. If any request fails,
+everything created so far is deleted (Spark leaves post-resources to the garbage
+collector; we delete them too, so nothing is left even where no GC runs) and a
+`SubmissionError` names the object, the API's status and reason, and what was removed.
+
+Also `kill()` and `status()` for `namespace:pod` ids with globs, like `spark-submit --kill`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
+from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+
+log = logging.getLogger(__name__)
+
+# fabric8 (and so spark-submit) applies as "fabric8"; ours names us in managedFields.
+FIELD_MANAGER = "sparkk8s"
+APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+DRIVER_ROLE_SELECTOR = "spark-role=driver"
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    app_id: str
+    namespace: str
+    driver_pod_name: str
+    driver_pod_uid: str
+    submission_id: str  # "<namespace>:<driver pod>"
+    created: tuple[str, ...]  # "<Kind>/<name>" of every object sent, in order
+
+
+def describe(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+
+
+def _owned_by(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` whose only owner is the driver pod (Spark replaces the list)."""
+    metadata = pod["metadata"]
+    owner = {
+        "apiVersion": pod.get("apiVersion", "v1"),
+        "kind": "Pod",
+        "name": metadata["name"],
+        "uid": metadata["uid"],
+        "controller": True,
+    }
+    return {**obj, "metadata": {**(obj.get("metadata") or {}), "ownerReferences": [owner]}}
+
+
+def _pod_body(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod as spark-submit posts it: the namespace is in the URL, not in the body."""
+    metadata = {k: v for k, v in (pod.get("metadata") or {}).items() if k != "namespace"}
+    return {**pod, "metadata": metadata}
+
+
+class _Sender:
+    """One submission's requests; remembers what exists so a failure can remove it."""
+
+    def __init__(self, client: KubeClient, namespace: str, field_manager: str):
+        self.client = client
+        self.namespace = namespace
+        self.field_manager = field_manager
+        self.created: list[Mapping[str, Any]] = []
+
+    def path(self, obj: Mapping[str, Any]) -> str:
+        return object_path(obj, self.namespace)
+
+    def apply(self, obj: Mapping[str, Any]) -> dict:
+        result = self.client.request(
+            "PATCH",
+            self.path(obj),
+            params=apply_params(self.field_manager, force=True),
+            content=json.dumps(obj, separators=(",", ":")),
+            content_type=APPLY_CONTENT_TYPE,
+        )
+        self._remember(obj)
+        return result
+
+    def create_pod(self, pod: Mapping[str, Any]) -> dict:
+        namespace = (pod.get("metadata") or {}).get("namespace") or self.namespace
+        created = self.client.request(
+            "POST", resource_path("v1", "Pod", namespace), json=_pod_body(pod)
+        )
+        self._remember(pod)
+        return created
+
+    def _remember(self, obj: Mapping[str, Any]) -> None:
+        if all(self.path(o) != self.path(obj) for o in self.created):
+            self.created.append(obj)
+
+    def roll_back(self) -> tuple[list[str], list[str]]:
+        """Delete what this submission created, newest first: (removed, left behind)."""
+        removed, left = [], []
+        for obj in reversed(self.created):
+            try:
+                self.client.request("DELETE", self.path(obj))
+                removed.append(describe(obj))
+            except KubeApiError as error:
+                if error.status == 404:
+                    removed.append(describe(obj))
+                else:
+                    left.append(f"{describe(obj)} ({error.status} {error.reason})")
+        return removed, left
+
+
+def _failure(
+    sender: _Sender, obj: Mapping[str, Any], action: str, error: KubeApiError
+) -> SubmissionError:
+    removed, left = sender.roll_back()
+    where = f"{describe(obj)} in namespace {sender.namespace!r}"
+    message = f"could not {action} {where}: {error.status} {error.reason}: {error.api_message}"
+    if error.status == 409 and action == "create":
+        message += " (a pod of that name already exists; it was left untouched)"
+    message += f"; rolled back: {', '.join(removed) or 'nothing had been created'}"
+    if left:
+        message += f"; could NOT remove: {', '.join(left)}"
+    return SubmissionError(message)
+
+
+def submit(
+    client: KubeClient, rendered: RenderedSubmission, field_manager: str = FIELD_MANAGER
+) -> SubmissionResult:
+    """Send every object of `rendered` in spark-submit's order; all or nothing."""
+    sender = _Sender(client, rendered.namespace, field_manager)
+    step: tuple[Mapping[str, Any], str] = (rendered.driver_pod, "apply")
+    try:
+        for obj in rendered.pre_resources:
+            step = (obj, "apply")
+            sender.apply(obj)
+        step = (rendered.driver_pod, "create")
+        pod = sender.create_pod(rendered.driver_pod)
+        for obj in rendered.pre_resources:
+            step = (obj, "set the owner of")
+            sender.apply(_owned_by(obj, pod))
+        for obj in rendered.resources:
+            step = (obj, "apply")
+            sender.apply(_owned_by(obj, pod))
+    except KubeApiError as error:
+        raise _failure(sender, step[0], step[1], error) from error
+    except BaseException:
+        sender.roll_back()  # interrupted or a transport error: still leave nothing behind
+        raise
+    return SubmissionResult(
+        app_id=rendered.app_id,
+        namespace=rendered.namespace,
+        driver_pod_name=rendered.driver_pod_name,
+        driver_pod_uid=pod["metadata"]["uid"],
+        submission_id=rendered.submission_id,
+        created=tuple(describe(obj) for obj in sender.created),
+    )
+
+
+# --------------------------------------------------------------------------- kill / status
+
+
+def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str, str]:
+    """`ns:pod` -> (ns, pod); no `:` means the client's default namespace (as Spark)."""
+    namespace, sep, pattern = submission_id.partition(":")
+    if not sep:
+        return default_namespace, submission_id
+    return namespace or default_namespace, pattern
+
+
+def find_drivers(client: KubeClient, submission_id: str, default_namespace: str) -> list[dict]:
+    """Driver pods matching `ns:pod`, where pod may hold shell-style globs (`*`, `?`)."""
+    namespace, pattern = split_submission_id(submission_id, default_namespace)
+    if not any(char in pattern for char in "*?["):
+        try:
+            return [client.request("GET", resource_path("v1", "Pod", namespace, pattern))]
+        except KubeApiError as error:
+            if error.status == 404:
+                return []
+            raise
+    listing = client.request(
+        "GET", resource_path("v1", "Pod", namespace), params={"labelSelector": DRIVER_ROLE_SELECTOR}
+    )
+    return [
+        pod
+        for pod in listing.get("items") or []
+        if fnmatch.fnmatchcase((pod.get("metadata") or {}).get("name", ""), pattern)
+    ]
+
+
+def kill(
+    client: KubeClient,
+    submission_id: str,
+    default_namespace: str,
+    grace_period_seconds: int | None = None,
+) -> list[str]:
+    """Delete the matching driver pods (their owned objects go with them); names deleted."""
+    killed = []
+    params = {} if grace_period_seconds is None else {"gracePeriodSeconds": grace_period_seconds}
+    for pod in find_drivers(client, submission_id, default_namespace):
+        metadata = pod["metadata"]
+        path = resource_path("v1", "Pod", metadata["namespace"], metadata["name"])
+        try:
+            client.request("DELETE", path, params=params)
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+            continue
+        killed.append(f"{metadata['namespace']}:{metadata['name']}")
+    return killed
+
+
+def status(client: KubeClient, submission_id: str, default_namespace: str) -> list[dict]:
+    """The matching driver pods as returned by the API server."""
+    return find_drivers(client, submission_id, default_namespace)

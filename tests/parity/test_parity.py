@@ -1,0 +1,76 @@
+"""sparkk8s-submit sends what real spark-submit sent, scenario by scenario, per Spark line.
+
+The goldens were captured from real spark-submit (`make parity-refresh`); this test needs no
+JVM: it runs `sparkk8s-submit` with the same arguments, environment and local files
+against the same recording endpoint, normalises both captures the same way (only what is
+random per submission) and compares request by request.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_sparkk8s.cli.submit import run
+from tests.parity.normalise import normalise
+from tests.parity.recorder import RecordingServer
+from tests.parity.scenarios import Scenario, all_scenarios, golden_path, real_tmp
+
+CASES = [
+    pytest.param(scenario, line, id=f"{scenario.name}[{line}]")
+    for scenario in all_scenarios()
+    for line in scenario.spark_lines
+    if golden_path(scenario, line).exists()
+]
+
+
+def run_ours(scenario: Scenario, line: str) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="parity-") as tmp_name, RecordingServer() as server:
+        tmp = Path(tmp_name)
+        scenario.materialise(tmp)
+        environ = {
+            "HOME": str(tmp),
+            "KUBECONFIG": str(tmp / "no-kubeconfig"),
+            **scenario.environment(tmp),
+        }
+        # --spark-version goes first: everything after the primary resource is app args.
+        argv = ["--spark-version", line, *scenario.argv(f"k8s://{server.url}", tmp)]
+        outcome = run(argv, environ=environ, out=io.StringIO(), err=io.StringIO())
+        assert outcome.exit_code == 0
+        return normalise(server.recording.as_list(), [str(tmp), str(real_tmp(tmp))])
+
+
+def _diff(expected: dict[str, Any], actual: dict[str, Any]) -> str:
+    """A unified diff of the two bodies (spark-submit's first), for a readable failure."""
+    left = json.dumps(expected["body"], indent=1, sort_keys=True).splitlines()
+    right = json.dumps(actual["body"], indent=1, sort_keys=True).splitlines()
+    return "\n".join(difflib.unified_diff(left, right, "spark-submit", "sparkk8s", lineterm=""))
+
+
+def _summary(requests: list[dict[str, Any]]) -> list[str]:
+    return [f"{r['method']} {r['path']}" for r in requests]
+
+
+@pytest.mark.parametrize(("scenario", "line"), CASES)
+def test_same_requests_as_spark_submit(scenario: Scenario, line: str) -> None:
+    golden = json.loads(golden_path(scenario, line).read_text())["requests"]
+    ours = run_ours(scenario, line)
+    assert _summary(ours) == _summary(golden)
+    for expected, actual in zip(golden, ours):
+        what = f"{expected['method']} {expected['path']}"
+        assert actual["query"] == expected["query"], what
+        assert actual["content_type"] == expected["content_type"], what
+        assert actual["body"] == expected["body"], what + "\n" + _diff(expected, actual)
+
+
+def test_there_are_enough_scenarios() -> None:
+    """The issue asks for at least 30 scenarios over both lines, each line covered."""
+    lines = [line for _, line in (case.values for case in CASES)]
+    assert len(CASES) >= 30
+    assert {"4.3.0", "3.5.9"} <= set(lines)
