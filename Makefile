@@ -24,5 +24,15 @@ test: venv controlplane
 demo: venv controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
 
+# Real spark-submit (pyspark 4.3.0 and 3.5.9, in ~/.cache/sparkk8s-parity) re-captures the
+# parity goldens; `make test` compares against the stored ones without a JVM.
+parity-refresh: venv
+	./tests/parity/install_spark.sh
+	$(PY) -m tests.parity.runner
+
+bench: venv controlplane
+	./tests/parity/install_spark.sh 4.3.0
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_submit
+
 clean:
 	rm -rf $(VENV) .airflow
