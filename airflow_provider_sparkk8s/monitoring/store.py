@@ -54,6 +54,8 @@ class AsyncPodsClient(Protocol):
 
     def watch(self, path: str, params: Mapping[str, Any] | None = None) -> AsyncIterator[dict]: ...
 
+    async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
+
     async def aclose(self) -> None: ...
 
 
@@ -101,8 +103,9 @@ class Subscription:
     async def next(self, timeout: float | None = None) -> tuple[Pod, ...] | None:
         """The application's pods once they changed, or None when `timeout` passed first."""
         try:
-            await asyncio.wait_for(self._ready.wait(), timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):
+                await self._ready.wait()
+        except TimeoutError:
             return None
         self._ready.clear()
         pods, self._latest = self._latest, None
@@ -220,8 +223,10 @@ class SnapshotStore:
             remaining = next_resync - time.monotonic()
             if remaining > 0:
                 try:
-                    await asyncio.wait_for(self._list_now.wait(), remaining)
-                except asyncio.TimeoutError:
+                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancel.
+                    async with asyncio.timeout(remaining):
+                        await self._list_now.wait()
+                except TimeoutError:
                     pass
                 else:
                     await asyncio.sleep(self.settings.confirm_delay)  # a burst shares one list

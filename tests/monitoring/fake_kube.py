@@ -106,3 +106,21 @@ class FakeKube:
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+class FakeKubeWithLogs(FakeKube):
+    """Also serves `pods/<name>/log?timestamps=true&sinceTime=...` from `self.logs`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.logs: dict[str, list[str]] = {}  # pod name -> "timestamp line" entries
+        self.log_params: list[dict] = []
+
+    async def text(self, path: str, params: dict | None = None) -> str:
+        params = dict(params or {})
+        self.log_params.append(params)
+        await asyncio.sleep(0)
+        name = path.split("/pods/")[1].split("/")[0]
+        since = params.get("sinceTime")
+        lines = [entry for entry in self.logs.get(name, []) if since is None or entry[:19] >= since[:19]]
+        return "".join(f"{line}\n" for line in lines)

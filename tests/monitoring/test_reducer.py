@@ -10,7 +10,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     reduce_application,
     summarize_executors,
 )
-from pod_builders import SCHEDULED, pod, running, terminated, waiting
+from tests.monitoring.pod_builders import SCHEDULED, pod, running, terminated, waiting
 
 
 def test_no_pods_means_the_driver_is_gone():

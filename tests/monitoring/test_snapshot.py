@@ -9,7 +9,7 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
     pods_by_application,
     slim_pod,
 )
-from pod_builders import APP, pod
+from tests.monitoring.pod_builders import APP, pod
 
 OTHER = "spark-ffffffffffffffffffffffffffffffff"
 

@@ -14,8 +14,8 @@ from airflow_provider_sparkk8s.monitoring.store import (
     backoff_delay,
     shared_store,
 )
-from fake_kube import FakeKube
-from pod_builders import APP, SCHEDULED, pod, running, terminated
+from tests.monitoring.fake_kube import FakeKube
+from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated
 
 OTHER = "spark-ffffffffffffffffffffffffffffffff"
 FAST = StoreSettings(resync_interval=60.0, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.05)

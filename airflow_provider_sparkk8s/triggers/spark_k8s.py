@@ -1,0 +1,300 @@
+"""SparkK8sApplicationTrigger: waits in the triggerer for a Spark application to finish.
+
+Every trigger of a (connection, namespace) subscribes to one shared `SnapshotStore`, so a
+thousand deferred applications cost one watch and one list per resync interval, not a
+thousand polls. The trigger itself only reduces its application's pods to a state
+(`monitoring.reducer`), enforces the timeouts, streams the driver log, and emits exactly one
+final event.
+
+The final event's payload (what the operator's `execute_complete` receives):
+
+    {"status": "success" | "failed" | "timeout",
+     "application_id", "namespace", "driver_pod",
+     "state", "reason", "message", "exit_code", "termination_message",
+     "executors": {"counts": {...}, "failures": [...]},
+     "started_at", "finished_at"}
+
+Serialized arguments are ids, names and settings only. Credentials are read from the
+Airflow connection inside the triggerer, through the hook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.monitoring.driver_log import DriverLogFollower
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    DRIVER_CONTAINER,
+    EXECUTOR_CONTAINER,
+    ApplicationState,
+    reduce_application,
+)
+from airflow_provider_sparkk8s.monitoring.store import (
+    DEFAULT_RESYNC_INTERVAL,
+    SnapshotStore,
+    StoreSettings,
+    shared_store,
+)
+
+_NOT_STARTED = frozenset({"submitted", "pending"})
+FINAL_LOG_WAIT = 5.0  # seconds
+
+
+def final_status(state: ApplicationState) -> str:
+    return "success" if state.state == "succeeded" else "failed"
+
+
+def timed_out(
+    state: ApplicationState | None,
+    now: float,
+    start_time: float,
+    startup_timeout: float | None,
+    run_timeout: float | None,
+) -> ApplicationState | None:
+    """The failure a timeout produces at `now`, or None while within limits (pure)."""
+    elapsed = now - start_time
+    current = state or ApplicationState(state="submitted")
+    if run_timeout is not None and elapsed >= run_timeout:
+        return ApplicationState(
+            state="failed",
+            reason="RunTimeout",
+            message=f"the application did not finish within {run_timeout:g}s "
+            f"(last state: {current.describe()})",
+            driver_pod=current.driver_pod,
+            executors=current.executors,
+        )
+    if startup_timeout is not None and current.state in _NOT_STARTED and elapsed >= startup_timeout:
+        cause = current.describe() if current.reason else f"{current.state}, never scheduled or started"
+        return ApplicationState(
+            state="failed",
+            reason="StartupTimeout",
+            message=f"the driver did not start within {startup_timeout:g}s ({cause})",
+            driver_pod=current.driver_pod,
+            executors=current.executors,
+        )
+    return None
+
+
+def _epoch(value: float | str | datetime | None) -> float:
+    if value is None:
+        return time.time()
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, str):
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return float(value)
+
+
+class SparkK8sApplicationTrigger(BaseTrigger):
+    """Fires once, when the application succeeds, fails, vanishes or times out.
+
+    :param application_id: the `spark-app-selector` label value (`spark-...`).
+    :param namespace: where the driver runs.
+    :param kubernetes_conn_id: the Airflow connection the hook reads (in the triggerer).
+    :param driver_pod_name: pins the driver pod (else the newest pod with `spark-role=driver`).
+    :param driver_container: the driver container's name (a template's container name).
+    :param startup_timeout: seconds the driver may stay submitted/pending (None: no limit).
+    :param run_timeout: seconds the whole application may take (None: no limit).
+    :param start_time: when the application was submitted (epoch seconds or ISO 8601);
+        both timeouts count from it, so a restarted triggerer keeps the deadlines.
+    :param resync_interval: seconds between full lists of the shared store.
+    :param stream_logs: copy the driver log into the task log while deferred.
+    :param log_interval: seconds between two driver log polls.
+    :param delete_on_kill: delete the driver pod when a user kills the task.
+    """
+
+    def __init__(
+        self,
+        *,
+        application_id: str,
+        namespace: str,
+        kubernetes_conn_id: str = "kubernetes_default",
+        driver_pod_name: str | None = None,
+        driver_container: str = DRIVER_CONTAINER,
+        executor_container: str = EXECUTOR_CONTAINER,
+        startup_timeout: float | None = None,
+        run_timeout: float | None = None,
+        start_time: float | str | None = None,
+        resync_interval: float = DEFAULT_RESYNC_INTERVAL,
+        stream_logs: bool = True,
+        log_interval: float = 10.0,
+        delete_on_kill: bool = True,
+    ):
+        super().__init__()
+        self.application_id = application_id
+        self.namespace = namespace
+        self.kubernetes_conn_id = kubernetes_conn_id
+        self.driver_pod_name = driver_pod_name
+        self.driver_container = driver_container
+        self.executor_container = executor_container
+        self.startup_timeout = startup_timeout
+        self.run_timeout = run_timeout
+        self.start_time = _epoch(start_time)
+        self.resync_interval = resync_interval
+        self.stream_logs = stream_logs
+        self.log_interval = log_interval
+        self.delete_on_kill = delete_on_kill
+        self.last_state: ApplicationState | None = None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "application_id": self.application_id,
+                "namespace": self.namespace,
+                "kubernetes_conn_id": self.kubernetes_conn_id,
+                "driver_pod_name": self.driver_pod_name,
+                "driver_container": self.driver_container,
+                "executor_container": self.executor_container,
+                "startup_timeout": self.startup_timeout,
+                "run_timeout": self.run_timeout,
+                "start_time": self.start_time,
+                "resync_interval": self.resync_interval,
+                "stream_logs": self.stream_logs,
+                "log_interval": self.log_interval,
+                "delete_on_kill": self.delete_on_kill,
+            },
+        )
+
+    # ------------------------------------------------------------------ the client
+
+    async def _client(self) -> Any:
+        """An AsyncKubeClient from the connection, built here in the triggerer."""
+        from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+
+        client = SparkK8sHook(self.kubernetes_conn_id).get_async_client()
+        if asyncio.iscoroutine(client):
+            client = await client
+        return client
+
+    def _store_settings(self) -> StoreSettings:
+        return StoreSettings(resync_interval=self.resync_interval)
+
+    # ------------------------------------------------------------------ run
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        async with shared_store(
+            self.kubernetes_conn_id, self.namespace, self._client, self._store_settings()
+        ) as store:
+            final = await self._follow(store)
+        yield TriggerEvent(self._payload(final))
+
+    async def _follow(self, store: SnapshotStore) -> ApplicationState:
+        subscription = store.subscribe(self.application_id)
+        log_task: asyncio.Task | None = None
+        follower: DriverLogFollower | None = None
+        try:
+            while True:
+                failure = timed_out(
+                    self.last_state, time.time(), self.start_time, self.startup_timeout, self.run_timeout
+                )
+                if failure is not None:
+                    return failure
+                pods = await subscription.next(self._seconds_to_next_deadline())
+                if pods is None:
+                    continue  # a deadline passed: checked at the top
+                state = reduce_application(
+                    pods,
+                    driver_pod_name=self.driver_pod_name,
+                    driver_container=self.driver_container,
+                    executor_container=self.executor_container,
+                )
+                self._log_transition(state)
+                self.last_state = state
+                if self.stream_logs and follower is None and state.state == "running" and state.driver_pod:
+                    follower = self._log_follower(store, state.driver_pod)
+                    log_task = asyncio.create_task(follower.run(self.log_interval))
+                if state.terminal:
+                    if log_task is not None:
+                        log_task.cancel()
+                        await asyncio.gather(log_task, return_exceptions=True)
+                        log_task = None
+                    if self.stream_logs and state.driver_pod and state.state != "unknown":
+                        follower = follower or self._log_follower(store, state.driver_pod)
+                        # The last lines before the result, but never hold the result back long.
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(FINAL_LOG_WAIT):
+                                await follower.poll()
+                    return self._explain(state)
+        finally:
+            store.unsubscribe(subscription)
+            if log_task is not None:
+                log_task.cancel()
+
+    def _seconds_to_next_deadline(self) -> float | None:
+        deadlines = []
+        if self.run_timeout is not None:
+            deadlines.append(self.start_time + self.run_timeout)
+        if self.startup_timeout is not None and (
+            self.last_state is None or self.last_state.state in _NOT_STARTED
+        ):
+            deadlines.append(self.start_time + self.startup_timeout)
+        if not deadlines:
+            return None
+        return max(min(deadlines) - time.time(), 0.0) + 0.01
+
+    def _explain(self, state: ApplicationState) -> ApplicationState:
+        if state.state != "unknown":
+            return state
+        name = self.driver_pod_name or "(spark-role=driver)"
+        return ApplicationState(
+            state="failed",
+            reason="DriverPodNotFound",
+            message=f"driver pod {name} of application {self.application_id} in namespace "
+            f"{self.namespace} no longer exists (deleted before it finished, or never created)",
+            driver_pod=self.driver_pod_name,
+            executors=state.executors,
+        )
+
+    def _log_transition(self, state: ApplicationState) -> None:
+        previous = self.last_state
+        if previous is None or (previous.state, previous.reason) != (state.state, state.reason):
+            self.log.info("Spark application %s: %s", self.application_id, state.describe())
+
+    def _log_follower(self, store: SnapshotStore, driver_pod: str) -> DriverLogFollower:
+        path = f"/api/v1/namespaces/{self.namespace}/pods/{driver_pod}/log"
+
+        async def fetch(params: Any) -> str:
+            return await store.client.text(path, params)
+
+        # From the submission on: a follower that restarts re-reads at most this run's log.
+        since = datetime.fromtimestamp(self.start_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return DriverLogFollower(
+            fetch, lambda line: self.log.info("[driver] %s", line), self.driver_container, since
+        )
+
+    def _payload(self, state: ApplicationState) -> dict[str, Any]:
+        status = "timeout" if state.reason in ("RunTimeout", "StartupTimeout") else final_status(state)
+        return {
+            "status": status,
+            "application_id": self.application_id,
+            "namespace": self.namespace,
+            **state.to_dict(),
+        }
+
+    # ------------------------------------------------------------------ kill
+
+    async def on_kill(self) -> None:
+        """The user killed the task: delete the driver pod (Spark then removes executors)."""
+        if not self.delete_on_kill or not self.driver_pod_name:
+            self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
+            return
+        path = f"/api/v1/namespaces/{self.namespace}/pods/{self.driver_pod_name}"
+        client = await self._client()
+        try:
+            await client.request("DELETE", path)
+            self.log.info("Deleted driver pod %s/%s", self.namespace, self.driver_pod_name)
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+            self.log.info("Driver pod %s/%s was already gone", self.namespace, self.driver_pod_name)
+        finally:
+            await client.aclose()
