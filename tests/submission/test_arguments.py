@@ -1,0 +1,168 @@
+"""spark-submit argument semantics (the keys below are what real spark-submit wrote into
+spark.properties in the parity captures)."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.arguments import (
+    load_java_properties,
+    parse_command_line,
+    parse_spark_submit,
+)
+
+MASTER = ["--master", "k8s://https://10.0.0.1:6443", "--deploy-mode", "cluster"]
+JAR = "local:///opt/app.jar"
+
+
+def parse(*argv: str, files: dict[str, str] | None = None, env: dict[str, str] | None = None):
+    files = files or {}
+    return parse_spark_submit(
+        [*MASTER, *argv], environ=env or {}, read_text=files.get, submit_time_ms=1234, cwd="/work"
+    )
+
+
+def test_plain_jvm_submission_sets_what_spark_submit_sets() -> None:
+    args = parse("--class", "a.B", JAR, "x", "--not-an-option")
+    assert dict(args.spark_conf) == {
+        "spark.master": "k8s://https://10.0.0.1:6443",
+        "spark.submit.deployMode": "cluster",
+        "spark.app.name": "a.B",  # no --name: the main class
+        "spark.jars": JAR,  # the primary jar joins spark.jars
+        "spark.submit.pyFiles": "",
+        "spark.app.submitTime": "1234",
+    }
+    assert args.main_app_resource.kind == "java"
+    assert args.main_class == "a.B"
+    assert args.app_args == ("x", "--not-an-option")  # everything after the resource
+
+
+def test_python_and_r_resources_use_spark_runners_and_file_names() -> None:
+    py = parse("s3a://b/job.py", "1")
+    assert py.main_app_resource.kind == "python"
+    assert py.main_class == "org.apache.spark.deploy.PythonRunner"
+    assert py.spark_conf["spark.app.name"] == "job.py"
+    assert "spark.jars" not in py.spark_conf
+    r = parse("local:///opt/x.R")
+    assert (r.main_app_resource.kind, r.main_class) == ("r", "org.apache.spark.deploy.RRunner")
+
+
+def test_flags_win_over_conf_and_conf_wins_over_properties_file() -> None:
+    files = {"/p.conf": "spark.driver.memory 1g\nspark.executor.instances=2\nspark.a: file\n"}
+    args = parse(
+        "--properties-file", "/p.conf",
+        "--conf", "spark.driver.memory=2g", "-c", "spark.a=conf",
+        "--driver-memory", "3g", "--num-executors", "7", "--executor-cores", "2",
+        "--executor-memory", "4g", "--driver-cores", "2", "--class", "M", JAR, files=files,
+    )  # fmt: skip
+    conf = args.spark_conf
+    assert conf["spark.driver.memory"] == "3g"
+    assert conf["spark.executor.instances"] == "7"
+    assert conf["spark.a"] == "conf"
+    assert (conf["spark.executor.cores"], conf["spark.executor.memory"]) == ("2", "4g")
+    assert conf["spark.driver.cores"] == "2"
+
+
+def test_spark_defaults_from_conf_dir_only_without_properties_file() -> None:
+    files = {"/etc/spark/spark-defaults.conf": "spark.x  from-defaults  \n"}
+    env = {"SPARK_CONF_DIR": "/etc/spark"}
+    assert parse("--class", "M", JAR, files=files, env=env).spark_conf["spark.x"] == "from-defaults"
+    files["/p"] = "spark.y=1\n"
+    with_file = parse("--properties-file", "/p", "--class", "M", JAR, files=files, env=env)
+    assert "spark.x" not in with_file.spark_conf
+    both = parse(
+        "--properties-file", "/p", "--load-spark-defaults", "--class", "M", JAR,
+        files=files, env=env,
+    )  # fmt: skip
+    assert both.spark_conf["spark.x"] == "from-defaults" and both.spark_conf["spark.y"] == "1"
+
+
+def test_non_spark_keys_are_dropped_and_reported() -> None:
+    args = parse("--conf", "foo=bar", "--class", "M", JAR)
+    assert "foo" not in args.spark_conf and args.ignored_keys == ("foo",)
+
+
+def test_dependencies_resolved_like_spark_submit() -> None:
+    args = parse(
+        "--jars", " s3a://b/a.jar, ,lib/c.jar", "--files", "https://h/f.txt",
+        "--archives", "env.tgz#env", "--py-files", "local:///x.zip", "--class", "M", JAR,
+    )  # fmt: skip
+    conf = args.spark_conf
+    assert conf["spark.jars"] == f"s3a://b/a.jar,file:/work/lib/c.jar,{JAR}"
+    assert conf["spark.files"] == "https://h/f.txt"
+    assert conf["spark.archives"] == "file:/work/env.tgz#env"
+    assert conf["spark.submit.pyFiles"] == "local:///x.zip"
+
+
+def test_master_without_scheme_becomes_https_and_driver_host_is_dropped() -> None:
+    args = parse_spark_submit(
+        ["--master", "k8s://h:6443", "--deploy-mode", "cluster", "--conf",
+         "spark.driver.host=x", "--class", "M", JAR],
+        environ={},
+    )  # fmt: skip
+    assert args.spark_conf["spark.master"] == "k8s://https://h:6443"
+    assert "spark.driver.host" not in args.spark_conf
+
+
+def test_proxy_user_kill_status_and_our_flags() -> None:
+    args = parse("--proxy-user", "bob", "--spark-version", "3.5.9", "--dry-run", "-v",
+                 "--class", "M", JAR)  # fmt: skip
+    assert (args.proxy_user, args.spark_version, args.dry_run, args.verbose) == (
+        "bob", "3.5.9", True, True,
+    )  # fmt: skip
+    kill = parse("--kill", "ns:spark-pi-*")
+    assert (kill.action, kill.submission_glob) == ("kill", "ns:spark-pi-*")
+    assert parse("--status=ns:x").action == "status"
+
+
+@pytest.mark.parametrize(
+    ("argv", "key"),
+    [
+        (["--deploy-mode", "cluster", "--class", "M", JAR], "--master"),
+        ([*MASTER[:2], "--class", "M", JAR], "--deploy-mode"),  # client is spark-submit's default
+        ([*MASTER[:2], "--deploy-mode", "client", "--class", "M", JAR], "--deploy-mode"),
+        ([*MASTER, "--conf", "novalue", "--class", "M", JAR], "--conf"),
+        ([*MASTER, "--conf", "=v", "--class", "M", JAR], "--conf"),
+        ([*MASTER, JAR], "--class"),
+        ([*MASTER, "--class", "M"], "primary resource"),
+        ([*MASTER, "--bogus", JAR], "argument"),
+        ([*MASTER, "--packages", "g:a:1", "--class", "M", JAR], "--packages"),
+        (["--master", "yarn", "--deploy-mode", "cluster", "--class", "M", JAR], "spark.master"),
+        ([*MASTER, "--properties-file", "/missing", "--class", "M", JAR], "--properties-file"),
+        ([*MASTER, "--class"], "--class"),
+    ],
+)
+def test_bad_arguments_raise_spark_conf_error(argv: list[str], key: str) -> None:
+    with pytest.raises(SparkConfError) as raised:
+        parse_spark_submit(argv, environ={}, read_text=lambda path: None)
+    assert raised.value.key == key
+
+
+def test_master_from_conf_and_inline_option_values() -> None:
+    parsed = parse_command_line(["--name=a=b", "--verbose", "x.jar", "--name", "arg"])
+    assert parsed.options == {"--name": "a=b"}
+    assert parsed.primary_resource == "x.jar" and parsed.app_args == ("--name", "arg")
+    args = parse_spark_submit(
+        ["--conf", "spark.master=k8s://https://h:1", "--deploy-mode", "cluster", "--class",
+         "M", JAR],
+        environ={},
+    )  # fmt: skip
+    assert args.spark_conf["spark.master"] == "k8s://https://h:1"
+
+
+def test_java_properties_loader() -> None:
+    text = (
+        "# comment\n! also comment\n  spaced.key   value with spaces  \n"
+        "a\\ b=c\\:d\\=e\ncolon:1\ncont=one\\\n    two\nunicode=\\u00e9\nempty\n"
+        "tab\\tkey=x\\ty\n"
+    )
+    assert load_java_properties(text) == {
+        "spaced.key": "value with spaces  ",  # Properties keeps trailing blanks; Spark trims
+        "a b": "c:d=e",
+        "colon": "1",
+        "cont": "onetwo",
+        "unicode": "é",
+        "empty": "",
+        "tab\tkey": "x\ty",
+    }
