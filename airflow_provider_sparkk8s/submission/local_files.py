@@ -55,7 +55,9 @@ def check_config_map_data(key: str, value: str, data: dict[str, str] | dict[str,
     for name, content in data.items():
         if not is_config_map_key(name) or name in (".", ".."):
             raise SparkConfError(
-                key, value, "files whose names use only letters, digits, '-', '_' and '.'",
+                key,
+                value,
+                "files whose names use only letters, digits, '-', '_' and '.'",
                 f"{name!r} cannot be a ConfigMap key",
             )
         total += len(name) + len(content.encode() if isinstance(content, str) else content)

@@ -24,7 +24,8 @@ credentials; 4.3 replaces `securityContext.allowPrivilegeEscalation`. Everything
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import yaml
 
@@ -86,7 +87,9 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceF
 
 
 def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceBool:
-    return _SourceBool(yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node), node.value)
+    return _SourceBool(
+        yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node), node.value
+    )
 
 
 def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
@@ -177,28 +180,65 @@ def _deep_copy_tree(value: Any) -> Any:
     return value
 
 
-def _validate_shape(key: str, source: str, pod: Any) -> None:
-    def refuse(hint: str) -> SparkConfError:
-        return SparkConfError(key, source, ACCEPTED, hint)
+def _is_list_of_maps(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
 
+
+# Fields the steps read or extend: a wrong shape would break them, so it is refused here.
+_POD_MAPS = {"metadata": ("labels", "annotations"), "spec": ("nodeSelector",)}
+_SPEC_LISTS_OF_MAPS = (*_CONTAINER_LISTS, "volumes", "imagePullSecrets")
+_CONTAINER_LISTS_OF_MAPS = ("env", "ports", "volumeMounts")
+_CONTAINER_LISTS_OF_SCALARS = ("args", "command")
+_CONTAINER_MAPS = ("resources", "securityContext")
+
+
+def _shape_problem(pod: Any) -> str | None:
+    """What makes `pod` unusable as a Pod template, or None."""
     if pod is None:
-        raise refuse("the template is empty")
+        return "the template is empty"
     if not isinstance(pod, dict):
-        raise refuse("the template is not a mapping")
+        return "the template is not a mapping"
     if pod.get("kind") not in (None, "Pod"):
-        raise refuse(f"kind is {pod.get('kind')!r}")
+        return f"kind is {pod.get('kind')!r}"
     if pod.get("apiVersion") not in (None, "v1"):
-        raise refuse(f"apiVersion is {pod.get('apiVersion')!r}")
-    for field in ("metadata", "spec"):
-        if pod.get(field) is not None and not isinstance(pod[field], dict):
-            raise refuse(f"{field} is not a mapping")
-    spec = pod.get("spec") or {}
-    for list_name in (*_CONTAINER_LISTS, "volumes"):
-        items = spec.get(list_name)
-        if items is None:
+        return f"apiVersion is {pod.get('apiVersion')!r}"
+    for part, map_fields in _POD_MAPS.items():
+        section = pod.get(part)
+        if section is None:
             continue
-        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise refuse(f"spec.{list_name} is not a list of mappings")
+        if not isinstance(section, dict):
+            return f"{part} is not a mapping"
+        for name in map_fields:
+            if section.get(name) is not None and not isinstance(section[name], dict):
+                return f"{part}.{name} is not a mapping"
+    spec = pod.get("spec") or {}
+    for name in _SPEC_LISTS_OF_MAPS:
+        if spec.get(name) is not None and not _is_list_of_maps(spec[name]):
+            return f"spec.{name} is not a list of mappings"
+    for list_name in _CONTAINER_LISTS:
+        for container in spec.get(list_name) or ():
+            where = f"spec.{list_name}[{container.get('name')}]"
+            for name in _CONTAINER_LISTS_OF_MAPS:
+                if container.get(name) is not None and not _is_list_of_maps(container[name]):
+                    return f"{where}.{name} is not a list of mappings"
+            for name in _CONTAINER_LISTS_OF_SCALARS:
+                if container.get(name) is not None and not isinstance(container[name], list):
+                    return f"{where}.{name} is not a list"
+            for name in _CONTAINER_MAPS:
+                if container.get(name) is not None and not isinstance(container[name], dict):
+                    return f"{where}.{name} is not a mapping"
+            for name in ("limits", "requests"):
+                value = (container.get("resources") or {}).get(name)
+                if value is not None and not isinstance(value, dict):
+                    return f"{where}.resources.{name} is not a mapping"
+    return None
+
+
+def _validated(key: str, source: str, pod: Any) -> dict[str, Any]:
+    problem = _shape_problem(pod)
+    if problem is not None:
+        raise SparkConfError(key, source, ACCEPTED, problem)
+    return pod  # type: ignore[no-any-return]
 
 
 def parse_template(key: str, source: str, content: bytes | str) -> KubeObject:
@@ -212,16 +252,14 @@ def parse_template(key: str, source: str, content: bytes | str) -> KubeObject:
         raise SparkConfError(key, source, ACCEPTED, f"not valid YAML or JSON{where}") from None
     if len(documents) > 1:
         raise SparkConfError(key, source, ACCEPTED, f"it holds {len(documents)} documents")
-    pod = documents[0] if documents else None
-    _validate_shape(key, source, pod)
+    pod = _validated(key, source, documents[0] if documents else None)
     _coerce_string_fields(pod)
     return _plain(pod)
 
 
 def template_from_dict(key: str, template: Mapping[str, Any]) -> KubeObject:
     """Validate and normalise a template given as a Python dict (the caller's dict untouched)."""
-    pod = _deep_copy_tree(template)
-    _validate_shape(key, DICT_SOURCE, pod)
+    pod = _validated(key, DICT_SOURCE, _deep_copy_tree(template))
     _coerce_string_fields(pod)
     return _plain(pod)
 
@@ -230,7 +268,9 @@ def _template_file(conf: DriverConf, key: str, path: str) -> bytes:
     content = conf.local.files.get(path)
     if content is None:
         raise SparkConfError(
-            key, path, "the path of a readable local file (or pass the template as a dict)",
+            key,
+            path,
+            "the path of a readable local file (or pass the template as a dict)",
             "the file could not be read",
         )
     return content
@@ -243,7 +283,9 @@ def select_spark_container(pod: Mapping[str, Any], container_name: str | None) -
     """Split Spark's container off the template pod; the others stay as side-cars."""
     spec = pod.get("spec")
     if spec is None:
-        return SparkPod(pod={**pod, "metadata": pod.get("metadata") or {}, "spec": {}}, container={})
+        return SparkPod(
+            pod={**pod, "metadata": pod.get("metadata") or {}, "spec": {}}, container={}
+        )
     containers = list(spec.get("containers") or ())
     if not containers:
         spark_container: KubeObject = {}
@@ -276,7 +318,9 @@ def driver_template(conf: DriverConf) -> KubeObject | None:
     path = conf.get(DRIVER_TEMPLATE_KEY)
     if path is None:
         return None
-    return parse_template(DRIVER_TEMPLATE_KEY, path, _template_file(conf, DRIVER_TEMPLATE_KEY, path))
+    return parse_template(
+        DRIVER_TEMPLATE_KEY, path, _template_file(conf, DRIVER_TEMPLATE_KEY, path)
+    )
 
 
 def initial_driver_pod(conf: DriverConf) -> SparkPod:

@@ -83,9 +83,13 @@ def test_named_container_is_taken_out_and_the_rest_is_kept_as_fabric8_would_writ
         },
         "spec": {
             "priorityClassName": "high",
-            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "spark", "effect": "NoSchedule"}],
+            "tolerations": [
+                {"key": "dedicated", "operator": "Equal", "value": "spark", "effect": "NoSchedule"}
+            ],
             "initContainers": [{"name": "init", "image": "busybox"}],
-            "containers": [{"name": "sidecar", "image": "envoy", "ports": [{"containerPort": 9901}]}],
+            "containers": [
+                {"name": "sidecar", "image": "envoy", "ports": [{"containerPort": 9901}]}
+            ],
             "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1024"}}],
         },
     }
@@ -100,20 +104,33 @@ def test_without_a_matching_name_the_first_container_is_spark_s(name):
 
 
 def test_an_ambiguous_name_falls_back_to_the_first_container():
-    template = {"spec": {"containers": [{"name": "a"}, {"name": "x", "image": "1"}, {"name": "x", "image": "2"}]}}
-    result = pod_template.initial_driver_pod(make_conf({NAME_KEY: "x"}, driver_pod_template=template))
+    template = {
+        "spec": {
+            "containers": [{"name": "a"}, {"name": "x", "image": "1"}, {"name": "x", "image": "2"}]
+        }
+    }
+    result = pod_template.initial_driver_pod(
+        make_conf({NAME_KEY: "x"}, driver_pod_template=template)
+    )
     assert result.container == {"name": "a"}
-    assert result.pod["spec"]["containers"] == [{"name": "x", "image": "1"}, {"name": "x", "image": "2"}]
+    assert result.pod["spec"]["containers"] == [
+        {"name": "x", "image": "1"},
+        {"name": "x", "image": "2"},
+    ]
 
 
 def test_side_cars_keep_their_order_around_the_chosen_container():
     template = {"spec": {"containers": [{"name": "a"}, {"name": "spark"}, {"name": "b"}]}}
-    result = pod_template.initial_driver_pod(make_conf({NAME_KEY: "spark"}, driver_pod_template=template))
+    result = pod_template.initial_driver_pod(
+        make_conf({NAME_KEY: "spark"}, driver_pod_template=template)
+    )
     assert [c["name"] for c in result.pod["spec"]["containers"]] == ["a", "b"]
 
 
 def test_templates_without_containers_or_spec_give_an_empty_container():
-    no_containers = pod_template.initial_driver_pod(conf_with_file(b"metadata: {labels: {a: b}}\nspec: {hostNetwork: false}\n"))
+    no_containers = pod_template.initial_driver_pod(
+        conf_with_file(b"metadata: {labels: {a: b}}\nspec: {hostNetwork: false}\n")
+    )
     assert no_containers == SparkPod(
         pod={"metadata": {"labels": {"a": "b"}}, "spec": {"hostNetwork": False}}, container={}
     )
@@ -122,17 +139,24 @@ def test_templates_without_containers_or_spec_give_an_empty_container():
 
 
 def test_json_templates_are_read_too():
-    content = json.dumps({"kind": "Pod", "spec": {"containers": [{"name": "c", "args": [1]}]}}).encode()
+    content = json.dumps(
+        {"kind": "Pod", "spec": {"containers": [{"name": "c", "args": [1]}]}}
+    ).encode()
     result = pod_template.initial_driver_pod(conf_with_file(content))
     assert result.container == {"name": "c", "args": ["1"]}
 
 
 def test_a_dict_template_wins_over_the_file_and_is_not_mutated():
-    template = {"metadata": {"labels": {"n": 3}}, "spec": {"containers": [{"name": "c", "env": []}], "volumes": None}}
+    template = {
+        "metadata": {"labels": {"n": 3}},
+        "spec": {"containers": [{"name": "c", "env": []}], "volumes": None},
+    }
     before = copy.deepcopy(template)
     conf = conf_with_file(TEMPLATE_YAML, driver_pod_template=template)
     result = pod_template.initial_driver_pod(conf)
-    assert result == SparkPod(pod={"metadata": {"labels": {"n": "3"}}, "spec": {}}, container={"name": "c"})
+    assert result == SparkPod(
+        pod={"metadata": {"labels": {"n": "3"}}, "spec": {}}, container={"name": "c"}
+    )
     assert template == before
     result.container["name"] = "changed"
     assert template == before
@@ -151,6 +175,14 @@ def test_a_dict_template_wins_over_the_file_and_is_not_mutated():
         ({"/tpl/driver.yaml": b"spec: [1]\n"}, "spec is not a mapping"),
         ({"/tpl/driver.yaml": b"spec: {containers: {name: x}}\n"}, "spec.containers"),
         ({"/tpl/driver.yaml": b"spec: {volumes: [1]}\n"}, "spec.volumes"),
+        ({"/tpl/driver.yaml": b"metadata: {labels: [a]}\n"}, "metadata.labels"),
+        ({"/tpl/driver.yaml": b"spec: {nodeSelector: x}\n"}, "spec.nodeSelector"),
+        ({"/tpl/driver.yaml": b"spec: {imagePullSecrets: [x]}\n"}, "spec.imagePullSecrets"),
+        ({"/tpl/driver.yaml": b"spec: {containers: [{name: c, env: {A: b}}]}\n"}, r"\[c\]\.env"),
+        ({"/tpl/driver.yaml": b"spec: {containers: [{args: x}]}\n"}, "args is not a list"),
+        ({"/tpl/driver.yaml": b"spec: {containers: [{resources: []}]}\n"}, "resources is not"),
+        ({"/tpl/driver.yaml": b"spec: {containers: [{resources: {limits: 1}}]}\n"}, "limits"),
+        ({"/tpl/driver.yaml": b"!!python/object:os.system x\n"}, "not valid YAML"),
     ],
 )
 def test_missing_or_malformed_templates_name_the_key_and_the_path(files, hint):

@@ -6,7 +6,7 @@ there (a template's entries stay in front); nothing is de-duplicated.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
@@ -24,3 +24,16 @@ def add_volumes_and_mounts(
     add_to_list(container, ("volumeMounts",), mounts)
     add_to_list(container, ("env",), env)
     return SparkPod(pod=new_pod, container=container)
+
+
+def first_clash(pod: SparkPod, volumes: list[KubeObject], mounts: list[KubeObject]) -> int | None:
+    """Index of the first (volume, mount) pair whose volume name or mount path is already used
+    in the pod (or earlier in the lists): the API server would refuse the pod."""
+    names = {volume.get("name") for volume in (pod.pod.get("spec") or {}).get("volumes") or ()}
+    paths = {mount.get("mountPath") for mount in pod.container.get("volumeMounts") or ()}
+    for index, (volume, mount) in enumerate(zip(volumes, mounts)):
+        if volume["name"] in names or mount["mountPath"] in paths:
+            return index
+        names.add(volume["name"])
+        paths.add(mount["mountPath"])
+    return None

@@ -11,8 +11,8 @@ import re
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain, with_prefix
-from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.EnvSecretsFeatureStep"

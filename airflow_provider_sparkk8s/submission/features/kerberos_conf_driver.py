@@ -20,11 +20,12 @@ nothing, which is what this step reproduces.
 from __future__ import annotations
 
 import base64
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
+from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.java_text import java_file_name, read_utf8
 from airflow_provider_sparkk8s.submission.local_files import (
     check_config_map_data,
@@ -32,7 +33,6 @@ from airflow_provider_sparkk8s.submission.local_files import (
     file_bytes,
 )
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.KerberosConfDriverFeatureStep"
@@ -88,7 +88,9 @@ def _core_site_authentication(conf: DriverConf) -> str | None:
             root = ElementTree.fromstring(content)
         except ElementTree.ParseError as error:
             raise SparkConfError(
-                "HADOOP_CONF_DIR", f"{conf_dir}/core-site.xml", "a well-formed XML file",
+                "HADOOP_CONF_DIR",
+                f"{conf_dir}/core-site.xml",
+                "a well-formed XML file",
                 str(error),
             ) from None
         for prop in root.iter("property"):
@@ -150,9 +152,8 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         TOKEN_SECRET_NAME_KEY, token_secret, TOKEN_SECRET_ITEM_KEY, token_item_key
     )
 
-    needs_prefix = (
-        conf.get(KRB5_PATH_KEY) is not None
-        or (keytab is not None and not keytab.startswith("local:"))
+    needs_prefix = conf.get(KRB5_PATH_KEY) is not None or (
+        keytab is not None and not keytab.startswith("local:")
     )
     prefix = driver_resource_prefix(conf) if needs_prefix else ""
 
@@ -189,7 +190,9 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     elif token_secret is not None:
         assert token_item_key is not None
         if not is_dns1123_subdomain(token_secret):
-            raise SparkConfError(TOKEN_SECRET_NAME_KEY, token_secret, "the name of an existing Secret")
+            raise SparkConfError(
+                TOKEN_SECRET_NAME_KEY, token_secret, "the name of an existing Secret"
+            )
         volumes.append({"name": TOKEN_VOLUME, "secret": {"secretName": token_secret}})
         mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_MOUNT_PATH})
         env.append({"name": ENV_TOKEN_FILE, "value": f"{TOKEN_MOUNT_PATH}/{token_item_key}"})

@@ -10,7 +10,10 @@ from __future__ import annotations
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, with_prefix
-from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import (
+    add_volumes_and_mounts,
+    first_clash,
+)
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"
@@ -41,10 +44,12 @@ def secrets_to_mount_paths(conf: DriverConf) -> dict[str, str]:
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     secrets = secrets_to_mount_paths(conf)
-    volumes = [
-        {"name": volume_name(name), "secret": {"secretName": name}} for name in secrets
-    ]
-    mounts = [
-        {"name": volume_name(name), "mountPath": path} for name, path in secrets.items()
-    ]
+    volumes = [{"name": volume_name(name), "secret": {"secretName": name}} for name in secrets]
+    mounts = [{"name": volume_name(name), "mountPath": path} for name, path in secrets.items()]
+    clash = first_clash(pod, volumes, mounts)
+    if clash is not None:
+        name, path = list(secrets.items())[clash]
+        raise SparkConfError(
+            PREFIX + name, path, "a mount path and volume name not used elsewhere in the pod"
+        )
     return StepResult(pod=add_volumes_and_mounts(pod, volumes, mounts))

@@ -15,8 +15,8 @@ before anything is created.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -30,9 +30,12 @@ from airflow_provider_sparkk8s.submission.conf_values import (
     validate_quantity,
     with_prefix,
 )
+from airflow_provider_sparkk8s.submission.features._mounts import (
+    add_volumes_and_mounts,
+    first_clash,
+)
 from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountVolumesFeatureStep"
@@ -47,7 +50,13 @@ EMPTY_DIR = "emptyDir"
 NFS = "nfs"
 VOLUME_TYPES = (HOST_PATH, PVC, EMPTY_DIR, NFS)
 HOST_PATH_TYPES = (
-    "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice",
+    "",
+    "DirectoryOrCreate",
+    "Directory",
+    "FileOrCreate",
+    "File",
+    "Socket",
+    "CharDevice",
     "BlockDevice",
 )
 
@@ -115,9 +124,7 @@ def _prefixed_map(properties: Mapping[str, str], map_key: str) -> dict[str, str]
     except re.error:
         pattern = re.compile(re.escape(map_key))
     return {
-        pattern.sub("", key): value
-        for key, value in properties.items()
-        if key.startswith(map_key)
+        pattern.sub("", key): value for key, value in properties.items() if key.startswith(map_key)
     }
 
 
@@ -141,7 +148,11 @@ def _volume_options(
     if volume_type == PVC:
         claim = _require(properties, prefix, f"{base}.options.claimName", PVC)
         _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"))
-        return {"claimName": claim, "storageClass": opt("storageClass"), "sizeLimit": opt("sizeLimit")}
+        return {
+            "claimName": claim,
+            "storageClass": opt("storageClass"),
+            "sizeLimit": opt("sizeLimit"),
+        }
     if volume_type == EMPTY_DIR:
         _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"))
         return {"medium": opt("medium"), "sizeLimit": opt("sizeLimit")}
@@ -216,7 +227,7 @@ def parse_volumes(conf: DriverConf, prefix: str) -> list[VolumeSpec]:
     return specs
 
 
-def _check_duplicates(specs: list[VolumeSpec], pod: SparkPod) -> None:
+def _check_duplicate_paths(specs: list[VolumeSpec]) -> None:
     paths = [spec.mount_path for spec in specs]
     duplicated_paths = sorted({p for p in paths if paths.count(p) > 1})
     if duplicated_paths:
@@ -226,17 +237,6 @@ def _check_duplicates(specs: list[VolumeSpec], pod: SparkPod) -> None:
             "a different mount path for every volume",
             "found duplicated mountPath",
         )
-    taken = {volume.get("name") for volume in (pod.pod.get("spec") or {}).get("volumes") or ()}
-    names: set[str] = set()
-    for spec in specs:
-        if spec.volume_name in names or spec.volume_name in taken:
-            raise SparkConfError(
-                f"{DRIVER_PREFIX}{spec.volume_type}.{spec.volume_name}.mount.path",
-                spec.volume_name,
-                "a volume name used once in the pod",
-                "duplicated volume name",
-            )
-        names.add(spec.volume_name)
 
 
 def _access_mode(conf: DriverConf) -> str:
@@ -250,7 +250,9 @@ def _claim_name(conf: DriverConf, spec: VolumeSpec, index: int) -> str:
     if PVC_ON_DEMAND not in template:
         claim = template
     else:
-        claim = template.replace(PVC_ON_DEMAND, f"{driver_resource_prefix(conf)}-driver-pvc-{index}")
+        claim = template.replace(
+            PVC_ON_DEMAND, f"{driver_resource_prefix(conf)}-driver-pvc-{index}"
+        )
     if not is_dns1123_subdomain(claim):
         raise SparkConfError(
             f"{DRIVER_PREFIX}{PVC}.{spec.volume_name}.options.claimName",
@@ -311,16 +313,27 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     # Spark parses the executor volumes at submission too, so their errors surface now.
     parse_volumes(conf, EXECUTOR_PREFIX)
     specs = parse_volumes(conf, DRIVER_PREFIX)
-    _check_duplicates(specs, pod)
+    _check_duplicate_paths(specs)
     access_mode = _access_mode(conf) if specs else ""
     volumes, mounts, claims = [], [], []
     for index, spec in enumerate(specs):
         claim = _claim_name(conf, spec, index) if spec.volume_type == PVC else None
-        if claim is not None and spec.options["storageClass"] is not None and (
-            spec.options["sizeLimit"] is not None
+        if (
+            claim is not None
+            and spec.options["storageClass"] is not None
+            and (spec.options["sizeLimit"] is not None)
         ):
             claims.append(_created_claim(conf, spec, claim, access_mode))
         source_field, source = _volume_source(spec, claim)
         volumes.append({"name": spec.volume_name, source_field: source})
         mounts.append(_mount(spec))
+    clash = first_clash(pod, volumes, mounts)
+    if clash is not None:
+        spec = specs[clash]
+        raise SparkConfError(
+            f"{DRIVER_PREFIX}{spec.volume_type}.{spec.volume_name}.mount.path",
+            spec.mount_path,
+            "a volume name and mount path not used elsewhere in the pod",
+            f"volume {spec.volume_name!r} or its path is already in the pod",
+        )
     return StepResult(pod=add_volumes_and_mounts(pod, volumes, mounts), resources=claims)

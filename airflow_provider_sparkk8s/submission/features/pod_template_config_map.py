@@ -11,8 +11,8 @@ from __future__ import annotations
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import get_int
-from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.pod_template import (
     DICT_SOURCE,
     EXECUTOR_TEMPLATE_KEY,

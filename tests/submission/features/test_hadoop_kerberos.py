@@ -18,7 +18,10 @@ KERBEROS_SITE = (
 
 
 def hadoop_local(core_site=CORE_SITE, extra_files=None):
-    files = {f"{HADOOP_DIR}/core-site.xml": core_site, f"{HADOOP_DIR}/hdfs-site.xml": "<configuration/>\u00e9".encode()}
+    files = {
+        f"{HADOOP_DIR}/core-site.xml": core_site,
+        f"{HADOOP_DIR}/hdfs-site.xml": "<configuration/>\u00e9".encode(),
+    }
     files.update(extra_files or {})
     return LocalInputs(
         environment={"HADOOP_CONF_DIR": HADOOP_DIR},
@@ -54,7 +57,10 @@ def test_hadoop_conf_dir_is_shipped_in_a_config_map_and_mounted():
             "kind": "ConfigMap",
             "metadata": {"name": name},
             "immutable": True,
-            "data": {"core-site.xml": CORE_SITE.decode(), "hdfs-site.xml": "<configuration/>\u00e9"},
+            "data": {
+                "core-site.xml": CORE_SITE.decode(),
+                "hdfs-site.xml": "<configuration/>\u00e9",
+            },
         }
     ]
 
@@ -65,7 +71,9 @@ def test_existing_hadoop_config_map_is_mounted_without_items_or_new_objects():
     assert result.pod.pod["spec"]["volumes"] == [
         {"name": "hadoop-properties", "configMap": {"name": "hadoop-site"}}
     ]
-    assert dict(result.system_properties) == {"spark.kubernetes.executor.hadoopConfigMapName": "hadoop-site"}
+    assert dict(result.system_properties) == {
+        "spark.kubernetes.executor.hadoopConfigMapName": "hadoop-site"
+    }
     assert list(result.resources) == []
 
 
@@ -88,7 +96,9 @@ def test_hadoop_errors():
     with pytest.raises(SparkConfError) as err:
         hadoop_conf_driver.step(both, SparkPod.initial())
     assert err.value.key == "spark.kubernetes.hadoop.configMapName"
-    unreadable = LocalInputs(environment={"HADOOP_CONF_DIR": HADOOP_DIR}, directories={HADOOP_DIR: ("x.xml",)})
+    unreadable = LocalInputs(
+        environment={"HADOOP_CONF_DIR": HADOOP_DIR}, directories={HADOOP_DIR: ("x.xml",)}
+    )
     with pytest.raises(SparkConfError) as err:
         hadoop_conf_driver.step(make_conf(local=unreadable), SparkPod.initial())
     assert err.value.key == "HADOOP_CONF_DIR"
@@ -100,7 +110,9 @@ def test_hadoop_errors():
     with pytest.raises(SparkConfError, match="cannot be a ConfigMap key"):
         hadoop_conf_driver.step(make_conf(local=bad_name), SparkPod.initial())
     with pytest.raises(SparkConfError):
-        hadoop_conf_driver.step(make_conf({"spark.kubernetes.hadoop.configMapName": "Bad_Name"}), SparkPod.initial())
+        hadoop_conf_driver.step(
+            make_conf({"spark.kubernetes.hadoop.configMapName": "Bad_Name"}), SparkPod.initial()
+        )
 
 
 KRB5 = b"[libdefaults]\n default_realm = EXAMPLE.COM\n"
@@ -124,7 +136,10 @@ def test_krb5_file_keytab_and_principal():
     assert result.pod.pod["spec"]["volumes"] == [
         {
             "name": "krb5-file",
-            "configMap": {"name": f"{PREFIX}-krb5-file", "items": [{"key": "krb5.conf", "path": "krb5.conf"}]},
+            "configMap": {
+                "name": f"{PREFIX}-krb5-file",
+                "items": [{"key": "krb5.conf", "path": "krb5.conf"}],
+            },
         },
         {"name": "kerberos-keytab", "secret": {"secretName": f"{PREFIX}-kerberos-keytab"}},
     ]
@@ -138,12 +153,18 @@ def test_krb5_file_keytab_and_principal():
     }
     assert list(result.resources) == [
         {
-            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{PREFIX}-krb5-file"},
-            "immutable": True, "data": {"krb5.conf": KRB5.decode()},
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": f"{PREFIX}-krb5-file"},
+            "immutable": True,
+            "data": {"krb5.conf": KRB5.decode()},
         },
         {
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{PREFIX}-kerberos-keytab"},
-            "immutable": True, "data": {"alice.keytab": base64.b64encode(KEYTAB).decode()},
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"{PREFIX}-kerberos-keytab"},
+            "immutable": True,
+            "data": {"alice.keytab": base64.b64encode(KEYTAB).decode()},
         },
     ]
 
@@ -164,7 +185,8 @@ def test_krb5_config_map_and_existing_token_secret():
         {"name": "hadoop-secret", "secret": {"secretName": "tokens"}},
     ]
     assert result.pod.container["volumeMounts"][1] == {
-        "name": "hadoop-secret", "mountPath": "/mnt/secrets/hadoop-credentials",
+        "name": "hadoop-secret",
+        "mountPath": "/mnt/secrets/hadoop-credentials",
     }
     assert result.pod.container["env"] == [
         {"name": "T", "value": "1"},
@@ -175,12 +197,20 @@ def test_krb5_config_map_and_existing_token_secret():
 
 
 def test_in_image_keytab_ships_nothing_but_a_token_secret_still_mounts():
-    local_keytab = {"spark.kerberos.keytab": "local:///keys/k.keytab", "spark.kerberos.principal": "p"}
+    local_keytab = {
+        "spark.kerberos.keytab": "local:///keys/k.keytab",
+        "spark.kerberos.principal": "p",
+    }
     alone = kerberos_conf_driver.step(make_conf(local_keytab), SparkPod.initial())
     assert alone.pod == SparkPod.initial() and list(alone.resources) == []
     with_tokens = kerberos_conf_driver.step(
-        make_conf({**local_keytab, "spark.kubernetes.kerberos.tokenSecret.name": "t",
-                   "spark.kubernetes.kerberos.tokenSecret.itemKey": "k"}),
+        make_conf(
+            {
+                **local_keytab,
+                "spark.kubernetes.kerberos.tokenSecret.name": "t",
+                "spark.kubernetes.kerberos.tokenSecret.itemKey": "k",
+            }
+        ),
         SparkPod.initial(),
     )
     assert [v["name"] for v in with_tokens.pod.pod["spec"]["volumes"]] == ["hadoop-secret"]
@@ -206,7 +236,9 @@ def test_legacy_yarn_keytab_names_are_read():
         local=kerberos_local(),
     )
     result = kerberos_conf_driver.step(conf, SparkPod.initial())
-    assert dict(result.system_properties) == {"spark.kerberos.keytab": "/mnt/secrets/kerberos-keytab/alice.keytab"}
+    assert dict(result.system_properties) == {
+        "spark.kerberos.keytab": "/mnt/secrets/kerberos-keytab/alice.keytab"
+    }
 
 
 def test_kerberised_hadoop_without_keytab_or_token_secret_is_refused():
@@ -220,7 +252,10 @@ def test_kerberised_hadoop_without_keytab_or_token_secret_is_refused():
     simple = make_conf(local=hadoop_local())
     assert kerberos_conf_driver.step(simple, SparkPod.initial()).pod == SparkPod.initial()
     with_secret = make_conf(
-        {"spark.kubernetes.kerberos.tokenSecret.name": "t", "spark.kubernetes.kerberos.tokenSecret.itemKey": "k"},
+        {
+            "spark.kubernetes.kerberos.tokenSecret.name": "t",
+            "spark.kubernetes.kerberos.tokenSecret.itemKey": "k",
+        },
         local=hadoop_local(core_site=KERBEROS_SITE),
     )
     kerberos_conf_driver.step(with_secret, SparkPod.initial())
@@ -229,14 +264,31 @@ def test_kerberised_hadoop_without_keytab_or_token_secret_is_refused():
 @pytest.mark.parametrize(
     ("extra", "key"),
     [
-        ({"spark.kubernetes.kerberos.krb5.path": "/etc/krb5.conf", "spark.kubernetes.kerberos.krb5.configMapName": "m"},
-         "spark.kubernetes.kerberos.krb5.configMapName"),
+        (
+            {
+                "spark.kubernetes.kerberos.krb5.path": "/etc/krb5.conf",
+                "spark.kubernetes.kerberos.krb5.configMapName": "m",
+            },
+            "spark.kubernetes.kerberos.krb5.configMapName",
+        ),
         ({"spark.kerberos.keytab": "/keys/alice.keytab"}, "spark.kerberos.keytab"),
         ({"spark.kerberos.principal": "alice"}, "spark.kerberos.principal"),
-        ({"spark.kubernetes.kerberos.tokenSecret.name": "t"}, "spark.kubernetes.kerberos.tokenSecret.name"),
-        ({"spark.kubernetes.kerberos.tokenSecret.itemKey": "k"}, "spark.kubernetes.kerberos.tokenSecret.itemKey"),
-        ({"spark.kubernetes.kerberos.krb5.path": "/missing/krb5.conf"}, "spark.kubernetes.kerberos.krb5.path"),
-        ({"spark.kerberos.keytab": "/missing.keytab", "spark.kerberos.principal": "a"}, "spark.kerberos.keytab"),
+        (
+            {"spark.kubernetes.kerberos.tokenSecret.name": "t"},
+            "spark.kubernetes.kerberos.tokenSecret.name",
+        ),
+        (
+            {"spark.kubernetes.kerberos.tokenSecret.itemKey": "k"},
+            "spark.kubernetes.kerberos.tokenSecret.itemKey",
+        ),
+        (
+            {"spark.kubernetes.kerberos.krb5.path": "/missing/krb5.conf"},
+            "spark.kubernetes.kerberos.krb5.path",
+        ),
+        (
+            {"spark.kerberos.keytab": "/missing.keytab", "spark.kerberos.principal": "a"},
+            "spark.kerberos.keytab",
+        ),
     ],
 )
 def test_kerberos_errors_name_the_key(extra, key):

@@ -42,7 +42,9 @@ def test_spark_local_dir_keeps_its_order():
     result = run({"spark.local.dir": "/b,/a,/c"})
     assert [m["mountPath"] for m in result.pod.container["volumeMounts"]] == ["/b", "/a", "/c"]
     assert [v["name"] for v in result.pod.pod["spec"]["volumes"]] == [
-        "spark-local-dir-1", "spark-local-dir-2", "spark-local-dir-3",
+        "spark-local-dir-1",
+        "spark-local-dir-2",
+        "spark-local-dir-3",
     ]
     assert result.pod.container["env"] == [{"name": "SPARK_LOCAL_DIRS", "value": "/b,/a,/c"}]
 
@@ -71,7 +73,9 @@ def test_empty_or_repeated_dirs_are_refused(extra, env, key):
 
 
 def test_dir_already_mounted_by_another_volume_is_refused():
-    pod = SparkPod(pod={"spec": {}}, container={"volumeMounts": [{"name": "data", "mountPath": "/data"}]})
+    pod = SparkPod(
+        pod={"spec": {}}, container={"volumeMounts": [{"name": "data", "mountPath": "/data"}]}
+    )
     with pytest.raises(SparkConfError):
         run({"spark.local.dir": "/data"}, pod=pod)
 
@@ -83,12 +87,17 @@ def test_existing_local_dir_mounts_are_used_shuffled_with_the_submission_seed():
         {"name": "spark-local-dir-b", "mountPath": "/b"},
         {"name": "spark-local-dir-c", "mountPath": "/c"},
     ]
-    pod = SparkPod(pod={"spec": {"volumes": [{"name": "x", "emptyDir": {}}]}}, container={"volumeMounts": mounts})
+    pod = SparkPod(
+        pod={"spec": {"volumes": [{"name": "x", "emptyDir": {}}]}},
+        container={"volumeMounts": mounts},
+    )
     before = copy.deepcopy(pod)
     result = run({"spark.local.dir": "/ignored"}, pod=pod)
     expected = ["/a", "/b", "/c"]
     random.Random(IDS.shuffle_seed).shuffle(expected)
-    assert result.pod.container["env"] == [{"name": "SPARK_LOCAL_DIRS", "value": ",".join(expected)}]
+    assert result.pod.container["env"] == [
+        {"name": "SPARK_LOCAL_DIRS", "value": ",".join(expected)}
+    ]
     assert result.pod.container["volumeMounts"] == mounts
     assert result.pod.pod == pod.pod
     assert pod == before

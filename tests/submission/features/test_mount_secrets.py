@@ -47,6 +47,13 @@ def test_secrets_are_appended_after_template_entries_and_inputs_stay_untouched()
     assert TEMPLATE_POD == before
 
 
+def test_a_secret_mounted_where_something_else_is_mounted_is_refused():
+    conf = make_conf({"spark.kubernetes.driver.secrets.s": "/tpl"})
+    with pytest.raises(SparkConfError) as err:
+        mount_secrets.step(conf, TEMPLATE_POD)
+    assert err.value.key == "spark.kubernetes.driver.secrets.s" and err.value.value == "/tpl"
+
+
 def test_no_secrets_leaves_the_pod_as_it_was():
     result = mount_secrets.step(make_conf(), SparkPod.initial())
     assert result.pod == SparkPod.initial()
@@ -74,7 +81,10 @@ def test_secret_key_refs_become_env_vars_after_template_env():
     result = env_secrets.step(conf, TEMPLATE_POD)
     assert result.pod.container["env"] == [
         {"name": "FROM_TEMPLATE", "value": "1"},
-        {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"key": "password", "name": "db-creds"}}},
+        {
+            "name": "DB_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
+        },
         {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"key": "token.v1", "name": "api"}}},
     ]
     assert result.pod.pod == TEMPLATE_POD.pod
@@ -94,5 +104,7 @@ def test_secret_key_refs_not_of_the_form_name_colon_key_are_refused(ref):
 
 
 def test_step_metadata_names_spark_classes():
-    assert mount_secrets.SPARK_CLASS == "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"
+    assert (
+        mount_secrets.SPARK_CLASS == "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"
+    )
     assert env_secrets.SPARK_CLASS == "org.apache.spark.deploy.k8s.features.EnvSecretsFeatureStep"

@@ -15,7 +15,9 @@ def run(extra, version="4.3.0", pod=None):
 
 
 def test_host_path_volume_and_mount_on_4x():
-    result = run({D + "hostPath.data.mount.path": "/data", D + "hostPath.data.options.path": "/mnt/d"})
+    result = run(
+        {D + "hostPath.data.mount.path": "/data", D + "hostPath.data.options.path": "/mnt/d"}
+    )
     assert result.pod.pod["spec"]["volumes"] == [
         {"name": "data", "hostPath": {"path": "/mnt/d", "type": ""}}
     ]
@@ -33,7 +35,10 @@ def test_host_path_type_and_sub_path_expr_exist_from_4_0_only():
         D + "hostPath.data.mount.subPathExpr": "$(POD_NAME)",
     }
     new = run(extra, "4.0.5")
-    assert new.pod.pod["spec"]["volumes"][0]["hostPath"] == {"path": "/mnt/d", "type": "DirectoryOrCreate"}
+    assert new.pod.pod["spec"]["volumes"][0]["hostPath"] == {
+        "path": "/mnt/d",
+        "type": "DirectoryOrCreate",
+    }
     assert new.pod.container["volumeMounts"][0]["subPathExpr"] == "$(POD_NAME)"
     old = run(extra, "3.5.9")
     assert old.pod.pod["spec"]["volumes"][0]["hostPath"] == {"path": "/mnt/d", "type": ""}
@@ -57,7 +62,11 @@ def test_empty_dir_medium_and_size_limit():
         {"name": "plain", "emptyDir": {"medium": ""}},
     ]
     assert result.pod.container["volumeMounts"][1] == {
-        "name": "plain", "mountPath": "/plain", "readOnly": False, "subPath": "sub", "subPathExpr": "",
+        "name": "plain",
+        "mountPath": "/plain",
+        "readOnly": False,
+        "subPath": "sub",
+        "subPathExpr": "",
     }
 
 
@@ -106,14 +115,21 @@ ON_DEMAND = {
         ("4.0.5", {}, "ReadWriteOncePod"),
         ("3.5.9", {}, "ReadWriteOnce"),
         ("4.3.0", {"spark.kubernetes.legacy.useReadWriteOnceAccessMode": "true"}, "ReadWriteOnce"),
-        ("3.5.9", {"spark.kubernetes.legacy.useReadWriteOnceAccessMode": "false"}, "ReadWriteOncePod"),
+        (
+            "3.5.9",
+            {"spark.kubernetes.legacy.useReadWriteOnceAccessMode": "false"},
+            "ReadWriteOncePod",
+        ),
     ],
 )
-def test_on_demand_claim_is_named_by_index_and_created_with_the_version_access_mode(version, extra, mode):
+def test_on_demand_claim_is_named_by_index_and_created_with_the_version_access_mode(
+    version, extra, mode
+):
     result = run({**ON_DEMAND, **extra}, version)
     claim = f"{PREFIX}-driver-pvc-1"  # index 1: the emptyDir volume comes first
     assert result.pod.pod["spec"]["volumes"][1] == {
-        "name": "data", "persistentVolumeClaim": {"claimName": claim, "readOnly": False},
+        "name": "data",
+        "persistentVolumeClaim": {"claimName": claim, "readOnly": False},
     }
     assert list(result.resources) == [
         {
@@ -184,38 +200,93 @@ def test_executor_keys_are_checked_but_not_mounted_on_the_driver():
         ({D + "configMap.c.mount.path": "/c"}, D + "configMap.c", "configMap"),
         ({D + "emptyDir.e.mount.readOnly": "true"}, D + "emptyDir.e.mount.path", None),
         ({D + "hostPath.h.mount.path": "/h"}, D + "hostPath.h.options.path", None),
-        ({D + "persistentVolumeClaim.p.mount.path": "/p"}, D + "persistentVolumeClaim.p.options.claimName", None),
-        ({D + "nfs.n.mount.path": "/n", D + "nfs.n.options.path": "/e"}, D + "nfs.n.options.server", None),
-        ({D + "nfs.n.mount.path": "/n", D + "nfs.n.options.server": "s"}, D + "nfs.n.options.path", None),
         (
-            {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.mount.subPath": "a", D + "emptyDir.e.mount.subPathExpr": "b"},
+            {D + "persistentVolumeClaim.p.mount.path": "/p"},
+            D + "persistentVolumeClaim.p.options.claimName",
+            None,
+        ),
+        (
+            {D + "nfs.n.mount.path": "/n", D + "nfs.n.options.path": "/e"},
+            D + "nfs.n.options.server",
+            None,
+        ),
+        (
+            {D + "nfs.n.mount.path": "/n", D + "nfs.n.options.server": "s"},
+            D + "nfs.n.options.path",
+            None,
+        ),
+        (
+            {
+                D + "emptyDir.e.mount.path": "/e",
+                D + "emptyDir.e.mount.subPath": "a",
+                D + "emptyDir.e.mount.subPathExpr": "b",
+            },
             D + "emptyDir.e.mount.subPathExpr",
             "b",
         ),
-        ({D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.mount.readOnly": "yes"}, D + "emptyDir.e.mount.readOnly", "yes"),
-        ({D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.mount.readOnly": " true"}, D + "emptyDir.e.mount.readOnly", " true"),
-        ({D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": "500"}, D + "emptyDir.e.options.sizeLimit", "500"),
-        ({D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": ""}, D + "emptyDir.e.options.sizeLimit", ""),
-        ({D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": "ten gigs"}, D + "emptyDir.e.options.sizeLimit", "ten gigs"),
         (
-            {D + "persistentVolumeClaim.p.mount.path": "/p", D + "persistentVolumeClaim.p.options.claimName": "c", D + "persistentVolumeClaim.p.options.sizeLimit": "1023"},
+            {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.mount.readOnly": "yes"},
+            D + "emptyDir.e.mount.readOnly",
+            "yes",
+        ),
+        (
+            {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.mount.readOnly": " true"},
+            D + "emptyDir.e.mount.readOnly",
+            " true",
+        ),
+        (
+            {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": "500"},
+            D + "emptyDir.e.options.sizeLimit",
+            "500",
+        ),
+        (
+            {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": ""},
+            D + "emptyDir.e.options.sizeLimit",
+            "",
+        ),
+        (
+            {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": "ten gigs"},
+            D + "emptyDir.e.options.sizeLimit",
+            "ten gigs",
+        ),
+        (
+            {
+                D + "persistentVolumeClaim.p.mount.path": "/p",
+                D + "persistentVolumeClaim.p.options.claimName": "c",
+                D + "persistentVolumeClaim.p.options.sizeLimit": "1023",
+            },
             D + "persistentVolumeClaim.p.options.sizeLimit",
             "1023",
         ),
         (
-            {D + "hostPath.h.mount.path": "/h", D + "hostPath.h.options.path": "/x", D + "hostPath.h.options.type": "Folder"},
+            {
+                D + "hostPath.h.mount.path": "/h",
+                D + "hostPath.h.options.path": "/x",
+                D + "hostPath.h.options.type": "Folder",
+            },
             D + "hostPath.h.options.type",
             "Folder",
         ),
-        ({D + "emptyDir.Bad_Name.mount.path": "/e"}, D + "emptyDir.Bad_Name.mount.path", "Bad_Name"),
+        (
+            {D + "emptyDir.Bad_Name.mount.path": "/e"},
+            D + "emptyDir.Bad_Name.mount.path",
+            "Bad_Name",
+        ),
         ({D + "emptyDir.e.mount.path": ""}, D + "emptyDir.e.mount.path", ""),
         (
-            {D + "persistentVolumeClaim.p.mount.path": "/p", D + "persistentVolumeClaim.p.options.claimName": "Not_A_Name"},
+            {
+                D + "persistentVolumeClaim.p.mount.path": "/p",
+                D + "persistentVolumeClaim.p.options.claimName": "Not_A_Name",
+            },
             D + "persistentVolumeClaim.p.options.claimName",
             "Not_A_Name",
         ),
         (
-            {D + "persistentVolumeClaim.p.mount.path": "/p", D + "persistentVolumeClaim.p.options.claimName": "OnDemand", D + "persistentVolumeClaim.p.label.bad key": "v"},
+            {
+                D + "persistentVolumeClaim.p.mount.path": "/p",
+                D + "persistentVolumeClaim.p.options.claimName": "OnDemand",
+                D + "persistentVolumeClaim.p.label.bad key": "v",
+            },
             D + "persistentVolumeClaim.p.label.bad key",
             "bad key",
         ),
@@ -229,18 +300,34 @@ def test_invalid_volume_confs_name_the_key_and_value(extra, key, value):
 
 
 def test_sub_path_and_sub_path_expr_together_are_fine_on_3_5_which_ignores_the_expr():
-    extra = {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.mount.subPath": "a", D + "emptyDir.e.mount.subPathExpr": "b"}
+    extra = {
+        D + "emptyDir.e.mount.path": "/e",
+        D + "emptyDir.e.mount.subPath": "a",
+        D + "emptyDir.e.mount.subPathExpr": "b",
+    }
     assert run(extra, "3.5.9").pod.container["volumeMounts"][0]["subPath"] == "a"
 
 
 def test_duplicate_mount_paths_and_volume_names_are_refused():
     with pytest.raises(SparkConfError, match="'/same'"):
         run({D + "emptyDir.a.mount.path": "/same", D + "emptyDir.b.mount.path": "/same"})
-    with pytest.raises(SparkConfError, match="duplicated volume name"):
-        run({D + "emptyDir.a.mount.path": "/a", D + "hostPath.a.mount.path": "/b", D + "hostPath.a.options.path": "/x"})
+    with pytest.raises(SparkConfError, match="already in the pod"):
+        run(
+            {
+                D + "emptyDir.a.mount.path": "/a",
+                D + "hostPath.a.mount.path": "/b",
+                D + "hostPath.a.options.path": "/x",
+            }
+        )
     template = SparkPod(pod={"spec": {"volumes": [{"name": "a", "emptyDir": {}}]}}, container={})
-    with pytest.raises(SparkConfError, match="duplicated volume name"):
+    with pytest.raises(SparkConfError, match="already in the pod"):
         run({D + "emptyDir.a.mount.path": "/a"}, pod=template)
+    mounted = SparkPod(
+        pod={"spec": {}}, container={"volumeMounts": [{"name": "s", "mountPath": "/a"}]}
+    )
+    with pytest.raises(SparkConfError) as err:
+        run({D + "emptyDir.b.mount.path": "/a"}, pod=mounted)
+    assert err.value.key == D + "emptyDir.b.mount.path" and err.value.value == "/a"
 
 
 def test_sizes_with_units_and_big_plain_byte_counts_are_accepted():
@@ -252,4 +339,7 @@ def test_sizes_with_units_and_big_plain_byte_counts_are_accepted():
             D + "emptyDir.b.options.sizeLimit": "1.5G",
         }
     )
-    assert [v["emptyDir"]["sizeLimit"] for v in result.pod.pod["spec"]["volumes"]] == ["2048", "1.5G"]
+    assert [v["emptyDir"]["sizeLimit"] for v in result.pod.pod["spec"]["volumes"]] == [
+        "2048",
+        "1.5G",
+    ]

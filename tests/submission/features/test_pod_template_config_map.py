@@ -12,13 +12,18 @@ TEXT = "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    tier: exec   # kept
 
 
 def test_template_file_is_shipped_verbatim_and_the_conf_points_at_the_mount():
-    conf = make_conf({KEY: "/tpl/exec.yaml"}, local=LocalInputs(files={"/tpl/exec.yaml": TEXT.encode()}))
+    conf = make_conf(
+        {KEY: "/tpl/exec.yaml"}, local=LocalInputs(files={"/tpl/exec.yaml": TEXT.encode()})
+    )
     result = step_module.step(conf, SparkPod.initial())
     name = f"{PREFIX}-driver-podspec-conf-map"
     assert result.pod.pod["spec"]["volumes"] == [
         {
             "name": "pod-template-volume",
-            "configMap": {"name": name, "items": [{"key": "podspec-configmap-key", "path": "pod-spec-template.yml"}]},
+            "configMap": {
+                "name": name,
+                "items": [{"key": "podspec-configmap-key", "path": "pod-spec-template.yml"}],
+            },
         }
     ]
     assert result.pod.container["volumeMounts"] == [
@@ -27,19 +32,31 @@ def test_template_file_is_shipped_verbatim_and_the_conf_points_at_the_mount():
     assert dict(result.system_properties) == {KEY: "/opt/spark/pod-template/pod-spec-template.yml"}
     assert list(result.resources) == [
         {
-            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
-            "immutable": True, "data": {"podspec-configmap-key": TEXT},
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name},
+            "immutable": True,
+            "data": {"podspec-configmap-key": TEXT},
         }
     ]
 
 
 def test_template_dict_is_shipped_as_yaml_and_the_callers_dict_is_untouched():
-    template = {"metadata": {"labels": {"version": 2}}, "spec": {"containers": [{"name": "e", "args": []}]}}
+    template = {
+        "metadata": {"labels": {"version": 2}},
+        "spec": {"containers": [{"name": "e", "args": []}]},
+    }
     conf = make_conf(executor_pod_template=template)
     result = step_module.step(conf, SparkPod.initial())
     shipped = yaml.safe_load(result.resources[0]["data"]["podspec-configmap-key"])
-    assert shipped == {"metadata": {"labels": {"version": "2"}}, "spec": {"containers": [{"name": "e"}]}}
-    assert template == {"metadata": {"labels": {"version": 2}}, "spec": {"containers": [{"name": "e", "args": []}]}}
+    assert shipped == {
+        "metadata": {"labels": {"version": "2"}},
+        "spec": {"containers": [{"name": "e"}]},
+    }
+    assert template == {
+        "metadata": {"labels": {"version": 2}},
+        "spec": {"containers": [{"name": "e", "args": []}]},
+    }
     assert dict(result.system_properties) == {KEY: "/opt/spark/pod-template/pod-spec-template.yml"}
 
 
