@@ -165,4 +165,3 @@ def assemble(conf: DriverConf, spec: DriverSpec) -> AssembledDriver:
         conf_config_map=config_map,
         system_properties=dict(spec.system_properties),
     )
-

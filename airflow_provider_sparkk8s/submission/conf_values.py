@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Mapping, Protocol, Union
+from typing import Protocol
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 
@@ -23,7 +24,7 @@ class _HasSparkConf(Protocol):
     def spark_conf(self) -> Mapping[str, str]: ...
 
 
-ConfLike = Union[Mapping[str, str], _HasSparkConf]
+ConfLike = Mapping[str, str] | _HasSparkConf
 
 
 def as_mapping(conf: ConfLike) -> Mapping[str, str]:
@@ -115,7 +116,9 @@ TIME_UNITS_MS: dict[str, Decimal] = {
     "d": Decimal(86_400_000),
 }
 _TIME = re.compile(r"(-?[0-9]+)([a-z]+)?")
-_TIME_ACCEPTED = "a whole number with an optional unit us, ms, s, m, min, h or d, such as 1s or 500ms"
+_TIME_ACCEPTED = (
+    "a whole number with an optional unit us, ms, s, m, min, h or d, such as 1s or 500ms"
+)
 
 
 def parse_time_ms(key: str, value: str, default_unit: str = "ms") -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import getpass
 import os
 import posixpath
-from typing import Mapping
+from collections.abc import Mapping
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import LocalInputs

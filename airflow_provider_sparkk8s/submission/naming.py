@@ -10,7 +10,7 @@ import os
 import re
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf, SubmissionIds
@@ -57,8 +57,8 @@ def resource_name_prefix(name: str, uid: str) -> str:
 def app_name_label(name: str) -> str:
     """Value of the `spark-app-name` label: slug cut to 63 chars, one `-` stripped each end."""
     value = _slug(name)[:DNS_LABEL_MAX]
-    value = value[1:] if value.startswith("-") else value
-    return value[:-1] if value.endswith("-") else value
+    value = value.removeprefix("-")
+    return value.removesuffix("-")
 
 
 def is_testing(conf: DriverConf) -> bool:

@@ -8,7 +8,8 @@ copies) and then uses these helpers on the copies. `add_to_*` appends like fabri
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
 

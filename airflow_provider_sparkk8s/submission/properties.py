@@ -9,7 +9,7 @@ raw (the Writer variant does not use \\uXXXX). Keys are sorted, as JDK 18+ write
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
@@ -61,7 +61,7 @@ def _comment(text: str) -> str:
         elif ord(char) > 0xFF:
             units = char.encode("utf-16-be")
             for pos in range(0, len(units), 2):
-                out.append(f"\\u{units[pos:pos + 2].hex().upper()}")
+                out.append(f"\\u{units[pos : pos + 2].hex().upper()}")
         else:
             out.append(char)
         index += 1

@@ -7,8 +7,9 @@ Pure: the shell gathers `LocalInputs` (local_inputs.py) and draws `SubmissionIds
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import yaml
 

@@ -13,7 +13,9 @@ UPLOAD_NOT_SUPPORTED = (
     "uploading them is not supported yet, so put them in the image (local://) "
     "or on remote storage"
 )
-REMOTE_ACCEPTED = "remote or in-image URIs such as local:///opt/app.jar, s3a://..., hdfs://..., https://..."
+REMOTE_ACCEPTED = (
+    "remote or in-image URIs such as local:///opt/app.jar, s3a://..., hdfs://..., https://..."
+)
 
 
 def uri_scheme(uri: str) -> str | None:

@@ -3,7 +3,10 @@ import pytest
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import (
-    DriverConf, LocalInputs, MainAppResource, SubmissionIds,
+    DriverConf,
+    LocalInputs,
+    MainAppResource,
+    SubmissionIds,
 )
 
 IDS = SubmissionIds(

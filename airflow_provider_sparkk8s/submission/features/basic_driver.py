@@ -153,7 +153,9 @@ def driver_memory_mib(conf: DriverConf) -> int:
         overhead = max(_java_int_cast(factor * memory), minimum)
     total = memory + overhead
     if total > (1 << 31) - 1:
-        raise SparkConfError("spark.driver.memory", conf.get("spark.driver.memory"), "a smaller size")
+        raise SparkConfError(
+            "spark.driver.memory", conf.get("spark.driver.memory"), "a smaller size"
+        )
     return total
 
 
@@ -165,7 +167,9 @@ def _java_int_cast(value: float) -> int:
 def cpu_request(conf: DriverConf) -> str:
     cores = cv.get_int(conf, "spark.driver.cores", 1)
     if cores < 1:
-        raise SparkConfError("spark.driver.cores", conf.get("spark.driver.cores"), "a whole number >= 1")
+        raise SparkConfError(
+            "spark.driver.cores", conf.get("spark.driver.cores"), "a whole number >= 1"
+        )
     request = cv.get_cores_quantity(conf, "spark.kubernetes.driver.request.cores", str(cores))
     assert request is not None
     return request
@@ -188,7 +192,9 @@ def custom_resource_limits(conf: DriverConf) -> dict[str, str]:
         vendor = conf.get(vendor_key)
         if not vendor:
             raise SparkConfError(
-                vendor_key, vendor, "the resource vendor domain, such as nvidia.com",
+                vendor_key,
+                vendor,
+                "the resource vendor domain, such as nvidia.com",
                 f"Resource: {name} was requested, but vendor was not specified",
             )
         resource_name = f"{vendor}/{name}"

@@ -57,7 +57,9 @@ def main_resource(conf: DriverConf) -> str:
         return NO_RESOURCE if primary is None or is_local_dependency(primary) else primary
     if primary is None:
         raise SparkConfError(
-            "main application resource", None, f"a {resource.kind} file for a {resource.kind} application"
+            "main application resource",
+            None,
+            f"a {resource.kind} file for a {resource.kind} application",
         )
     if resource.kind == "python":
         reject_local("primary resource (application .py file)", primary)

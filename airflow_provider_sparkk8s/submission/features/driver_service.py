@@ -30,7 +30,9 @@ def service_block_manager_port(conf: DriverConf) -> int:
     # Unlike the container, the Service ignores spark.blockManager.port (as Spark does).
     port = cv.get_int(conf, "spark.driver.blockManager.port", 7079, trim=False)
     if not 1 <= port <= 65535:
-        raise SparkConfError("spark.driver.blockManager.port", str(port), "a port between 1 and 65535")
+        raise SparkConfError(
+            "spark.driver.blockManager.port", str(port), "a port between 1 and 65535"
+        )
     return port
 
 

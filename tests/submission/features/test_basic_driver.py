@@ -107,7 +107,7 @@ def test_3_5_keeps_braces_in_labels_which_kubernetes_refuses():
 
 def test_user_labels_come_first_and_reserved_are_refused():
     labels = run(make_conf({"spark.kubernetes.driver.label.team": "data"})).pod.pod["metadata"]["labels"]
-    assert list(labels)[0] == "team"
+    assert next(iter(labels)) == "team"
     with pytest.raises(SparkConfError) as err:
         run(make_conf({"spark.kubernetes.driver.label.spark-role": "x"}))
     assert err.value.key == "spark.kubernetes.driver.label.spark-role"
