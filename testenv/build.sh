@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds (or reuses) the control-plane binaries under ~/.cache, keyed by versions.
-# Prints the directory holding kube-apiserver, etcd, kube-controller-manager,
-# kube-scheduler and kwok. Honours KUBEBUILDER_ASSETS for apiserver and etcd.
+# Builds (or reuses) the control-plane binaries under ~/.cache, keyed by versions,
+# and prints the directory holding kube-apiserver, etcd, kube-controller-manager,
+# kube-scheduler and kwok (progress goes to stderr). If KUBEBUILDER_ASSETS holds
+# kube-apiserver and etcd, those two are used instead of building them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 K8S_VERSION=v1.35.4
@@ -10,7 +11,14 @@ ETCD_VERSION=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$here/go.mod")
 cache=${SPARKK8S_TESTENV_CACHE:-$HOME/.cache/sparkk8s-testenv}
 out="$cache/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 mkdir -p "$out"
+# Modules live under ~/.cache too, so one cache directory carries a warm CI run.
+export GOMODCACHE=${GOMODCACHE:-$HOME/.cache/go-mod}
 export GOFLAGS=-mod=mod CGO_ENABLED=0
+
+# One build at a time: test sessions started side by side would otherwise
+# compile the same binaries at once on the same two cores.
+exec 9>"$cache/.build.lock"
+flock 9
 
 minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
@@ -19,19 +27,24 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
 
 build() { # name, import path
   local name=$1 pkg=$2
-  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$name" ]; then
-    ln -sf "$KUBEBUILDER_ASSETS/$name" "$out/$name"; return
-  fi
   [ -x "$out/$name" ] && return
   echo "building $name ($pkg)" >&2
   local start=$SECONDS
-  (cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$out/$name.tmp" "$pkg")
-  mv "$out/$name.tmp" "$out/$name"
+  (cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$out/$name.tmp.$$" "$pkg")
+  mv "$out/$name.tmp.$$" "$out/$name"
   echo "built $name in $((SECONDS - start))s" >&2
 }
 
-build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-build etcd ./cmd/etcd
+assets=${KUBEBUILDER_ASSETS:-}
+if [ -n "$assets" ] && [ -x "$assets/kube-apiserver" ] && [ -x "$assets/etcd" ]; then
+  # A directory of its own, so the version-keyed one never holds foreign binaries.
+  result="$cache/assets-$(printf '%s' "$assets" | md5sum | cut -c1-12)"
+else
+  assets=""
+  result="$out"
+  build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+  build etcd ./cmd/etcd
+fi
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 if [ ! -x "$out/kwok" ]; then
@@ -40,4 +53,9 @@ if [ ! -x "$out/kwok" ]; then
   GOBIN="$out" GOFLAGS= go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   echo "built kwok in $((SECONDS - start))s" >&2
 fi
-echo "$out"
+if [ -n "$assets" ]; then
+  mkdir -p "$result"
+  ln -sfn "$assets/kube-apiserver" "$assets/etcd" "$result/"
+  ln -sfn "$out/kube-controller-manager" "$out/kube-scheduler" "$out/kwok" "$result/"
+fi
+echo "$result"

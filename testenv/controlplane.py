@@ -1,0 +1,462 @@
+"""The test control plane: real etcd, kube-apiserver, kube-controller-manager and
+kube-scheduler, with KWOK as the kubelet of a few fake nodes.
+
+    with ControlPlane() as cp:
+        print(cp.server, cp.admin_kubeconfig)
+
+or standalone: `python -m testenv.controlplane` prints the kubeconfig path and
+runs until interrupted.
+
+Every run gets its own temp dir (PKI, etcd data, logs, kubeconfigs), free
+loopback ports, and processes stopped by their pid when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from testenv.admin_client import AdminHttp
+from testenv.binaries import find_binaries
+from testenv.pki import PkiFiles, generate_pki
+from testenv.processes import ManagedProcess, wait_until
+
+STATIC_TOKEN_USER = "sparkk8s-token-user"
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+STAGES_FILE = Path(__file__).resolve().parent / "kwok-stages.yaml"
+NODE_COUNT = 3
+NODE_CAPACITY = {"cpu": "64", "memory": "256Gi", "pods": "250", "ephemeral-storage": "1Ti"}
+KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+STARTUP_TIMEOUT_SECONDS = 90.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def kubeconfig_document(
+    server: str,
+    ca_file: Path,
+    namespace: str = "default",
+    cert_file: Path | None = None,
+    key_file: Path | None = None,
+    token: str | None = None,
+) -> dict[str, Any]:
+    """A kubeconfig with one cluster, one user and one context, as plain data."""
+    user: dict[str, str] = {}
+    if cert_file and key_file:
+        user = {"client-certificate": str(cert_file), "client-key": str(key_file)}
+    if token:
+        user["token"] = token
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "sparkk8s-testenv",
+                "cluster": {"server": server, "certificate-authority": str(ca_file)},
+            }
+        ],
+        "users": [{"name": "sparkk8s-testenv-user", "user": user}],
+        "contexts": [
+            {
+                "name": "sparkk8s-testenv",
+                "context": {
+                    "cluster": "sparkk8s-testenv",
+                    "user": "sparkk8s-testenv-user",
+                    "namespace": namespace,
+                },
+            }
+        ],
+        "current-context": "sparkk8s-testenv",
+    }
+
+
+def fake_node(name: str) -> dict[str, Any]:
+    key, value = KWOK_NODE_ANNOTATION
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+            },
+        },
+        "status": {"capacity": dict(NODE_CAPACITY), "allocatable": dict(NODE_CAPACITY)},
+    }
+
+
+def _is_ready(node: dict[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+class ControlPlane:
+    """See the module docstring; attributes are valid between start() and stop()."""
+
+    def __init__(self, bin_dir: Path | None = None, node_count: int = NODE_COUNT) -> None:
+        self.bin_dir = bin_dir or find_binaries()
+        self.node_count = node_count
+        self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-controlplane-"))
+        self.static_token = secrets.token_urlsafe(32)
+        self.startup_seconds: float | None = None
+        self.timings: dict[str, float] = {}
+        self.node_names = [f"kwok-node-{index}" for index in range(node_count)]
+        self._pki: PkiFiles | None = None
+        self._apiserver_port = 0
+        self._processes: dict[str, ManagedProcess] = {}
+        self._admin: AdminHttp | None = None
+
+    # -- public surface (docs/architecture.md, "Test control plane contract") --
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self._apiserver_port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self._pki_files.ca_cert
+
+    @property
+    def admin_cert_file(self) -> Path:
+        return self._pki_files.admin_cert
+
+    @property
+    def admin_key_file(self) -> Path:
+        return self._pki_files.admin_key
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.workdir / "admin.kubeconfig"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.workdir / "logs"
+
+    def pids(self) -> dict[str, int | None]:
+        return {name: process.pid for name, process in self._processes.items()}
+
+    def write_kubeconfig(
+        self, path: Path, namespace: str = "default", token: str | None = None
+    ) -> Path:
+        """Writes a kubeconfig for `namespace`: the admin certificate, or `token`."""
+        if token:
+            document = kubeconfig_document(self.server, self.ca_file, namespace, token=token)
+        else:
+            document = kubeconfig_document(
+                self.server, self.ca_file, namespace, self.admin_cert_file, self.admin_key_file
+            )
+        path.write_text(json.dumps(document, indent=2))
+        path.chmod(0o600)
+        return path
+
+    def request_token(
+        self, namespace: str, service_account: str, expiration_seconds: int = 3600
+    ) -> str:
+        """A bound service-account token from the TokenRequest API."""
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": expiration_seconds},
+        }
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token"
+        return str(self._admin_http.json("POST", path, body)["status"]["token"])
+
+    def metrics_text(self) -> str:
+        status, data = self._admin_http.raw("GET", "/metrics")
+        if status != 200:
+            raise RuntimeError(f"GET /metrics -> HTTP {status}")
+        return data.decode()
+
+    def restart_apiserver(self) -> None:
+        """Stops the API server and starts it again on the same port and etcd
+        (for fault tests); returns once it is ready."""
+        apiserver = self._processes["kube-apiserver"]
+        apiserver.stop()
+        apiserver.start()
+        self._wait_apiserver_ready()
+
+    # -- lifecycle --
+
+    def start(self) -> ControlPlane:
+        started = time.monotonic()
+        try:
+            self._start_all()
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        """Stops every process by its pid (dependents first) and removes the temp dir."""
+        for name in ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
+            process = self._processes.get(name)
+            if process is not None:
+                process.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- internals --
+
+    @property
+    def _pki_files(self) -> PkiFiles:
+        if self._pki is None:
+            raise RuntimeError("the control plane has not been started")
+        return self._pki
+
+    @property
+    def _admin_http(self) -> AdminHttp:
+        if self._admin is None:
+            raise RuntimeError("the control plane has not been started")
+        return self._admin
+
+    def _mark(self, label: str, since: float) -> None:
+        self.timings[label] = round(time.monotonic() - since, 2)
+
+    def _start_all(self) -> None:
+        t0 = time.monotonic()
+        self.logs_dir.mkdir()
+        self._pki = generate_pki(self.workdir / "pki")
+        token_file = self.workdir / "tokens.csv"
+        token_file.write_text(f'{self.static_token},{STATIC_TOKEN_USER},{STATIC_TOKEN_USER},""\n')
+        token_file.chmod(0o600)
+        self._apiserver_port = free_port()
+        self.write_kubeconfig(self.admin_kubeconfig)
+        self._admin = AdminHttp(
+            self._apiserver_port, self.ca_file, self.admin_cert_file, self.admin_key_file
+        )
+        self._mark("pki", t0)
+
+        etcd_port = self._start_etcd()
+        wait_until(
+            lambda: _http_json(f"http://127.0.0.1:{etcd_port}/health").get("health") == "true",
+            20,
+            "etcd /health",
+            watch=[self._processes["etcd"]],
+        )
+        self._mark("etcd", t0)
+
+        self._start_apiserver(etcd_port, token_file)
+        self._wait_apiserver_ready()
+        self._mark("kube-apiserver", t0)
+
+        scheduler_port = self._start_controllers()
+        for name in self.node_names:
+            self._admin_http.json("POST", "/api/v1/nodes", fake_node(name))
+        watched = list(self._processes.values())
+        wait_until(
+            lambda: _insecure_get_ok(f"https://127.0.0.1:{scheduler_port}/readyz"),
+            STARTUP_TIMEOUT_SECONDS,
+            "kube-scheduler /readyz",
+            watch=watched,
+        )
+        self._mark("kube-scheduler", t0)
+        wait_until(self._nodes_ready, STARTUP_TIMEOUT_SECONDS, "KWOK nodes Ready", watch=watched)
+        self._mark("kwok-nodes", t0)
+        # The default service account appears once the controller manager's
+        # service-account controller runs; tests' namespaces need the same.
+        wait_until(
+            lambda: (
+                self._admin_http.raw("GET", "/api/v1/namespaces/default/serviceaccounts/default")[0]
+                == 200
+            ),
+            STARTUP_TIMEOUT_SECONDS,
+            "kube-controller-manager (default service account)",
+            watch=watched,
+        )
+        self._mark("kube-controller-manager", t0)
+
+    def _spawn(self, name: str, argv: list[str]) -> ManagedProcess:
+        process = ManagedProcess(name, argv, self.logs_dir / f"{name}.log")
+        self._processes[name] = process
+        process.start()
+        return process
+
+    def _binary(self, name: str) -> str:
+        return str(self.bin_dir / name)
+
+    def _start_etcd(self) -> int:
+        client_port, peer_port = free_port(), free_port()
+        client_url = f"http://127.0.0.1:{client_port}"
+        peer_url = f"http://127.0.0.1:{peer_port}"
+        self._spawn(
+            "etcd",
+            [
+                self._binary("etcd"),
+                "--name=default",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={client_url}",
+                f"--advertise-client-urls={client_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=default={peer_url}",
+                "--initial-cluster-state=new",
+                # Test data is thrown away; skipping fsync keeps etcd fast on shared disks.
+                "--unsafe-no-fsync=true",
+                "--log-level=warn",
+            ],
+        )
+        return client_port
+
+    def _start_apiserver(self, etcd_port: int, token_file: Path) -> None:
+        pki = self._pki_files
+        self._spawn(
+            "kube-apiserver",
+            [
+                self._binary("kube-apiserver"),
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self._apiserver_port}",
+                f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                f"--tls-cert-file={pki.serving_cert}",
+                f"--tls-private-key-file={pki.serving_key}",
+                f"--client-ca-file={pki.ca_cert}",
+                f"--token-auth-file={token_file}",
+                "--authorization-mode=Node,RBAC",
+                f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+                f"--service-account-key-file={pki.service_account_pub}",
+                f"--service-account-signing-key-file={pki.service_account_key}",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--allow-privileged=true",
+                "--profiling=false",
+            ],
+        )
+
+    def _wait_apiserver_ready(self) -> None:
+        wait_until(
+            lambda: self._admin_http.raw("GET", "/readyz")[0] == 200,
+            STARTUP_TIMEOUT_SECONDS,
+            "kube-apiserver /readyz",
+            watch=[self._processes["kube-apiserver"], self._processes["etcd"]],
+        )
+
+    def _start_controllers(self) -> int:
+        """Starts the controller manager, scheduler and KWOK; returns the scheduler's port."""
+        pki = self._pki_files
+        kubeconfig = str(self.admin_kubeconfig)
+        delegated_auth = [
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+        ]
+        self._spawn(
+            "kube-controller-manager",
+            [
+                self._binary("kube-controller-manager"),
+                f"--kubeconfig={kubeconfig}",
+                *delegated_auth,
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                f"--cert-dir={self.workdir / 'kcm-certs'}",
+                "--leader-elect=false",
+                f"--service-account-private-key-file={pki.service_account_key}",
+                f"--root-ca-file={pki.ca_cert}",
+                f"--cluster-signing-cert-file={pki.ca_cert}",
+                f"--cluster-signing-key-file={pki.ca_key}",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--profiling=false",
+            ],
+        )
+        scheduler_port = free_port()
+        self._spawn(
+            "kube-scheduler",
+            [
+                self._binary("kube-scheduler"),
+                f"--kubeconfig={kubeconfig}",
+                *delegated_auth,
+                "--bind-address=127.0.0.1",
+                f"--secure-port={scheduler_port}",
+                f"--cert-dir={self.workdir / 'scheduler-certs'}",
+                "--leader-elect=false",
+                "--profiling=false",
+            ],
+        )
+        key, value = KWOK_NODE_ANNOTATION
+        self._spawn(
+            "kwok",
+            [
+                self._binary("kwok"),
+                f"--kubeconfig={kubeconfig}",
+                f"--config={STAGES_FILE}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={key}={value}",
+                "--node-lease-duration-seconds=40",
+                "--cidr=10.244.0.0/16",
+                "--node-ip=10.240.0.1",
+            ],
+        )
+        return scheduler_port
+
+    def _nodes_ready(self) -> bool:
+        nodes = self._admin_http.json("GET", "/api/v1/nodes")["items"]
+        ready = {node["metadata"]["name"] for node in nodes if _is_ready(node)}
+        return set(self.node_names) <= ready
+
+
+def _http_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=2) as response:
+        return dict(json.loads(response.read()))
+
+
+def _insecure_get_ok(url: str) -> bool:
+    # The scheduler's health port uses a self-signed certificate made at start;
+    # this only asks a loopback process whether it is ready.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(url, timeout=2, context=context) as response:
+        return bool(response.status == 200)
+
+
+def main() -> int:
+    control_plane = ControlPlane()
+    stop_requested = False
+
+    def request_stop(signum: int, frame: object) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    with control_plane:
+        print(f"control plane ready in {control_plane.startup_seconds:.1f}s", flush=True)
+        print(f"server:     {control_plane.server}")
+        print(f"kubeconfig: {control_plane.admin_kubeconfig}")
+        print(f"logs:       {control_plane.logs_dir}")
+        print("Ctrl-C stops it and removes the temp dir.", flush=True)
+        while not stop_requested:
+            time.sleep(0.5)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

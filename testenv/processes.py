@@ -1,0 +1,115 @@
+"""Child processes of the control plane: started with their output in a log
+file, remembered by pid, stopped by that pid only (SIGTERM, then SIGKILL after a
+deadline)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+STOP_DEADLINE_SECONDS = 10.0
+
+
+@dataclass
+class ManagedProcess:
+    name: str
+    argv: list[str]
+    log_path: Path
+    env: dict[str, str] | None = None
+    _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _log: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid if self._popen else None
+
+    def start(self) -> None:
+        if self.running():
+            raise RuntimeError(f"{self.name} is already running (pid {self.pid})")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - open for the process lifetime
+        self._popen = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            # Its own session, so a Ctrl-C aimed at pytest does not kill the
+            # control plane before the fixtures' own shutdown runs.
+            start_new_session=True,
+        )
+
+    def running(self) -> bool:
+        return self._popen is not None and self._popen.poll() is None
+
+    def exit_code(self) -> int | None:
+        return self._popen.poll() if self._popen else None
+
+    def stop(self, deadline_seconds: float = STOP_DEADLINE_SECONDS) -> None:
+        """SIGTERM the recorded pid, SIGKILL it if it outlives the deadline."""
+        popen = self._popen
+        if popen is not None and popen.poll() is None:
+            _signal(popen.pid, signal.SIGTERM)
+            try:
+                popen.wait(timeout=deadline_seconds)
+            except subprocess.TimeoutExpired:
+                _signal(popen.pid, signal.SIGKILL)
+                popen.wait(timeout=deadline_seconds)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_tail(self, max_bytes: int = 4000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-max_bytes:].decode(errors="replace")
+
+    def check_alive(self) -> None:
+        """Raises with the log tail if the process has died; used inside waits
+        so a crashed component fails fast instead of at the deadline."""
+        if self._popen is not None and self._popen.poll() is not None:
+            raise RuntimeError(
+                f"{self.name} exited with code {self._popen.returncode}; "
+                f"log {self.log_path}:\n{self.log_tail()}"
+            )
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def wait_until(
+    predicate: Callable[[], bool],
+    timeout: float,
+    what: str,
+    watch: list[ManagedProcess] | None = None,
+    interval: float = 0.05,
+) -> None:
+    """Polls `predicate` until it returns True; raises TimeoutError naming
+    `what` after `timeout` seconds. Exceptions from the predicate count as "not
+    yet" (the server may not be listening). Dead processes in `watch` fail fast."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        for process in watch or []:
+            process.check_alive()
+        try:
+            if predicate():
+                return
+        except Exception as error:  # noqa: BLE001 - any failure means "not ready yet"
+            last_error = error
+        if time.monotonic() >= deadline:
+            detail = f" (last error: {last_error!r})" if last_error else ""
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        time.sleep(interval)
+        interval = min(interval * 1.5, 0.5)

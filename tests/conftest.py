@@ -1,0 +1,92 @@
+"""Shared fixtures: the real control plane (docs/architecture.md, "Test control
+plane contract"). Nothing starts until a test asks for `control_plane` or a
+fixture built on it."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+from testenv.controlplane import ControlPlane
+from tests.support.waiting import wait_for
+
+_started: list[ControlPlane] = []
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """etcd, kube-apiserver, controller manager, scheduler and KWOK, once per session.
+    Binaries come from $SPARKK8S_TESTENV_BIN, else testenv/build.sh builds or reuses them."""
+    plane = ControlPlane().start()
+    _started.append(plane)
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+def _namespace_name(test_name: str) -> str:
+    stem = re.sub(r"[^a-z0-9-]+", "-", test_name.lower()).strip("-")[:40].strip("-")
+    return f"{stem or 't'}-{secrets.token_hex(3)}"
+
+
+def _admin_client(plane: ControlPlane) -> k8s_client.ApiClient:
+    return k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+
+
+@pytest.fixture
+def kube_admin(control_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
+    """A `kubernetes` ApiClient with the admin certificate, for set-up and assertions."""
+    api = _admin_client(control_plane)
+    try:
+        yield api
+    finally:
+        api.close()
+
+
+@pytest.fixture
+def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace whose `default` service account exists (pods need it to
+    pass the ServiceAccount admission plugin). Deleted after the test."""
+    name = _namespace_name(request.node.name)
+    api = _admin_client(control_plane)
+    core = k8s_client.CoreV1Api(api)
+    try:
+        core.create_namespace({"metadata": {"name": name}})
+
+        def default_service_account_exists() -> bool:
+            return bool(
+                core.list_namespaced_service_account(
+                    name, field_selector="metadata.name=default"
+                ).items
+            )
+
+        wait_for(default_service_account_exists, 30, f"service account {name}/default")
+        yield name
+    finally:
+        try:
+            core.delete_namespace(name)
+        except k8s_client.ApiException as error:
+            if error.status != 404:
+                raise
+        api.close()
+
+
+@pytest.fixture
+def kubeconfig(control_plane: ControlPlane, namespace: str, tmp_path: Path) -> Path:
+    """An admin kubeconfig file whose context namespace is `namespace`."""
+    return control_plane.write_kubeconfig(tmp_path / "kubeconfig", namespace)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for plane in _started:
+        steps = ", ".join(f"{label} {seconds}s" for label, seconds in plane.timings.items())
+        terminalreporter.write_line(
+            f"control plane: started in {plane.startup_seconds:.1f}s ({steps})"
+        )

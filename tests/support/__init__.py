@@ -1,0 +1,1 @@
+"""Helpers shared by tests that talk to the real control plane."""
