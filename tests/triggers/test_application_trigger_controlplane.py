@@ -1,0 +1,135 @@
+"""The trigger on the real control plane, with KWOK moving the pods."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from tests.support.pods import (
+    EXIT_CODE,
+    HOLD,
+    MESSAGE,
+    REASON,
+    RUN_MS,
+    UNPULLABLE_IMAGE,
+    create,
+    get_pod,
+    phase,
+    wait_for_pod,
+)
+from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
+
+
+@pytest.fixture
+def conn_id(monkeypatch, kubeconfig):
+    return connection_for(monkeypatch, kubeconfig)
+
+
+def make_trigger(conn_id, namespace, app_id, driver, **settings):
+    kwargs = dict(application_id=app_id, namespace=namespace, spark_k8s_conn_id=conn_id,
+                  driver_pod_name=driver, resync_interval=5.0, stream_logs=False)
+    kwargs.update(settings)
+    return SparkK8sApplicationTrigger(**kwargs)
+
+
+async def final_event(trigger, timeout=60.0):
+    async def first():
+        events = [event async for event in trigger.run()]
+        assert len(events) == 1, events
+        return events[0].payload
+
+    return await asyncio.wait_for(first(), timeout)
+
+
+async def test_follows_a_driver_to_success(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("ok-driver", app, annotations={RUN_MS: "1500"}))
+    create(kube_admin, namespace, spark_pod("ok-exec-1", app, role="executor",
+                                            annotations={RUN_MS: "60000"}))
+    trigger = make_trigger(conn_id, namespace, app, "ok-driver")
+    payload = await final_event(trigger)
+    assert (payload["status"], payload["state"], payload["exit_code"]) == ("success", "succeeded", 0)
+    assert payload["driver_pod"] == "ok-driver"
+    assert sum(payload["executors"]["counts"].values()) == 1
+    assert phase(get_pod(kube_admin, namespace, "ok-driver")) == "Succeeded"
+
+
+async def test_follows_a_driver_to_failure_with_exit_code_and_reason(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod(
+        "bad-driver", app,
+        annotations={RUN_MS: "1000", EXIT_CODE: "3", REASON: "Error", MESSAGE: "Job aborted: stage 2"}))
+    create(kube_admin, namespace, spark_pod(
+        "bad-exec-1", app, role="executor",
+        annotations={RUN_MS: "500", EXIT_CODE: "137", REASON: "OOMKilled"}))
+    payload = await final_event(make_trigger(conn_id, namespace, app, "bad-driver"))
+    assert (payload["status"], payload["reason"], payload["exit_code"]) == ("failed", "Error", 3)
+    assert payload["termination_message"] == "Job aborted: stage 2"
+    # the executor may or may not have finished when the driver did; if it did, it is named
+    for failure in payload["executors"]["failures"]:
+        assert (failure["pod_name"], failure["reason"], failure["exit_code"]) == ("bad-exec-1", "OOMKilled", 137)
+
+
+async def test_image_pull_backoff_ends_in_a_startup_timeout_naming_it(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("pull-driver", app, image=UNPULLABLE_IMAGE))
+    started = time.monotonic()
+    payload = await final_event(make_trigger(conn_id, namespace, app, "pull-driver", startup_timeout=8))
+    assert (payload["status"], payload["reason"]) == ("timeout", "StartupTimeout")
+    assert "ImagePullBackOff" in payload["message"] or "ErrImagePull" in payload["message"]
+    assert time.monotonic() - started >= 7
+
+
+async def test_unschedulable_ends_in_a_startup_timeout_with_the_scheduler_message(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("nowhere-driver", app, node_selector={"no-such": "node"}))
+    payload = await final_event(make_trigger(conn_id, namespace, app, "nowhere-driver", startup_timeout=6))
+    assert (payload["status"], payload["reason"]) == ("timeout", "StartupTimeout")
+    assert "Unschedulable" in payload["message"]
+    assert "node" in payload["message"]  # the scheduler's own words: "0/3 nodes are available: ..."
+
+
+async def test_a_new_instance_after_the_pod_finished_still_reports(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("late-driver", app, annotations={RUN_MS: "300", EXIT_CODE: "2"}))
+    first = make_trigger(conn_id, namespace, app, "late-driver", run_timeout=600, start_time=time.time())
+    wait_for_pod(kube_admin, namespace, "late-driver", lambda p: phase(p) == "Failed", 60, "Failed")
+    restarted = SparkK8sApplicationTrigger(**first.serialize()[1])
+    payload = await final_event(restarted)
+    assert (payload["status"], payload["exit_code"]) == ("failed", 2)
+
+
+async def test_driver_deleted_meanwhile_is_a_failure(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("held-driver", app, annotations={HOLD: "true"}))
+    wait_for_pod(kube_admin, namespace, "held-driver", lambda p: phase(p) == "Running", 60, "Running")
+    trigger = make_trigger(conn_id, namespace, app, "held-driver")
+    task = asyncio.create_task(final_event(trigger))
+    deadline = time.monotonic() + 30
+    while trigger.last_state is None or trigger.last_state.state != "running":
+        assert time.monotonic() < deadline, "trigger never saw the running driver"
+        await asyncio.sleep(0.05)
+    await asyncio.to_thread(
+        kube_admin.call_api, f"/api/v1/namespaces/{namespace}/pods/held-driver", "DELETE",
+        auth_settings=["BearerToken"], _preload_content=False)
+    payload = await task
+    assert (payload["status"], payload["reason"]) == ("failed", "DriverPodNotFound")
+
+
+async def test_a_driver_gone_before_the_trigger_started_is_a_failure(conn_id, namespace):
+    payload = await final_event(make_trigger(conn_id, namespace, new_app_id(), "never-was-driver"))
+    assert (payload["status"], payload["reason"]) == ("failed", "DriverPodNotFound")
+
+
+async def test_on_kill_deletes_the_driver(conn_id, namespace, kube_admin):
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("kill-driver", app, annotations={HOLD: "true"}))
+    await make_trigger(conn_id, namespace, app, "kill-driver").on_kill()
+    await asyncio.to_thread(
+        wait_for_pod, kube_admin, namespace, "kill-driver",
+        lambda p: bool(p["metadata"].get("deletionTimestamp")), 30, "being deleted")
