@@ -196,7 +196,7 @@ class ControlPlane:
 
     # -- lifecycle --
 
-    def start(self) -> ControlPlane:
+    def start(self) -> Self:
         started = time.monotonic()
         try:
             self._start_all()

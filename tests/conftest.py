@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
+from tests.support import kube
 from tests.support.waiting import wait_for
 
 _started: list[ControlPlane] = []
@@ -56,26 +58,31 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
     pass the ServiceAccount admission plugin). Deleted after the test."""
     name = _namespace_name(request.node.name)
     api = _admin_client(control_plane)
-    core = k8s_client.CoreV1Api(api)
     try:
-        core.create_namespace({"metadata": {"name": name}})
-
-        def default_service_account_exists() -> bool:
-            return bool(
-                core.list_namespaced_service_account(
-                    name, field_selector="metadata.name=default"
-                ).items
-            )
-
-        wait_for(default_service_account_exists, 30, f"service account {name}/default")
+        kube.request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+        wait_for(
+            lambda: _exists(api, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+            30,
+            f"service account {name}/default",
+        )
         yield name
     finally:
         try:
-            core.delete_namespace(name)
-        except k8s_client.ApiException as error:
+            kube.request(api, "DELETE", f"/api/v1/namespaces/{name}")
+        except ApiException as error:
             if error.status != 404:
                 raise
         api.close()
+
+
+def _exists(api: k8s_client.ApiClient, path: str) -> bool:
+    try:
+        kube.request(api, "GET", path)
+    except ApiException as error:
+        if error.status == 404:
+            return False
+        raise
+    return True
 
 
 @pytest.fixture

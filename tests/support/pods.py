@@ -12,6 +12,8 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from tests.support.kube import request
+
 Pod = dict[str, Any]
 
 RUN_MS = "kwok.sparkk8s.io/run-ms"
@@ -58,34 +60,14 @@ def owner_reference(owner: Pod) -> dict[str, Any]:
     }
 
 
-def _call(
-    api: ApiClient,
-    method: str,
-    path: str,
-    body: Any = None,
-    content_type: str = "application/json",
-) -> Any:
-    response = api.call_api(
-        path,
-        method,
-        header_params={"Accept": "application/json", "Content-Type": content_type},
-        body=body,
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-        _return_http_data_only=True,
-    )
-    data = response.data
-    return json.loads(data) if data else None
-
-
 def create(api: ApiClient, namespace: str, obj: Pod, plural: str = "pods") -> Pod:
     """POSTs a core/v1 object (pods, configmaps, ...) and returns it as the server stored it."""
-    return dict(_call(api, "POST", f"/api/v1/namespaces/{namespace}/{plural}", obj))
+    return dict(request(api, "POST", f"/api/v1/namespaces/{namespace}/{plural}", obj))
 
 
 def get_pod(api: ApiClient, namespace: str, name: str) -> Pod | None:
     try:
-        return dict(_call(api, "GET", f"/api/v1/namespaces/{namespace}/pods/{name}"))
+        return dict(request(api, "GET", f"/api/v1/namespaces/{namespace}/pods/{name}"))
     except ApiException as error:
         if error.status == 404:
             return None
@@ -97,7 +79,7 @@ def set_pod_status(api: ApiClient, namespace: str, name: str, status: dict[str, 
     patch, as the kubelet does (conditions merge by type; container statuses
     are replaced whole)."""
     return dict(
-        _call(
+        request(
             api,
             "PATCH",
             f"/api/v1/namespaces/{namespace}/pods/{name}/status",
