@@ -98,7 +98,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     :param application_id: the `spark-app-selector` label value (`spark-...`).
     :param namespace: where the driver runs.
-    :param spark_k8s_conn_id: the Airflow connection the hook reads (in the triggerer).
+    :param kubernetes_conn_id: the `spark_k8s` connection id, read through the hook in the triggerer.
     :param driver_pod_name: pins the driver pod (else the newest pod with `spark-role=driver`).
     :param driver_container: the driver container's name (a template's container name).
     :param startup_timeout: seconds the driver may stay submitted/pending (None: no limit).
@@ -116,7 +116,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         *,
         application_id: str,
         namespace: str,
-        spark_k8s_conn_id: str = "spark_k8s_default",
+        kubernetes_conn_id: str = "spark_k8s_default",
         driver_pod_name: str | None = None,
         driver_container: str = DRIVER_CONTAINER,
         executor_container: str = EXECUTOR_CONTAINER,
@@ -131,7 +131,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         super().__init__()
         self.application_id = application_id
         self.namespace = namespace
-        self.spark_k8s_conn_id = spark_k8s_conn_id
+        self.kubernetes_conn_id = kubernetes_conn_id
         self.driver_pod_name = driver_pod_name
         self.driver_container = driver_container
         self.executor_container = executor_container
@@ -150,7 +150,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             {
                 "application_id": self.application_id,
                 "namespace": self.namespace,
-                "spark_k8s_conn_id": self.spark_k8s_conn_id,
+                "kubernetes_conn_id": self.kubernetes_conn_id,
                 "driver_pod_name": self.driver_pod_name,
                 "driver_container": self.driver_container,
                 "executor_container": self.executor_container,
@@ -170,7 +170,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         """An AsyncKubeClient from the connection, built here in the triggerer."""
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 
-        client = SparkK8sHook(self.spark_k8s_conn_id, self.namespace).get_async_client()
+        client = SparkK8sHook(self.kubernetes_conn_id, self.namespace).get_async_client()
         if asyncio.iscoroutine(client):
             client = await client
         return client
@@ -182,7 +182,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         async with shared_store(
-            self.spark_k8s_conn_id, self.namespace, self._client, self._store_settings()
+            self.kubernetes_conn_id, self.namespace, self._client, self._store_settings()
         ) as store:
             final = await self._follow(store)
         yield TriggerEvent(self._payload(final))

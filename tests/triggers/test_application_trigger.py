@@ -28,7 +28,7 @@ def kube(monkeypatch):
 
 
 def make_trigger(**overrides) -> SparkK8sApplicationTrigger:
-    kwargs = dict(application_id=APP, namespace="ns", spark_k8s_conn_id="k8s", driver_pod_name="d",
+    kwargs = dict(application_id=APP, namespace="ns", kubernetes_conn_id="k8s", driver_pod_name="d",
                   resync_interval=60.0, stream_logs=False)
     kwargs.update(overrides)
     return SparkK8sApplicationTrigger(**kwargs)
@@ -53,7 +53,7 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
     path, kwargs = trigger.serialize()
     assert path == "airflow_provider_sparkk8s.triggers.spark_k8s.SparkK8sApplicationTrigger"
     assert set(kwargs) == {
-        "application_id", "namespace", "spark_k8s_conn_id", "driver_pod_name", "driver_container",
+        "application_id", "namespace", "kubernetes_conn_id", "driver_pod_name", "driver_container",
         "executor_container", "startup_timeout", "run_timeout", "start_time", "resync_interval",
         "stream_logs", "log_interval", "delete_on_kill"}
     assert kwargs["start_time"] == 1767225600.0

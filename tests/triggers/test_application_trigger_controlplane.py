@@ -31,7 +31,7 @@ def conn_id(monkeypatch, kubeconfig):
 
 
 def make_trigger(conn_id, namespace, app_id, driver, **settings):
-    kwargs = dict(application_id=app_id, namespace=namespace, spark_k8s_conn_id=conn_id,
+    kwargs = dict(application_id=app_id, namespace=namespace, kubernetes_conn_id=conn_id,
                   driver_pod_name=driver, resync_interval=5.0, stream_logs=False)
     kwargs.update(settings)
     return SparkK8sApplicationTrigger(**kwargs)
