@@ -1,0 +1,218 @@
+"""SparkK8sApplicationSensor: waits for a Spark application submitted elsewhere.
+
+The application is named by its id (`spark-app-selector`), its driver pod's name, or a label
+selector that matches its driver. Poke mode lists the application's pods with the sync client
+and reduces them with the same reducer as the trigger; deferrable mode hands the wait to
+`SparkK8sApplicationTrigger` (one shared watch for every deferred task in the triggerer).
+
+Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
+the sensor's own `timeout` bounds that. Once found, a failed or vanished driver fails the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from airflow.sdk.bases.sensor import BaseSensorOperator, PokeReturnValue
+
+from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    DRIVER_CONTAINER,
+    EXECUTOR_CONTAINER,
+    Pod,
+    application_id,
+    pod_name,
+    reduce_application,
+    spark_role,
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The application the sensor found: its id, driver pod and all its pods."""
+
+    application_id: str | None
+    driver_pod: str | None
+    pods: tuple[Pod, ...]
+
+
+def choose_driver(pods: Sequence[Pod]) -> Pod | None:
+    """The newest driver among `pods` (a selector may match several runs of a job)."""
+    drivers = [p for p in pods if spark_role(p) == "driver"]
+    return max(
+        drivers,
+        key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
+        default=None,
+    )
+
+
+class SparkK8sApplicationSensor(BaseSensorOperator):
+    """Waits until a Spark application on Kubernetes succeeds; fails the task if it fails.
+
+    :param application_id: the application id (`spark-...`), or
+    :param driver_pod_name: the driver pod's name, or
+    :param label_selector: a label selector matching the driver pod (the newest one counts).
+    :param namespace: the namespace (default: the connection's).
+    :param kubernetes_conn_id: the `spark_k8s` connection.
+    :param driver_container: the driver container's name (a pod template's container name).
+    :param deferrable: wait in the triggerer instead of poking from a worker.
+    :param resync_interval: the shared store's full-list interval (deferrable mode).
+    :param stream_logs: copy the driver log into the task log (deferrable mode).
+    """
+
+    template_fields: Sequence[str] = ("application_id", "driver_pod_name", "label_selector", "namespace")
+
+    def __init__(
+        self,
+        *,
+        application_id: str | None = None,
+        driver_pod_name: str | None = None,
+        label_selector: str | None = None,
+        namespace: str | None = None,
+        kubernetes_conn_id: str = "spark_k8s_default",
+        driver_container: str = DRIVER_CONTAINER,
+        executor_container: str = EXECUTOR_CONTAINER,
+        deferrable: bool = False,
+        resync_interval: float = 30.0,
+        stream_logs: bool = False,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        given = {
+            name: value
+            for name, value in (("application_id", application_id),
+                                ("driver_pod_name", driver_pod_name),
+                                ("label_selector", label_selector))
+            if value
+        }
+        if len(given) != 1:
+            raise SparkConfError(
+                "application_id/driver_pod_name/label_selector", given or None,
+                "exactly one of application_id, driver_pod_name or label_selector",
+            )
+        self.application_id = application_id
+        self.driver_pod_name = driver_pod_name
+        self.label_selector = label_selector
+        self.namespace = namespace
+        self.kubernetes_conn_id = kubernetes_conn_id
+        self.driver_container = driver_container
+        self.executor_container = executor_container
+        self.deferrable = deferrable
+        self.resync_interval = resync_interval
+        self.stream_logs = stream_logs
+        self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
+
+    # ------------------------------------------------------------------ finding the application
+
+    def _hook(self) -> Any:
+        from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+
+        return SparkK8sHook(self.kubernetes_conn_id, self.namespace)
+
+    def _pods(self, client: Any, namespace: str, selector: str) -> list[Pod]:
+        body = client.request("GET", f"/api/v1/namespaces/{namespace}/pods",
+                              params={"labelSelector": selector})
+        return [p for p in body.get("items") or [] if isinstance(p, Mapping)]
+
+    def _get_pod(self, client: Any, namespace: str, name: str) -> Pod | None:
+        try:
+            return client.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
+        except KubeApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def find(self, client: Any, namespace: str) -> Target:
+        """The application's pods, however it was named (one or two list requests)."""
+        if self.application_id:
+            pods = self._pods(client, namespace, f"spark-app-selector={self.application_id}")
+            return Target(self.application_id, self.driver_pod_name, tuple(pods))
+        if self.label_selector:
+            driver = choose_driver(self._pods(client, namespace, self.label_selector))
+        else:
+            driver = self._get_pod(client, namespace, str(self.driver_pod_name))
+        if driver is None:
+            return Target(None, self.driver_pod_name, ())
+        app = application_id(driver)
+        pods = self._pods(client, namespace, f"spark-app-selector={app}") if app else [driver]
+        return Target(app, pod_name(driver), tuple(pods))
+
+    # ------------------------------------------------------------------ poke mode
+
+    def poke(self, context: Any) -> bool | PokeReturnValue:
+        hook = self._hook()
+        target = self.find(hook.get_client(), hook.get_namespace())
+        if not any(spark_role(p) == "driver" for p in target.pods):
+            if self._seen_driver:
+                raise ApplicationFailed(
+                    f"the driver of {self._what()} disappeared before the application finished"
+                )
+            self.log.info("No Spark driver found yet for %s", self._what())
+            return False
+        self._seen_driver = True
+        state = reduce_application(
+            target.pods,
+            driver_pod_name=target.driver_pod,
+            driver_container=self.driver_container,
+            executor_container=self.executor_container,
+        )
+        self.log.info("Spark application %s: %s", target.application_id or self._what(), state.describe())
+        if state.state == "succeeded":
+            return PokeReturnValue(True, {"application_id": target.application_id, **state.to_dict()})
+        if state.state == "failed":
+            raise ApplicationFailed(f"Spark application {target.application_id} failed: {state.describe()}")
+        return False  # submitted, pending, running; unknown = executors without a driver yet
+
+    def _what(self) -> str:
+        if self.application_id:
+            return f"application {self.application_id}"
+        if self.driver_pod_name:
+            return f"driver pod {self.driver_pod_name}"
+        return f"label selector {self.label_selector!r}"
+
+    # ------------------------------------------------------------------ deferrable mode
+
+    def execute(self, context: Any, event: Any = None) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        hook = self._hook()
+        namespace = hook.get_namespace()
+        target = self.find(hook.get_client(), namespace)
+        if target.application_id is None or not any(spark_role(p) == "driver" for p in target.pods):
+            # Not submitted yet: come back after a poke interval, without holding a worker.
+            from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+
+            self.log.info("No Spark driver found yet for %s; checking again in %ss",
+                          self._what(), self.poke_interval)
+            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=self.poke_interval)),
+                       method_name="execute", timeout=timedelta(seconds=self.timeout))
+        from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+
+        self.defer(
+            trigger=SparkK8sApplicationTrigger(
+                application_id=target.application_id,
+                namespace=namespace,
+                kubernetes_conn_id=self.kubernetes_conn_id,
+                driver_pod_name=target.driver_pod,
+                driver_container=self.driver_container,
+                executor_container=self.executor_container,
+                resync_interval=self.resync_interval,
+                stream_logs=self.stream_logs,
+                delete_on_kill=False,  # the sensor did not submit it: not ours to delete
+            ),
+            method_name="execute_complete",
+            timeout=timedelta(seconds=self.timeout),
+        )
+
+    def execute_complete(self, context: Any, event: Mapping[str, Any]) -> dict[str, Any]:
+        if event.get("status") == "success":
+            return dict(event)
+        detail = event.get("termination_message") or event.get("message") or ""
+        code = f", exit code {event['exit_code']}" if event.get("exit_code") is not None else ""
+        raise ApplicationFailed(
+            f"Spark application {event.get('application_id')} {event.get('status')}: "
+            f"{event.get('reason')}{code}{': ' + detail if detail else ''}"
+        )

@@ -1,0 +1,129 @@
+"""The sensor's poke and deferral logic on plain pods, through a fake sync client."""
+
+from __future__ import annotations
+
+import pytest
+from airflow.exceptions import TaskDeferred
+
+from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor, choose_driver
+from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from tests.monitoring.pod_builders import APP, pod, running, terminated
+
+
+class FakeClient:
+    def __init__(self, pods):
+        self.pods = pods
+        self.requests = []
+
+    def request(self, method, path, params=None):
+        self.requests.append((method, path, dict(params or {})))
+        if "/pods/" in path:
+            name = path.rsplit("/", 1)[-1]
+            for p in self.pods:
+                if p["metadata"]["name"] == name:
+                    return p
+            raise KubeApiError(404, "NotFound", f"pods {name} not found", method=method, path=path)
+        selector = (params or {}).get("labelSelector", "")
+        wanted = dict(term.split("=", 1) for term in selector.split(",") if "=" in term)
+        return {"items": [p for p in self.pods
+                          if all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())]}
+
+
+class FakeHook:
+    def __init__(self, client):
+        self.client = client
+
+    def get_client(self):
+        return self.client
+
+    def get_namespace(self):
+        return "ns"
+
+
+def sensor(client, monkeypatch, **kwargs):
+    s = SparkK8sApplicationSensor(task_id="wait", **kwargs)
+    monkeypatch.setattr(s, "_hook", lambda: FakeHook(client))
+    return s
+
+
+def test_exactly_one_way_of_naming_the_application():
+    with pytest.raises(SparkConfError, match="exactly one of"):
+        SparkK8sApplicationSensor(task_id="t")
+    with pytest.raises(SparkConfError, match="exactly one of"):
+        SparkK8sApplicationSensor(task_id="t", application_id=APP, driver_pod_name="d")
+
+
+def test_poke_by_application_id_waits_then_succeeds(monkeypatch):
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    s = sensor(client, monkeypatch, application_id=APP)
+    assert s.poke({}) is False
+    client.pods = [pod("d", phase="Succeeded", containers=[terminated(0)])]
+    result = s.poke({})
+    assert result.is_done and result.xcom_value["state"] == "succeeded"
+    assert result.xcom_value["application_id"] == APP
+    assert client.requests[-1][2] == {"labelSelector": f"spark-app-selector={APP}"}
+
+
+def test_poke_fails_the_task_when_the_driver_fails(monkeypatch):
+    client = FakeClient([pod("d", phase="Failed", containers=[terminated(4, "Error", "boom")])])
+    with pytest.raises(ApplicationFailed, match="exit code 4: boom"):
+        sensor(client, monkeypatch, application_id=APP).poke({})
+
+
+def test_poke_by_driver_pod_name_resolves_the_application(monkeypatch):
+    other = "spark-" + "e" * 32
+    client = FakeClient([pod("d", phase="Succeeded", containers=[terminated(0)]),
+                         pod("x", app=other, phase="Failed", containers=[terminated(1)])])
+    assert sensor(client, monkeypatch, driver_pod_name="d").poke({}).is_done
+    assert sensor(client, monkeypatch, driver_pod_name="missing").poke({}) is False
+
+
+def test_poke_by_label_selector_takes_the_newest_driver(monkeypatch):
+    newer = "spark-" + "a" * 32
+    old = pod("old", phase="Failed", containers=[terminated(1)])
+    new = pod("new", app=newer, phase="Running", containers=[running()])
+    new["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z"
+    for p in (old, new):
+        p["metadata"]["labels"]["job"] = "nightly"
+    client = FakeClient([old, new])
+    assert choose_driver([old, new]) is new
+    assert sensor(client, monkeypatch, label_selector="job=nightly").poke({}) is False
+
+
+def test_a_driver_that_disappears_between_pokes_fails(monkeypatch):
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    s = sensor(client, monkeypatch, application_id=APP)
+    assert s.poke({}) is False
+    client.pods = []
+    with pytest.raises(ApplicationFailed, match="disappeared"):
+        s.poke({})
+
+
+def test_deferrable_mode_defers_to_the_application_trigger(monkeypatch):
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    s = sensor(client, monkeypatch, driver_pod_name="d", deferrable=True, timeout=600)
+    with pytest.raises(TaskDeferred) as deferred:
+        s.execute({})
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, SparkK8sApplicationTrigger)
+    assert (trigger.application_id, trigger.driver_pod_name, trigger.namespace) == (APP, "d", "ns")
+    assert trigger.delete_on_kill is False
+    assert deferred.value.method_name == "execute_complete"
+    assert deferred.value.timeout.total_seconds() == 600
+
+
+def test_deferrable_mode_without_a_driver_yet_checks_again_later(monkeypatch):
+    s = sensor(FakeClient([]), monkeypatch, application_id=APP, deferrable=True, poke_interval=7)
+    with pytest.raises(TaskDeferred) as deferred:
+        s.execute({})
+    assert deferred.value.method_name == "execute"
+    assert type(deferred.value.trigger).__name__ == "TimeDeltaTrigger"
+
+
+def test_execute_complete_returns_success_and_raises_otherwise():
+    s = SparkK8sApplicationSensor(task_id="t", application_id=APP)
+    assert s.execute_complete({}, {"status": "success", "state": "succeeded"})["state"] == "succeeded"
+    with pytest.raises(ApplicationFailed, match="StartupTimeout: the driver did not start"):
+        s.execute_complete({}, {"status": "timeout", "application_id": APP, "reason": "StartupTimeout",
+                                "message": "the driver did not start within 5s"})
