@@ -5,7 +5,6 @@ from __future__ import annotations
 from airflow_provider_sparkk8s import __version__
 
 
-
 def _text(label: str, description: str) -> dict:
     return {"label": label, "description": description, "schema": {"type": ["string", "null"]}}
 
@@ -35,7 +34,9 @@ SPARK_K8S_CONNECTION: dict = {
         "kube_config_path": _text(
             "Kubeconfig path", "Path of a kubeconfig file on the Airflow workers."
         ),
-        "kube_config": _secret("Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."),
+        "kube_config": _secret(
+            "Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."
+        ),
         "cluster_context": _text(
             "Context", "Kubeconfig context; the kubeconfig's current context when empty."
         ),
@@ -71,6 +72,7 @@ SPARK_K8S_CONNECTION: dict = {
         },
     },
 }
+
 
 def provider_info() -> dict:
     return {

@@ -79,7 +79,7 @@ def connection_extras(extra: Mapping[str, Any]) -> dict[str, Any]:
     """Extras without the `extra__spark_k8s__` prefix older UIs wrote; empty values dropped."""
     extras: dict[str, Any] = {}
     for key, value in extra.items():
-        name = key[len(_PREFIX) :] if key.startswith(_PREFIX) else key
+        name = key.removeprefix(_PREFIX)
         if value not in (None, ""):
             extras.setdefault(name, value)
     return extras
@@ -112,8 +112,9 @@ def settings_from_connection(
         inline = extras["kube_config"]
         base = kubeconfig_settings(content=inline, context=context)
     elif bases == ["kube_config_path"]:
-        base = kubeconfig_settings(os.path.expanduser(str(extras["kube_config_path"])),
-                                   context=context)
+        base = kubeconfig_settings(
+            os.path.expanduser(str(extras["kube_config_path"])), context=context
+        )
     elif not server and not _has_credentials(extras):
         base = auto_settings(environ, context, in_cluster_root)
     else:
@@ -184,8 +185,9 @@ def _pem(value: Any, name: str, label: str) -> str | None:
 
 def access_review(access: Access, namespace: str) -> dict:
     """The SelfSubjectAccessReview asking whether we may do `access` in `namespace`."""
-    attributes = Access(access.verb, access.resource, access.group, access.subresource,
-                        namespace).resource_attributes()
+    attributes = Access(
+        access.verb, access.resource, access.group, access.subresource, namespace
+    ).resource_attributes()
     return {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
@@ -223,7 +225,10 @@ class SparkK8sHook(BaseHook):
     hook_name = "Spark on Kubernetes"
 
     def __init__(
-        self, spark_k8s_conn_id: str = default_conn_name, namespace: str | None = None, **kwargs: Any
+        self,
+        spark_k8s_conn_id: str = default_conn_name,
+        namespace: str | None = None,
+        **kwargs: Any,
     ):
         super().__init__(**kwargs)
         self.spark_k8s_conn_id = spark_k8s_conn_id
@@ -288,8 +293,9 @@ class SparkK8sHook(BaseHook):
             client = self.get_client()
             namespace = self.get_namespace()
             version = client.version()
-            denied = [access for access in REQUIRED_ACCESS
-                      if not self._allowed(client, access, namespace)]
+            denied = [
+                access for access in REQUIRED_ACCESS if not self._allowed(client, access, namespace)
+            ]
         except SparkK8sError as error:
             return False, str(error)
         return connection_report(client.settings.server, version, namespace, denied)
@@ -324,7 +330,7 @@ class SparkK8sHook(BaseHook):
             from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
             from flask_babel import lazy_gettext
         except ImportError:  # no FAB UI: wtforms' own widgets render the same fields
-            BS3TextFieldWidget = BS3PasswordFieldWidget = None  # type: ignore[assignment]  # noqa: N806
+            BS3TextFieldWidget = BS3PasswordFieldWidget = None  # type: ignore[assignment]
 
             def lazy_gettext(text: str) -> str:
                 return text

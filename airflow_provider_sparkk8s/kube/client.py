@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -178,9 +178,11 @@ def connection_error(
     target = f"{settings.server} ({request.method} {request.path})"
     if tls is not None:
         if isinstance(tls, ssl.SSLCertVerificationError):
-            hint = "check the CA certificate" + (
-                f" {settings.ca_file}" if settings.ca_file else ""
-            ) + " and the TLS server name"
+            hint = (
+                "check the CA certificate"
+                + (f" {settings.ca_file}" if settings.ca_file else "")
+                + " and the TLS server name"
+            )
             detail = tls.verify_message or str(tls.reason)
             return KubeConnectionError(
                 f"TLS verification of {target} failed: {detail}; {hint}{_from(settings)}"
@@ -201,8 +203,11 @@ def decode_json(request: KubeRequest, body: bytes) -> dict:
         parsed = jsonlib.loads(body)
     except ValueError:
         raise KubeApiError(
-            0, "InvalidResponse", "the API server answered with something that is not JSON",
-            method=request.method, path=request.path,
+            0,
+            "InvalidResponse",
+            "the API server answered with something that is not JSON",
+            method=request.method,
+            path=request.path,
         ) from None
     return parsed if isinstance(parsed, dict) else {"items": parsed}
 
@@ -256,7 +261,11 @@ class _Attempts:
     def _log(self, why: str, delay: float) -> None:
         log.info(
             "%s %s: %s; retry %d/%d in %.2fs",
-            *self._what(), why, self.attempt, self.client.retry.attempts - 1, delay,
+            *self._what(),
+            why,
+            self.attempt,
+            self.client.retry.attempts - 1,
+            delay,
         )
 
 
@@ -317,7 +326,7 @@ class KubeClient(_ClientBase):
         super().__init__(settings, retry)
         self._http = httpx.Client(**self._client_options())
 
-    def __enter__(self) -> KubeClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -405,7 +414,7 @@ class AsyncKubeClient(_ClientBase):
         super().__init__(settings, retry)
         self._http = httpx.AsyncClient(**self._client_options())
 
-    async def __aenter__(self) -> AsyncKubeClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -456,7 +465,9 @@ class AsyncKubeClient(_ClientBase):
         finally:
             await response.aclose()
 
-    async def watch(self, path: str, params: Mapping[str, Any] | None = None) -> AsyncIterator[dict]:
+    async def watch(
+        self, path: str, params: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[dict]:
         async for line in self.stream_lines(path, watch_params(params)):
             if line.strip():
                 yield jsonlib.loads(line)

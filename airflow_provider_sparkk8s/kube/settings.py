@@ -65,8 +65,7 @@ class ClientSettings:
     def __post_init__(self) -> None:
         if not self.server.startswith(("https://", "http://")):
             raise KubeConfigError(
-                f"API server URL {self.server!r} must start with https:// or http://"
-                f"{self._from()}"
+                f"API server URL {self.server!r} must start with https:// or http://{self._from()}"
             )
         if self.token and self.token_file:
             raise KubeConfigError(
@@ -218,7 +217,9 @@ def kubeconfig_settings(
         raise TypeError("give exactly one of path or content")
     if content is not None:
         config = _parse_inline_kubeconfig(content)
-        return _settings_from_config(config, context, base_dir=os.getcwd(), label="inline kubeconfig")
+        return _settings_from_config(
+            config, context, base_dir=os.getcwd(), label="inline kubeconfig"
+        )
     paths = [p for p in str(path).split(os.pathsep) if p]
     configs = [(_load_kubeconfig_file(p), str(Path(p).expanduser().parent)) for p in paths]
     merged, base_dirs = _merge_kubeconfigs(configs)

@@ -39,29 +39,46 @@ def bind_documented_role(
 
 
 def service_account_connection(
-    monkeypatch: pytest.MonkeyPatch, control_plane: Any, kube_admin: k8s.ApiClient,
-    namespace: str, account: str,
+    monkeypatch: pytest.MonkeyPatch,
+    control_plane: Any,
+    kube_admin: k8s.ApiClient,
+    namespace: str,
+    account: str,
 ) -> tuple[str, str]:
     """A `spark_k8s` connection authenticating as a new service account: (conn id, token)."""
     k8s.CoreV1Api(kube_admin).create_namespaced_service_account(
-        namespace, {"metadata": {"name": account}})
-    token = wait_for(lambda: control_plane.request_token(namespace, account), 30,
-                     f"a token for {account}")
+        namespace, {"metadata": {"name": account}}
+    )
+    token = wait_for(
+        lambda: control_plane.request_token(namespace, account), 30, f"a token for {account}"
+    )
     conn_id = f"sa_{account}"
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps({
-        "conn_type": "spark_k8s",
-        "host": control_plane.server,
-        "extra": {"token": token, "ca_cert_file": str(control_plane.ca_file),
-                  "namespace": namespace},
-    }))
+    monkeypatch.setenv(
+        f"AIRFLOW_CONN_{conn_id.upper()}",
+        json.dumps(
+            {
+                "conn_type": "spark_k8s",
+                "host": control_plane.server,
+                "extra": {
+                    "token": token,
+                    "ca_cert_file": str(control_plane.ca_file),
+                    "namespace": namespace,
+                },
+            }
+        ),
+    )
     return conn_id, token
 
 
 def rendered_application(namespace: str, server: str) -> render.RenderedSubmission:
     conf = render.prepare(
-        {"spark.master": f"k8s://{server}", "spark.kubernetes.namespace": namespace,
-         "spark.kubernetes.container.image": "apache/spark:4.0.0", "spark.app.name": "pi",
-         "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/run-ms": "300"},
+        {
+            "spark.master": f"k8s://{server}",
+            "spark.kubernetes.namespace": namespace,
+            "spark.kubernetes.container.image": "apache/spark:4.0.0",
+            "spark.app.name": "pi",
+            "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/run-ms": "300",
+        },
         main_app_resource=MainAppResource("java", "local:///opt/spark/examples/jars/e.jar"),
         main_class="org.apache.spark.examples.SparkPi",
         ids=naming.new_submission_ids(),
@@ -70,12 +87,16 @@ def rendered_application(namespace: str, server: str) -> render.RenderedSubmissi
 
 
 def test_documented_role_can_submit_and_monitor(  # type: ignore[no-untyped-def]
-    control_plane, namespace: str, kube_admin: k8s.ApiClient, monkeypatch: pytest.MonkeyPatch,
+    control_plane,
+    namespace: str,
+    kube_admin: k8s.ApiClient,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    conn_id, token = service_account_connection(monkeypatch, control_plane, kube_admin,
-                                                namespace, "submitter")
+    conn_id, token = service_account_connection(
+        monkeypatch, control_plane, kube_admin, namespace, "submitter"
+    )
     bind_documented_role(kube_admin, namespace, "submitter")
     hook = SparkK8sHook(conn_id)
 
@@ -96,11 +117,17 @@ def test_documented_role_can_submit_and_monitor(  # type: ignore[no-untyped-def]
     listed = client.request("GET", pods, params=selector)
     assert [p["metadata"]["name"] for p in listed["items"]] == [result.driver_pod_name]
     phase = listed["items"][0]["status"].get("phase")
-    params = {**selector, "resourceVersion": listed["metadata"]["resourceVersion"],
-              "timeoutSeconds": 60}
+    params = {
+        **selector,
+        "resourceVersion": listed["metadata"]["resourceVersion"],
+        "timeoutSeconds": 60,
+    }
     if phase != "Succeeded":
         for event in client.watch(pods, params):
-            if event["type"] != "BOOKMARK" and event["object"]["status"].get("phase") == "Succeeded":
+            if (
+                event["type"] != "BOOKMARK"
+                and event["object"]["status"].get("phase") == "Succeeded"
+            ):
                 phase = "Succeeded"
                 break
     assert phase == "Succeeded"
@@ -110,10 +137,14 @@ def test_documented_role_can_submit_and_monitor(  # type: ignore[no-untyped-def]
 
 
 def test_token_without_the_role_fails_naming_the_permission(  # type: ignore[no-untyped-def]
-    control_plane, namespace: str, kube_admin: k8s.ApiClient, monkeypatch: pytest.MonkeyPatch,
+    control_plane,
+    namespace: str,
+    kube_admin: k8s.ApiClient,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    conn_id, _ = service_account_connection(monkeypatch, control_plane, kube_admin, namespace,
-                                            "nobody")
+    conn_id, _ = service_account_connection(
+        monkeypatch, control_plane, kube_admin, namespace, "nobody"
+    )
     hook = SparkK8sHook(conn_id)
     ok, message = hook.test_connection()
     assert not ok
@@ -126,10 +157,14 @@ def test_token_without_the_role_fails_naming_the_permission(  # type: ignore[no-
 
 
 def test_role_without_network_policies_names_them_and_rolls_back(  # type: ignore[no-untyped-def]
-    control_plane, namespace: str, kube_admin: k8s.ApiClient, monkeypatch: pytest.MonkeyPatch,
+    control_plane,
+    namespace: str,
+    kube_admin: k8s.ApiClient,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    conn_id, _ = service_account_connection(monkeypatch, control_plane, kube_admin, namespace,
-                                            "partial")
+    conn_id, _ = service_account_connection(
+        monkeypatch, control_plane, kube_admin, namespace, "partial"
+    )
     bind_documented_role(kube_admin, namespace, "partial", drop_group="networking.k8s.io")
     hook = SparkK8sHook(conn_id)
 
@@ -149,10 +184,16 @@ def test_role_without_network_policies_names_them_and_rolls_back(  # type: ignor
     hook.close()
 
 
-def test_test_connection_as_admin(control_plane, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
-                                  kubeconfig: Path, namespace: str) -> None:
-    monkeypatch.setenv("AIRFLOW_CONN_ADMIN_KUBECONFIG", json.dumps(
-        {"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}))
+def test_test_connection_as_admin(
+    control_plane,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+    kubeconfig: Path,
+    namespace: str,
+) -> None:
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_ADMIN_KUBECONFIG",
+        json.dumps({"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}),
+    )
     hook = SparkK8sHook("admin_kubeconfig")
     assert hook.get_namespace() == namespace
     ok, message = hook.test_connection()

@@ -36,8 +36,7 @@ def test_connection_type_metadata() -> None:
     entry = connection_type()
     assert entry["connection-type"] == SparkK8sHook.conn_type == "spark_k8s"
     assert entry["hook-name"] == SparkK8sHook.hook_name == "Spark on Kubernetes"
-    assert entry["hook-class-name"] == (
-        f"{SparkK8sHook.__module__}.{SparkK8sHook.__qualname__}")
+    assert entry["hook-class-name"] == (f"{SparkK8sHook.__module__}.{SparkK8sHook.__qualname__}")
     assert SparkK8sHook.default_conn_name == "spark_k8s_default"
     hooks = provider_info()["hooks"]
     assert [m for h in hooks for m in h["python-modules"]] == [SparkK8sHook.__module__]
@@ -99,8 +98,14 @@ def test_airflow_providers_manager_reads_the_metadata_without_the_hook_methods()
 def test_airflow_cli_lists_the_hook(tmp_path: Path) -> None:
     env = {"AIRFLOW_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     airflow = [sys.executable, "-m", "airflow"]
-    result = subprocess.run([*airflow, "providers", "hooks", "--output", "json"],
-                            capture_output=True, text=True, env=env, timeout=180, check=True)
+    result = subprocess.run(
+        [*airflow, "providers", "hooks", "--output", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=True,
+    )
     hooks = {h["connection_type"]: h for h in json.loads(result.stdout)}
     assert hooks["spark_k8s"]["class"] == "airflow_provider_sparkk8s.hooks.spark_k8s.SparkK8sHook"
 
@@ -114,17 +119,28 @@ def review_server(denied: set[tuple[str, str]]) -> FakeApiServer:
             return Reply(200, {"gitVersion": "v1.31.0"})
         attributes = json.loads(request.body)["spec"]["resourceAttributes"]
         resource = attributes["resource"] + (
-            f"/{attributes['subresource']}" if attributes.get("subresource") else "")
+            f"/{attributes['subresource']}" if attributes.get("subresource") else ""
+        )
         allowed = (attributes["verb"], resource) not in denied
-        return Reply(201, {"kind": "SelfSubjectAccessReview",
-                           "spec": {"resourceAttributes": attributes},
-                           "status": {"allowed": allowed}})
+        return Reply(
+            201,
+            {
+                "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attributes},
+                "status": {"allowed": allowed},
+            },
+        )
+
     return FakeApiServer(handler)
 
 
 def use_connection(monkeypatch: pytest.MonkeyPatch, url: str, **extra: str) -> None:
-    monkeypatch.setenv("AIRFLOW_CONN_TESTED", json.dumps(
-        {"conn_type": "spark_k8s", "host": url, "extra": {"namespace": "jobs", **extra}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_TESTED",
+        json.dumps(
+            {"conn_type": "spark_k8s", "host": url, "extra": {"namespace": "jobs", **extra}}
+        ),
+    )
 
 
 def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,9 +152,14 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
     reviews = [json.loads(r.body) for r in server.requests if r.method == "POST"]
     assert {r["spec"]["resourceAttributes"]["namespace"] for r in reviews} == {"jobs"}
     assert len(reviews) == len(REQUIRED_ACCESS) == 18
-    assert {(r["spec"]["resourceAttributes"]["verb"], r["spec"]["resourceAttributes"]["resource"],
-             r["spec"]["resourceAttributes"].get("subresource", "")) for r in reviews} >= {
-        ("watch", "pods", ""), ("get", "pods", "log"), ("patch", "networkpolicies", "")}
+    assert {
+        (
+            r["spec"]["resourceAttributes"]["verb"],
+            r["spec"]["resourceAttributes"]["resource"],
+            r["spec"]["resourceAttributes"].get("subresource", ""),
+        )
+        for r in reviews
+    } >= {("watch", "pods", ""), ("get", "pods", "log"), ("patch", "networkpolicies", "")}
 
 
 def test_test_connection_names_each_missing_permission(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,5 +202,8 @@ def test_rbac_manifest_grants_exactly_the_required_access() -> None:
         for a in REQUIRED_ACCESS
     }
     assert granted == needed
-    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                                  "name": role["metadata"]["name"]}
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": role["metadata"]["name"],
+    }

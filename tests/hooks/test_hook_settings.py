@@ -22,12 +22,18 @@ def kubeconfig(tmp_path: Path, namespace: str | None = "ctx-ns") -> dict:
         context["namespace"] = namespace
     return {
         "current-context": "main",
-        "clusters": [{"name": "c", "cluster": {"server": "https://kube:6443",
-                                               "certificate-authority": "ca.crt"}},
-                     {"name": "other", "cluster": {"server": "https://other:6443"}}],
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {"server": "https://kube:6443", "certificate-authority": "ca.crt"},
+            },
+            {"name": "other", "cluster": {"server": "https://other:6443"}},
+        ],
         "users": [{"name": "u", "user": {"token": SECRET}}],
-        "contexts": [{"name": "main", "context": context},
-                     {"name": "second", "context": {"cluster": "other", "user": "u"}}],
+        "contexts": [
+            {"name": "main", "context": context},
+            {"name": "second", "context": {"cluster": "other", "user": "u"}},
+        ],
     }
 
 
@@ -46,8 +52,11 @@ def test_explicit_server_and_token() -> None:
 
 @pytest.mark.parametrize(
     ("host", "port", "url"),
-    [("10.1.1.1", 6443, "https://10.1.1.1:6443"), ("http://127.0.0.1:8080", None,
-      "http://127.0.0.1:8080"), ("https://kube/", 443, "https://kube:443")],
+    [
+        ("10.1.1.1", 6443, "https://10.1.1.1:6443"),
+        ("http://127.0.0.1:8080", None, "http://127.0.0.1:8080"),
+        ("https://kube/", 443, "https://kube:443"),
+    ],
 )
 def test_host_and_port_become_the_server_url(host: str, port: int | None, url: str) -> None:
     assert settings_from_connection("c", host, port, {"token": "t"}).server == url
@@ -56,8 +65,12 @@ def test_host_and_port_become_the_server_url(host: str, port: int | None, url: s
 def test_kubeconfig_path_with_context_and_explicit_overrides(tmp_path: Path) -> None:
     path = write(tmp_path, "config", yaml.safe_dump(kubeconfig(tmp_path)))
     token_file = write(tmp_path, "token", "file-token")
-    settings = settings_from_connection("c", None, None, {
-        "kube_config_path": path, "cluster_context": "second", "token_file": token_file})
+    settings = settings_from_connection(
+        "c",
+        None,
+        None,
+        {"kube_config_path": path, "cluster_context": "second", "token_file": token_file},
+    )
     assert settings.server == "https://other:6443"
     assert settings.token_file == token_file and settings.token is None  # explicit wins
     assert settings.source == f"kubeconfig {path}, context 'second' + connection 'c'"
@@ -71,8 +84,10 @@ def test_host_overrides_the_kubeconfig_server(tmp_path: Path) -> None:
 
 
 def test_inline_kubeconfig_and_prefixed_extras(tmp_path: Path) -> None:
-    extra = {"extra__spark_k8s__kube_config": json.dumps(kubeconfig(tmp_path)),
-             "extra__spark_k8s__namespace": "conn-ns"}
+    extra = {
+        "extra__spark_k8s__kube_config": json.dumps(kubeconfig(tmp_path)),
+        "extra__spark_k8s__namespace": "conn-ns",
+    }
     settings = settings_from_connection("c", None, None, extra)
     assert settings.server == "https://kube:6443" and settings.namespace == "conn-ns"
 
@@ -109,21 +124,28 @@ def test_unreadable_file_extra_names_field_and_path(tmp_path: Path) -> None:
 
 def test_inline_pem_plain_or_base64_and_bad_key_not_echoed() -> None:
     cert = "-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----"
-    settings = settings_from_connection("c", "https://k:1", None, {
-        "client_cert_data": base64.b64encode(cert.encode()).decode(), "client_key_data": KEY_PEM})
+    settings = settings_from_connection(
+        "c",
+        "https://k:1",
+        None,
+        {"client_cert_data": base64.b64encode(cert.encode()).decode(), "client_key_data": KEY_PEM},
+    )
     assert settings.client_cert_data == cert and settings.client_key_data == KEY_PEM
     assert SECRET not in repr(settings)
     with pytest.raises(KubeConfigError) as caught:
-        settings_from_connection("c", "https://k:1", None, {
-            "client_cert_data": cert, "client_key_data": SECRET})
+        settings_from_connection(
+            "c", "https://k:1", None, {"client_cert_data": cert, "client_key_data": SECRET}
+        )
     assert "client_key_data" in str(caught.value) and SECRET not in str(caught.value)
 
 
 def test_insecure_flag_parsing() -> None:
     assert not settings_from_connection(
-        "c", "https://k:1", None, {"insecure_skip_tls_verify": "True"}).verify
+        "c", "https://k:1", None, {"insecure_skip_tls_verify": "True"}
+    ).verify
     assert settings_from_connection(
-        "c", "https://k:1", None, {"insecure_skip_tls_verify": False}).verify
+        "c", "https://k:1", None, {"insecure_skip_tls_verify": False}
+    ).verify
     with pytest.raises(KubeConfigError, match="insecure_skip_tls_verify"):
         settings_from_connection("c", "https://k:1", None, {"insecure_skip_tls_verify": "maybe"})
 
@@ -132,8 +154,9 @@ def test_insecure_flag_parsing() -> None:
 
 
 def set_connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, **fields: object) -> None:
-    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}",
-                       json.dumps({"conn_type": "spark_k8s", **fields}))
+    monkeypatch.setenv(
+        f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps({"conn_type": "spark_k8s", **fields})
+    )
 
 
 def test_namespace_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -148,8 +171,9 @@ def test_namespace_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert SparkK8sHook("no_ns").get_namespace() == "default"
 
 
-def test_secrets_are_registered_with_the_log_masker(monkeypatch: pytest.MonkeyPatch,
-                                                    tmp_path: Path) -> None:
+def test_secrets_are_registered_with_the_log_masker(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from airflow.sdk.log import _secrets_masker
 
     inline = kubeconfig(tmp_path)
@@ -169,8 +193,12 @@ def test_default_connection_id_and_get_client_is_reused(monkeypatch: pytest.Monk
 
 
 async def test_async_client_from_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
-    set_connection(monkeypatch, "async_conn", host="http://127.0.0.1:1",
-                   extra={"token": SECRET, "namespace": "a"})
+    set_connection(
+        monkeypatch,
+        "async_conn",
+        host="http://127.0.0.1:1",
+        extra={"token": SECRET, "namespace": "a"},
+    )
     client = await SparkK8sHook("async_conn").get_async_client()
     try:
         assert client.settings.server == "http://127.0.0.1:1"

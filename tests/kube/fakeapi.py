@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from urllib.parse import parse_qsl, urlsplit
 
 
@@ -36,8 +37,14 @@ class Reply:
     def status_body(code: int, reason: str, message: str) -> Reply:
         return Reply(
             code,
-            {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
-             "message": message, "code": code},
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "status": "Failure",
+                "reason": reason,
+                "message": message,
+                "code": code,
+            },
         )
 
 
@@ -53,6 +60,7 @@ class FakeApiServer:
 
         class RequestHandler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, like the API server
+            disable_nagle_algorithm = True  # as Go servers do; else 40 ms delayed-ACK stalls
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -62,8 +70,11 @@ class FakeApiServer:
                 body = self.rfile.read(length) if length else b""
                 url = urlsplit(self.path)
                 recorded = Recorded(
-                    self.command, url.path, dict(parse_qsl(url.query)),
-                    {k.lower(): v for k, v in self.headers.items()}, body,
+                    self.command,
+                    url.path,
+                    dict(parse_qsl(url.query)),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
                     self.client_address[1],
                 )
                 with server._lock:
@@ -102,7 +113,7 @@ class FakeApiServer:
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
-    def __enter__(self) -> FakeApiServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

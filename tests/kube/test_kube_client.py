@@ -86,19 +86,28 @@ def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
 
 
 def test_request_sends_body_params_headers_and_reuses_one_connection() -> None:
-    with FakeApiServer(scripted(then=Reply(201, {"kind": "Pod"}))) as server:
-        with KubeClient(plain(server, token=SECRET)) as client:
-            for _ in range(5):
-                result = client.request(
-                    "POST", "/api/v1/namespaces/ns/pods", json={"kind": "Pod"}, params={"a": "b"}
-                )
-            applied = client.request(
-                "PATCH", "/api/v1/namespaces/ns/configmaps/c", content="kind: ConfigMap",
-                content_type=APPLY_PATCH, params=apply_params("sparkk8s", force=True),
+    with (
+        FakeApiServer(scripted(then=Reply(201, {"kind": "Pod"}))) as server,
+        KubeClient(plain(server, token=SECRET)) as client,
+    ):
+        for _ in range(5):
+            result = client.request(
+                "POST", "/api/v1/namespaces/ns/pods", json={"kind": "Pod"}, params={"a": "b"}
             )
+        applied = client.request(
+            "PATCH",
+            "/api/v1/namespaces/ns/configmaps/c",
+            content="kind: ConfigMap",
+            content_type=APPLY_PATCH,
+            params=apply_params("sparkk8s", force=True),
+        )
     assert result == {"kind": "Pod"} and applied == {"kind": "Pod"}
     first = server.requests[0]
-    assert (first.method, first.path, first.params) == ("POST", "/api/v1/namespaces/ns/pods", {"a": "b"})
+    assert (first.method, first.path, first.params) == (
+        "POST",
+        "/api/v1/namespaces/ns/pods",
+        {"a": "b"},
+    )
     assert json.loads(first.body) == {"kind": "Pod"}
     assert first.headers["authorization"] == f"Bearer {SECRET}"
     assert first.headers["content-type"] == "application/json"
@@ -109,8 +118,11 @@ def test_request_sends_body_params_headers_and_reuses_one_connection() -> None:
 
 
 def test_get_retries_503_then_succeeds() -> None:
-    handler = scripted(Reply.status_body(503, "ServiceUnavailable", "busy"),
-                       Reply(502, b"bad gateway"), then=Reply(200, {"ok": True}))
+    handler = scripted(
+        Reply.status_body(503, "ServiceUnavailable", "busy"),
+        Reply(502, b"bad gateway"),
+        then=Reply(200, {"ok": True}),
+    )
     with FakeApiServer(handler) as server, KubeClient(plain(server), FAST) as client:
         assert client.request("GET", "/api/v1/namespaces/ns/pods") == {"ok": True}
     assert len(server.requests) == 3
@@ -118,9 +130,12 @@ def test_get_retries_503_then_succeeds() -> None:
 
 def test_post_is_not_retried_on_5xx() -> None:
     handler = scripted(Reply.status_body(503, "ServiceUnavailable", "busy"))
-    with FakeApiServer(handler) as server, KubeClient(plain(server), FAST) as client:
-        with pytest.raises(KubeApiError) as caught:
-            client.request("POST", "/api/v1/namespaces/ns/pods", json={})
+    with (
+        FakeApiServer(handler) as server,
+        KubeClient(plain(server), FAST) as client,
+        pytest.raises(KubeApiError) as caught,
+    ):
+        client.request("POST", "/api/v1/namespaces/ns/pods", json={})
     assert caught.value.status == 503 and caught.value.reason == "ServiceUnavailable"
     assert len(server.requests) == 1
 
@@ -128,29 +143,37 @@ def test_post_is_not_retried_on_5xx() -> None:
 def test_429_is_retried_even_for_post_after_retry_after() -> None:
     throttled = Reply.status_body(429, "TooManyRequests", "slow down")
     throttled.headers["Retry-After"] = "0.15"
-    with FakeApiServer(scripted(throttled, then=Reply(201, {"created": 1}))) as server:
-        with KubeClient(plain(server), FAST) as client:
-            started = time.monotonic()
-            assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"created": 1}
-            waited = time.monotonic() - started
+    with (
+        FakeApiServer(scripted(throttled, then=Reply(201, {"created": 1}))) as server,
+        KubeClient(plain(server), FAST) as client,
+    ):
+        started = time.monotonic()
+        assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"created": 1}
+        waited = time.monotonic() - started
     assert len(server.requests) == 2
     assert waited >= 0.15
 
 
 def test_retries_are_bounded() -> None:
     always = scripted(then=Reply.status_body(500, "InternalError", "etcd down"))
-    with FakeApiServer(always) as server, KubeClient(plain(server), FAST) as client:
-        with pytest.raises(KubeApiError) as caught:
-            client.request("GET", "/api/v1/namespaces/ns/pods")
+    with (
+        FakeApiServer(always) as server,
+        KubeClient(plain(server), FAST) as client,
+        pytest.raises(KubeApiError) as caught,
+    ):
+        client.request("GET", "/api/v1/namespaces/ns/pods")
     assert len(server.requests) == FAST.attempts
     assert "etcd down" in str(caught.value) and caught.value.status == 500
 
 
 def test_404_raises_with_status_body() -> None:
     missing = Reply.status_body(404, "NotFound", 'pods "p" not found')
-    with FakeApiServer(scripted(missing)) as server, KubeClient(plain(server), FAST) as client:
-        with pytest.raises(KubeApiError) as caught:
-            client.request("GET", "/api/v1/namespaces/ns/pods/p")
+    with (
+        FakeApiServer(scripted(missing)) as server,
+        KubeClient(plain(server), FAST) as client,
+        pytest.raises(KubeApiError) as caught,
+    ):
+        client.request("GET", "/api/v1/namespaces/ns/pods/p")
     error = caught.value
     assert (error.status, error.reason, error.method) == (404, "NotFound", "GET")
     assert error.path == "/api/v1/namespaces/ns/pods/p"
@@ -162,7 +185,9 @@ def test_403_names_the_denied_verb_and_resource() -> None:
     denied = Reply.status_body(403, "Forbidden", "forbidden")
     with FakeApiServer(scripted(then=denied)) as server, KubeClient(plain(server)) as client:
         with pytest.raises(KubeApiError) as create:
-            client.request("POST", "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies", json={})
+            client.request(
+                "POST", "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies", json={}
+            )
         with pytest.raises(KubeApiError) as logs:
             client.text("/api/v1/namespaces/ns/pods/driver/log")
         with pytest.raises(KubeApiError) as watch:
@@ -176,9 +201,11 @@ def test_connection_refused_is_retried_then_reported(caplog: pytest.LogCaptureFi
     caplog.set_level(logging.INFO)
     with FakeApiServer(scripted()) as server:
         url = server.url  # the port is free again once the server stops
-    with KubeClient(ClientSettings(server=url), FAST) as client:
-        with pytest.raises(KubeConnectionError) as caught:
-            client.request("POST", "/api/v1/namespaces/ns/pods", json={})
+    with (
+        KubeClient(ClientSettings(server=url), FAST) as client,
+        pytest.raises(KubeConnectionError) as caught,
+    ):
+        client.request("POST", "/api/v1/namespaces/ns/pods", json={})
     assert url in str(caught.value)
     retries = [r for r in caplog.records if "ConnectError; retry" in r.getMessage()]
     assert len(retries) == FAST.attempts - 1
@@ -186,9 +213,12 @@ def test_connection_refused_is_retried_then_reported(caplog: pytest.LogCaptureFi
 
 def test_non_json_error_body_is_reported_truncated() -> None:
     html = Reply(502, b"<html>" + b"x" * 1000)
-    with FakeApiServer(scripted(then=html)) as server, KubeClient(plain(server), FAST) as client:
-        with pytest.raises(KubeApiError) as caught:
-            client.request("GET", "/version")
+    with (
+        FakeApiServer(scripted(then=html)) as server,
+        KubeClient(plain(server), FAST) as client,
+        pytest.raises(KubeApiError) as caught,
+    ):
+        client.request("GET", "/version")
     assert caught.value.status == 502 and len(caught.value.api_message) <= 300
 
 
@@ -198,15 +228,19 @@ def test_non_json_error_body_is_reported_truncated() -> None:
 def test_token_file_is_reread_when_replaced(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("first-token\n")
-    with FakeApiServer(scripted()) as server:
-        with KubeClient(plain(server, token_file=str(token_file))) as client:
-            client.request("GET", "/version")
-            replacement = tmp_path / "token.new"
-            replacement.write_text("second-token")
-            os.replace(replacement, token_file)  # atomic swap, as the kubelet does
-            client.request("GET", "/version")
+    with (
+        FakeApiServer(scripted()) as server,
+        KubeClient(plain(server, token_file=str(token_file))) as client,
+    ):
+        client.request("GET", "/version")
+        replacement = tmp_path / "token.new"
+        replacement.write_text("second-token")
+        os.replace(replacement, token_file)  # atomic swap, as the kubelet does
+        client.request("GET", "/version")
     assert [r.headers["authorization"] for r in server.requests] == [
-        "Bearer first-token", "Bearer second-token"]
+        "Bearer first-token",
+        "Bearer second-token",
+    ]
 
 
 def test_401_rereads_the_token_file_and_retries_once(tmp_path: Path) -> None:
@@ -223,20 +257,24 @@ def test_401_rereads_the_token_file_and_retries_once(tmp_path: Path) -> None:
         os.utime(token_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         return Reply.status_body(401, "Unauthorized", "Unauthorized")
 
-    with FakeApiServer(handler) as server:
-        with KubeClient(plain(server, token_file=str(token_file)), FAST) as client:
-            assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"ok": True}
+    with (
+        FakeApiServer(handler) as server,
+        KubeClient(plain(server, token_file=str(token_file)), FAST) as client,
+    ):
+        assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"ok": True}
     assert len(server.requests) == 2
 
 
 def test_401_with_static_token_is_clear_and_secret_free(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     unauthorized = Reply.status_body(401, "Unauthorized", "Unauthorized")
-    with FakeApiServer(scripted(then=unauthorized)) as server:
-        with KubeClient(plain(server, token=SECRET), FAST) as client:
-            with pytest.raises(KubeApiError) as caught:
-                client.request("GET", "/api/v1/namespaces/ns/pods")
-            assert SECRET not in repr(client.settings)
+    with (
+        FakeApiServer(scripted(then=unauthorized)) as server,
+        KubeClient(plain(server, token=SECRET), FAST) as client,
+    ):
+        with pytest.raises(KubeApiError) as caught:
+            client.request("GET", "/api/v1/namespaces/ns/pods")
+        assert SECRET not in repr(client.settings)
     assert len(server.requests) == 1
     message = str(caught.value)
     assert "401" in message and "rejected the credentials (bearer token" in message
@@ -246,9 +284,12 @@ def test_401_with_static_token_is_clear_and_secret_free(caplog: pytest.LogCaptur
 
 def test_unreadable_token_file_names_the_path(tmp_path: Path) -> None:
     missing = tmp_path / "gone"
-    with FakeApiServer(scripted()) as server, KubeClient(plain(server, token_file=str(missing))) as c:
-        with pytest.raises(KubeConfigError, match=str(missing)):
-            c.request("GET", "/version")
+    with (
+        FakeApiServer(scripted()) as server,
+        KubeClient(plain(server, token_file=str(missing))) as c,
+        pytest.raises(KubeConfigError, match=str(missing)),
+    ):
+        c.request("GET", "/version")
     assert server.requests == []
 
 
@@ -260,13 +301,22 @@ def test_watch_streams_events_with_watch_params() -> None:
     events.append({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}})
     chunks = [json.dumps(e).encode() + b"\n" for e in events]
     chunks[1:3] = [chunks[1][:10], chunks[1][10:] + chunks[2]]  # a line split across chunks
-    with FakeApiServer(scripted(Reply(200, chunks=chunks))) as server:
-        with KubeClient(plain(server)) as client:
-            got = list(client.watch("/api/v1/namespaces/ns/pods",
-                                    {"resourceVersion": "5", "timeoutSeconds": 30}))
+    with (
+        FakeApiServer(scripted(Reply(200, chunks=chunks))) as server,
+        KubeClient(plain(server)) as client,
+    ):
+        got = list(
+            client.watch(
+                "/api/v1/namespaces/ns/pods", {"resourceVersion": "5", "timeoutSeconds": 30}
+            )
+        )
     assert got == events
     assert server.requests[0].params == {
-        "resourceVersion": "5", "timeoutSeconds": "30", "watch": "1", "allowWatchBookmarks": "true"}
+        "resourceVersion": "5",
+        "timeoutSeconds": "30",
+        "watch": "1",
+        "allowWatchBookmarks": "true",
+    }
 
 
 async def test_async_client_request_watch_and_retry() -> None:
@@ -305,29 +355,40 @@ def tls_settings(server: FakeApiServer, pki: Pki, **fields: object) -> ClientSet
 @pytest.mark.parametrize("inline", [False, True], ids=["files", "inline"])
 def test_client_certificate_files_and_inline(pki: Pki, inline: bool) -> None:
     if inline:
-        creds = {"client_cert_data": pki.read("client_cert_file"),
-                 "client_key_data": pki.read("client_key_file"), "ca_file": None,
-                 "ca_data": pki.read("ca_file")}
+        creds = {
+            "client_cert_data": pki.read("client_cert_file"),
+            "client_key_data": pki.read("client_key_file"),
+            "ca_file": None,
+            "ca_data": pki.read("ca_file"),
+        }
     else:
         creds = {"client_cert_file": pki.client_cert_file, "client_key_file": pki.client_key_file}
     temp_before = set(os.listdir(tempfile.gettempdir()))
-    with FakeApiServer(scripted(), tls=pki.server_context(require_client_cert=True)) as server:
-        with KubeClient(tls_settings(server, pki, **creds)) as client:
-            assert client.request("GET", "/version") == {}
-    leftovers = {n for n in set(os.listdir(tempfile.gettempdir())) - temp_before
-                 if n.startswith("sparkk8s-")}
+    with (
+        FakeApiServer(scripted(), tls=pki.server_context(require_client_cert=True)) as server,
+        KubeClient(tls_settings(server, pki, **creds)) as client,
+    ):
+        assert client.request("GET", "/version") == {}
+    leftovers = {
+        n for n in set(os.listdir(tempfile.gettempdir())) - temp_before if n.startswith("sparkk8s-")
+    }
     assert leftovers == set(), "inline PEM temp files must be removed"
 
 
 def test_wrong_ca_gives_a_clear_tls_error_without_retries(pki: Pki) -> None:
-    with FakeApiServer(scripted(), tls=pki.server_context(False)) as server:
-        with KubeClient(tls_settings(server, pki, ca_file=pki.other_ca_file), FAST) as client:
-            started = time.monotonic()
-            with pytest.raises(KubeConnectionError) as caught:
-                client.request("GET", "/version")
+    with (
+        FakeApiServer(scripted(), tls=pki.server_context(False)) as server,
+        KubeClient(tls_settings(server, pki, ca_file=pki.other_ca_file), FAST) as client,
+    ):
+        started = time.monotonic()
+        with pytest.raises(KubeConnectionError) as caught:
+            client.request("GET", "/version")
     message = str(caught.value)
-    assert "TLS verification" in message and "certificate verify failed" in message.lower() or \
-        "unable to get local issuer" in message
+    assert (
+        "TLS verification" in message
+        and "certificate verify failed" in message.lower()
+        or "unable to get local issuer" in message
+    )
     assert pki.other_ca_file in message
     assert time.monotonic() - started < 2
 
@@ -336,9 +397,11 @@ def test_tls_server_name_is_used_for_verification(pki: Pki) -> None:
     with FakeApiServer(scripted(), tls=pki.server_context(False)) as server:
         with KubeClient(tls_settings(server, pki)) as client:
             assert client.version() == {}
-        with KubeClient(tls_settings(server, pki, tls_server_name=None), FAST) as client:
-            with pytest.raises(KubeConnectionError, match="TLS verification"):
-                client.version()
+        with (
+            KubeClient(tls_settings(server, pki, tls_server_name=None), FAST) as client,
+            pytest.raises(KubeConnectionError, match="TLS verification"),
+        ):
+            client.version()
 
 
 def test_insecure_skip_verify_works_and_warns_at_every_client(
@@ -349,16 +412,22 @@ def test_insecure_skip_verify_works_and_warns_at_every_client(
         for _ in range(2):
             with KubeClient(settings) as client:
                 assert client.version() == {}
-    warnings = [r for r in caplog.records
-                if r.levelno == logging.WARNING and "TLS verification is OFF" in r.getMessage()]
+    warnings = [
+        r
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "TLS verification is OFF" in r.getMessage()
+    ]
     assert len(warnings) == 2
 
 
 def test_bad_inline_key_is_reported_without_its_content(pki: Pki) -> None:
     bad_key = "-----BEGIN PRIVATE KEY-----\n" + SECRET + "\n-----END PRIVATE KEY-----\n"
     settings = ClientSettings(
-        server="https://127.0.0.1:1", client_cert_file=pki.client_cert_file,
-        client_key_data=bad_key, ca_file=pki.ca_file)
+        server="https://127.0.0.1:1",
+        client_cert_file=pki.client_cert_file,
+        client_key_data=bad_key,
+        ca_file=pki.ca_file,
+    )
     with pytest.raises(KubeConfigError) as caught:
         KubeClient(settings)
     assert "inline client key" in str(caught.value) and SECRET not in str(caught.value)

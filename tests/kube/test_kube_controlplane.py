@@ -41,7 +41,8 @@ def whoami(client: KubeClient) -> str:
 
 def service_account(kube_admin: k8s.ApiClient, namespace: str, name: str) -> None:
     k8s.CoreV1Api(kube_admin).create_namespaced_service_account(
-        namespace, {"metadata": {"name": name}})
+        namespace, {"metadata": {"name": name}}
+    )
 
 
 def admin_settings(control_plane, **fields: object) -> ClientSettings:  # type: ignore[no-untyped-def]
@@ -74,8 +75,11 @@ def test_client_certificate_and_ca_inline(control_plane) -> None:  # type: ignor
 
 def test_static_token(control_plane, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     caplog.set_level(logging.DEBUG)
-    settings = ClientSettings(server=control_plane.server, ca_file=str(control_plane.ca_file),
-                              token=control_plane.static_token)
+    settings = ClientSettings(
+        server=control_plane.server,
+        ca_file=str(control_plane.ca_file),
+        token=control_plane.static_token,
+    )
     with KubeClient(settings) as client:
         assert whoami(client) == "sparkk8s-token-user"
         with pytest.raises(KubeApiError) as denied:  # the token user has no permissions
@@ -90,8 +94,9 @@ def test_service_account_token_from_token_request(  # type: ignore[no-untyped-de
     control_plane, namespace: str
 ) -> None:
     token = control_plane.request_token(namespace, "default")
-    settings = ClientSettings(server=control_plane.server, ca_file=str(control_plane.ca_file),
-                              token=token)
+    settings = ClientSettings(
+        server=control_plane.server, ca_file=str(control_plane.ca_file), token=token
+    )
     with KubeClient(settings) as client:
         assert whoami(client) == f"system:serviceaccount:{namespace}:default"
 
@@ -102,14 +107,20 @@ def test_token_file_replaced_while_the_client_is_in_use(  # type: ignore[no-unty
     service_account(kube_admin, namespace, "second")
     token_file = tmp_path / "token"
     token_file.write_text(control_plane.request_token(namespace, "default"))
-    settings = ClientSettings(server=control_plane.server, ca_file=str(control_plane.ca_file),
-                              token_file=str(token_file))
+    settings = ClientSettings(
+        server=control_plane.server, ca_file=str(control_plane.ca_file), token_file=str(token_file)
+    )
     with KubeClient(settings) as client:
         assert whoami(client) == f"system:serviceaccount:{namespace}:default"
         # Rotate the way the kubelet does: write aside, then rename over the old file.
         fresh = tmp_path / "token.tmp"
-        fresh.write_text(wait_for(lambda: control_plane.request_token(namespace, "second"), 30,
-                                  "a token for the second service account"))
+        fresh.write_text(
+            wait_for(
+                lambda: control_plane.request_token(namespace, "second"),
+                30,
+                "a token for the second service account",
+            )
+        )
         os.replace(fresh, token_file)
         assert whoami(client) == f"system:serviceaccount:{namespace}:second"
 
@@ -118,14 +129,21 @@ def test_kubeconfig_with_a_non_default_context(  # type: ignore[no-untyped-def]
     control_plane, namespace: str, tmp_path: Path
 ) -> None:
     admin = yaml.safe_load(Path(control_plane.admin_kubeconfig).read_text())
-    real_context = {"name": "real", "context": {**admin["contexts"][0]["context"],
-                                                 "namespace": namespace}}
+    real_context = {
+        "name": "real",
+        "context": {**admin["contexts"][0]["context"], "namespace": namespace},
+    }
     decoy_cluster = {"name": "decoy", "cluster": {"server": "https://127.0.0.1:1"}}
     config = {
         **admin,
         "clusters": [*admin["clusters"], decoy_cluster],
-        "contexts": [{"name": "decoy", "context": {"cluster": "decoy", "user":
-                      admin["contexts"][0]["context"]["user"]}}, real_context],
+        "contexts": [
+            {
+                "name": "decoy",
+                "context": {"cluster": "decoy", "user": admin["contexts"][0]["context"]["user"]},
+            },
+            real_context,
+        ],
         "current-context": "decoy",
     }
     path = tmp_path / "kubeconfig"
@@ -165,16 +183,19 @@ def test_spark_submit_conf_keys(control_plane, tmp_path: Path) -> None:  # type:
         assert whoami(client) == "admin"
     token_file = tmp_path / "token"
     token_file.write_text(control_plane.static_token)
-    conf = {"spark.master": f"k8s://{control_plane.server}",
-            f"{prefix}.caCertFile": str(control_plane.ca_file),
-            f"{prefix}.oauthTokenFile": str(token_file)}
+    conf = {
+        "spark.master": f"k8s://{control_plane.server}",
+        f"{prefix}.caCertFile": str(control_plane.ca_file),
+        f"{prefix}.oauthTokenFile": str(token_file),
+    }
     with KubeClient(spark_submit_settings(conf, {"HOME": str(tmp_path)})) as client:
         assert whoami(client) == "sparkk8s-token-user"
 
 
 def test_wrong_ca_is_a_clear_tls_error(control_plane, pki: Pki) -> None:  # type: ignore[no-untyped-def]
-    settings = ClientSettings(server=control_plane.server, ca_file=pki.other_ca_file,
-                              token=control_plane.static_token)
+    settings = ClientSettings(
+        server=control_plane.server, ca_file=pki.other_ca_file, token=control_plane.static_token
+    )
     with KubeClient(settings) as client, pytest.raises(KubeConnectionError) as caught:
         client.version()
     message = str(caught.value)
@@ -185,16 +206,19 @@ def test_wrong_ca_is_a_clear_tls_error(control_plane, pki: Pki) -> None:  # type
 def test_tls_server_name(control_plane) -> None:  # type: ignore[no-untyped-def]
     with KubeClient(admin_settings(control_plane, tls_server_name="kubernetes")) as client:
         assert whoami(client) == "admin"
-    with KubeClient(admin_settings(control_plane, tls_server_name="not-the-server.test")) as c:
-        with pytest.raises(KubeConnectionError, match="TLS verification"):
-            c.version()
+    with (
+        KubeClient(admin_settings(control_plane, tls_server_name="not-the-server.test")) as c,
+        pytest.raises(KubeConnectionError, match="TLS verification"),
+    ):
+        c.version()
 
 
 def test_invalid_token_is_a_clear_401(control_plane, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     caplog.set_level(logging.DEBUG)
     bogus = "not-a-valid-token-5b2e91d4"
-    settings = ClientSettings(server=control_plane.server, ca_file=str(control_plane.ca_file),
-                              token=bogus)
+    settings = ClientSettings(
+        server=control_plane.server, ca_file=str(control_plane.ca_file), token=bogus
+    )
     with KubeClient(settings) as client, pytest.raises(KubeApiError) as caught:
         client.request("GET", "/api/v1/namespaces/default/pods")
     error = caught.value
@@ -227,8 +251,11 @@ def test_watch_and_async_client(control_plane, namespace: str) -> None:  # type:
 
         watcher = threading.Thread(target=follow, daemon=True)
         watcher.start()
-        client.request("POST", path, json={"apiVersion": "v1", "kind": "ConfigMap",
-                                           "metadata": {"name": "watched"}})
+        client.request(
+            "POST",
+            path,
+            json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "watched"}},
+        )
         watcher.join(timeout=25)
     assert "watched" in names
 
@@ -238,15 +265,24 @@ def test_watch_and_async_client(control_plane, namespace: str) -> None:  # type:
             seen: list[str] = []
 
             async def follow() -> None:
-                params = {"resourceVersion": listed["metadata"]["resourceVersion"],
-                          "timeoutSeconds": 20}
+                params = {
+                    "resourceVersion": listed["metadata"]["resourceVersion"],
+                    "timeoutSeconds": 20,
+                }
                 async for event in aclient.watch(path, params):
                     seen.append(event["object"]["metadata"]["name"])
                     return
 
             task = asyncio.create_task(follow())
-            await aclient.request("POST", path, json={"apiVersion": "v1", "kind": "ConfigMap",
-                                                      "metadata": {"name": "async-watched"}})
+            await aclient.request(
+                "POST",
+                path,
+                json={
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "async-watched"},
+                },
+            )
             await asyncio.wait_for(task, 25)
             return seen
 
@@ -255,15 +291,29 @@ def test_watch_and_async_client(control_plane, namespace: str) -> None:  # type:
 
 def test_server_side_apply(control_plane, namespace: str) -> None:  # type: ignore[no-untyped-def]
     path = resource_path("v1", "ConfigMap", namespace, "applied")
-    body = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
-                           "metadata": {"name": "applied"}, "data": {"k": "v"}})
+    body = yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "applied"},
+            "data": {"k": "v"},
+        }
+    )
     with KubeClient(admin_settings(control_plane)) as client:
-        first = client.request("PATCH", path, content=body,
-                               content_type="application/apply-patch+yaml",
-                               params={"fieldManager": "sparkk8s", "force": "true"})
-        second = client.request("PATCH", path, content=body,
-                                content_type="application/apply-patch+yaml",
-                                params={"fieldManager": "sparkk8s", "force": "true"})
+        first = client.request(
+            "PATCH",
+            path,
+            content=body,
+            content_type="application/apply-patch+yaml",
+            params={"fieldManager": "sparkk8s", "force": "true"},
+        )
+        second = client.request(
+            "PATCH",
+            path,
+            content=body,
+            content_type="application/apply-patch+yaml",
+            params={"fieldManager": "sparkk8s", "force": "true"},
+        )
     assert first["data"] == {"k": "v"}
     assert first["metadata"]["uid"] == second["metadata"]["uid"]
     assert first["metadata"]["managedFields"][0]["manager"] == "sparkk8s"

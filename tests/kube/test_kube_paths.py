@@ -23,10 +23,18 @@ from airflow_provider_sparkk8s.kube.paths import (
         ("v1", "ConfigMap", None, "/api/v1/namespaces/ns/configmaps"),
         ("v1", "Secret", "s", "/api/v1/namespaces/ns/secrets/s"),
         ("v1", "PersistentVolumeClaim", "c", "/api/v1/namespaces/ns/persistentvolumeclaims/c"),
-        ("networking.k8s.io/v1", "NetworkPolicy", "p",
-         "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies/p"),
-        ("scheduling.volcano.sh/v1beta1", "PodGroup", "g",
-         "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/g"),
+        (
+            "networking.k8s.io/v1",
+            "NetworkPolicy",
+            "p",
+            "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies/p",
+        ),
+        (
+            "scheduling.volcano.sh/v1beta1",
+            "PodGroup",
+            "g",
+            "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/g",
+        ),
     ],
 )
 def test_resource_path(api_version: str, kind: str, name: str | None, path: str) -> None:
@@ -34,8 +42,10 @@ def test_resource_path(api_version: str, kind: str, name: str | None, path: str)
 
 
 def test_cluster_scope_and_subresource() -> None:
-    assert resource_path("authorization.k8s.io/v1", "SelfSubjectAccessReview", None) == \
-        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    assert (
+        resource_path("authorization.k8s.io/v1", "SelfSubjectAccessReview", None)
+        == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    )
     assert resource_path("v1", "Pod", "ns", "d", "log") == "/api/v1/namespaces/ns/pods/d/log"
     with pytest.raises(ValueError):
         resource_path("v1", "Pod", "ns", None, "log")
@@ -43,8 +53,14 @@ def test_cluster_scope_and_subresource() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
-    [("Policy", "policies"), ("Gateway", "gateways"), ("Ingress", "ingresses"),
-     ("Box", "boxes"), ("Deployment", "deployments"), ("Endpoints", "endpoints")],
+    [
+        ("Policy", "policies"),
+        ("Gateway", "gateways"),
+        ("Ingress", "ingresses"),
+        ("Box", "boxes"),
+        ("Deployment", "deployments"),
+        ("Endpoints", "endpoints"),
+    ],
 )
 def test_generic_plural_rule(kind: str, expected: str) -> None:
     assert plural(kind) == expected
@@ -74,13 +90,30 @@ def test_apply_params() -> None:
     [
         ("POST", "/api/v1/namespaces/ns/pods", None, Access("create", "pods", namespace="ns")),
         ("GET", "/api/v1/namespaces/ns/pods", None, Access("list", "pods", namespace="ns")),
-        ("GET", "/api/v1/namespaces/ns/pods", {"watch": "1"}, Access("watch", "pods", namespace="ns")),
-        ("GET", "/api/v1/namespaces/ns/pods/d/log", None,
-         Access("get", "pods", "", "log", "ns", "d")),
-        ("PATCH", "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies/p", None,
-         Access("patch", "networkpolicies", "networking.k8s.io", "", "ns", "p")),
-        ("DELETE", "/api/v1/namespaces/ns/configmaps", None,
-         Access("deletecollection", "configmaps", namespace="ns")),
+        (
+            "GET",
+            "/api/v1/namespaces/ns/pods",
+            {"watch": "1"},
+            Access("watch", "pods", namespace="ns"),
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/ns/pods/d/log",
+            None,
+            Access("get", "pods", "", "log", "ns", "d"),
+        ),
+        (
+            "PATCH",
+            "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies/p",
+            None,
+            Access("patch", "networkpolicies", "networking.k8s.io", "", "ns", "p"),
+        ),
+        (
+            "DELETE",
+            "/api/v1/namespaces/ns/configmaps",
+            None,
+            Access("deletecollection", "configmaps", namespace="ns"),
+        ),
         ("DELETE", "/api/v1/namespaces/ns", None, Access("delete", "namespaces", name="ns")),
         ("GET", "/version", None, None),
     ],
@@ -93,4 +126,9 @@ def test_access_description_and_review_attributes() -> None:
     access = Access("get", "pods", "", "log", "ns")
     assert access.describe() == "get pods/log in namespace 'ns'"
     assert access.resource_attributes() == {
-        "verb": "get", "group": "", "resource": "pods", "subresource": "log", "namespace": "ns"}
+        "verb": "get",
+        "group": "",
+        "resource": "pods",
+        "subresource": "log",
+        "namespace": "ns",
+    }

@@ -35,24 +35,41 @@ def two_context_config(tmp_path: Path) -> dict:
         "kind": "Config",
         "current-context": "admin",
         "clusters": [
-            {"name": "main", "cluster": {"server": "https://10.0.0.1:6443",
-                                         "certificate-authority": "ca.crt"}},
-            {"name": "edge", "cluster": {"server": "https://edge:443/",
-                                         "certificate-authority-data": b64("CA PEM"),
-                                         "tls-server-name": "kubernetes",
-                                         "insecure-skip-tls-verify": False}},
+            {
+                "name": "main",
+                "cluster": {"server": "https://10.0.0.1:6443", "certificate-authority": "ca.crt"},
+            },
+            {
+                "name": "edge",
+                "cluster": {
+                    "server": "https://edge:443/",
+                    "certificate-authority-data": b64("CA PEM"),
+                    "tls-server-name": "kubernetes",
+                    "insecure-skip-tls-verify": False,
+                },
+            },
         ],
         "users": [
-            {"name": "admin", "user": {"client-certificate": "admin.crt",
-                                       "client-key": "/abs/admin.key"}},
+            {
+                "name": "admin",
+                "user": {"client-certificate": "admin.crt", "client-key": "/abs/admin.key"},
+            },
             {"name": "robot", "user": {"token": SECRET}},
-            {"name": "inline", "user": {"client-certificate-data": b64("CERT PEM"),
-                                        "client-key-data": b64(KEY_PEM)}},
+            {
+                "name": "inline",
+                "user": {
+                    "client-certificate-data": b64("CERT PEM"),
+                    "client-key-data": b64(KEY_PEM),
+                },
+            },
             {"name": "plugin", "user": {"exec": {"command": "aws"}}},
         ],
         "contexts": [
             {"name": "admin", "context": {"cluster": "main", "user": "admin"}},
-            {"name": "robot", "context": {"cluster": "edge", "user": "robot", "namespace": "spark"}},
+            {
+                "name": "robot",
+                "context": {"cluster": "edge", "user": "robot", "namespace": "spark"},
+            },
             {"name": "inline", "context": {"cluster": "edge", "user": "inline"}},
             {"name": "plugin", "context": {"cluster": "main", "user": "plugin"}},
         ],
@@ -77,8 +94,9 @@ def test_kubeconfig_current_context_resolves_paths_relative_to_the_file(tmp_path
 
 
 def test_kubeconfig_named_context_with_token_namespace_and_tls_name(tmp_path: Path) -> None:
-    settings = kubeconfig_settings(write_config(tmp_path, two_context_config(tmp_path)),
-                                   context="robot")
+    settings = kubeconfig_settings(
+        write_config(tmp_path, two_context_config(tmp_path)), context="robot"
+    )
     assert settings.server == "https://edge:443"
     assert settings.ca_data == "CA PEM" and settings.tls_server_name == "kubernetes"
     assert settings.token == SECRET and settings.namespace == "spark"
@@ -124,8 +142,14 @@ def test_inline_kubeconfig_yaml_error_never_echoes_the_content() -> None:
 def test_kubeconfig_list_merge_first_definition_wins(tmp_path: Path) -> None:
     first_dir, second_dir = tmp_path / "a", tmp_path / "b"
     first_dir.mkdir(), second_dir.mkdir()
-    first = {"clusters": [{"name": "main", "cluster": {"server": "https://first:1",
-                                                       "certificate-authority": "ca.crt"}}]}
+    first = {
+        "clusters": [
+            {
+                "name": "main",
+                "cluster": {"server": "https://first:1", "certificate-authority": "ca.crt"},
+            }
+        ]
+    }
     second = two_context_config(tmp_path)
     path = f"{write_config(first_dir, first)}{os.pathsep}{write_config(second_dir, second)}"
     settings = kubeconfig_settings(path)
@@ -174,8 +198,11 @@ def test_in_cluster_errors(tmp_path: Path) -> None:
 
 def test_auto_settings_prefers_kubeconfig_then_in_cluster(tmp_path: Path) -> None:
     root = service_account_dir(tmp_path)
-    cluster_env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
-                   "HOME": str(tmp_path / "home")}
+    cluster_env = {
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+        "HOME": str(tmp_path / "home"),
+    }
     assert auto_settings(cluster_env, in_cluster_root=str(root)).server == "https://10.96.0.1:443"
     home_config = tmp_path / "home" / ".kube" / "config"
     home_config.parent.mkdir(parents=True)
@@ -192,12 +219,21 @@ def test_auto_settings_prefers_kubeconfig_then_in_cluster(tmp_path: Path) -> Non
 
 
 def test_explicit_fields_win_and_replace_their_whole_group(tmp_path: Path) -> None:
-    base = kubeconfig_settings(write_config(tmp_path, two_context_config(tmp_path)),
-                               context="inline")
+    base = kubeconfig_settings(
+        write_config(tmp_path, two_context_config(tmp_path)), context="inline"
+    )
     token_file = tmp_path / "t"
     token_file.write_text("x")
-    merged = with_overrides(base, {"token_file": str(token_file), "ca_file": "/ca",
-                                   "client_cert_file": None, "namespace": "mine"}, "connection")
+    merged = with_overrides(
+        base,
+        {
+            "token_file": str(token_file),
+            "ca_file": "/ca",
+            "client_cert_file": None,
+            "namespace": "mine",
+        },
+        "connection",
+    )
     assert merged.token_file == str(token_file) and merged.token is None
     assert merged.ca_file == "/ca" and merged.ca_data is None
     assert merged.client_cert_data == "CERT PEM"  # None = not given: the base stays
@@ -208,14 +244,19 @@ def test_explicit_fields_win_and_replace_their_whole_group(tmp_path: Path) -> No
 def test_without_a_base_the_server_is_required() -> None:
     with pytest.raises(KubeConfigError, match="no API server URL"):
         with_overrides(None, {"token": SECRET})
-    assert with_overrides(None, {"server": "http://127.0.0.1:8080"}).server == "http://127.0.0.1:8080"
+    assert (
+        with_overrides(None, {"server": "http://127.0.0.1:8080"}).server == "http://127.0.0.1:8080"
+    )
 
 
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
         ({"server": "127.0.0.1:6443"}, "must start with https:// or http://"),
-        ({"server": "https://h", "token": SECRET, "token_file": "/t"}, "both a token and a token file"),
+        (
+            {"server": "https://h", "token": SECRET, "token_file": "/t"},
+            "both a token and a token file",
+        ),
         ({"server": "https://h", "client_cert_file": "/c"}, "the client key is missing"),
         ({"server": "https://h", "client_key_data": KEY_PEM}, "the client certificate is missing"),
     ],
@@ -251,13 +292,16 @@ def test_master_url_rejected(master: str) -> None:
 def test_master_http_warns(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     normalize_master_url("k8s://http://h:1")
-    assert any(r.levelno == logging.WARNING and "plain http" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        r.levelno == logging.WARNING and "plain http" in r.getMessage() for r in caplog.records
+    )
 
 
 def test_spark_submit_keys_override_the_kubeconfig(tmp_path: Path) -> None:
-    env = {"KUBECONFIG": str(write_config(tmp_path, two_context_config(tmp_path))),
-           "HOME": str(tmp_path)}
+    env = {
+        "KUBECONFIG": str(write_config(tmp_path, two_context_config(tmp_path))),
+        "HOME": str(tmp_path),
+    }
     files = {}
     for name in ("ca", "key", "cert", "token"):
         files[name] = tmp_path / f"{name}.pem"
@@ -282,8 +326,13 @@ def test_spark_submit_keys_override_the_kubeconfig(tmp_path: Path) -> None:
     assert settings.tls_server_name == "kubernetes"  # kept from the kubeconfig cluster
     assert settings.namespace == "jobs" and settings.verify and settings.request_timeout == 2.5
     trusting = spark_submit_settings(
-        {"spark.master": "k8s://h:1", "spark.kubernetes.trust.certificates": "true",
-         f"{prefix}.oauthToken": SECRET}, {"HOME": str(tmp_path / "none")})
+        {
+            "spark.master": "k8s://h:1",
+            "spark.kubernetes.trust.certificates": "true",
+            f"{prefix}.oauthToken": SECRET,
+        },
+        {"HOME": str(tmp_path / "none")},
+    )
     assert not trusting.verify and trusting.token == SECRET and trusting.source == "spark conf"
 
 
@@ -298,8 +347,11 @@ def test_spark_submit_unreadable_file_names_key_and_path(tmp_path: Path) -> None
 def test_spark_submit_token_and_token_file_conflict(tmp_path: Path) -> None:
     prefix = "spark.kubernetes.authenticate.submission"
     (tmp_path / "t").write_text("x")
-    conf = {"spark.master": "k8s://h:1", f"{prefix}.oauthToken": SECRET,
-            f"{prefix}.oauthTokenFile": str(tmp_path / "t")}
+    conf = {
+        "spark.master": "k8s://h:1",
+        f"{prefix}.oauthToken": SECRET,
+        f"{prefix}.oauthTokenFile": str(tmp_path / "t"),
+    }
     with pytest.raises(SparkConfError) as caught:
         spark_submit_settings(conf, {"HOME": str(tmp_path)})
     assert SECRET not in str(caught.value)

@@ -40,17 +40,20 @@ SERVER_NAME = "api.sparkk8s.test"
 
 
 def make_pki(directory: Path) -> Pki:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def key() -> ec.EllipticCurvePrivateKey:
         return ec.generate_private_key(ec.SECP256R1())
 
     def write_key(name: str, private: ec.EllipticCurvePrivateKey) -> str:
         path = directory / name
-        path.write_bytes(private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ))
+        path.write_bytes(
+            private.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
         return str(path)
 
     def write_cert(name: str, cert: x509.Certificate) -> str:
@@ -58,8 +61,14 @@ def make_pki(directory: Path) -> Pki:
         path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         return str(path)
 
-    def issue(subject: str, public: object, issuer: x509.Name, signer: object,
-              ca: bool = False, sans: list[x509.GeneralName] | None = None) -> x509.Certificate:
+    def issue(
+        subject: str,
+        public: object,
+        issuer: x509.Name,
+        signer: object,
+        ca: bool = False,
+        sans: list[x509.GeneralName] | None = None,
+    ) -> x509.Certificate:
         builder = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
@@ -81,7 +90,10 @@ def make_pki(directory: Path) -> Pki:
     other = issue("other-ca", other_key.public_key(), other_name, other_key, ca=True)
     server_key, client_key = key(), key()
     server = issue(
-        "kube-apiserver", server_key.public_key(), ca_name, ca_key,
+        "kube-apiserver",
+        server_key.public_key(),
+        ca_name,
+        ca_key,
         sans=[x509.DNSName(SERVER_NAME)],
     )
     client = issue("sparkk8s-client", client_key.public_key(), ca_name, ca_key)
