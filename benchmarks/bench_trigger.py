@@ -1,0 +1,363 @@
+"""Many deferred Spark applications in one event loop: SparkK8sApplicationTrigger (one shared
+watch + periodic list) against KubernetesPodTrigger (one poll loop per pod), side by side.
+
+For each peer, on a fresh namespace of the real control plane (kube-apiserver, etcd,
+scheduler, controllers; KWOK as the kubelet):
+
+1. create N driver pods that KWOK schedules, starts and holds Running;
+2. start a child process that runs N triggers in one asyncio loop, as the triggerer does,
+   and says READY once every trigger has been running for the warm-up;
+3. end the pods at a steady pace by writing each pod's terminal status through the status
+   subresource, the way a kubelet does (every third one fails with exit code 1), noting the
+   wall-clock time just before each write;
+4. the child records when each trigger fired; the delay is fired - written.
+
+API requests come from kube-apiserver's `/metrics` (`apiserver_request_total`), read before
+the child starts and after it exits: read requests (GET, LIST, WATCH) on pods and events,
+the only ones either trigger makes; the status writes are PATCHes and are not counted. CPU
+(user + system) and peak RSS come from the child's rusage; memory per application is the
+child's RSS growth from before the triggers were created to the moment all were tracked.
+
+    python -m benchmarks.bench_trigger [--apps 1000] [--peers ours,kpt] [--write-seconds 20]
+
+Prints a Markdown table (the README's `## Benchmarks` section holds the last one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+SPARK_CONN = "spark_k8s_bench"
+KPT_CONN = "kubernetes_bench"
+READ_VERBS = ("GET", "LIST", "WATCH")
+COUNTED_RESOURCES = ("pods", "events")
+PEER_NAMES = {"ours": "SparkK8sApplicationTrigger", "kpt": "KubernetesPodTrigger"}
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+def read_requests(metrics_text: str) -> tuple[int, int]:
+    """(read requests on pods and events, all requests) from a /metrics scrape."""
+    counted = total = 0
+    for line in metrics_text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}")[0]))
+        value = int(float(line.rsplit(" ", 1)[1]))
+        total += value
+        if labels.get("verb") in READ_VERBS and labels.get("resource") in COUNTED_RESOURCES:
+            counted += value
+    return counted, total
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    index = min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))
+    return ordered[index]
+
+
+def terminal_status(exit_code: int, now: str) -> dict[str, Any]:
+    terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
+                  "startedAt": now, "finishedAt": now}
+    return {
+        "phase": "Succeeded" if exit_code == 0 else "Failed",
+        "containerStatuses": [{
+            "name": DRIVER_CONTAINER, "image": "kwok", "imageID": "", "ready": False,
+            "restartCount": 0, "started": False, "state": {"terminated": terminated},
+        }],
+    }
+
+
+# --------------------------------------------------------------------------- the child
+
+
+def rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def make_triggers(peer: str, namespace: str, names: list[str], resync: float) -> list[Any]:
+    now = datetime.now(timezone.utc)
+    if peer == "ours":
+        from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+
+        return [
+            SparkK8sApplicationTrigger(
+                application_id=app_id_of(name), namespace=namespace, kubernetes_conn_id=SPARK_CONN,
+                driver_pod_name=name, resync_interval=resync, stream_logs=False,
+                start_time=now.timestamp())
+            for name in names
+        ]
+    from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
+
+    return [
+        KubernetesPodTrigger(
+            pod_name=name, pod_namespace=namespace, trigger_start_time=now,
+            base_container_name=DRIVER_CONTAINER, kubernetes_conn_id=KPT_CONN, get_logs=False,
+            on_finish_action="keep_pod")
+        for name in names
+    ]
+
+
+def app_id_of(name: str) -> str:
+    return "spark-" + name.split("-")[1].rjust(32, "0")
+
+
+async def run_child(peer: str, namespace: str, names: list[str], warmup: float, deadline: float,
+                    resync: float) -> dict[str, Any]:
+    rss_before = rss_kib()
+    cpu_before = time.process_time()
+    triggers = make_triggers(peer, namespace, names, resync)
+    fired: dict[str, float] = {}
+    payloads: dict[str, Any] = {}
+
+    async def follow(name: str, trigger: Any) -> None:
+        async for event in trigger.run():
+            fired[name] = time.time()
+            payloads[name] = event.payload.get("status")
+            return
+
+    started = time.monotonic()
+    tasks = [asyncio.create_task(follow(n, t)) for n, t in zip(names, triggers)]
+    if peer == "ours":  # tracked = every trigger has seen its driver
+        while not all(t.last_state is not None for t in triggers):
+            if time.monotonic() - started > deadline:
+                break
+            await asyncio.sleep(0.1)
+    while time.monotonic() - started < warmup:
+        await asyncio.sleep(0.1)
+    rss_tracking = rss_kib()
+    print("READY", flush=True)
+    end = time.monotonic() + deadline
+    while len(fired) < len(names) and time.monotonic() < end:
+        await asyncio.sleep(0.05)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return {
+        "fired": fired,
+        "statuses": payloads,
+        "rss_before_kib": rss_before,
+        "rss_tracking_kib": rss_tracking,
+        "cpu_in_loop": time.process_time() - cpu_before,
+        "loop_seconds": time.monotonic() - started,
+    }
+
+
+def child_main(args: argparse.Namespace) -> None:
+    import logging
+
+    logging.disable(logging.INFO)  # thousands of state-change lines would measure logging
+    names = json.loads(Path(args.names_file).read_text())
+    result = asyncio.run(run_child(args.child, args.namespace, names, args.warmup,
+                                   args.deadline, args.resync))
+    Path(args.result).write_text(json.dumps(result))
+
+
+# --------------------------------------------------------------------------- the orchestrator
+
+
+@dataclass
+class PeerResult:
+    peer: str
+    apps: int
+    reported: int
+    wrong: int
+    requests: int
+    all_requests: int
+    window: float
+    p50: float
+    p99: float
+    cpu: float
+    rss_peak_mib: float
+    per_app_kib: float
+
+
+def admin_api(plane: Any) -> Any:
+    from kubernetes import config as k8s_config
+
+    return k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+
+
+def create_pods(plane: Any, namespace: str, count: int) -> list[str]:
+    from tests.support.pods import HOLD, create, pod_manifest
+    from tests.support.waiting import wait_for
+
+    api = admin_api(plane)
+    api.call_api("/api/v1/namespaces", "POST", body={"metadata": {"name": namespace}},
+                 auth_settings=["BearerToken"], _preload_content=False)
+    wait_for(lambda: service_account_ready(api, namespace), 60, "default service account")
+    names = [f"bench-{index}-driver" for index in range(count)]
+
+    def make(name: str) -> None:
+        manifest = pod_manifest(name, {HOLD: "true"},
+                                {"spark-app-selector": app_id_of(name), "spark-role": "driver"})
+        create(api, namespace, manifest)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(make, names))
+    wait_for(lambda: running_count(api, namespace) == count, 600, f"{count} pods Running")
+    return names
+
+
+def service_account_ready(api: Any, namespace: str) -> bool:
+    body = api.call_api(f"/api/v1/namespaces/{namespace}/serviceaccounts", "GET",
+                        auth_settings=["BearerToken"], response_type="object",
+                        _return_http_data_only=True)
+    return any(item["metadata"]["name"] == "default" for item in body.get("items", []))
+
+
+def running_count(api: Any, namespace: str) -> int:
+    body = api.call_api(f"/api/v1/namespaces/{namespace}/pods", "GET",
+                        auth_settings=["BearerToken"], response_type="object",
+                        _return_http_data_only=True)
+    return sum(1 for item in body.get("items", []) if item.get("status", {}).get("phase") == "Running")
+
+
+def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> dict[str, float]:
+    from tests.support.pods import set_pod_status
+
+    api = admin_api(plane)
+    written: dict[str, float] = {}
+    start = time.monotonic()
+    for index, name in enumerate(names):
+        delay = start + index * seconds / len(names) - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        written[name] = time.time()
+        set_pod_status(api, namespace, name, terminal_status(1 if index % 3 == 0 else 0, now))
+    return written
+
+
+def measure(plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir: Path) -> PeerResult:
+    namespace = f"bench-{peer}-{os.getpid()}"
+    names = create_pods(plane, namespace, apps)
+    names_file = workdir / f"{peer}-names.json"
+    names_file.write_text(json.dumps(names))
+    result_file = workdir / f"{peer}-result.json"
+    kubeconfig = plane.write_kubeconfig(workdir / f"{peer}.kubeconfig", namespace)
+    env = dict(os.environ)
+    env[f"AIRFLOW_CONN_{SPARK_CONN.upper()}"] = json.dumps(
+        {"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}})
+    env[f"AIRFLOW_CONN_{KPT_CONN.upper()}"] = json.dumps(
+        {"conn_type": "kubernetes", "extra": {"kube_config_path": str(kubeconfig)}})
+
+    before, before_all = read_requests(plane.metrics_text())
+    argv = [sys.executable, "-m", "benchmarks.bench_trigger", "--child", peer, "--namespace",
+            namespace, "--names-file", str(names_file), "--result", str(result_file),
+            "--warmup", str(args.warmup), "--deadline", str(args.deadline),
+            "--resync", str(args.resync)]
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.strip() == "READY":
+            break
+    written = end_pods(plane, namespace, names, args.write_seconds)
+    child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{peer} child failed")
+    after, after_all = read_requests(plane.metrics_text())
+    result = json.loads(result_file.read_text())
+    delays = [result["fired"][n] - written[n] for n in names if n in result["fired"]]
+    expected = {n: ("failed" if i % 3 == 0 else "success") for i, n in enumerate(names)}
+    wrong = sum(1 for n, s in result["statuses"].items() if s != expected[n])
+    grown = result["rss_tracking_kib"] - result["rss_before_kib"]
+    return PeerResult(
+        peer=peer, apps=apps, reported=len(delays), wrong=wrong,
+        requests=after - before, all_requests=after_all - before_all,
+        window=result["loop_seconds"], p50=percentile(delays, 0.50), p99=percentile(delays, 0.99),
+        cpu=usage.ru_utime + usage.ru_stime, rss_peak_mib=usage.ru_maxrss / 1024,
+        per_app_kib=grown / apps,
+    )
+
+
+def table(results: list[PeerResult]) -> str:
+    ours = next((r for r in results if r.peer == "ours"), None)
+    peer = next((r for r in results if r.peer == "kpt"), None)
+    rows = [
+        ("applications tracked", lambda r: f"{r.apps}", None),
+        ("final events (wrong status)", lambda r: f"{r.reported} ({r.wrong})", None),
+        ("read requests on pods+events", lambda r: f"{r.requests}", lambda a, b: a.requests / b.requests),
+        ("  per second of tracking", lambda r: f"{r.requests / r.window:.1f}",
+         lambda a, b: (a.requests / a.window) / (b.requests / b.window)),
+        ("all API requests (incl. status writes)", lambda r: f"{r.all_requests}", None),
+        ("tracking window (s)", lambda r: f"{r.window:.1f}", None),
+        ("delay status -> event p50 (s)", lambda r: f"{r.p50:.3f}", lambda a, b: a.p50 / b.p50),
+        ("delay status -> event p99 (s)", lambda r: f"{r.p99:.3f}", lambda a, b: a.p99 / b.p99),
+        ("CPU user+sys (s)", lambda r: f"{r.cpu:.1f}", lambda a, b: a.cpu / b.cpu),
+        ("peak RSS (MiB)", lambda r: f"{r.rss_peak_mib:.0f}", lambda a, b: a.rss_peak_mib / b.rss_peak_mib),
+        ("RSS growth per tracked app (KiB)", lambda r: f"{r.per_app_kib:.1f}",
+         lambda a, b: a.per_app_kib / b.per_app_kib),
+    ]
+    names = [PEER_NAMES[r.peer] for r in results]
+    lines = ["| measure | " + " | ".join(names) + (" | ratio |" if ours and peer else " |"),
+             "| --- |" + " --- |" * len(results) + (" --- |" if ours and peer else "")]
+    for label, cell, ratio in rows:
+        line = f"| {label} | " + " | ".join(cell(r) for r in results) + " |"
+        if ours and peer:
+            value = ""
+            if ratio is not None:
+                try:
+                    value = f"{ratio(ours, peer):.4f}"
+                except ZeroDivisionError:
+                    value = "-"
+            line += f" {value} |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--apps", type=int, default=1000)
+    parser.add_argument("--peers", default="ours,kpt")
+    parser.add_argument("--write-seconds", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=10.0)
+    parser.add_argument("--deadline", type=float, default=180.0)
+    parser.add_argument("--resync", type=float, default=30.0)
+    parser.add_argument("--child")
+    parser.add_argument("--namespace")
+    parser.add_argument("--names-file")
+    parser.add_argument("--result")
+    args = parser.parse_args()
+    if args.child:
+        child_main(args)
+        return
+
+    from testenv.controlplane import ControlPlane
+
+    nodes = max(3, math.ceil(args.apps / 200) + 1)  # KWOK nodes hold 250 pods each
+    with ControlPlane(node_count=nodes) as plane, tempfile.TemporaryDirectory() as tmp:
+        results = []
+        for peer in args.peers.split(","):
+            results.append(measure(plane, peer, args.apps, args, Path(tmp)))
+            print(f"{peer}: {results[-1]}", file=sys.stderr, flush=True)
+        print(table(results))
+        print(f"\n{args.apps} applications, statuses written over {args.write_seconds:g}s, "
+              f"warm-up {args.warmup:g}s, resync {args.resync:g}s; machine: {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
