@@ -43,13 +43,10 @@ from airflow_provider_sparkk8s.monitoring.store import (
     StoreSettings,
     shared_store,
 )
+from airflow_provider_sparkk8s.operators.outcome import TrackedApplication, final_event
 
 _NOT_STARTED = frozenset({"submitted", "pending"})
 FINAL_LOG_WAIT = 5.0  # seconds
-
-
-def final_status(state: ApplicationState) -> str:
-    return "success" if state.state == "succeeded" else "failed"
 
 
 def timed_out(
@@ -63,24 +60,21 @@ def timed_out(
     elapsed = now - start_time
     current = state or ApplicationState(state="submitted")
     if run_timeout is not None and elapsed >= run_timeout:
-        return ApplicationState(
-            state="failed",
-            reason="RunTimeout",
-            message=f"the application did not finish within {run_timeout:g}s "
-            f"(last state: {current.describe()})",
-            driver_pod=current.driver_pod,
-            executors=current.executors,
+        reason = "RunTimeout"
+        message = (
+            f"the application did not finish within {run_timeout:g}s "
+            f"(last state: {current.describe()})"
         )
-    if startup_timeout is not None and current.state in _NOT_STARTED and elapsed >= startup_timeout:
+    elif startup_timeout is not None and current.state in _NOT_STARTED and elapsed >= startup_timeout:
+        reason = "StartupTimeout"
         cause = current.describe() if current.reason else f"{current.state}, never scheduled or started"
-        return ApplicationState(
-            state="failed",
-            reason="StartupTimeout",
-            message=f"the driver did not start within {startup_timeout:g}s ({cause})",
-            driver_pod=current.driver_pod,
-            executors=current.executors,
-        )
-    return None
+        message = f"the driver did not start within {startup_timeout:g}s ({cause})"
+    else:
+        return None
+    return ApplicationState(
+        state="failed", reason=reason, message=message,
+        driver_pod=current.driver_pod, executors=current.executors,
+    )
 
 
 def _epoch(value: float | str | datetime | None) -> float:
@@ -223,7 +217,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                         with contextlib.suppress(TimeoutError):
                             async with asyncio.timeout(FINAL_LOG_WAIT):
                                 await follower.poll()
-                    return self._explain(state)
+                    return state
         finally:
             store.unsubscribe(subscription)
             if log_task is not None:
@@ -240,19 +234,6 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         if not deadlines:
             return None
         return max(min(deadlines) - time.time(), 0.0) + 0.01
-
-    def _explain(self, state: ApplicationState) -> ApplicationState:
-        if state.state != "unknown":
-            return state
-        name = self.driver_pod_name or "(spark-role=driver)"
-        return ApplicationState(
-            state="failed",
-            reason="DriverPodNotFound",
-            message=f"driver pod {name} of application {self.application_id} in namespace "
-            f"{self.namespace} no longer exists (deleted before it finished, or never created)",
-            driver_pod=self.driver_pod_name,
-            executors=state.executors,
-        )
 
     def _log_transition(self, state: ApplicationState) -> None:
         previous = self.last_state
@@ -272,13 +253,16 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         )
 
     def _payload(self, state: ApplicationState) -> dict[str, Any]:
-        status = "timeout" if state.reason in ("RunTimeout", "StartupTimeout") else final_status(state)
-        return {
-            "status": status,
-            "application_id": self.application_id,
-            "namespace": self.namespace,
-            **state.to_dict(),
-        }
+        """The operator's payload shape; a vanished driver becomes DriverPodNotFound there."""
+        driver = state.driver_pod or self.driver_pod_name or "(spark-role=driver)"
+        app = TrackedApplication(
+            application_id=self.application_id,
+            namespace=self.namespace,
+            driver_pod=driver,
+            driver_container=self.driver_container,
+            submitted_at="",
+        )
+        return final_event(app, state)
 
     # ------------------------------------------------------------------ kill
 
