@@ -1,0 +1,173 @@
+"""Submission speed: `sparkk8s-submit` against real `spark-submit` 4.3.0, and in-process
+submissions per second against the real control plane.
+
+Part 1 runs both tools as child processes with the same arguments against the same
+recording endpoint (tests/parity/recorder.py), alternating, and reads wall time, CPU
+(user + system) and peak RSS from the child's rusage. Part 2 renders and submits in this
+process (no child, no JVM) against kube-apiserver, sequentially and from a thread pool.
+
+    python -m benchmarks.bench_submit [--runs 5] [--sequential 100] [--concurrent 200]
+
+Prints a Markdown table (the README's `## Benchmarks` section holds the last one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.submission import naming, render
+from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
+from airflow_provider_sparkk8s.submission.submit import submit
+from tests.parity.recorder import RecordingServer
+from tests.parity.runner import oracle_environment, spark_submit_path
+
+SPARK_LINE = "4.3.0"
+APP = [
+    "--name", "spark-pi", "--class", "org.apache.spark.examples.SparkPi",
+    "--conf", "spark.kubernetes.container.image=apache/spark:4.0.0",
+    "--conf", "spark.kubernetes.submission.waitAppCompletion=false",
+    "local:///opt/spark/examples/jars/spark-examples.jar", "100",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall: float  # seconds
+    cpu: float  # seconds, user + system of the child and its children
+    rss_mib: float  # peak resident set of the child (largest of its process tree)
+
+
+def run_child(argv: list[str], env: dict[str, str]) -> Sample:
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed ({process.returncode}): {stderr[-2000:]!r}")
+    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def compare_with_spark_submit(runs: int) -> dict[str, list[Sample]]:
+    ours = str(Path(sys.executable).with_name("sparkk8s-submit"))
+    theirs = str(spark_submit_path(SPARK_LINE))
+    samples: dict[str, list[Sample]] = {"spark-submit 4.3.0": [], "sparkk8s-submit": []}
+    with tempfile.TemporaryDirectory() as home, RecordingServer() as server:
+        master = ["--master", f"k8s://{server.url}", "--deploy-mode", "cluster"]
+        env = oracle_environment(SPARK_LINE, {"SPARK_USER": "bench"}, Path(home))
+        env.pop("SPARK_SUBMIT_OPTS", None)  # the oracle's start-up tweak is not spark-submit
+        for _ in range(runs):  # alternate, so drift on a shared machine hits both alike
+            samples["spark-submit 4.3.0"].append(run_child([theirs, *master, *APP], env))
+            samples["sparkk8s-submit"].append(run_child([ours, *master, *APP], env))
+        posts = [r for r in server.recording.as_list() if r["method"] == "POST"]
+        assert len(posts) == 2 * runs, "every run must have created a driver pod"
+    return samples
+
+
+def _settings(plane) -> ClientSettings:  # type: ignore[no-untyped-def]
+    return ClientSettings(
+        server=plane.server,
+        ca_file=str(plane.ca_file),
+        client_cert_file=str(plane.admin_cert_file),
+        client_key_file=str(plane.admin_key_file),
+    )
+
+
+def one_submission(client: KubeClient, namespace: str) -> None:
+    conf = render.prepare(
+        {
+            "spark.master": "k8s://https://127.0.0.1",
+            "spark.app.name": "bench",
+            "spark.kubernetes.namespace": namespace,
+            "spark.kubernetes.container.image": "apache/spark:4.0.0",
+            "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/hold": "true",
+        },
+        main_app_resource=MainAppResource("java", "local:///opt/app.jar"),
+        main_class="org.apache.spark.examples.SparkPi",
+        local=LocalInputs(spark_user="bench"),
+        ids=naming.new_submission_ids(),
+    )
+    submit(client, render.render(conf))
+
+
+def submissions_per_second(sequential: int, concurrent: int, workers: int) -> dict[str, float]:
+    from testenv.controlplane import ControlPlane
+
+    with ControlPlane() as plane, KubeClient(_settings(plane)) as client:
+        namespace = "bench"
+        client.request("POST", "/api/v1/namespaces", json={"metadata": {"name": namespace}})
+        deadline = time.monotonic() + 60
+        while not client.request(
+            "GET",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts",
+            params={"fieldSelector": "metadata.name=default"},
+        ).get("items"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("default service account never appeared")
+            time.sleep(0.1)
+        one_submission(client, namespace)  # warm the connection pool and imports
+        start = time.perf_counter()
+        for _ in range(sequential):
+            one_submission(client, namespace)
+        seq_rate = sequential / (time.perf_counter() - start)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(workers) as pool:
+            for future in [pool.submit(one_submission, client, namespace)
+                           for _ in range(concurrent)]:  # fmt: skip
+                future.result()
+        conc_rate = concurrent / (time.perf_counter() - start)
+    return {"sequential": seq_rate, f"concurrent ({workers} threads)": conc_rate}
+
+
+def table(samples: dict[str, list[Sample]], rates: dict[str, float]) -> str:
+    theirs, ours = samples["spark-submit 4.3.0"], samples["sparkk8s-submit"]
+
+    def median(values: list[Sample], attr: str) -> float:
+        return statistics.median(getattr(s, attr) for s in values)
+
+    rows = [
+        "| per submission (median of {n}) | spark-submit 4.3.0 | sparkk8s-submit | ratio |".format(
+            n=len(ours)
+        ),
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for label, attr, unit in (("wall", "wall", "s"), ("CPU", "cpu", "s"),
+                              ("peak RSS", "rss_mib", "MiB")):  # fmt: skip
+        a, b = median(theirs, attr), median(ours, attr)
+        rows.append(f"| {label} | {a:.2f} {unit} | {b:.2f} {unit} | {a / b:.1f}x |")
+    rows.append("")
+    rows.append("| in-process submissions against kube-apiserver | per second |")
+    rows.append("| --- | ---: |")
+    for label, rate in rates.items():
+        rows.append(f"| {label} | {rate:.1f} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sequential", type=int, default=100)
+    parser.add_argument("--concurrent", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=8)
+    args = parser.parse_args(argv)
+    samples = compare_with_spark_submit(args.runs)
+    rates = submissions_per_second(args.sequential, args.concurrent, args.workers)
+    print(table(samples, rates))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""sparkk8s-submit without a cluster: dry run, usage errors, exit codes, and waiting on a
+scripted sequence of driver pod states."""
+
+from __future__ import annotations
+
+import io
+from typing import Iterator
+
+import pytest
+import yaml
+
+from airflow_provider_sparkk8s.cli import submit as cli
+from airflow_provider_sparkk8s.cli.submit import run, wait_for_driver
+
+MASTER = ["--master", "k8s://https://192.0.2.1:6443", "--deploy-mode", "cluster"]
+IMAGE = ["--conf", "spark.kubernetes.container.image=apache/spark:4.0.0"]
+JAR = ["--class", "org.example.Main", "local:///opt/app.jar", "arg1"]
+
+
+def no_cluster(*_: object) -> None:
+    raise AssertionError("a dry run must not build a client")
+
+
+def dry_run(*extra: str) -> list[dict]:
+    out = io.StringIO()
+    outcome = run(
+        ["--dry-run", *MASTER, *IMAGE, *extra, *JAR],
+        environ={"SPARK_USER": "alice"},
+        out=out,
+        err=io.StringIO(),
+        client_factory=no_cluster,  # type: ignore[arg-type]
+    )
+    assert outcome.exit_code == 0
+    return list(yaml.safe_load_all(out.getvalue()))
+
+
+def test_dry_run_prints_every_object_in_submission_order() -> None:
+    docs = dry_run("--name", "My App", "--conf", "spark.kubernetes.namespace=team")
+    assert [d["kind"] for d in docs] == ["Pod", "Service", "NetworkPolicy", "ConfigMap"]
+    pod = docs[0]
+    assert pod["metadata"]["namespace"] == "team"
+    assert pod["metadata"]["name"].startswith("my-app-") and pod["metadata"]["name"].endswith(
+        "-driver"
+    )
+    spark = pod["spec"]["containers"][-1]
+    assert spark["args"][-2:] == ["local:///opt/app.jar", "arg1"]
+    assert {"name": "SPARK_USER", "value": "alice"} in spark["env"]
+    properties = docs[-1]["data"]["spark.properties"]
+    assert "spark.app.name=My App" in properties
+    assert "spark.master=k8s\\://https\\://192.0.2.1\\:6443" in properties
+
+
+def test_dry_run_follows_the_spark_version() -> None:
+    docs = dry_run("--spark-version", "3.5.9")
+    assert [d["kind"] for d in docs] == ["Pod", "Service", "ConfigMap"]  # no NetworkPolicy
+    assert docs[0]["metadata"]["labels"]["spark-version"] == "3.5.9"
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--deploy-mode", "cluster", *JAR], "--master"),
+        ([*MASTER, "--conf", "broken", *JAR], "--conf"),
+        ([*MASTER, *IMAGE, "--spark-version", "2.4.0", *JAR], "spark_version"),
+        ([*MASTER, *IMAGE, "--conf", "spark.driver.memory=lots", *JAR], "spark.driver.memory"),
+    ],
+)
+def test_invalid_input_exits_2_naming_the_key(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["--dry-run", *argv]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    assert "--spark-version" in capsys.readouterr().out
+
+
+def pod(phase: str, terminated: dict | None = None, scheduled: bool = True) -> dict:
+    status: dict = {"phase": phase}
+    if scheduled:
+        status["conditions"] = [{"type": "PodScheduled", "status": "True"}]
+    if terminated is not None:
+        status["containerStatuses"] = [
+            {"name": "spark-kubernetes-driver", "state": {"terminated": terminated}}
+        ]
+    elif phase == "Running":
+        status["containerStatuses"] = [
+            {"name": "spark-kubernetes-driver", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}
+        ]
+    return {
+        "metadata": {"name": "d", "namespace": "ns", "labels": {"spark-role": "driver"}},
+        "status": status,
+    }
+
+
+def scripted(*pods: dict | None):
+    def events(client: object, namespace: str, name: str) -> Iterator[dict | None]:
+        yield from pods
+
+    return events
+
+
+def test_wait_prints_changes_once_and_returns_the_final_state() -> None:
+    out = io.StringIO()
+    state = wait_for_driver(
+        None,  # type: ignore[arg-type]
+        "ns",
+        "d",
+        out,
+        scripted(
+            pod("Pending"),
+            pod("Pending"),
+            pod("Running"),
+            pod("Running"),
+            pod("Failed", {"exitCode": 2, "reason": "Error"}),
+            pod("Failed", {"exitCode": 2, "reason": "Error"}),  # never read: already terminal
+        ),
+    )
+    lines = out.getvalue().splitlines()
+    assert state.state == "failed" and state.exit_code == 2
+    assert len(lines) == 3
+    assert "running" in lines[1] and "exit code 2" in lines[2]
+
+
+def test_wait_treats_a_deleted_driver_as_unknown() -> None:
+    state = wait_for_driver(
+        None, "ns", "d", io.StringIO(), scripted(pod("Running"), None)  # type: ignore[arg-type]
+    )
+    assert state.state == "unknown"
