@@ -7,11 +7,15 @@ loads client certificates and keys from files.
 
 from __future__ import annotations
 
+import datetime
+import json
 import logging
 import os
 import ssl
+import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -162,3 +166,102 @@ class TokenSource:
         if token != self._token and self._stamp is not None:
             log.info("token file %s changed; using the new token", self._file)
         self._token, self._stamp = token, stamp
+
+
+# Refresh an exec plugin's token this long before it expires, so no request carries a token
+# that dies in flight.
+_EXPIRY_MARGIN = 30.0
+_EXEC_TIMEOUT = 60.0
+
+
+class ExecTokenSource:
+    """A kubeconfig exec credential plugin (client-go's ExecCredential protocol, token only).
+
+    The command runs when there is no token yet, when the token is about to expire, and
+    after a 401. Its stderr is passed on for diagnostics; its stdout holds the credential.
+    """
+
+    def __init__(self, settings: ClientSettings):
+        assert settings.exec_command is not None
+        self._command = settings.exec_command
+        self._env = dict(settings.exec_env)
+        self._api_version = settings.exec_api_version
+        self._token: str | None = None
+        self._expires_at: float | None = None
+        self._lock = threading.Lock()
+
+    def authorization(self) -> str | None:
+        with self._lock:
+            if self._token is None or (
+                self._expires_at is not None and time.time() >= self._expires_at - _EXPIRY_MARGIN
+            ):
+                self._run()
+        return f"Bearer {self._token}"
+
+    def reload(self) -> bool:
+        with self._lock:
+            before = self._token
+            self._run()
+            return self._token != before
+
+    def _run(self) -> None:
+        name = self._command[0]
+        exec_info = {
+            "apiVersion": self._api_version,
+            "kind": "ExecCredential",
+            "spec": {"interactive": False},
+        }
+        env = {**os.environ, **self._env, "KUBERNETES_EXEC_INFO": json.dumps(exec_info)}
+        try:
+            done = subprocess.run(
+                list(self._command),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=_EXEC_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise KubeConfigError(f"exec credential plugin {name} could not run: {error}") from None
+        if done.returncode != 0:
+            detail = done.stderr.strip()[-300:]
+            raise KubeConfigError(
+                f"exec credential plugin {name} exited with {done.returncode}: {detail}"
+            )
+        self._token, self._expires_at = parse_exec_credential(done.stdout, name)
+
+
+def parse_exec_credential(output: str, name: str) -> tuple[str, float | None]:
+    """(token, expiry as epoch seconds or None) from a plugin's ExecCredential output."""
+    try:
+        credential = json.loads(output)
+    except ValueError:
+        raise KubeConfigError(f"exec credential plugin {name} printed no JSON") from None
+    status = credential.get("status") if isinstance(credential, dict) else None
+    if not isinstance(status, dict):
+        raise KubeConfigError(f"exec credential plugin {name} printed no ExecCredential status")
+    token = status.get("token")
+    if not token:
+        what = "a client certificate" if status.get("clientCertificateData") else "no token"
+        raise KubeConfigError(
+            f"exec credential plugin {name} returned {what}; only token credentials are supported"
+        )
+    expiry = status.get("expirationTimestamp")
+    if not expiry:
+        return str(token), None
+    try:
+        moment = datetime.datetime.fromisoformat(str(expiry))
+    except ValueError:
+        raise KubeConfigError(
+            f"exec credential plugin {name} returned expirationTimestamp={expiry!r}, "
+            "expected RFC 3339"
+        ) from None
+    return str(token), moment.timestamp()
+
+
+def token_source(settings: ClientSettings) -> TokenSource | ExecTokenSource:
+    """Static token or token file first; an exec plugin only when neither is set."""
+    if settings.exec_command and not (settings.token or settings.token_file):
+        return ExecTokenSource(settings)
+    return TokenSource(settings.token, settings.token_file)

@@ -27,7 +27,7 @@ import httpx
 
 from airflow_provider_sparkk8s import __version__
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
-from airflow_provider_sparkk8s.kube.auth import TokenSource, ssl_context, warn_if_insecure
+from airflow_provider_sparkk8s.kube.auth import ssl_context, token_source, warn_if_insecure
 from airflow_provider_sparkk8s.kube.paths import access_of
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 
@@ -67,7 +67,8 @@ class KubeRequest:
         return self.method == "PATCH" and self.content_type == APPLY_PATCH
 
     def headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        # As kubectl: JSON, but plain-text resources (pods/log) must not be refused with 406.
+        headers = {"Accept": "application/json, */*", "User-Agent": USER_AGENT}
         if self.content_type:
             headers["Content-Type"] = self.content_type
         return headers
@@ -273,7 +274,7 @@ class _ClientBase:
     def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
         self.settings = settings
         self.retry = retry or RetryPolicy()
-        self.tokens = TokenSource(settings.token, settings.token_file)
+        self.tokens = token_source(settings)
         warn_if_insecure(settings)
         self._verify: ssl.SSLContext | bool = (
             ssl_context(settings) if settings.server.startswith("https://") else False

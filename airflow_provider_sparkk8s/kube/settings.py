@@ -57,6 +57,11 @@ class ClientSettings:
     client_key_data: str | None = None  # PEM text, secret
     token: str | None = None  # secret
     token_file: str | None = None  # re-read when it changes and after a 401
+    # A kubeconfig exec credential plugin (command and arguments) that prints a token;
+    # run again when the token expires and after a 401.
+    exec_command: tuple[str, ...] | None = None
+    exec_env: tuple[tuple[str, str], ...] = ()
+    exec_api_version: str = "client.authentication.k8s.io/v1"
     namespace: str | None = None  # the source's default namespace (connection / context)
     connect_timeout: float = 10.0
     request_timeout: float = 10.0
@@ -94,6 +99,8 @@ class ClientSettings:
         parts = []
         if self.token_file:
             parts.append(f"token file {self.token_file}")
+        elif self.exec_command:
+            parts.append(f"exec plugin {self.exec_command[0]}")
         elif self.token:
             parts.append("bearer token")
         if self.client_cert_file:
@@ -110,6 +117,8 @@ class ClientSettings:
                 continue
             if field.name in _SECRET_FIELDS:
                 value = "<redacted>"
+            elif field.name == "exec_env":
+                value = repr([name for name, _ in value])  # values may be credentials
             elif field.name in _ELIDED_FIELDS:
                 value = "<pem>"
             else:
@@ -123,8 +132,8 @@ class ClientSettings:
 # Explicit fields that replace a whole group of base fields when given, so that e.g. an
 # explicit token is not rejected for clashing with the kubeconfig's token file.
 _OVERRIDE_GROUPS: dict[str, tuple[str, ...]] = {
-    "token": ("token", "token_file"),
-    "token_file": ("token", "token_file"),
+    "token": ("token", "token_file", "exec_command"),
+    "token_file": ("token", "token_file", "exec_command"),
     "ca_file": ("ca_file", "ca_data"),
     "ca_data": ("ca_file", "ca_data"),
     "client_cert_file": ("client_cert_file", "client_cert_data"),
@@ -337,12 +346,12 @@ def _settings_from_config(
         directory = (base_dirs or {}).get((section, name or ""), base_dir) or os.getcwd()
         return str(Path(directory, os.path.expanduser(value)))
 
-    for plugin in ("exec", "auth-provider"):
-        if user.get(plugin):
-            raise KubeConfigError(
-                f"user {user_name!r} in {where} authenticates with an {plugin} plugin, which this "
-                "provider does not run; use a token, token file or client certificate instead"
-            )
+    if user.get("auth-provider"):
+        raise KubeConfigError(
+            f"user {user_name!r} in {where} authenticates with an auth-provider plugin (removed "
+            "from kubectl in 1.26), which this provider does not run; use an exec plugin, a "
+            "token, a token file or a client certificate instead"
+        )
     if user.get("username") or user.get("password"):
         raise KubeConfigError(
             f"user {user_name!r} in {where} uses basic auth (username/password), which "
@@ -366,9 +375,35 @@ def _settings_from_config(
         client_key_data=_b64_field(user, "client-key-data", where),
         token=user.get("token") or None,
         token_file=token_file,
+        **_exec_plugin(user.get("exec"), base_dirs, base_dir, user_name, where),
         namespace=ctx.get("namespace") or None,
         source=where,
     )
+
+
+def _exec_plugin(
+    plugin: Any,
+    base_dirs: dict[tuple[str, str], str] | None,
+    base_dir: str | None,
+    user_name: str | None,
+    where: str,
+) -> dict[str, Any]:
+    """ClientSettings fields of a kubeconfig `exec` plugin (client-go's ExecConfig)."""
+    if not plugin:
+        return {}
+    if not isinstance(plugin, dict) or not plugin.get("command"):
+        raise KubeConfigError(f"the exec plugin of user {user_name!r} in {where} has no command")
+    command = str(plugin["command"])
+    if os.sep in command and not os.path.isabs(command):
+        # client-go: a relative command path is relative to the kubeconfig that names it
+        directory = (base_dirs or {}).get(("users", user_name or ""), base_dir) or os.getcwd()
+        command = str(Path(directory, command))
+    env = tuple((str(e["name"]), str(e.get("value", ""))) for e in plugin.get("env") or [])
+    return {
+        "exec_command": (command, *(str(arg) for arg in plugin.get("args") or [])),
+        "exec_env": env,
+        "exec_api_version": plugin.get("apiVersion") or "client.authentication.k8s.io/v1",
+    }
 
 
 def _b64_field(section: dict, key: str, where: str) -> str | None:

@@ -7,6 +7,7 @@ import logging
 import os
 import random
 import ssl
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -432,3 +433,72 @@ def test_bad_inline_key_is_reported_without_its_content(pki: Pki) -> None:
         KubeClient(settings)
     assert "inline client key" in str(caught.value) and SECRET not in str(caught.value)
     assert isinstance(ssl.SSLContext, type)
+
+
+# --------------------------------------------------------------------------- exec plugin
+
+PLUGIN = """#!{python}
+import json, os, pathlib, sys
+count = pathlib.Path(os.environ["COUNT_FILE"])
+n = int(count.read_text()) + 1 if count.exists() else 1
+count.write_text(str(n))
+if os.environ.get("FAIL"):
+    sys.exit("plugin says: not logged in")
+info = json.loads(os.environ["KUBERNETES_EXEC_INFO"])
+status = {{"token": "exec-token-%d" % n}}
+if os.environ.get("EXPIRY"):
+    status["expirationTimestamp"] = os.environ["EXPIRY"]
+print(json.dumps({{"apiVersion": info["apiVersion"], "kind": "ExecCredential", "status": status}}))
+"""
+
+
+def exec_settings(server: FakeApiServer, tmp_path: Path, **env: str) -> ClientSettings:
+    tmp_path.mkdir(exist_ok=True)
+    plugin = tmp_path / "plugin"
+    plugin.write_text(PLUGIN.format(python=sys.executable))
+    plugin.chmod(0o755)
+    env = {"COUNT_FILE": str(tmp_path / "count"), **env}
+    return ClientSettings(
+        server=server.url, exec_command=(str(plugin),), exec_env=tuple(env.items())
+    )
+
+
+def test_exec_plugin_token_is_cached_until_it_expires(tmp_path: Path) -> None:
+    with FakeApiServer(scripted()) as server:
+        far = "2999-01-01T00:00:00Z"
+        with KubeClient(exec_settings(server, tmp_path / "far", EXPIRY=far)) as client:
+            client.version()
+            client.version()
+        soon = "2000-01-01T00:00:00Z"  # already expired: the plugin runs for every request
+        with KubeClient(exec_settings(server, tmp_path / "soon", EXPIRY=soon)) as client:
+            client.version()
+            client.version()
+    tokens = [r.headers["authorization"] for r in server.requests]
+    assert tokens == [
+        "Bearer exec-token-1",
+        "Bearer exec-token-1",
+        "Bearer exec-token-1",
+        "Bearer exec-token-2",
+    ]
+
+
+def test_exec_plugin_runs_again_after_a_401(tmp_path: Path) -> None:
+    def handler(request: Recorded) -> Reply:
+        if request.headers["authorization"] == "Bearer exec-token-1":
+            return Reply.status_body(401, "Unauthorized", "Unauthorized")
+        return Reply(200, {"ok": True})
+
+    with FakeApiServer(handler) as server, KubeClient(exec_settings(server, tmp_path)) as client:
+        assert client.request("POST", "/api/v1/namespaces/n/pods", json={}) == {"ok": True}
+    assert len(server.requests) == 2
+
+
+def test_exec_plugin_failure_is_reported(tmp_path: Path) -> None:
+    failing = "exited with 1: plugin says: not logged in"
+    with (
+        FakeApiServer(scripted()) as server,
+        KubeClient(exec_settings(server, tmp_path, FAIL="1")) as client,
+        pytest.raises(KubeConfigError, match=failing),
+    ):
+        client.version()
+    assert server.requests == []

@@ -62,7 +62,18 @@ def two_context_config(tmp_path: Path) -> dict:
                     "client-key-data": b64(KEY_PEM),
                 },
             },
-            {"name": "plugin", "user": {"exec": {"command": "aws"}}},
+            {
+                "name": "plugin",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "bin/get-token",
+                        "args": ["--cluster", "main"],
+                        "env": [{"name": "PROFILE", "value": SECRET}],
+                    }
+                },
+            },
+            {"name": "legacy", "user": {"auth-provider": {"name": "gcp"}}},
         ],
         "contexts": [
             {"name": "admin", "context": {"cluster": "main", "user": "admin"}},
@@ -72,6 +83,7 @@ def two_context_config(tmp_path: Path) -> dict:
             },
             {"name": "inline", "context": {"cluster": "edge", "user": "inline"}},
             {"name": "plugin", "context": {"cluster": "main", "user": "plugin"}},
+            {"name": "legacy", "context": {"cluster": "main", "user": "legacy"}},
         ],
     }
 
@@ -117,7 +129,7 @@ def test_inline_kubeconfig_with_inline_credentials(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("context", "message"),
-    [("plugin", "exec plugin"), ("nope", "no context named 'nope'")],
+    [("legacy", "auth-provider plugin"), ("nope", "no context named 'nope'")],
 )
 def test_kubeconfig_errors_are_clear(tmp_path: Path, context: str, message: str) -> None:
     path = write_config(tmp_path, two_context_config(tmp_path))
@@ -361,3 +373,17 @@ def test_spark_submit_missing_context_is_an_error(tmp_path: Path) -> None:
     conf = {"spark.master": "k8s://h:1", "spark.kubernetes.context": "ghost"}
     with pytest.raises(KubeConfigError, match="ghost"):
         spark_submit_settings(conf, {"HOME": str(tmp_path)})
+
+
+def test_kubeconfig_exec_plugin(tmp_path: Path) -> None:
+    path = write_config(tmp_path, two_context_config(tmp_path))
+    settings = kubeconfig_settings(path, context="plugin")
+    assert settings.exec_command == (str(tmp_path / "bin/get-token"), "--cluster", "main")
+    assert settings.exec_env == (("PROFILE", SECRET),)
+    assert settings.exec_api_version == "client.authentication.k8s.io/v1beta1"
+    assert settings.auth_description.startswith("exec plugin ")
+    assert SECRET not in repr(settings) and "exec_env=['PROFILE']" in repr(settings)
+    token_file = tmp_path / "t"
+    token_file.write_text("x")
+    explicit = with_overrides(settings, {"token_file": str(token_file)})
+    assert explicit.exec_command is None  # an explicit token replaces the plugin
