@@ -10,9 +10,10 @@ import re
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain, with_prefix
+from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.java_text import java_split
+from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.EnvSecretsFeatureStep"
@@ -45,5 +46,5 @@ def secret_key_ref_env(env_name: str, key_ref: str) -> KubeObject:
 
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
-    env = [secret_key_ref_env(name, ref) for name, ref in with_prefix(conf, PREFIX).items()]
+    env = [secret_key_ref_env(name, ref) for name, ref in prefixed_map(conf.spark_conf, PREFIX, conf.version_tuple).items()]
     return StepResult(pod=add_volumes_and_mounts(pod, volumes=(), mounts=(), env=env))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, with_prefix
+from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label
 from airflow_provider_sparkk8s.submission.features._mounts import (
     add_volumes_and_mounts,
     first_clash,
 )
+from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"
@@ -27,8 +28,12 @@ def volume_name(secret_name: str) -> str:
 
 
 def secrets_to_mount_paths(conf: DriverConf) -> dict[str, str]:
-    """Secret name -> mount path, validated."""
-    secrets = with_prefix(conf, PREFIX)
+    """Secret name -> mount path, validated, in Spark's map order.
+
+    Spark builds the volumes from that map's key *set*; for more than four secrets the set's
+    own hash order (of fabric8 Volume objects) is not reproduced, the map's order is used.
+    """
+    secrets = prefixed_map(conf.spark_conf, PREFIX, conf.version_tuple)
     for name, mount_path in secrets.items():
         if not is_dns1123_label(volume_name(name)):
             raise SparkConfError(

@@ -28,7 +28,6 @@ from airflow_provider_sparkk8s.submission.conf_values import (
     validate_annotations,
     validate_labels,
     validate_quantity,
-    with_prefix,
 )
 from airflow_provider_sparkk8s.submission.features._mounts import (
     add_volumes_and_mounts,
@@ -36,6 +35,7 @@ from airflow_provider_sparkk8s.submission.features._mounts import (
 )
 from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
+from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountVolumesFeatureStep"
@@ -83,7 +83,8 @@ class VolumeSpec:
 
 
 def _volume_types_and_names(properties: Mapping[str, str]) -> list[tuple[str, str]]:
-    # Spark builds a Set here (hash order); the conf's order is used instead, first seen first.
+    # Spark collects these into a Set: up to four keep the map's first-seen order, as here;
+    # beyond four Spark's set hash order (of whole volume specs) is not reproduced.
     seen: dict[tuple[str, str], None] = {}
     for key in properties:
         parts = java_split(key, ".")
@@ -169,8 +170,8 @@ def _volume_options(
 
 
 def parse_volumes(conf: DriverConf, prefix: str) -> list[VolumeSpec]:
-    """Every volume configured under `prefix`, validated, in the conf's order."""
-    properties = with_prefix(conf, prefix)
+    """Every volume configured under `prefix`, validated, in Spark's order."""
+    properties = prefixed_map(conf.spark_conf, prefix, conf.version_tuple)
     since_4 = conf.version_tuple >= (4, 0, 0)
     specs = []
     for volume_type, name in _volume_types_and_names(properties):

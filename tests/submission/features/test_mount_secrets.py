@@ -4,6 +4,7 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.features import env_secrets, mount_secrets
+from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import SparkPod
 from tests.support.driver_conf import make_conf
 
@@ -17,7 +18,7 @@ TEMPLATE_POD = SparkPod(
 )
 
 
-def test_each_secret_becomes_a_volume_and_a_mount_in_conf_order():
+def test_each_secret_becomes_a_volume_and_a_mount_in_spark_s_map_order():
     conf = make_conf(
         {
             "spark.kubernetes.driver.secrets.db-creds": "/etc/db",
@@ -26,13 +27,14 @@ def test_each_secret_becomes_a_volume_and_a_mount_in_conf_order():
         }
     )
     result = mount_secrets.step(conf, SparkPod.initial())
+    order = list(prefixed_map(conf.spark_conf, mount_secrets.PREFIX, conf.version_tuple))
+    assert sorted(order) == ["db-creds", "tls"]
+    paths = {"db-creds": "/etc/db", "tls": "/etc/tls"}
     assert result.pod.pod["spec"]["volumes"] == [
-        {"name": "db-creds-volume", "secret": {"secretName": "db-creds"}},
-        {"name": "tls-volume", "secret": {"secretName": "tls"}},
+        {"name": f"{name}-volume", "secret": {"secretName": name}} for name in order
     ]
     assert result.pod.container["volumeMounts"] == [
-        {"name": "db-creds-volume", "mountPath": "/etc/db"},
-        {"name": "tls-volume", "mountPath": "/etc/tls"},
+        {"name": f"{name}-volume", "mountPath": paths[name]} for name in order
     ]
     assert dict(result.system_properties) == {}
     assert list(result.resources) == [] and list(result.pre_resources) == []
@@ -79,13 +81,13 @@ def test_secret_key_refs_become_env_vars_after_template_env():
     )
     before = copy.deepcopy(TEMPLATE_POD)
     result = env_secrets.step(conf, TEMPLATE_POD)
-    assert result.pod.container["env"] == [
-        {"name": "FROM_TEMPLATE", "value": "1"},
-        {
-            "name": "DB_PASSWORD",
-            "valueFrom": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
-        },
-        {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"key": "token.v1", "name": "api"}}},
+    expected = {
+        "DB_PASSWORD": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
+        "API_TOKEN": {"secretKeyRef": {"key": "token.v1", "name": "api"}},
+    }
+    order = list(prefixed_map(conf.spark_conf, env_secrets.PREFIX, conf.version_tuple))
+    assert result.pod.container["env"] == [{"name": "FROM_TEMPLATE", "value": "1"}] + [
+        {"name": name, "valueFrom": expected[name]} for name in order
     ]
     assert result.pod.pod == TEMPLATE_POD.pod
     assert TEMPLATE_POD == before
