@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -324,3 +325,43 @@ def test_keep_alive_client_survives_an_apiserver_restart(control_plane) -> None:
         assert whoami(client) == "admin"
         control_plane.restart_apiserver()
         assert whoami(client) == "admin"  # the pooled connection died; a new one is made
+
+
+def test_kubeconfig_exec_plugin(control_plane, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    plugin = tmp_path / "get-token"
+    plugin.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',\n"
+        "                  'kind': 'ExecCredential', 'status': {'token': os.environ['TOKEN']}}))\n"
+    )
+    plugin.chmod(0o700)
+    config = {
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {
+                    "server": control_plane.server,
+                    "certificate-authority": str(control_plane.ca_file),
+                },
+            }
+        ],
+        "users": [
+            {
+                "name": "u",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "command": "./get-token",
+                        "env": [{"name": "TOKEN", "value": control_plane.static_token}],
+                    }
+                },
+            }
+        ],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    with KubeClient(kubeconfig_settings(path)) as client:
+        assert whoami(client) == "sparkk8s-token-user"
