@@ -343,6 +343,16 @@ def executor_template_text(conf: DriverConf) -> str | None:
     path = conf.get(EXECUTOR_TEMPLATE_KEY)
     if path is None:
         return None
-    text = read_utf8(_template_file(conf, EXECUTOR_TEMPLATE_KEY, path))
+    content = _template_file(conf, EXECUTOR_TEMPLATE_KEY, path)
+    if conf.version_tuple >= (4, 3, 0):
+        # 4.3 reads it with Files.readString, which refuses malformed UTF-8 (3.5 replaced it).
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SparkConfError(
+                EXECUTOR_TEMPLATE_KEY, path, "a UTF-8 text file", "it is not valid UTF-8"
+            ) from None
+    else:
+        text = read_utf8(content)
     parse_template(EXECUTOR_TEMPLATE_KEY, path, text)
     return text

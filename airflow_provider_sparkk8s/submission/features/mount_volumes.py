@@ -99,11 +99,12 @@ def _require(properties: Mapping[str, str], prefix: str, key: str, volume_type: 
     return properties[key]
 
 
-def _verify_size(conf_key: str, size: str | None) -> None:
-    """Spark refuses a bare number under 1024 ("Missing units?"); the API refuses non-quantities."""
+def _verify_size(conf_key: str, size: str | None, since_4: bool) -> None:
+    """Spark 4 refuses a bare number under 1024 ("Missing units?"; 3.5.9 has no such check);
+    the API server refuses anything that is not a quantity."""
     if size is None:
         return
-    if all(ch.isdecimal() for ch in size):
+    if since_4 and all(ch.isdecimal() for ch in size):
         # Spark runs Long.parseLong here: empty or overlong digit strings fail too.
         if not size or int(size) >= 1 << 63:
             raise SparkConfError(conf_key, size, _SIZE_ACCEPTED)
@@ -148,14 +149,14 @@ def _volume_options(
         return {"path": path, "type": host_type or ""}
     if volume_type == PVC:
         claim = _require(properties, prefix, f"{base}.options.claimName", PVC)
-        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"))
+        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"), since_4)
         return {
             "claimName": claim,
             "storageClass": opt("storageClass"),
             "sizeLimit": opt("sizeLimit"),
         }
     if volume_type == EMPTY_DIR:
-        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"))
+        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"), since_4)
         return {"medium": opt("medium"), "sizeLimit": opt("sizeLimit")}
     if volume_type == NFS:
         path = _require(properties, prefix, f"{base}.options.path", NFS)

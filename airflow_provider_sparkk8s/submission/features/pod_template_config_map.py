@@ -8,10 +8,9 @@ rewritten to that path.
 
 from __future__ import annotations
 
-from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.conf_values import get_int
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.local_files import check_config_map_data
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.pod_template import (
     DICT_SOURCE,
@@ -28,30 +27,14 @@ DATA_KEY = "podspec-configmap-key"
 VOLUME_NAME = "pod-template-volume"
 MOUNT_PATH = "/opt/spark/pod-template"
 FILE_NAME = "pod-spec-template.yml"
-MAX_SIZE_KEY = "spark.kubernetes.configMap.maxSize"
-MAX_SIZE_DEFAULT = 1024 * 1024
-
-
-def _check_size(conf: DriverConf, text: str) -> None:
-    # Spark's validateConfigMapSize: key length + text length must fit in the ConfigMap cap.
-    limit = get_int(conf, MAX_SIZE_KEY, MAX_SIZE_DEFAULT)
-    if not 0 <= limit <= MAX_SIZE_DEFAULT:
-        raise SparkConfError(MAX_SIZE_KEY, conf.get(MAX_SIZE_KEY), "a number of at most 1048576")
-    size = len(DATA_KEY) + len(text)
-    if size > limit:
-        raise SparkConfError(
-            EXECUTOR_TEMPLATE_KEY,
-            conf.get(EXECUTOR_TEMPLATE_KEY, DICT_SOURCE),
-            f"a template that fits in a ConfigMap of {limit} characters ({MAX_SIZE_KEY})",
-            f"it needs {size}",
-        )
 
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     text = executor_template_text(conf)
     if text is None:
         return StepResult(pod=pod)
-    _check_size(conf, text)
+    source = conf.get(EXECUTOR_TEMPLATE_KEY, DICT_SOURCE) or DICT_SOURCE
+    check_config_map_data(EXECUTOR_TEMPLATE_KEY, source, {DATA_KEY: text})
     map_name = f"{driver_resource_prefix(conf)}-{CONFIG_MAP_SUFFIX}"
     volume = {
         "name": VOLUME_NAME,

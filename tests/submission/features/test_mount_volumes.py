@@ -343,3 +343,10 @@ def test_sizes_with_units_and_big_plain_byte_counts_are_accepted():
     )
     sizes = {v["name"]: v["emptyDir"]["sizeLimit"] for v in result.pod.pod["spec"]["volumes"]}
     assert sizes == {"a": "2048", "b": "1.5G"}
+
+
+def test_spark_3_5_has_no_missing_units_check():
+    extra = {D + "emptyDir.e.mount.path": "/e", D + "emptyDir.e.options.sizeLimit": "500"}
+    assert run(extra, "3.5.9").pod.pod["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "500"
+    with pytest.raises(SparkConfError):
+        run(extra, "4.0.5")

@@ -72,7 +72,7 @@ def test_no_executor_template_changes_nothing():
         ({"/t.yaml": b"kind: Deployment\n"}, {}),
         ({"/t.yaml": b"spec: [1, 2\n"}, {}),
         ({"/t.yaml": b""}, {}),
-        ({"/t.yaml": b"spec:\n  containers: []\n"}, {"spark.kubernetes.configMap.maxSize": "10"}),
+        ({"/t.yaml": b"metadata: {annotations: {a: '" + b"x" * (1 << 20) + b"'}}\n"}, {}),
     ],
 )
 def test_missing_malformed_or_oversized_executor_templates_are_refused(files, extra):
@@ -81,3 +81,18 @@ def test_missing_malformed_or_oversized_executor_templates_are_refused(files, ex
         step_module.step(conf, SparkPod.initial())
     assert err.value.key == KEY
     assert err.value.value == "/t.yaml"
+
+
+def test_invalid_utf8_is_refused_by_4_3_and_replaced_by_3_5():
+    files = {"/t.yaml": b"metadata: {labels: {a: '\xff'}}\n"}
+    with pytest.raises(SparkConfError, match="UTF-8"):
+        step_module.step(
+            make_conf({KEY: "/t.yaml"}, local=LocalInputs(files=files)), SparkPod.initial()
+        )
+    old = step_module.step(
+        make_conf({KEY: "/t.yaml"}, version="3.5.9", local=LocalInputs(files=files)),
+        SparkPod.initial(),
+    )
+    assert (
+        old.resources[0]["data"]["podspec-configmap-key"] == "metadata: {labels: {a: '\ufffd'}}\n"
+    )
