@@ -11,6 +11,7 @@ import posixpath
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.java_text import read_utf8
 
 # The API server refuses ConfigMap and Secret keys outside this alphabet.
 CONFIG_MAP_KEY_CHARS = frozenset(
@@ -43,6 +44,20 @@ def directory_files(conf: DriverConf, key: str, directory: str) -> list[tuple[st
             raise SparkConfError(key, candidates[0], "a directory whose files are readable")
         found.append((name, content))
     return found
+
+
+STRICT_UTF8_SINCE = (4, 3, 0)
+
+
+def file_text(conf: DriverConf, key: str, path: str, content: bytes) -> str:
+    """A text file as Spark reads it: 4.3 uses Files.readString, which refuses malformed
+    UTF-8; 3.5 used Guava, which replaces it."""
+    if conf.version_tuple < STRICT_UTF8_SINCE:
+        return read_utf8(content)
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SparkConfError(key, path, "a UTF-8 text file", "it is not valid UTF-8") from None
 
 
 def is_config_map_key(name: str) -> bool:

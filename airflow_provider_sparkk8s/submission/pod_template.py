@@ -33,6 +33,7 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import java_double_to_string
 from airflow_provider_sparkk8s.submission.java_text import read_utf8
+from airflow_provider_sparkk8s.submission.local_files import file_text
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
 
 DRIVER_TEMPLATE_KEY = "spark.kubernetes.driver.podTemplateFile"
@@ -344,15 +345,6 @@ def executor_template_text(conf: DriverConf) -> str | None:
     if path is None:
         return None
     content = _template_file(conf, EXECUTOR_TEMPLATE_KEY, path)
-    if conf.version_tuple >= (4, 3, 0):
-        # 4.3 reads it with Files.readString, which refuses malformed UTF-8 (3.5 replaced it).
-        try:
-            text = content.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SparkConfError(
-                EXECUTOR_TEMPLATE_KEY, path, "a UTF-8 text file", "it is not valid UTF-8"
-            ) from None
-    else:
-        text = read_utf8(content)
+    text = file_text(conf, EXECUTOR_TEMPLATE_KEY, path, content)
     parse_template(EXECUTOR_TEMPLATE_KEY, path, text)
     return text

@@ -12,8 +12,11 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
-from airflow_provider_sparkk8s.submission.java_text import read_utf8
-from airflow_provider_sparkk8s.submission.local_files import check_config_map_data, directory_files
+from airflow_provider_sparkk8s.submission.local_files import (
+    check_config_map_data,
+    directory_files,
+    file_text,
+)
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
@@ -54,7 +57,10 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         assert conf_dir is not None
         map_name = config_map_name(conf)
         files = directory_files(conf, ENV_HADOOP_CONF_DIR, conf_dir)
-        data = {name: read_utf8(content) for name, content in files}
+        data = {
+            name: file_text(conf, ENV_HADOOP_CONF_DIR, f"{conf_dir}/{name}", content)
+            for name, content in files
+        }
         check_config_map_data(ENV_HADOOP_CONF_DIR, conf_dir, data)
         volume_source = {"name": map_name}
         if files:

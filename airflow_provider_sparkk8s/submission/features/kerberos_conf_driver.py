@@ -26,11 +26,12 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
-from airflow_provider_sparkk8s.submission.java_text import java_file_name, read_utf8
+from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.local_files import (
     check_config_map_data,
     directory_files,
     file_bytes,
+    file_text,
 )
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
@@ -117,7 +118,8 @@ def _krb5(conf: DriverConf, prefix: str) -> tuple[KubeObject | None, KubeObject 
     if krb5_path is None:
         return None, None
     file_name = java_file_name(krb5_path)
-    data = {file_name: read_utf8(file_bytes(conf, KRB5_PATH_KEY, krb5_path))}
+    content = file_bytes(conf, KRB5_PATH_KEY, krb5_path)
+    data = {file_name: file_text(conf, KRB5_PATH_KEY, krb5_path, content)}
     check_config_map_data(KRB5_PATH_KEY, krb5_path, data)
     map_name = f"{prefix}-krb5-file"
     volume = {

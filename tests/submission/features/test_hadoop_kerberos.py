@@ -302,3 +302,23 @@ def test_malformed_core_site_is_reported():
     with pytest.raises(SparkConfError) as err:
         kerberos_conf_driver.step(conf, SparkPod.initial())
     assert err.value.key == "HADOOP_CONF_DIR"
+
+
+def test_malformed_utf8_files_fail_on_4_3_and_are_replaced_before():
+    bad = b"[libdefaults]\xff\n"
+    local = LocalInputs(files={"/etc/krb5.conf": bad})
+    conf_key = {"spark.kubernetes.kerberos.krb5.path": "/etc/krb5.conf"}
+    with pytest.raises(SparkConfError, match="UTF-8"):
+        kerberos_conf_driver.step(make_conf(conf_key, local=local), SparkPod.initial())
+    old = kerberos_conf_driver.step(
+        make_conf(conf_key, version="3.5.9", local=local), SparkPod.initial()
+    )
+    assert old.resources[0]["data"] == {"krb5.conf": "[libdefaults]\ufffd\n"}
+    hadoop = hadoop_local(extra_files={f"{HADOOP_DIR}/core-site.xml": b"\xc3("})
+    with pytest.raises(SparkConfError) as err:
+        hadoop_conf_driver.step(make_conf(local=hadoop), SparkPod.initial())
+    assert err.value.key == "HADOOP_CONF_DIR"
+    old_hadoop = hadoop_conf_driver.step(
+        make_conf(version="3.5.9", local=hadoop), SparkPod.initial()
+    )
+    assert old_hadoop.resources[0]["data"]["core-site.xml"] == "\ufffd("
