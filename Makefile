@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
 
-.PHONY: venv controlplane test demo parity-refresh bench clean
+.PHONY: venv controlplane browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -18,7 +18,11 @@ venv: $(STAMP)
 controlplane:
 	./testenv/build.sh
 
-test: venv controlplane
+# Debian's chromium and playwright-core for the Connections UI test; no-op once present.
+browser:
+	./tests/e2e/install_browser.sh
+
+test: venv controlplane browser
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m pytest -q -p no:cacheprovider tests
 
 demo: venv controlplane
