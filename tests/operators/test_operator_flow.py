@@ -1,0 +1,289 @@
+"""The operator's flow on an in-memory pod API: which requests, in which order, and what the
+task reports. The same scenarios run against the real API server and a real Airflow in
+test_operator_controlplane.py; these pin the decisions quickly and exactly."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from airflow.sdk.exceptions import TaskDeferred
+
+from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError, SubmissionError
+from airflow_provider_sparkk8s.links.spark_k8s import DriverPodLink, SparkUiLink
+from airflow_provider_sparkk8s.operators.spark_k8s import APPLICATION_XCOM_KEY, SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.operators.task_identity import (
+    TaskInstanceRef,
+    driver_labels,
+    driver_pod_name,
+)
+from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
+
+SECRET = "planted-secret-7f3a9c"
+
+
+def make_operator(**overrides) -> SparkK8sSubmitOperator:
+    params = dict(
+        task_id="spark_pi",
+        application="local:///opt/spark/examples/jars/spark-examples.jar",
+        java_class="org.apache.spark.examples.SparkPi",
+        image="apache/spark:4.0.1",
+        spark_version="4.0.1",
+        deferrable=False,
+        poll_interval=0.01,
+        startup_timeout=10,  # a test that forgets to move its pod fails instead of hanging
+    )
+    params.update(overrides)
+    return SparkK8sSubmitOperator(**params)
+
+
+@pytest.fixture
+def cluster(monkeypatch) -> FakeCluster:
+    cluster = FakeCluster()
+    hook = FakeHook(cluster)
+    monkeypatch.setattr(SparkK8sSubmitOperator, "_hook", lambda self: hook)
+    cluster.hook = hook  # type: ignore[attr-defined]
+    return cluster
+
+
+def context(ti: FakeTaskInstance | None = None) -> dict:
+    return {"ti": ti or FakeTaskInstance()}
+
+
+def progress(*statuses: dict, only: str = ""):
+    """on_list callback: each pod list moves the driver pods (whose name contains `only`)
+    to the next status."""
+    remaining = list(statuses)
+
+    def step(cluster: FakeCluster) -> None:
+        pods = [p for (_, name), p in cluster.pods.items() if only in name]
+        if remaining and pods:
+            status = remaining.pop(0)
+            for pod in pods:
+                pod["status"] = status
+
+    return step
+
+
+def existing_driver(cluster: FakeCluster, submission: int, status: dict, ti=None) -> dict:
+    ti = ti or FakeTaskInstance()
+    ref = TaskInstanceRef(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
+    labels = {**driver_labels(ref, submission), "spark-role": "driver", "spark-app-selector": f"spark-old{submission}"}
+    return cluster.add_pod(
+        {
+            "metadata": {"name": driver_pod_name("spark_pi", ref, submission), "namespace": "team-a", "labels": labels},
+            "spec": {"containers": [{"name": "spark-kubernetes-driver"}]},
+            "status": status,
+        }
+    )
+
+
+def posts(cluster: FakeCluster) -> list[str]:
+    return [path for method, path in cluster.requests if method == "POST"]
+
+
+def test_bad_input_fails_before_any_request(cluster):
+    with pytest.raises(SparkConfError) as error:
+        make_operator(image=None).execute(context())
+    assert error.value.key == "image"
+    assert cluster.requests == []
+
+
+def test_dry_run_logs_every_object_with_secrets_redacted_and_sends_nothing(cluster, capfd):
+    operator = make_operator(dry_run=True, conf={"spark.hadoop.fs.s3a.secret.key": SECRET}, env_vars={"API_TOKEN": SECRET})
+    result = operator.execute(context())
+    assert cluster.requests == []
+    assert result["dry_run"] is True
+    assert result["objects"][0].startswith("Pod/spark-pi-")
+    assert {o.split("/")[0] for o in result["objects"]} == {"Pod", "Service", "ConfigMap"}
+    text = "".join(capfd.readouterr())
+    assert "kind: Pod" in text and "kind: ConfigMap" in text and "spark.properties" in text
+    assert SECRET not in text
+    assert "spark.hadoop.fs.s3a.secret.key=*********(redacted)" in text
+
+
+def test_first_submission_runs_to_success_in_the_worker(cluster):
+    cluster.on_list = progress(driver_status("running"), driver_status("running"), driver_status("finished"))
+    ti = FakeTaskInstance()
+    result = make_operator(on_finish_action="delete_pod").execute(context(ti))
+    # list (adopt?) then the create, then owned objects by server-side apply
+    assert cluster.requests[0] == ("GET", "/api/v1/namespaces/team-a/pods")
+    assert len(posts(cluster)) == 1
+    assert {a["method"] for a in cluster.applied} == {"PATCH"}
+    assert result["state"] == "succeeded" and result["status"] == "success"
+    assert result["exit_code"] == 0
+    assert result["namespace"] == "team-a"
+    assert result["driver_pod"].endswith("-1-driver")
+    assert result["submission_id"] == f"team-a:{result['driver_pod']}"
+    assert result["application_id"].startswith("spark-")
+    assert result["adopted"] is False
+    assert result["duration_seconds"] is not None
+    assert ti.xcom[APPLICATION_XCOM_KEY]["state"] == "succeeded"
+    assert cluster.pods == {}  # delete_pod
+
+
+def test_a_live_driver_of_the_task_instance_is_adopted_not_submitted_again(cluster):
+    existing_driver(cluster, 1, driver_status("running"))
+    cluster.on_list = progress(driver_status("running"), driver_status("running"), driver_status("finished"))
+    result = make_operator().execute(context(FakeTaskInstance(try_number=2)))
+    assert posts(cluster) == []
+    assert result["adopted"] is True
+    assert result["application_id"] == "spark-old1"
+
+
+def test_a_retry_after_a_finished_attempt_submits_anew_under_the_next_number(cluster):
+    existing_driver(cluster, 1, driver_status("finished", exit_code=1))
+    cluster.on_list = progress(driver_status("finished"), only="-2-driver")
+    result = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(try_number=2)))
+    assert len(posts(cluster)) == 1
+    assert result["driver_pod"].endswith("-2-driver")
+    assert len(cluster.pods) == 2  # the failed first attempt is still kept
+
+
+def test_a_409_on_create_means_another_worker_won_so_its_driver_is_adopted(cluster):
+    def other_worker_wins(cluster: FakeCluster, pod: dict) -> None:
+        cluster.before_create = None
+        metadata = {**pod["metadata"], "namespace": "team-a"}
+        cluster.add_pod({**pod, "metadata": metadata, "status": driver_status("running")})
+
+    cluster.before_create = other_worker_wins
+    cluster.on_list = progress(driver_status("running"), driver_status("finished"))
+    result = make_operator(on_finish_action="keep_pod").execute(context())
+    assert len(posts(cluster)) == 1  # ours, refused with 409
+    assert result["adopted"] is True
+    assert [name for _, name in cluster.pods] == [result["driver_pod"]]
+    assert cluster.applied == []  # our Service and ConfigMap were never sent
+
+
+def test_a_409_against_a_finished_pod_with_a_fixed_name_is_a_clear_error(cluster):
+    cluster.add_pod(
+        {"metadata": {"name": "fixed-driver", "namespace": "team-a", "labels": {}}, "status": driver_status("finished")}
+    )
+    with pytest.raises(SubmissionError, match="already exists and has finished"):
+        make_operator(conf={"spark.kubernetes.driver.pod.name": "fixed-driver"}).execute(context())
+
+
+def test_a_failed_driver_fails_the_task_with_reason_exit_code_and_message(cluster):
+    cluster.on_list = progress(
+        driver_status("running"), driver_status("finished", exit_code=137, reason="OOMKilled", message="out of memory")
+    )
+    ti = FakeTaskInstance()
+    with pytest.raises(ApplicationFailed) as error:
+        make_operator(on_finish_action="delete_succeeded_pod").execute(context(ti))
+    message = str(error.value)
+    assert "OOMKilled" in message and "exit code 137" in message and "out of memory" in message
+    assert ti.xcom[APPLICATION_XCOM_KEY]["exit_code"] == 137
+    assert ti.xcom[APPLICATION_XCOM_KEY]["status"] == "failed"
+    assert len(cluster.pods) == 1  # kept on failure
+
+
+@pytest.mark.parametrize(
+    ("action", "exit_code", "kept"),
+    [
+        ("delete_pod", 0, False),
+        ("delete_pod", 1, False),
+        ("delete_succeeded_pod", 0, False),
+        ("delete_succeeded_pod", 1, True),
+        ("keep_pod", 0, True),
+        ("keep_pod", 1, True),
+    ],
+)
+def test_cleanup_follows_on_finish_action(cluster, action, exit_code, kept):
+    cluster.on_list = progress(driver_status("finished", exit_code=exit_code))
+    try:
+        make_operator(on_finish_action=action).execute(context())
+    except ApplicationFailed:
+        assert exit_code != 0
+    assert bool(cluster.pods) is kept
+
+
+@pytest.mark.parametrize(("status", "reason"), [("unschedulable", "Unschedulable"), ("image_pull", "ImagePullBackOff")])
+def test_a_driver_that_never_starts_hits_the_startup_timeout_and_is_removed(cluster, status, reason):
+    cluster.on_list = progress(*[driver_status(status)] * 1000)
+    with pytest.raises(ApplicationFailed) as error:
+        make_operator(startup_timeout=0.3, on_finish_action="keep_pod").execute(context())
+    assert "StartupTimeout" in str(error.value) and reason in str(error.value)
+    assert cluster.pods == {}  # a timed-out driver is deleted even with keep_pod
+
+
+def test_the_run_timeout_ends_a_running_application(cluster):
+    cluster.on_list = progress(*[driver_status("running")] * 1000)
+    with pytest.raises(ApplicationFailed, match="RunTimeout"):
+        make_operator(run_timeout=0.3).execute(context())
+    assert cluster.pods == {}
+
+
+def test_deferrable_mode_hands_ids_not_secrets_to_the_trigger_and_completes_from_its_event(cluster):
+    cluster.hook.extra = {"token": SECRET}  # type: ignore[attr-defined]
+    ti = FakeTaskInstance()
+    operator = make_operator(deferrable=True, startup_timeout=60, run_timeout=600)
+    with pytest.raises(TaskDeferred) as deferred:
+        operator.execute(context(ti))
+    classpath, kwargs = deferred.value.trigger.serialize()
+    assert classpath.endswith("SparkK8sApplicationTrigger")
+    assert SECRET not in repr(kwargs) and SECRET not in repr(deferred.value.kwargs)
+    pod_name = kwargs["driver_pod_name"]
+    assert kwargs["namespace"] == "team-a" and pod_name.endswith("-1-driver")
+    assert kwargs["startup_timeout"] == 60 and kwargs["run_timeout"] == 600
+    assert deferred.value.method_name == "execute_complete"
+    event = {
+        "status": "success", "application_id": kwargs["application_id"], "namespace": "team-a",
+        "state": "succeeded", "reason": "Completed", "exit_code": 0, "driver_pod": pod_name,
+        "executors": {"counts": {"succeeded": 2}, "failures": []}, "finished_at": None,
+    }  # fmt: skip
+    # dag.test() resumes with the event only: the application comes back from XCom.
+    result = operator.execute_complete(context(ti), event)
+    assert result["executors"]["counts"] == {"succeeded": 2}
+    assert result["driver_pod"] == pod_name
+
+
+def test_on_kill_while_waiting_in_the_worker_deletes_the_driver_and_stops_waiting(cluster):
+    cluster.on_list = progress(*[driver_status("running")] * 100000)
+    operator = make_operator()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            operator.execute(context())
+        except BaseException as error:  # noqa: BLE001 - the thread reports what ended it
+            errors.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = threading.Event()
+    for _ in range(200):
+        if cluster.pods and operator._tracked is not None:
+            break
+        deadline.wait(0.01)
+    assert cluster.pods
+    operator.on_kill()
+    worker.join(5)
+    assert not worker.is_alive()
+    assert cluster.pods == {}
+    assert errors and isinstance(errors[0], ApplicationFailed) and "killed" in str(errors[0])
+
+
+def test_with_reattach_off_the_live_driver_is_replaced(cluster):
+    old = existing_driver(cluster, 1, driver_status("running"))
+    cluster.on_list = progress(driver_status("finished"), only="-2-driver")
+    result = make_operator(reattach_on_restart=False).execute(context())
+    assert old["metadata"]["name"] not in {name for _, name in cluster.pods}
+    assert result["driver_pod"].endswith("-2-driver") and result["adopted"] is False
+
+
+def test_link_urls_are_pushed_when_the_connection_names_templates(cluster):
+    cluster.hook.extra = {"spark_ui_url_template": "https://spark/{namespace}/{driver_pod}"}  # type: ignore[attr-defined]
+    cluster.on_list = progress(driver_status("finished"))
+    ti = FakeTaskInstance()
+    result = make_operator().execute(context(ti))
+    assert ti.xcom[SparkUiLink().xcom_key] == f"https://spark/team-a/{result['driver_pod']}"
+    assert DriverPodLink().xcom_key not in ti.xcom
+
+
+def test_mapped_task_instances_get_distinct_drivers(cluster):
+    cluster.on_list = progress(driver_status("finished"))
+    first = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(map_index=0)))
+    cluster.on_list = lambda c: [p.update(status=driver_status("finished")) for p in c.pods.values()]
+    second = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(map_index=1)))
+    assert first["driver_pod"] != second["driver_pod"]
+    assert len(posts(cluster)) == 2
