@@ -329,6 +329,11 @@ def initial_driver_pod(conf: DriverConf) -> SparkPod:
     template = driver_template(conf)
     if template is None:
         return SparkPod.initial()
+    metadata = template.get("metadata") or {}
+    if "namespace" in metadata:
+        # The client creates the pod in the submission namespace and writes that namespace
+        # into a template's (fabric8 6 and 7 alike, checked with 3.5.9 and 4.3.0).
+        template = {**template, "metadata": {**metadata, "namespace": conf.namespace}}
     return select_spark_container(template, conf.get(DRIVER_CONTAINER_NAME_KEY))
 
 

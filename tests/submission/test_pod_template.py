@@ -204,3 +204,14 @@ def test_select_spark_container_does_not_mutate_the_pod():
     before = copy.deepcopy(pod)
     pod_template.select_spark_container(pod, "b")
     assert pod == before
+
+
+def test_a_template_namespace_becomes_the_submission_namespace():
+    content = b"metadata: {name: t, namespace: other}\nspec: {containers: [{name: c}]}\n"
+    conf = conf_with_file(content, {"spark.kubernetes.namespace": "jobs"})
+    assert pod_template.initial_driver_pod(conf).pod["metadata"] == {
+        "name": "t",
+        "namespace": "jobs",
+    }
+    without = pod_template.initial_driver_pod(conf_with_file(b"metadata: {name: t}\n"))
+    assert "namespace" not in without.pod["metadata"]
