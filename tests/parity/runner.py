@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,14 +70,23 @@ def run_oracle(
         home = tmp / ".home"
         home.mkdir()
         argv = [str(spark_submit_path(line)), *scenario.argv(f"k8s://{server.url}", tmp)]
-        process = subprocess.run(
+        # Own session, so a timeout can stop the JVM too (the script execs it in a child).
+        child = subprocess.Popen(
             argv,
             env=oracle_environment(line, scenario.environment(tmp), home),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
             cwd=tmp,
+            start_new_session=True,
         )
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            stdout, stderr = child.communicate()
+            stderr += f"\ntimed out after {timeout}s"
+        process = subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
         return server.recording.as_list(), [str(tmp), str(real_tmp(tmp))], process
 
 
@@ -98,6 +108,7 @@ def refresh(scenario: Scenario, line: str) -> tuple[bool, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", default=",".join(SPARK_LINES))
+    parser.add_argument("--missing", action="store_true", help="only captures not stored yet")
     parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)
     lines = args.lines.split(",")
@@ -106,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     for scenario in selected:
         for line in scenario.spark_lines:
-            if line not in lines:
+            if line not in lines or (args.missing and golden_path(scenario, line).exists()):
                 continue
             ok, detail = refresh(scenario, line)
-            print(f"{'ok  ' if ok else 'FAIL'} {scenario.name} [{line}] {detail if ok else ''}")
+            print(f"{'ok  ' if ok else 'FAIL'} {scenario.name} [{line}] {detail if ok else ''}",
+                  flush=True)
             if not ok:
                 failures += 1
-                print(detail, file=sys.stderr)
+                print(detail, file=sys.stderr, flush=True)
     return 1 if failures else 0
 
 
