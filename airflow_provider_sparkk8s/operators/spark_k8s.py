@@ -334,7 +334,7 @@ class SparkK8sSubmitOperator(BaseOperator):
     def _hook(self) -> Any:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 
-        return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
+        return SparkK8sHook(spark_k8s_conn_id=self.kubernetes_conn_id)
 
     def execute(self, context: Any) -> Any:
         ref = TaskInstanceRef.from_context(context)
@@ -474,7 +474,11 @@ class SparkK8sSubmitOperator(BaseOperator):
         ti.xcom_push(key=APPLICATION_XCOM_KEY, value=app.to_kwargs())
         extras: Mapping[str, Any] = {}
         try:
-            extras = self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
+            from airflow_provider_sparkk8s.hooks.spark_k8s import connection_extras
+
+            extras = connection_extras(
+                self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
+            )
         except Exception:  # links are a convenience; never fail the task for them
             extras = {}
         values = {
