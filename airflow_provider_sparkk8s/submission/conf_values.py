@@ -237,10 +237,8 @@ def get_list(conf: ConfLike, key: str) -> list[str]:
 
 
 def with_prefix(conf: ConfLike, prefix: str) -> dict[str, str]:
-    """Spark's `getAllWithPrefix`: every key starting with `prefix`, the prefix removed.
-
-    Order is the conf's order (Spark's is a hash order users cannot rely on either).
-    """
+    """Spark's `getAllWithPrefix`: every key starting with `prefix`, the prefix removed,
+    in the conf's order. Where the order shows in a list, use spark_order.prefixed_map."""
     return {
         key[len(prefix) :]: value
         for key, value in as_mapping(conf).items()

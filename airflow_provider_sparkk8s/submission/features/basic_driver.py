@@ -14,6 +14,7 @@ from airflow_provider_sparkk8s.submission.podops import (
     env_var,
     merge_into,
 )
+from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 from airflow_provider_sparkk8s.submission.uris import reject_local
 
@@ -236,7 +237,7 @@ def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
     ]
     if conf.version_tuple >= (4, 1, 0):
         ports.append(("spark-connect", connect_port(conf)))
-    user_env = cv.with_prefix(conf, DRIVER_ENV_PREFIX)
+    user_env = prefixed_map(conf.spark_conf, DRIVER_ENV_PREFIX, conf.version_tuple)
 
     container["name"] = container.get("name") or DEFAULT_CONTAINER_NAME
     container["image"] = driver_image(conf)

@@ -20,14 +20,37 @@ def container(conf, pod=None):
         ({}, "java", "4.3.0", "1408Mi"),  # 1024 + max(102, 384)
         ({}, "python", "4.3.0", "1433Mi"),  # 1024 + max(409, 384)
         ({"spark.driver.memory": "8g"}, "java", "4.3.0", "9011Mi"),  # 8192 + 819
-        ({"spark.driver.memory": "2g", "spark.driver.memoryOverhead": "100"}, "java", "4.3.0", "2148Mi"),
+        (
+            {"spark.driver.memory": "2g", "spark.driver.memoryOverhead": "100"},
+            "java",
+            "4.3.0",
+            "2148Mi",
+        ),
         ({"spark.driver.memory": "1500k"}, "java", "4.3.0", "385Mi"),  # 1 MiB + 384
         ({"spark.driver.memory": "4096"}, "java", "4.3.0", "4505Mi"),  # bare number = MiB
         ({"spark.driver.minMemoryOverhead": "500m"}, "java", "4.3.0", "1524Mi"),
         ({"spark.driver.minMemoryOverhead": "500m"}, "java", "3.5.9", "1408Mi"),  # 3.5: const 384
-        ({"spark.kubernetes.memoryOverheadFactor": "0.2", "spark.driver.memory": "4g"}, "python", "4.3.0", "4915Mi"),
-        ({"spark.driver.memoryOverheadFactor": "0.5", "spark.driver.memory": "4g"}, "java", "4.3.0", "6144Mi"),
-        ({"spark.driver.memoryOverheadFactor": "0.05", "spark.kubernetes.memoryOverheadFactor": "0.9"}, "r", "4.0.5", "1408Mi"),
+        (
+            {"spark.kubernetes.memoryOverheadFactor": "0.2", "spark.driver.memory": "4g"},
+            "python",
+            "4.3.0",
+            "4915Mi",
+        ),
+        (
+            {"spark.driver.memoryOverheadFactor": "0.5", "spark.driver.memory": "4g"},
+            "java",
+            "4.3.0",
+            "6144Mi",
+        ),
+        (
+            {
+                "spark.driver.memoryOverheadFactor": "0.05",
+                "spark.kubernetes.memoryOverheadFactor": "0.9",
+            },
+            "r",
+            "4.0.5",
+            "1408Mi",
+        ),
     ],
 )
 def test_memory_formula(extra, kind, version, memory):
@@ -61,26 +84,44 @@ def test_plain_container_and_pod_for_4_3():
         {"name": "spark-connect", "containerPort": 15002, "protocol": "TCP"},
     ]
     assert [e["name"] for e in c["env"]] == [
-        "SPARK_USER", "SPARK_APPLICATION_ID", "SPARK_DRIVER_BIND_ADDRESS"]
+        "SPARK_USER",
+        "SPARK_APPLICATION_ID",
+        "SPARK_DRIVER_BIND_ADDRESS",
+    ]
     assert c["env"][0]["value"] == "alice"
-    assert c["env"][2]["valueFrom"] == {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}
-    assert c["resources"] == {"requests": {"cpu": "1", "memory": "1408Mi"}, "limits": {"memory": "1408Mi"}}
+    assert c["env"][2]["valueFrom"] == {
+        "fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}
+    }
+    assert c["resources"] == {
+        "requests": {"cpu": "1", "memory": "1408Mi"},
+        "limits": {"memory": "1408Mi"},
+    }
     assert c["securityContext"] == {"allowPrivilegeEscalation": False}
     assert pod["metadata"]["name"] == f"{PREFIX}-driver"
     assert list(pod["metadata"]["labels"].items()) == [
-        ("spark-version", "4.3.0"), ("spark-app-selector", APP_ID),
-        ("spark-app-name", "pi"), ("spark-role", "driver")]
+        ("spark-version", "4.3.0"),
+        ("spark-app-selector", APP_ID),
+        ("spark-app-name", "pi"),
+        ("spark-role", "driver"),
+    ]
     assert "annotations" not in pod["metadata"]
     assert pod["spec"] == {"restartPolicy": "Never"}
 
 
 @pytest.mark.parametrize(
     ("version", "connect", "escalation"),
-    [("3.5.9", False, False), ("4.0.5", False, False), ("4.1.4", True, False),
-     ("4.2.1", True, False), ("4.3.0", True, True)],
+    [
+        ("3.5.9", False, False),
+        ("4.0.5", False, False),
+        ("4.1.4", True, False),
+        ("4.2.1", True, False),
+        ("4.3.0", True, True),
+    ],
 )
 def test_version_differences(version, connect, escalation):
-    c = container(make_conf({"spark.kubernetes.container.image": "spark:{{SPARK_VERSION}}"}, version=version))
+    c = container(
+        make_conf({"spark.kubernetes.container.image": "spark:{{SPARK_VERSION}}"}, version=version)
+    )
     assert ("spark-connect" in [p["name"] for p in c["ports"]]) is connect
     assert ("securityContext" in c) is escalation
     expected_image = f"spark:{version}" if version >= "4.1" else "spark:{{SPARK_VERSION}}"
@@ -88,8 +129,10 @@ def test_version_differences(version, connect, escalation):
 
 
 def test_app_id_in_labels_since_4_0_and_annotations_always():
-    extra = {"spark.kubernetes.driver.label.run": "{{APP_ID}}{{EXECUTOR_ID}}",
-             "spark.kubernetes.driver.annotation.note": "app={{APP_ID}}"}
+    extra = {
+        "spark.kubernetes.driver.label.run": "{{APP_ID}}{{EXECUTOR_ID}}",
+        "spark.kubernetes.driver.annotation.note": "app={{APP_ID}}",
+    }
     new = run(make_conf(extra, version="4.0.5")).pod.pod["metadata"]
     assert new["labels"]["run"] == APP_ID
     annotation_only = {"spark.kubernetes.driver.annotation.note": "app={{APP_ID}}"}
@@ -106,7 +149,9 @@ def test_3_5_keeps_braces_in_labels_which_kubernetes_refuses():
 
 
 def test_user_labels_come_first_and_reserved_are_refused():
-    labels = run(make_conf({"spark.kubernetes.driver.label.team": "data"})).pod.pod["metadata"]["labels"]
+    labels = run(make_conf({"spark.kubernetes.driver.label.team": "data"})).pod.pod["metadata"][
+        "labels"
+    ]
     assert next(iter(labels)) == "team"
     with pytest.raises(SparkConfError) as err:
         run(make_conf({"spark.kubernetes.driver.label.spark-role": "x"}))
@@ -124,15 +169,25 @@ def test_invalid_label_and_annotation_keys():
 
 def test_env_order_ports_and_resources_from_conf():
     extra = {
-        "spark.kubernetes.driverEnv.A": "1", "spark.kubernetes.driverEnv.B": "2",
-        "spark.driver.port": "7000", "spark.blockManager.port": "7100", "spark.ui.port": "4041",
+        "spark.kubernetes.driverEnv.A": "1",
+        "spark.kubernetes.driverEnv.B": "2",
+        "spark.driver.port": "7000",
+        "spark.blockManager.port": "7100",
+        "spark.ui.port": "4041",
         "spark.connect.grpc.binding.port": "15003",
-        "spark.driver.cores": "2", "spark.kubernetes.driver.limit.cores": "1500m",
-        "spark.driver.resource.gpu.amount": "1", "spark.driver.resource.gpu.vendor": "nvidia.com",
+        "spark.driver.cores": "2",
+        "spark.kubernetes.driver.limit.cores": "1500m",
+        "spark.driver.resource.gpu.amount": "1",
+        "spark.driver.resource.gpu.vendor": "nvidia.com",
     }
     c = container(make_conf(extra))
     assert [e["name"] for e in c["env"]] == [
-        "SPARK_USER", "SPARK_APPLICATION_ID", "A", "B", "SPARK_DRIVER_BIND_ADDRESS"]
+        "SPARK_USER",
+        "SPARK_APPLICATION_ID",
+        "A",
+        "B",
+        "SPARK_DRIVER_BIND_ADDRESS",
+    ]
     assert [p["containerPort"] for p in c["ports"]] == [7000, 7100, 4041, 15003]
     assert c["resources"]["requests"] == {"cpu": "2", "memory": "1408Mi"}
     assert c["resources"]["limits"] == {"cpu": "1500m", "memory": "1408Mi", "nvidia.com/gpu": "1"}
@@ -143,11 +198,16 @@ def test_env_order_ports_and_resources_from_conf():
 def test_request_cores_verbatim_and_validated():
     c = container(make_conf({"spark.kubernetes.driver.request.cores": "0.5"}))
     assert c["resources"]["requests"]["cpu"] == "0.5"
-    for key, value in [("spark.kubernetes.driver.request.cores", "half"),
-                       ("spark.kubernetes.driver.limit.cores", "-1"),
-                       ("spark.driver.cores", "1.5"), ("spark.driver.cores", "0"),
-                       ("spark.driver.memory", "1.5g"), ("spark.driver.memory", "-1g"),
-                       ("spark.driver.port", " 7078"), ("spark.driver.port", "70000")]:
+    for key, value in [
+        ("spark.kubernetes.driver.request.cores", "half"),
+        ("spark.kubernetes.driver.limit.cores", "-1"),
+        ("spark.driver.cores", "1.5"),
+        ("spark.driver.cores", "0"),
+        ("spark.driver.memory", "1.5g"),
+        ("spark.driver.memory", "-1g"),
+        ("spark.driver.port", " 7078"),
+        ("spark.driver.port", "70000"),
+    ]:
         with pytest.raises(SparkConfError) as err:
             run(make_conf({key: value}))
         assert err.value.key == key
@@ -167,9 +227,11 @@ def test_image_pull_selectors_scheduler():
         "spark.kubernetes.driver.container.image": "driver:1",
         "spark.kubernetes.container.image.pullPolicy": "Always",
         "spark.kubernetes.container.image.pullSecrets": " a, ,b ",
-        "spark.kubernetes.node.selector.zone": "a", "spark.kubernetes.node.selector.disk": "ssd",
+        "spark.kubernetes.node.selector.zone": "a",
+        "spark.kubernetes.node.selector.disk": "ssd",
         "spark.kubernetes.driver.node.selector.zone": "b",
-        "spark.kubernetes.scheduler.name": "common", "spark.kubernetes.driver.scheduler.name": "drv",
+        "spark.kubernetes.scheduler.name": "common",
+        "spark.kubernetes.driver.scheduler.name": "drv",
     }
     result = run(make_conf(extra))
     assert result.pod.container["image"] == "driver:1"
@@ -198,26 +260,44 @@ def test_spark_user_is_proxy_user_only_in_4_3():
 def test_privilege_escalation_conf_and_fallback():
     c = container(make_conf({"spark.kubernetes.securityContext.allowPrivilegeEscalation": "TRUE"}))
     assert c["securityContext"]["allowPrivilegeEscalation"] is True
-    c = container(make_conf({
-        "spark.kubernetes.securityContext.allowPrivilegeEscalation": "true",
-        "spark.kubernetes.driver.securityContext.allowPrivilegeEscalation": "false"}))
+    c = container(
+        make_conf(
+            {
+                "spark.kubernetes.securityContext.allowPrivilegeEscalation": "true",
+                "spark.kubernetes.driver.securityContext.allowPrivilegeEscalation": "false",
+            }
+        )
+    )
     assert c["securityContext"]["allowPrivilegeEscalation"] is False
 
 
 def test_template_values_are_merged_not_lost():
     template = SparkPod(
-        pod={"metadata": {"name": "t", "labels": {"from": "template"}},
-             "spec": {"restartPolicy": "Always", "imagePullSecrets": [{"name": "t"}],
-                      "nodeSelector": {"zone": "t"}}},
-        container={"name": "main", "image": "old", "env": [{"name": "T", "value": "1"}],
-                   "resources": {"requests": {"ephemeral-storage": "1Gi", "cpu": "9"}},
-                   "securityContext": {"runAsUser": 1000, "allowPrivilegeEscalation": True}},
+        pod={
+            "metadata": {"name": "t", "labels": {"from": "template"}},
+            "spec": {
+                "restartPolicy": "Always",
+                "imagePullSecrets": [{"name": "t"}],
+                "nodeSelector": {"zone": "t"},
+            },
+        },
+        container={
+            "name": "main",
+            "image": "old",
+            "env": [{"name": "T", "value": "1"}],
+            "resources": {"requests": {"ephemeral-storage": "1Gi", "cpu": "9"}},
+            "securityContext": {"runAsUser": 1000, "allowPrivilegeEscalation": True},
+        },
     )
     result = run(make_conf({"spark.kubernetes.container.image.pullSecrets": "s"}), template)
     c, pod = result.pod.container, result.pod.pod
     assert c["name"] == "main" and c["image"] == IMAGE
     assert c["env"][0] == {"name": "T", "value": "1"}
-    assert c["resources"]["requests"] == {"ephemeral-storage": "1Gi", "cpu": "1", "memory": "1408Mi"}
+    assert c["resources"]["requests"] == {
+        "ephemeral-storage": "1Gi",
+        "cpu": "1",
+        "memory": "1408Mi",
+    }
     assert c["securityContext"] == {"runAsUser": 1000, "allowPrivilegeEscalation": False}
     assert pod["metadata"]["name"] == f"{PREFIX}-driver"
     assert pod["metadata"]["labels"]["from"] == "template"
@@ -226,8 +306,12 @@ def test_template_values_are_merged_not_lost():
     assert template.container["image"] == "old"  # inputs untouched
 
 
-@pytest.mark.parametrize("key", ["spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles"])
-@pytest.mark.parametrize("entry", ["/tmp/app.jar", "file:///tmp/app.jar", "file:/tmp/a.zip#env", "app.jar"])
+@pytest.mark.parametrize(
+    "key", ["spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles"]
+)
+@pytest.mark.parametrize(
+    "entry", ["/tmp/app.jar", "file:///tmp/app.jar", "file:/tmp/a.zip#env", "app.jar"]
+)
 def test_local_dependencies_are_refused(key, entry):
     with pytest.raises(SparkConfError) as err:
         run(make_conf({key: f"local:///ok.jar,{entry}"}))
@@ -237,7 +321,48 @@ def test_local_dependencies_are_refused(key, entry):
 
 
 def test_remote_dependencies_pass_unchanged():
-    extra = {"spark.jars": "local:///a.jar,s3a://b/c.jar,spark-internal",
-             "spark.archives": "https://x/env.tgz#env", "spark.submit.pyFiles": ""}
+    extra = {
+        "spark.jars": "local:///a.jar,s3a://b/c.jar,spark-internal",
+        "spark.archives": "https://x/env.tgz#env",
+        "spark.submit.pyFiles": "",
+    }
     props = run(make_conf(extra)).system_properties
     assert "spark.jars" not in props  # left exactly as it was (in the conf)
+
+
+ENV_BASE = {
+    "spark.app.name": "env-app",
+    "spark.app.submitTime": "1764352742000",
+    "spark.jars": "local:///opt/app/app.jar",
+    "spark.kubernetes.container.image": "apache/spark:4.0.0",
+    "spark.kubernetes.submission.waitAppCompletion": "false",
+    "spark.master": "k8s://http://127.0.0.1:40000",
+    "spark.submit.deployMode": "cluster",
+    "spark.submit.pyFiles": "",
+}
+
+
+@pytest.mark.parametrize(
+    ("version", "entries", "expected"),
+    [  # what real spark-submit sent (tests/parity/golden/driver-env*.json)
+        (
+            "4.3.0",
+            {"ALPHA": "1", "BETA": "two words", "GAMMA": "x=y:z"},
+            ["BETA", "ALPHA", "GAMMA"],
+        ),
+        (
+            "3.5.9",
+            {"ALPHA": "1", "BETA": "two words", "GAMMA": "x=y:z"},
+            ["GAMMA", "BETA", "ALPHA"],
+        ),
+        (
+            "4.3.0",
+            {n: str(i) for i, n in enumerate(["ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX"], 1)},
+            ["FIVE", "TWO", "ONE", "THREE", "SIX", "FOUR"],
+        ),
+    ],
+)
+def test_driver_env_in_spark_map_order(version, entries, expected):
+    extra = {**ENV_BASE, **{f"spark.kubernetes.driverEnv.{k}": v for k, v in entries.items()}}
+    names = [e["name"] for e in container(make_conf(extra, version=version))["env"]]
+    assert names[2:-1] == expected
