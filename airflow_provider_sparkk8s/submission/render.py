@@ -43,10 +43,21 @@ class RenderedSubmission:
     pre_resources: tuple[KubeObject, ...]
     resources: tuple[KubeObject, ...]  # post-pod objects, the conf ConfigMap last
     system_properties: Mapping[str, str]
+    # spark-submit's POST body names the namespace only when the driver template had one
+    # (fabric8 then rewrites it to the target namespace); otherwise it is only in the URL.
+    pod_body_has_namespace: bool = False
 
     @property
     def submission_id(self) -> str:
         return naming.submission_id(self.namespace, self.driver_pod_name)
+
+    @property
+    def driver_pod_body(self) -> KubeObject:
+        """The driver pod exactly as spark-submit POSTs it."""
+        if self.pod_body_has_namespace:
+            return self.driver_pod
+        metadata = {k: v for k, v in self.driver_pod["metadata"].items() if k != "namespace"}
+        return {**self.driver_pod, "metadata": metadata}
 
     @property
     def objects(self) -> list[KubeObject]:
@@ -140,6 +151,7 @@ def render(conf: DriverConf) -> RenderedSubmission:
     check_spark_version(conf.spark_version)
     assembled = builder.assemble(conf, builder.build_driver_spec(conf))
     pod = dict(assembled.pod)
+    template_namespace = "namespace" in (pod.get("metadata") or {})
     pod["metadata"] = {**pod.get("metadata", {}), "namespace": conf.namespace}
     resources = (*assembled.resources, assembled.conf_config_map)
     _check_names([*assembled.pre_resources, pod, *resources], conf)
@@ -152,6 +164,7 @@ def render(conf: DriverConf) -> RenderedSubmission:
         pre_resources=assembled.pre_resources,
         resources=resources,
         system_properties=assembled.system_properties,
+        pod_body_has_namespace=template_namespace,
     )
 
 

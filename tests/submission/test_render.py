@@ -122,3 +122,13 @@ def test_to_yaml_round_trips():
     docs = list(yaml.safe_load_all(to_yaml(rendered.objects)))
     assert docs == rendered.objects
     assert "spark.properties: |" in to_yaml(rendered.objects)
+
+
+def test_pod_body_names_namespace_only_after_a_template_did():
+    plain = render(prep({"spark.kubernetes.namespace": "jobs"}))
+    assert "namespace" not in plain.driver_pod_body["metadata"]
+    assert plain.driver_pod["metadata"]["namespace"] == "jobs"
+    template = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "other"},
+                "spec": {"containers": [{"name": "c"}]}}
+    templated = render(prep({"spark.kubernetes.namespace": "jobs"}, driver_pod_template=template))
+    assert templated.driver_pod_body["metadata"]["namespace"] == "jobs"
