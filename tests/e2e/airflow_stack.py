@@ -123,6 +123,7 @@ class AirflowStack:
     port: int
     env: dict[str, str]
     password: str
+    started_at: float = 0.0
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -171,6 +172,15 @@ class AirflowStack:
                 raise StackError(
                     f"{name} exited with {process.returncode}:\n{self.tail(name)}"
                 )
+
+    def put_connection(self, conn_id: str, conn_type: str, **fields: Any) -> None:
+        """Create or replace a connection through the REST API (stored in the DB)."""
+        body = {"connection_id": conn_id, "conn_type": conn_type, **fields}
+        with self.client() as client:
+            client.delete(f"/connections/{conn_id}")
+            response = client.post("/connections", json=body)
+        if response.status_code != 201:
+            raise StackError(f"creating connection {conn_id}: {response.status_code} {response.text}")
 
     def stop(self, timeout: float = 30) -> None:
         for process in self.processes.values():
@@ -222,6 +232,7 @@ class AirflowStack:
             return True if ok else None
 
         wait_for(probe, timeout=timeout, what="every component to report healthy")
+        self.timings["healthy_s"] = time.monotonic() - self.started_at
 
     def wait_dag(self, client: httpx.Client, dag_id: str, timeout: float = 120) -> dict[str, Any]:
         """Wait until the dag-processor has serialized `dag_id`; fail fast on import errors."""
@@ -258,17 +269,16 @@ class AirflowStack:
         return wait_for(probe, timeout=timeout, what=f"run {run_id} of {dag_id} to finish")
 
 
-def start_stack(
+def launch_stack(
     home: Path,
     dags_folder: Path,
     *,
     extra_env: Mapping[str, str] = {},
     timeout: float = 240,
 ) -> AirflowStack:
-    """Migrate the DB, start the four components and wait until all report healthy.
-
-    The caller must call `stop()` (the `running_stack` context manager does).
-    """
+    """Migrate the DB and spawn the four components without waiting for them, so the
+    caller can start other things (the control plane) while Airflow boots. Then call
+    `wait_healthy`, and always `stop`."""
     started = time.monotonic()
     port = free_port()
     password = secrets.token_urlsafe(16)
@@ -280,26 +290,26 @@ def start_stack(
         port=port,
         env=airflow_environment(home, dags_folder, port, extra_env),
         password=password,
+        started_at=started,
     )
     stack.run_cli("db", "migrate", timeout=timeout)
     stack.timings["db_migrate_s"] = time.monotonic() - started
     try:
         for name in COMPONENTS:
             stack.start_component(name)
-        stack.wait_healthy(timeout=timeout)
     except BaseException:
         stack.stop()
         raise
-    stack.timings["start_s"] = time.monotonic() - started
     return stack
 
 
 @contextmanager
 def running_stack(
-    home: Path, dags_folder: Path, *, extra_env: Mapping[str, str] = {}
+    home: Path, dags_folder: Path, *, extra_env: Mapping[str, str] = {}, timeout: float = 240
 ) -> Iterator[AirflowStack]:
-    stack = start_stack(home, dags_folder, extra_env=extra_env)
+    stack = launch_stack(home, dags_folder, extra_env=extra_env, timeout=timeout)
     try:
+        stack.wait_healthy(timeout)
         yield stack
     finally:
         stack.stop()

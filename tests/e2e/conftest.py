@@ -1,36 +1,74 @@
 """One real Airflow for every end-to-end and browser test in the session.
 
-Its DAGs folder holds the repository's `dags/` and the provider-free probe DAG, each
-linked in, so a failure of the probe points at the stack and a failure of the
-example DAGs points at the provider.
+Its DAGs folder holds the repository's `dags/` and the e2e DAGs, each linked in, so a
+failure of the provider-free probe DAG points at the stack and a failure of the Spark
+DAGs points at the provider. Its `spark_k8s_default` connection reaches the test
+control plane with the admin kubeconfig, in a namespace of its own.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
 
-from tests.e2e.airflow_stack import E2E_TIMINGS, AirflowStack, running_stack
+from tests.e2e.airflow_stack import E2E_TIMINGS, AirflowStack, launch_stack
+from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
+E2E_NAMESPACE = "airflow-e2e"
+
+
+def create_namespace(plane: Any, name: str) -> None:
+    api = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+    try:
+        core = k8s_client.CoreV1Api(api)
+        core.create_namespace({"metadata": {"name": name}})
+        # Pods are refused until the namespace's default service account exists.
+        wait_for(
+            lambda: core.list_namespaced_service_account(
+                name, field_selector="metadata.name=default"
+            ).items,
+            60,
+            f"service account {name}/default",
+        )
+    finally:
+        api.close()
 
 
 @pytest.fixture(scope="session")
-def airflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
+def airflow(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[AirflowStack]:
     root = tmp_path_factory.mktemp("airflow")
     dags = root / "dags"
     dags.mkdir()
     (dags / "examples").symlink_to(REPO / "dags", target_is_directory=True)
-    (dags / "probe").symlink_to(REPO / "tests/e2e/probe_dags", target_is_directory=True)
-    with running_stack(root / "home", dags) as stack:
-        E2E_TIMINGS.update({f"stack {key}": value for key, value in stack.timings.items()})
+    (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
+    started = time.monotonic()
+    stack = launch_stack(root / "home", dags)
+    try:
+        # The control plane starts while Airflow's components boot.
+        plane = request.getfixturevalue("control_plane")
+        create_namespace(plane, E2E_NAMESPACE)
+        stack.wait_healthy(timeout=300)
+        extra = {"kube_config_path": str(plane.admin_kubeconfig), "namespace": E2E_NAMESPACE}
+        stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        E2E_TIMINGS["Airflow + control plane up (s)"] = time.monotonic() - started
+        E2E_TIMINGS.update({f"Airflow {key}": value for key, value in stack.timings.items()})
         yield stack
+    finally:
+        stack.stop()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if E2E_TIMINGS:
-        terminalreporter.section("Airflow end-to-end timings")
+        terminalreporter.section("Airflow end-to-end timings (seconds)")
         for name, seconds in E2E_TIMINGS.items():
-            terminalreporter.write_line(f"{name:<45} {seconds:7.1f}")
+            terminalreporter.write_line(f"{name:<50} {seconds:7.1f}")

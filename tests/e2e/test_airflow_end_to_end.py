@@ -34,7 +34,13 @@ def task_log(
 
 
 def messages(events: list[dict[str, Any]]) -> list[str]:
-    return [str(event.get("event", "")) for event in events]
+    """One line per event; a failure's exception text is appended to its event."""
+    lines = []
+    for event in events:
+        details = event.get("error_detail") or []
+        raised = [f"{d.get('exc_type')}: {d.get('exc_value')}" for d in details if isinstance(d, dict)]
+        lines.append(" | ".join([str(event.get("event", "")), *raised]))
+    return lines
 
 
 def first_index(lines: list[str], needle: str, start: int = 0) -> int:
@@ -88,3 +94,39 @@ def test_probe_dag_defers_into_the_triggerer_and_resumes(airflow: AirflowStack) 
         lines = messages(task_log(client, "probe_deferral", run["dag_run_id"], "defer_once"))
         assert_deferred_then_resumed(lines, "probe: resumed after deferral")
         assert xcom(client, "probe_deferral", run["dag_run_id"], "defer_once") == {"answer": 42}
+
+
+FAILURE_MESSAGE = "java.lang.IllegalStateException: e2e failure on purpose"
+
+
+def test_spark_pi_defers_succeeds_and_pushes_its_xcom(airflow: AirflowStack) -> None:
+    dag_id, task_id = "e2e_spark_pi", "spark_pi"
+    with airflow.client() as client:
+        run = run_dag(airflow, client, dag_id, "SparkPi")
+        lines = messages(task_log(client, dag_id, run["dag_run_id"], task_id))
+        assert run["state"] == "success", "\n".join(lines)
+        ti = task_instance(client, dag_id, run["dag_run_id"], task_id)
+        assert ti["state"] == "success" and ti["try_number"] == 1
+        assert ti["operator"] == "SparkK8sSubmitOperator"
+        assert_deferred_then_resumed(lines, "succeeded in")
+        first_index(lines, "Deferring: the triggerer follows")
+        result = xcom(client, dag_id, run["dag_run_id"], task_id)
+        assert result["status"] == "success" and result["exit_code"] == 0
+        assert result["namespace"] == "airflow-e2e"
+        assert result["application_id"].startswith("spark-")
+        assert result["driver_pod"].endswith("-driver")
+        # The trigger streams the driver's log into the task's log.
+        assert any(line.startswith("[driver]") for line in lines), "\n".join(lines)
+
+
+def test_failing_application_fails_the_task_with_its_reason(airflow: AirflowStack) -> None:
+    dag_id, task_id = "e2e_spark_failure", "spark_fails"
+    with airflow.client() as client:
+        run = run_dag(airflow, client, dag_id, "failing application")
+        assert run["state"] == "failed"
+        ti = task_instance(client, dag_id, run["dag_run_id"], task_id)
+        assert ti["state"] == "failed"
+        lines = messages(task_log(client, dag_id, run["dag_run_id"], task_id))
+        assert_deferred_then_resumed(lines, "failed: ")
+        failure = lines[first_index(lines, "failed: ")]
+        assert "exit code 1" in failure and FAILURE_MESSAGE in failure, failure

@@ -1,0 +1,163 @@
+"""The `spark_k8s` connection form in Airflow's own UI, driven in headless chromium.
+
+tests/e2e/browser/connections_ui.mjs clicks through the UI and reports what it saw;
+this module starts it against the real stack and the real control plane, and judges.
+Screenshots land in docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_sparkk8s.provider_info import provider_info
+from tests.e2e.airflow_stack import ADMIN_USER, E2E_TIMINGS, AirflowStack
+
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
+
+REPO = Path(__file__).resolve().parents[2]
+BROWSER_DIR = REPO / "tests/e2e/browser"
+SCREENSHOTS = REPO / "docs/screenshots"
+CONNECTION_ID = "spark_k8s_ui"
+MASK = "***"
+
+
+def spark_k8s_form() -> dict[str, Any]:
+    (form,) = [
+        kind for kind in provider_info()["connection-types"] if kind["connection-type"] == "spark_k8s"
+    ]
+    return dict(form)
+
+
+def run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    if shutil.which("chromium") is None or not (BROWSER_DIR / "node_modules/playwright-core").is_dir():
+        pytest.fail("chromium or playwright-core missing: run tests/e2e/install_browser.sh")
+    config_file = workdir / "browser-input.json"
+    config_file.write_text(json.dumps(config))
+    done = subprocess.run(
+        ["node", str(BROWSER_DIR / "connections_ui.mjs"), str(config_file)],
+        cwd=BROWSER_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    config_file.unlink()  # it holds the client key
+    assert done.returncode == 0, f"browser driver failed:\n{done.stderr[-4000:]}"
+    return dict(json.loads(done.stdout))
+
+
+@pytest.fixture(scope="module")
+def ui_report(
+    airflow: AirflowStack, control_plane: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    workdir = tmp_path_factory.mktemp("browser")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    fill = {
+        "API server URL": control_plane.server,
+        "Namespace": "default",
+        "CA certificate file": str(control_plane.ca_file),
+        "Client certificate file": str(control_plane.admin_cert_file),
+        # A secret field, typed in so the screenshots show it masked. Base64 as in a
+        # kubeconfig's client-key-data: an <input> drops the line breaks of raw PEM.
+        "Client key (PEM)": base64.b64encode(Path(control_plane.admin_key_file).read_bytes()).decode(),
+    }
+    started = time.monotonic()
+    report = run_browser(
+        {
+            "baseUrl": airflow.base_url,
+            "username": ADMIN_USER,
+            "password": airflow.password,
+            "connectionId": CONNECTION_ID,
+            "connectionTypeLabel": spark_k8s_form()["hook-name"],
+            "fill": fill,
+            "screenshotDir": str(SCREENSHOTS),
+            "userDataDir": str(workdir / "chromium-profile"),
+        },
+        workdir,
+    )
+    E2E_TIMINGS["browser: login, create, save, test, edit"] = time.monotonic() - started
+    report["filled"] = fill
+    return report
+
+
+def by_label(fields: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {field["label"]: field for field in fields}
+
+
+def test_our_fields_appear_with_their_labels(ui_report: dict[str, Any]) -> None:
+    form = spark_k8s_form()
+    shown = by_label(ui_report["fields"])
+    assert ui_report["selectedType"] == form["hook-name"]
+    for name, field in form["conn-fields"].items():
+        assert field["label"] in shown, f"{name}: label {field['label']!r} not in the form"
+    for standard, label in form["ui-field-behaviour"]["relabeling"].items():
+        assert label in shown, f"{standard} should be relabelled {label!r}"
+    # Hidden standard fields must not be offered.
+    for hidden in ("Login", "Password", "Port", "Schema"):
+        assert hidden not in shown
+
+
+def test_secret_fields_are_masked(ui_report: dict[str, Any]) -> None:
+    form = spark_k8s_form()
+    shown = by_label(ui_report["fields"])
+    secrets = {f["label"] for f in form["conn-fields"].values() if f["schema"].get("format") == "password"}
+    assert {"Kubeconfig (inline)", "Bearer token", "Client key (PEM)"} <= secrets
+    for label, field in shown.items():
+        expected = "password" if label in secrets else None
+        if field["tag"] == "input" and field["type"] != "checkbox":
+            assert (field["type"] == "password") == (expected == "password"), (label, field)
+    # Reopened after saving, the stored key is neither in clear nor unmasked.
+    key_label = "Client key (PEM)"
+    assert by_label(ui_report["editFields"])[key_label]["type"] == "password"
+    assert ui_report["editValues"][key_label] != ui_report["filled"][key_label]
+    assert ui_report["filled"][key_label][:40] not in ui_report["editValues"][key_label]
+
+
+def test_saved_connection_holds_what_was_typed(
+    ui_report: dict[str, Any], airflow: AirflowStack
+) -> None:
+    assert ui_report["save"]["status"] == 201
+    with airflow.client() as client:
+        stored = client.get(f"/connections/{CONNECTION_ID}").json()
+    assert stored["conn_type"] == "spark_k8s"
+    assert stored["host"] == ui_report["filled"]["API server URL"]
+    extra = json.loads(stored["extra"])
+    assert extra["namespace"] == "default"
+    assert extra["ca_cert_file"] == ui_report["filled"]["CA certificate file"]
+    assert extra["client_cert_file"] == ui_report["filled"]["Client certificate file"]
+    # The REST API must not hand the key back.
+    assert ui_report["filled"]["Client key (PEM)"][:40] not in stored["extra"]
+
+
+def test_test_button_reaches_the_control_plane(ui_report: dict[str, Any]) -> None:
+    # The UI posted port 0 for a portless connection (see connections_ui.mjs).
+    assert ui_report["testRequestPort"] in (0, None)
+    assert ui_report["test"]["status"] == 200, ui_report["test"]
+    body = ui_report["test"]["body"]
+    assert body["status"] is True, body["message"]
+    assert ui_report["filled"]["API server URL"] in body["message"]
+    assert "permissions the provider needs are granted" in body["message"]
+    assert "Test Connection" in ui_report["testToast"]
+
+
+def test_screenshots_are_written(ui_report: dict[str, Any]) -> None:
+    names = [Path(shot).name for shot in ui_report["screenshots"]]
+    assert names == [
+        "connection-form-fields.png",
+        "connection-form-standard.png",
+        "connection-form-extra.png",
+        "connection-list.png",
+        "connection-test.png",
+        "connection-edit.png",
+    ]
+    for shot in ui_report["screenshots"]:
+        data = Path(shot).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
