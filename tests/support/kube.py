@@ -1,15 +1,45 @@
-"""Plain-JSON requests and watches through a `kubernetes` ApiClient (its auth
-and TLS), so set-up and assertions work on dicts shaped like the API's JSON
-rather than on the client's generated models."""
+"""Plain-JSON requests and watches with the server, TLS files and token of a
+`kubernetes` ApiClient's configuration, so set-up and assertions work on dicts
+shaped like the API's JSON. Sent with httpx rather than through the client's
+generated internals, which change between client releases."""
 
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import httpx
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+
+
+@contextmanager
+def _http(api: ApiClient, timeout: float = 30.0) -> Iterator[httpx.Client]:
+    config = api.configuration
+    context = ssl.create_default_context(cafile=config.ssl_ca_cert)
+    if config.cert_file and config.key_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    headers = {"Accept": "application/json"}
+    # The token's key name differs between client releases.
+    authorization = config.get_api_key_with_prefix("BearerToken") or config.get_api_key_with_prefix(
+        "authorization"
+    )
+    if authorization:
+        headers["Authorization"] = authorization
+    with httpx.Client(
+        base_url=config.host, verify=context, headers=headers, timeout=timeout
+    ) as client:
+        yield client
+
+
+def _raise_for_status(response: httpx.Response) -> None:
+    if not response.is_success:
+        raise ApiException(
+            status=response.status_code, reason=response.reason_phrase, body=response.text
+        )
 
 
 def request(
@@ -21,20 +51,13 @@ def request(
     params: dict[str, str] | None = None,
 ) -> Any:
     """One request; returns the decoded JSON body, raises ApiException on non-2xx."""
-    method, url, headers, body, post_params = api.param_serialize(
-        method,
-        path,
-        query_params=list((params or {}).items()),
-        header_params={"Accept": "application/json", "Content-Type": content_type},
-        body=body,
-        auth_settings=["BearerToken"],
-    )
-    response = api.call_api(method, url, headers, body, post_params)
-    response.read()
-    text = response.data.decode() if response.data else ""
-    if not 200 <= response.status <= 299:
-        raise ApiException(status=response.status, reason=response.reason, body=text)
-    return json.loads(text) if text else None
+    content = None if body is None else json.dumps(body)
+    with _http(api) as client:
+        response = client.request(
+            method, path, content=content, params=params, headers={"Content-Type": content_type}
+        )
+    _raise_for_status(response)
+    return response.json() if response.content else None
 
 
 def watch(
@@ -47,20 +70,13 @@ def watch(
         "resourceVersion": resource_version,
         "timeoutSeconds": str(timeout_seconds),
     }
-    method, url, headers, _, _ = api.param_serialize(
-        "GET",
-        path,
-        query_params=list(params.items()),
-        header_params={"Accept": "application/json"},
-        auth_settings=["BearerToken"],
-    )
-    response = api.call_api(method, url, headers, _request_timeout=timeout_seconds + 10)
-    stream = response.response
-    try:
-        if response.status != 200:
-            raise ApiException(status=response.status, reason=response.reason)
-        for line in stream:
+    with (
+        _http(api, timeout=timeout_seconds + 10) as client,
+        client.stream("GET", path, params=params) as response,
+    ):
+        if not response.is_success:
+            response.read()
+            _raise_for_status(response)
+        for line in response.iter_lines():
             if line.strip():
                 yield dict(json.loads(line))
-    finally:
-        stream.release_conn()
