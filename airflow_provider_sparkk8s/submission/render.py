@@ -115,6 +115,7 @@ def prepare(
     if "spark.app.name" not in conf:
         java_name = main_class if kind == "java" else None
         conf["spark.app.name"] = java_name or _file_name(primary or "")
+    _check_executor_prefix(conf.get("spark.kubernetes.executor.podNamePrefix"))
     namespace = conf.get("spark.kubernetes.namespace", "default")
     if not is_dns1123_label(namespace):
         raise SparkConfError(
@@ -132,6 +133,17 @@ def prepare(
         driver_pod_template=driver_pod_template,
         executor_pod_template=executor_pod_template,
     )
+
+
+def _check_executor_prefix(prefix: str | None) -> None:
+    """Spark 3.5+ refuses (on the driver, too late) a prefix that cannot make pod names."""
+    # 16 = the longest "-exec-<Int.MaxValue>" suffix.
+    if prefix is not None and not (is_dns1123_subdomain(prefix) and len(prefix) + 16 <= 253):
+        raise SparkConfError(
+            "spark.kubernetes.executor.podNamePrefix",
+            prefix,
+            "a DNS-1123 subdomain of at most 237 characters",
+        )
 
 
 def _check_names(objects: Iterable[KubeObject], conf: DriverConf) -> None:

@@ -132,3 +132,11 @@ def test_pod_body_names_namespace_only_after_a_template_did():
                 "spec": {"containers": [{"name": "c"}]}}
     templated = render(prep({"spark.kubernetes.namespace": "jobs"}, driver_pod_template=template))
     assert templated.driver_pod_body["metadata"]["namespace"] == "jobs"
+
+
+def test_executor_pod_name_prefix_is_checked_up_front():
+    assert prep({"spark.kubernetes.executor.podNamePrefix": "etl-run"}).spark_conf
+    for bad in ["ETL", "a" * 238, "-x"]:
+        with pytest.raises(SparkConfError) as err:
+            prep({"spark.kubernetes.executor.podNamePrefix": bad})
+        assert err.value.key == "spark.kubernetes.executor.podNamePrefix"

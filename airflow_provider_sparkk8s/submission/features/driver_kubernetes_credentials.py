@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import base64
 
-from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.local_files import file_bytes
 from airflow_provider_sparkk8s.submission.podops import add_to_list, child, editable, volume_mount
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
@@ -31,20 +31,13 @@ def secret_name(conf: DriverConf) -> str:
     return naming.driver_resource_prefix(conf) + "-kubernetes-credentials"
 
 
-def _read_file(conf: DriverConf, key: str, path: str) -> bytes:
-    content = conf.local.files.get(path)
-    if content is None:
-        raise SparkConfError(key, path, "a readable regular file on the submitting machine")
-    return content
-
-
 def secret_data(conf: DriverConf) -> dict[str, str]:
     """Secret key -> base64 value, in Spark's order (client-key, client-cert, ca-cert, token)."""
     data: dict[str, str] = {}
     for suffix, secret_key in FILE_CREDENTIALS:
         path = conf.get(f"{PREFIX}.{suffix}")
         if path is not None:
-            content = _read_file(conf, f"{PREFIX}.{suffix}", path)
+            content = file_bytes(conf, f"{PREFIX}.{suffix}", path)
             data[secret_key] = base64.b64encode(content).decode("ascii")
     token = conf.get(f"{PREFIX}.oauthToken")
     if token is not None:
