@@ -1,0 +1,195 @@
+"""`make demo`: the SparkPi example DAG through the real Airflow, on a local control plane.
+
+Starts etcd, kube-apiserver, the controllers, the scheduler and KWOK (testenv), points a
+`spark_k8s_default` connection at them, and runs `airflow dags test spark_pi` with
+AIRFLOW_HOME in the repo's ignored `.airflow/` (SQLite). `dags test` runs the deferred task's
+trigger in-process, so the deferral is exercised too. Printed: the objects that appear in the
+cluster, every state change of the driver, the task's own lines, and the final XCom.
+Everything started here is stopped by its pid at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from testenv.controlplane import ControlPlane
+
+REPO = Path(__file__).resolve().parents[1]
+AIRFLOW_HOME = REPO / ".airflow"
+NAMESPACE = "spark-demo"
+DAG_ID = "spark_pi"
+# Lines of the Airflow run worth showing; the whole log is kept in .airflow/.
+INTERESTING = (
+    "Created ", "Submitted Spark application", "Spark application ", "Deferring", "Adopting",
+    "[driver]", "Deleting driver", "Keeping driver", "succeeded in", "Trigger fired", "ERROR",
+    "Task failed", "failed:",
+)  # fmt: skip
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def airflow_env(kubeconfig: Path) -> dict[str, str]:
+    connection = {
+        "conn_type": "spark_k8s",
+        "extra": {"kube_config_path": str(kubeconfig), "namespace": NAMESPACE},
+    }
+    return {
+        **os.environ,
+        "AIRFLOW_HOME": str(AIRFLOW_HOME),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{AIRFLOW_HOME / 'airflow.db'}",
+        "AIRFLOW_CONN_SPARK_K8S_DEFAULT": json.dumps(connection),
+    }
+
+
+def airflow(*args: str, env: dict[str, str], log: Path) -> int:
+    """Runs the airflow CLI of this venv; streams the interesting lines, keeps the rest."""
+    command = [str(Path(sys.executable).with_name("airflow")), *args]
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            sink.write(line)
+            if any(marker in line for marker in INTERESTING):
+                say("  airflow | " + _short(line))
+        return process.wait()
+
+
+def _short(line: str) -> str:
+    text = line.rstrip()
+    # structlog lines: "<time> [level] message [logger] loc=..." -> keep the message
+    if "] " in text:
+        text = text.split("] ", 1)[1]
+    for cut in (" [airflow.", " [airflow_provider_sparkk8s", " loc="):
+        if cut in text:
+            text = text.split(cut, 1)[0]
+    return text
+
+
+class ClusterWatcher:
+    """Prints pods, services and config maps as they appear and change in the namespace."""
+
+    def __init__(self, client: KubeClient):
+        self.client = client
+        self.stopped = threading.Event()
+        self.seen: dict[str, str] = {}
+        self.threads = [
+            threading.Thread(target=self._watch, args=(plural,), daemon=True)
+            for plural in ("pods", "services", "configmaps")
+        ]
+
+    def start(self) -> None:
+        for thread in self.threads:
+            thread.start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def _watch(self, plural: str) -> None:
+        path = f"/api/v1/namespaces/{NAMESPACE}/{plural}"
+        while not self.stopped.is_set():
+            try:
+                for event in self.client.watch(path, {"timeoutSeconds": "5"}):
+                    if self.stopped.is_set():
+                        return
+                    self._show(event)
+            except Exception as error:  # the demo keeps going; the watch only decorates it
+                if not self.stopped.is_set():
+                    say(f"  cluster | watch on {plural} interrupted: {error}")
+                    time.sleep(0.5)
+
+    def _show(self, event: dict[str, Any]) -> None:
+        obj = event.get("object") or {}
+        kind, metadata = obj.get("kind"), obj.get("metadata") or {}
+        if event.get("type") not in ("ADDED", "MODIFIED", "DELETED") or kind == "ConfigMap" and (
+            metadata.get("name") == "kube-root-ca.crt"
+        ):
+            return
+        key = f"{kind}/{metadata.get('name')}"
+        # A watch that restarts replays ADDED for what exists: show changes only.
+        kind_of_change = "gone" if event["type"] == "DELETED" else "present"
+        summary = kind_of_change if kind != "Pod" else f"{kind_of_change} {pod_summary(obj)}"
+        if self.seen.get(key) != summary:
+            label = "created" if key not in self.seen else "deleted" if event["type"] == "DELETED" else "now"
+            self.seen[key] = summary
+            detail = pod_summary(obj) if kind == "Pod" else ""
+            say(f"  cluster | {key} {label} {detail}".rstrip())
+
+
+def pod_summary(pod: dict[str, Any]) -> str:
+    status = pod.get("status") or {}
+    parts = [status.get("phase") or "-"]
+    for container in status.get("containerStatuses") or []:
+        for state, detail in (container.get("state") or {}).items():
+            reason = detail.get("reason") or ""
+            code = detail.get("exitCode")
+            parts.append(f"{container['name']}={state}{':' + reason if reason else ''}"
+                         f"{' exit ' + str(code) if code is not None else ''}")  # fmt: skip
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        parts.append("terminating")
+    return " ".join(parts)
+
+
+def final_xcoms() -> dict[str, Any]:
+    with sqlite3.connect(AIRFLOW_HOME / "airflow.db") as db:
+        rows = db.execute(
+            "SELECT key, value FROM xcom WHERE dag_id = ? AND task_id = ? "
+            "AND run_id = (SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1)",
+            (DAG_ID, DAG_ID, DAG_ID),
+        ).fetchall()
+    return {key: json.loads(value) if isinstance(value, str) else value for key, value in rows}
+
+
+def main() -> int:
+    started = time.monotonic()
+    AIRFLOW_HOME.mkdir(exist_ok=True)
+    say("Starting the local control plane (etcd, kube-apiserver, controllers, scheduler, KWOK)...")
+    plane = ControlPlane().start()
+    watcher: ClusterWatcher | None = None
+    try:
+        say(f"  control plane ready in {plane.startup_seconds:.1f}s at {plane.server}")
+        kubeconfig = plane.write_kubeconfig(AIRFLOW_HOME / "demo.kubeconfig", NAMESPACE)
+        client = KubeClient(kubeconfig_settings(str(kubeconfig)))
+        client.request("POST", "/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
+        watcher = ClusterWatcher(client)
+        watcher.start()
+        env = airflow_env(kubeconfig)
+        if not (AIRFLOW_HOME / "airflow.db").exists():
+            say("Creating the Airflow metadata database (SQLite, first run only)...")
+            if airflow("db", "migrate", env=env, log=AIRFLOW_HOME / "migrate.log") != 0:
+                say(f"airflow db migrate failed; see {AIRFLOW_HOME / 'migrate.log'}")
+                return 1
+        say(f"Running the {DAG_ID} DAG with `airflow dags test` (deferral runs in-process)...")
+        log = AIRFLOW_HOME / "demo-dags-test.log"
+        code = airflow("dags", "test", DAG_ID, env=env, log=log)
+        watcher.stop()
+        xcoms = final_xcoms()
+        say("Final XCom of the spark_pi task:")
+        say(json.dumps(xcoms.get("return_value") or xcoms.get("spark_application"), indent=2))
+        state = (xcoms.get("spark_application") or {}).get("state")
+        say(f"Full Airflow log: {log}")
+        say(f"Demo finished in {time.monotonic() - started:.1f}s: application {state}")
+        return 0 if code == 0 and state == "succeeded" else 1
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        plane.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
