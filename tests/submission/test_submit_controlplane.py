@@ -4,13 +4,17 @@ collection, the CLI waiting on KWOK-driven pods, and --kill / --status with glob
 from __future__ import annotations
 
 import io
+import secrets
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
-from kubernetes import client as k8s_client
 
 from airflow_provider_sparkk8s.cli.submit import run
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from tests.parity.scenarios import SCENARIO_DIR, load
 from tests.support.waiting import wait_for
 
@@ -30,6 +34,48 @@ REPRESENTATIVE = [
     "pyspark-python-env",
     "labels-annotations",
 ]
+# Our own client for set-up and assertions: plain dicts, as the API server stores them.
+
+
+@pytest.fixture
+def admin(control_plane) -> Iterator[KubeClient]:  # type: ignore[no-untyped-def]
+    settings = ClientSettings(
+        server=control_plane.server,
+        ca_file=str(control_plane.ca_file),
+        client_cert_file=str(control_plane.admin_cert_file),
+        client_key_file=str(control_plane.admin_key_file),
+    )
+    with KubeClient(settings) as client:
+        yield client
+
+
+@pytest.fixture
+def ns(admin: KubeClient) -> Iterator[str]:
+    name = f"submit-{secrets.token_hex(4)}"
+    admin.request("POST", "/api/v1/namespaces", json={"metadata": {"name": name}})
+    wait_for(
+        lambda: admin.request(
+            "GET", f"/api/v1/namespaces/{name}/serviceaccounts",
+            params={"fieldSelector": "metadata.name=default"},
+        ).get("items"),
+        30, f"service account {name}/default",
+    )  # fmt: skip
+    yield name
+    try:
+        admin.request("DELETE", f"/api/v1/namespaces/{name}")
+    except KubeApiError:
+        pass
+
+
+@pytest.fixture
+def kubeconfig(control_plane, ns: str, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    return control_plane.write_kubeconfig(tmp_path / "kubeconfig", ns)
+
+
+def items(admin: KubeClient, ns: str, plural: str, api: str = "/api/v1") -> list[dict]:
+    return admin.request("GET", f"{api}/namespaces/{ns}/{plural}").get("items") or []
+
+
 FAST = {"spark.kubernetes.driver.annotation.kwok.sparkk8s.io/run-ms": "300"}
 
 
@@ -53,83 +99,87 @@ def cli(argv: list[str], kubeconfig: Path, env: dict[str, str] | None = None):
 
 @pytest.mark.parametrize("name", REPRESENTATIVE)
 def test_stored_objects_are_owned_and_defaulted(
-    name: str, control_plane, namespace: str, kubeconfig: Path, kube_admin
+    name: str, control_plane, ns: str, kubeconfig: Path, admin: KubeClient
 ) -> None:
     scenario = load(SCENARIO_DIR / f"{name}.yaml")
-    core = k8s_client.CoreV1Api(kube_admin)
+    # The pod-templates scenario names a service account; admission wants it to exist.
+    admin.request(
+        "POST", f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "template-sa"}}
+    )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         scenario.materialise(tmp)
         argv = scenario.argv(f"k8s://{control_plane.server}", tmp)
-        argv += ["--conf", f"spark.kubernetes.namespace={namespace}"]
-        argv = _before_resource(argv, scenario)
+        # Our namespace goes in front of the primary resource (after it come app args).
+        at = len(argv) - len(scenario.args)
+        argv = [*argv[:at], "--conf", f"spark.kubernetes.namespace={ns}", *argv[at:]]
         outcome, _, err = cli(argv, kubeconfig, scenario.environment(tmp))
     assert outcome.exit_code == 0, err
-    pods = core.list_namespaced_pod(namespace, label_selector="spark-role=driver").items
+    pods = items(admin, ns, "pods")
     assert len(pods) == 1
     pod = pods[0]
     # Defaults the API server applied to what we sent.
-    assert pod.spec.dns_policy == "ClusterFirst"
-    assert pod.spec.service_account_name  # "default" unless the scenario set one
-    spark = pod.spec.containers[-1]
-    assert spark.termination_message_path == "/dev/termination-log"
-    assert pod.spec.restart_policy == "Never"
+    assert pod["spec"]["dnsPolicy"] == "ClusterFirst"
+    assert pod["spec"]["serviceAccountName"]  # "default" unless the scenario named one
+    assert pod["spec"]["restartPolicy"] == "Never"
+    spark = pod["spec"]["containers"][-1]
+    assert "driver" in spark["args"]  # Spark's container is last, after any side-cars
+    assert spark["terminationMessagePath"] == "/dev/termination-log"
     owned = [
-        *core.list_namespaced_config_map(namespace).items,
-        *core.list_namespaced_service(namespace).items,
-        *core.list_namespaced_secret(namespace).items,
-        *core.list_namespaced_persistent_volume_claim(namespace).items,
+        *items(admin, ns, "configmaps"),
+        *items(admin, ns, "services"),
+        *items(admin, ns, "secrets"),
+        *items(admin, ns, "persistentvolumeclaims"),
+        *items(admin, ns, "networkpolicies", "/apis/networking.k8s.io/v1"),
     ]
-    owned = [o for o in owned if o.metadata.owner_references]
-    assert any(o.metadata.name.endswith("-conf-map") for o in owned)
+    owned = [o for o in owned if o["metadata"].get("ownerReferences")]
+    assert any(o["metadata"]["name"].endswith("-conf-map") for o in owned)
     for obj in owned:
-        (owner,) = obj.metadata.owner_references
-        assert (owner.kind, owner.name, owner.uid, owner.controller) == (
-            "Pod", pod.metadata.name, pod.metadata.uid, True,
-        )  # fmt: skip
-        managers = {entry.manager for entry in obj.metadata.managed_fields or []}
-        assert "sparkk8s" in managers
-    service = next(o for o in owned if isinstance(o, k8s_client.V1Service))
-    assert service.spec.cluster_ip == "None"
-
-
-def _before_resource(argv: list[str], scenario) -> list[str]:
-    """Move the trailing --conf we added in front of the primary resource."""
-    extra = argv[-2:]
-    start = len(argv) - 2 - len(scenario.args)
-    return [*argv[:start], *extra, *argv[start:-2]]
+        (owner,) = obj["metadata"]["ownerReferences"]
+        assert owner == {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": pod["metadata"]["name"],
+            "uid": pod["metadata"]["uid"],
+            "controller": True,
+        }
+        managers = {entry["manager"] for entry in obj["metadata"].get("managedFields") or []}
+        assert managers == {"sparkk8s"}
+    (service,) = [o for o in owned if "clusterIP" in o.get("spec", {})]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["sessionAffinity"] == "None"  # server default
+    assert any(p["protocol"] == "TCP" for p in service["spec"]["ports"])  # server default
 
 
 def test_deleting_the_driver_collects_everything(
-    control_plane, namespace: str, kubeconfig: Path, kube_admin
+    control_plane, ns: str, kubeconfig: Path, admin: KubeClient
 ) -> None:
-    core = k8s_client.CoreV1Api(kube_admin)
     argv = submit_argv(
         control_plane.server,
-        namespace,
+        ns,
         {**FAST, "spark.kubernetes.submission.waitAppCompletion": "false"},
         ["--name", "gc-me", "--class", "M", "local:///opt/app.jar"],
     )
     outcome, _, err = cli(argv, kubeconfig)
     assert outcome.exit_code == 0, err
-    (pod,) = core.list_namespaced_pod(namespace).items
-    assert core.list_namespaced_service(namespace).items
-    core.delete_namespaced_pod(pod.metadata.name, namespace)
+    (pod,) = items(admin, ns, "pods")
+    assert items(admin, ns, "services")
+    admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod['metadata']['name']}")
 
     def all_collected() -> bool:
         maps = [
-            m for m in core.list_namespaced_config_map(namespace).items
-            if m.metadata.name != "kube-root-ca.crt"
+            m for m in items(admin, ns, "configmaps")
+            if m["metadata"]["name"] != "kube-root-ca.crt"
         ]  # fmt: skip
-        return not maps and not core.list_namespaced_service(namespace).items
+        policies = items(admin, ns, "networkpolicies", "/apis/networking.k8s.io/v1")
+        return not maps and not policies and not items(admin, ns, "services")
+
     wait_for(all_collected, 60, "the garbage collector to remove the owned objects")
 
 
-def test_cli_waits_and_exits_zero_on_success(
-    control_plane, namespace: str, kubeconfig: Path
-) -> None:
+def test_cli_waits_and_exits_zero_on_success(control_plane, ns: str, kubeconfig: Path) -> None:
     argv = submit_argv(
-        control_plane.server, namespace, FAST,
+        control_plane.server, ns, FAST,
         ["--name", "waits", "--class", "M", "local:///opt/app.jar"],
     )  # fmt: skip
     outcome, _, err = cli(argv, kubeconfig)
@@ -139,11 +189,11 @@ def test_cli_waits_and_exits_zero_on_success(
 
 
 def test_cli_exits_non_zero_when_the_driver_fails(
-    control_plane, namespace: str, kubeconfig: Path
+    control_plane, ns: str, kubeconfig: Path
 ) -> None:
     conf = {**FAST, "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/exit-code": "3"}
     argv = submit_argv(
-        control_plane.server, namespace, conf,
+        control_plane.server, ns, conf,
         ["--name", "fails", "--class", "M", "local:///opt/app.jar"],
     )  # fmt: skip
     outcome, _, err = cli(argv, kubeconfig)
@@ -152,26 +202,28 @@ def test_cli_exits_non_zero_when_the_driver_fails(
     assert outcome.state.exit_code == 3
 
 
-def test_kill_and_status_with_globs(control_plane, namespace: str, kubeconfig: Path, kube_admin):
-    core = k8s_client.CoreV1Api(kube_admin)
+def test_kill_and_status_with_globs(
+    control_plane, ns: str, kubeconfig: Path, admin: KubeClient
+) -> None:
     hold = {
         "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/hold": "true",
         "spark.kubernetes.submission.waitAppCompletion": "false",
     }
     for name in ("alpha-job", "alpha-job", "beta-job"):
         argv = submit_argv(
-            control_plane.server, namespace, hold, ["--name", name, "--class", "M", "local:///a.jar"]
+            control_plane.server, ns, hold, ["--name", name, "--class", "M", "local:///a.jar"]
         )
         assert cli(argv, kubeconfig)[0].exit_code == 0
     base = ["--master", f"k8s://{control_plane.server}"]
-    outcome, out, _ = cli([*base, "--status", f"{namespace}:alpha-job-*"], kubeconfig)
-    assert outcome.exit_code == 0 and out.count(f"{namespace}:alpha-job-") == 2
-    outcome, out, _ = cli([*base, "--kill", f"{namespace}:alpha-*"], kubeconfig)
+    outcome, out, _ = cli([*base, "--status", f"{ns}:alpha-job-*"], kubeconfig)
+    assert outcome.exit_code == 0 and out.count(f"{ns}:alpha-job-") == 2
+    outcome, out, _ = cli([*base, "--kill", f"{ns}:alpha-*"], kubeconfig)
     assert outcome.exit_code == 0 and out.count("Deleting driver pod") == 2
 
     def only_beta_left() -> bool:
-        names = [p.metadata.name for p in core.list_namespaced_pod(namespace).items]
+        names = [p["metadata"]["name"] for p in items(admin, ns, "pods")]
         return len(names) == 1 and names[0].startswith("beta-job-")
+
     wait_for(only_beta_left, 60, "the killed drivers to go")
-    outcome, out, _ = cli([*base, "--kill", f"{namespace}:nothing-*"], kubeconfig)
+    outcome, out, _ = cli([*base, "--kill", f"{ns}:nothing-*"], kubeconfig)
     assert outcome.exit_code == 1 and "No applications found." in out
