@@ -1,0 +1,348 @@
+"""The operator in a real Airflow 3 process (`dag.test()` in a subprocess, SQLite) against the
+real API server, with KWOK moving the driver through its phases.
+
+One DAG holds the independent scenarios (Airflow runs its tasks one after the other, the
+deferred ones through the trigger in-process), so one Airflow start-up serves them all; the
+scenarios that kill or race processes get their own runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from airflow_provider_sparkk8s.operators.task_identity import TaskInstanceRef, driver_pod_name
+from tests.operators.airflow_harness import (
+    LOGICAL_DATE,
+    AirflowHome,
+    dag_source,
+    migrate_template,
+    operator_source,
+)
+from tests.support.kube import request
+from tests.support.pods import HOLD, get_pod, phase, wait_for_pod, wait_for_pod_gone
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(1500)]
+
+RUN_ID = f"manual__{LOGICAL_DATE}"
+ANNOTATION = "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/"
+PLANTED_CONF_SECRET = "planted-s3-secret-4b1d9e"
+PLANTED_ENV_SECRET = "planted-env-token-77c2a0"
+COMMON = {
+    "application": "local:///opt/spark/examples/jars/spark-examples.jar",
+    "java_class": "org.apache.spark.examples.SparkPi",
+    "image": "apache/spark:4.0.1",
+    "spark_version": "4.0.1",
+    "poll_interval": 0.5,
+}
+
+
+def task(**overrides: Any) -> dict[str, Any]:
+    kwargs = {**COMMON, **overrides}
+    conf = dict(kwargs.pop("conf", {}))
+    for key, value in kwargs.pop("kwok", {}).items():
+        conf[ANNOTATION + key] = value
+    kwargs["conf"] = conf
+    return kwargs
+
+
+def pods_of(api, namespace: str, dag_id: str, task_id: str) -> list[dict]:
+    selector = f"sparkk8s.io/dag-id={dag_id},sparkk8s.io/task-id={task_id},spark-role=driver"
+    listing = request(api, "GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={selector}")
+    return listing["items"]
+
+
+def expected_pod(dag_id: str, task_id: str, submission: int = 1, name: str | None = None) -> str:
+    return driver_pod_name(name or task_id, TaskInstanceRef(dag_id, task_id, RUN_ID), submission)
+
+
+@pytest.fixture(scope="session")
+def airflow_template(tmp_path_factory) -> Path:
+    return migrate_template(tmp_path_factory.mktemp("airflow-template"))
+
+
+def inline_kubeconfig(control_plane, namespace: str) -> tuple[str, list[str]]:
+    """The admin kubeconfig with the client key inline, and pieces of that key to look for."""
+    document = json.loads(control_plane.write_kubeconfig(Path(control_plane.workdir) / f"{namespace}.kc", namespace).read_text())
+    user = document["users"][0]["user"]
+    key_pem = Path(user.pop("client-key")).read_text()
+    cert_pem = Path(user.pop("client-certificate")).read_text()
+    user["client-key-data"] = base64.b64encode(key_pem.encode()).decode()
+    user["client-certificate-data"] = base64.b64encode(cert_pem.encode()).decode()
+    key_body = "".join(line for line in key_pem.splitlines() if "-----" not in line)
+    secrets = [key_body[20:60], key_body[-60:-20], user["client-key-data"][20:60]]
+    return yaml.safe_dump(document), secrets
+
+
+@pytest.fixture
+def home(tmp_path, airflow_template, control_plane, namespace) -> AirflowHome:
+    content, secrets = inline_kubeconfig(control_plane, namespace)
+    connection = {"conn_type": "spark_k8s", "extra": {"kube_config": content, "namespace": namespace}}
+    airflow_home = AirflowHome(tmp_path / "airflow", airflow_template, connection)
+    airflow_home.secrets = secrets  # type: ignore[attr-defined]
+    return airflow_home
+
+
+SCENARIOS = {
+    # deferrable; secrets planted in conf and env_vars; link template from the config
+    "succeeds": task(
+        deferrable=True, kwok={"run-ms": "1500"}, on_finish_action="delete_succeeded_pod",
+        conf={"spark.hadoop.fs.s3a.secret.key": PLANTED_CONF_SECRET},
+        env_vars={"API_TOKEN": PLANTED_ENV_SECRET},
+    ),
+    "fails_with_exit_code": task(
+        deferrable=True, on_finish_action="delete_succeeded_pod",
+        kwok={"run-ms": "800", "exit-code": "3", "reason": "Error", "message": "Job aborted: stage 2 failed"},
+    ),
+    "oom_killed": task(
+        deferrable=False, on_finish_action="delete_pod",
+        kwok={"run-ms": "800", "exit-code": "137", "reason": "OOMKilled"},
+    ),
+    "image_pull_timeout": task(
+        deferrable=True, image="registry.invalid/does-not-exist:1", startup_timeout=6,
+        on_finish_action="keep_pod",
+    ),
+    "unschedulable_timeout": task(
+        deferrable=False, startup_timeout=6, on_finish_action="keep_pod",
+        conf={"spark.kubernetes.node.selector.sparkk8s-test": "nowhere"},
+    ),
+    "dry_run": task(dry_run=True, conf={"spark.hadoop.fs.s3a.secret.key": PLANTED_CONF_SECRET}),
+    "keeps_pod": task(deferrable=False, on_finish_action="keep_pod", kwok={"run-ms": "500"}),
+}  # fmt: skip
+
+
+@pytest.fixture
+def scenarios_run(home):
+    tasks = "".join(operator_source(task_id, kwargs) for task_id, kwargs in SCENARIOS.items())
+    home.write_dag("spark_scenarios", dag_source("spark_scenarios", tasks))
+    link = {"AIRFLOW__SPARKK8S__SPARK_UI_URL_TEMPLATE": "https://spark.example/{namespace}/{driver_pod}/"}
+    return home.run("spark_scenarios", timeout=1200, extra_env=link)
+
+
+def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, namespace):
+    run = scenarios_run
+    dag = "spark_scenarios"
+    assert run.db, f"the Airflow run produced no DB dump:\n{run.output[-6000:]}"
+    states = {ti["task_id"]: ti["state"] for ti in run.db["task_instances"]}
+    assert states == {
+        "succeeds": "success", "fails_with_exit_code": "failed", "oom_killed": "failed",
+        "image_pull_timeout": "failed", "unschedulable_timeout": "failed", "dry_run": "success",
+        "keeps_pod": "success",
+    }, run.output[-8000:]  # fmt: skip
+
+    # success, through the trigger: the XCom values, cleanup, owner references
+    result = run.xcom("succeeds")
+    pod = expected_pod(dag, "succeeds")
+    assert re.fullmatch(r"spark-[0-9a-f]{32}", result["application_id"])
+    assert result["namespace"] == namespace and result["driver_pod"] == pod
+    assert result["submission_id"] == f"{namespace}:{pod}"
+    assert (result["state"], result["status"], result["exit_code"]) == ("succeeded", "success", 0)
+    assert result["duration_seconds"] >= 1.0
+    assert result["executors"] == {"counts": {}, "failures": []}
+    assert result["adopted"] is False
+    assert run.xcom("succeeds", "spark_application")["state"] == "succeeded"
+    assert run.xcom("succeeds", "_link_SparkUiLink") == f"https://spark.example/{namespace}/{pod}/"
+    assert not run.xcom("succeeds", "_link_DriverPodLink")
+    assert "[DAG TEST] running trigger in line" in run.output
+    wait_for_pod_gone(kube_admin, namespace, pod)
+
+    def owned_objects_gone() -> bool:
+        services = request(kube_admin, "GET", f"/api/v1/namespaces/{namespace}/services")["items"]
+        maps = request(kube_admin, "GET", f"/api/v1/namespaces/{namespace}/configmaps")["items"]
+        ours = [m for m in maps if m["metadata"]["name"].startswith("spark-drv-")]
+        owners = {o["name"] for obj in services + ours for o in obj["metadata"].get("ownerReferences", [])}
+        return pod not in owners
+
+    wait_for(owned_objects_gone, 60, "the garbage collector removing the Service and ConfigMap")
+
+    # failure with an exit code, a reason and a message; kept on failure
+    failed = run.xcom("fails_with_exit_code", "spark_application")
+    assert (failed["status"], failed["exit_code"], failed["reason"]) == ("failed", 3, "Error")
+    assert "Error, exit code 3: Job aborted: stage 2 failed" in run.output
+    kept = pods_of(kube_admin, namespace, dag, "fails_with_exit_code")
+    assert [p["metadata"]["name"] for p in kept] == [expected_pod(dag, "fails_with_exit_code")]
+
+    # OOMKilled, waiting in the worker; delete_pod removes it even on failure
+    oom = run.xcom("oom_killed", "spark_application")
+    assert (oom["reason"], oom["exit_code"]) == ("OOMKilled", 137)
+    assert "OOMKilled, exit code 137" in run.output
+    assert pods_of(kube_admin, namespace, dag, "oom_killed") == []
+
+    # the driver never starts: each timeout names its reason, and the driver is deleted
+    pull = run.xcom("image_pull_timeout", "spark_application")
+    assert (pull["status"], pull["reason"]) == ("timeout", "StartupTimeout")
+    assert re.search(r"StartupTimeout: the driver did not start within 6s \(pending, ImagePullBackOff", run.output)
+    unschedulable = run.xcom("unschedulable_timeout", "spark_application")
+    assert (unschedulable["status"], unschedulable["reason"]) == ("timeout", "StartupTimeout")
+    assert re.search(r"did not start within 6s \(pending, Unschedulable: 0/\d+ nodes are available", run.output)
+    for task_id in ("image_pull_timeout", "unschedulable_timeout"):
+        assert pods_of(kube_admin, namespace, dag, task_id) == [], task_id
+
+    # dry run: YAML in the log, nothing in the cluster
+    assert "Dry run: 3 objects of application" in run.output
+    assert "spark.hadoop.fs.s3a.secret.key=*********(redacted)" in run.output
+    assert pods_of(kube_admin, namespace, dag, "dry_run") == []
+    assert run.xcom("dry_run")["dry_run"] is True
+
+    # keep_pod keeps a succeeded driver
+    assert [p["status"]["phase"] for p in pods_of(kube_admin, namespace, dag, "keeps_pod")] == ["Succeeded"]
+
+    # secrets: the inline client key and the planted values appear nowhere Airflow keeps
+    everything = run.everything()
+    for secret in [*home.secrets, PLANTED_CONF_SECRET, PLANTED_ENV_SECRET]:
+        assert secret not in everything, f"secret {secret[:6]}... leaked"
+    assert run.db["rendered_fields"], "no rendered fields were stored"
+    assert run.db["triggers"], "no trigger row was stored"
+
+
+PAUSING_OPERATOR = '''
+import os
+import time
+from pathlib import Path
+
+
+class PausingOperator(SparkK8sSubmitOperator):
+    """Stops between the driver's creation and the deferral, for the kill test."""
+
+    def _publish(self, context, app):
+        super()._publish(context, app)
+        marker = os.environ.get("PAUSE_MARKER")
+        if marker:
+            Path(marker).write_text(app.driver_pod)
+            time.sleep(3600)
+'''
+
+
+def test_reattach_after_the_worker_is_killed_between_creation_and_deferral(home, kube_admin, namespace, tmp_path):
+    dag = "spark_reattach"
+    kwargs = task(deferrable=True, on_finish_action="keep_pod", kwok={"hold": "true", "run-ms": "300"})
+    home.write_dag(dag, dag_source(dag, operator_source("job", kwargs, "PausingOperator"), PAUSING_OPERATOR))
+    marker = tmp_path / "paused"
+    first = home.start(dag, {"PAUSE_MARKER": str(marker)})
+    wait_for(marker.exists, 600, "the first attempt to create its driver and pause")
+    first.kill()
+    pod = marker.read_text()
+    assert pod == expected_pod(dag, "job")
+    wait_for_pod(kube_admin, namespace, pod, lambda p: phase(p) == "Running", 60, "driver running")
+
+    second = home.start(dag)
+    second.wait_for_output("instead of submitting again", 600)
+    request(kube_admin, "PATCH", f"/api/v1/namespaces/{namespace}/pods/{pod}",
+            {"metadata": {"annotations": {HOLD: "false"}}}, content_type="application/merge-patch+json")  # fmt: skip
+    run = second.finish(600)
+    assert run.state("job") == "success", run.output[-6000:]
+    result = run.xcom("job")
+    assert result["adopted"] is True and result["driver_pod"] == pod
+    drivers = pods_of(kube_admin, namespace, dag, "job")
+    assert [p["metadata"]["name"] for p in drivers] == [pod]  # never a second driver
+    assert drivers[0]["metadata"]["labels"]["sparkk8s.io/submission"] == "1"
+
+
+BARRIER_OPERATOR = '''
+import os
+import time
+from pathlib import Path
+
+
+class BarrierOperator(SparkK8sSubmitOperator):
+    """Both racers list the task instance's drivers before either submits."""
+
+    def _list_drivers(self, client, ref, namespace):
+        pods = super()._list_drivers(client, ref, namespace)
+        barrier = Path(os.environ["BARRIER_DIR"])
+        (barrier / str(os.getpid())).write_text("listed")
+        deadline = time.monotonic() + 600
+        while len(list(barrier.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return pods
+'''
+
+
+def test_two_concurrent_attempts_of_one_task_instance_make_one_driver(
+    tmp_path, airflow_template, control_plane, namespace, kube_admin
+):
+    dag = "spark_race"
+    content, _ = inline_kubeconfig(control_plane, namespace)
+    connection = {"conn_type": "spark_k8s", "extra": {"kube_config": content, "namespace": namespace}}
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    kwargs = task(deferrable=True, on_finish_action="keep_pod", kwok={"run-ms": "1500"})
+    source = dag_source(dag, operator_source("job", kwargs, "BarrierOperator"), BARRIER_OPERATOR)
+    homes = [AirflowHome(tmp_path / f"worker{i}", airflow_template, connection) for i in (1, 2)]
+    for airflow_home in homes:
+        airflow_home.write_dag(dag, source)
+    racers = [airflow_home.start(dag, {"BARRIER_DIR": str(barrier)}) for airflow_home in homes]
+    runs = [racer.finish(900) for racer in racers]
+    for run in runs:
+        assert run.state("job") == "success", run.output[-6000:]
+    results = [run.xcom("job") for run in runs]
+    assert results[0]["driver_pod"] == results[1]["driver_pod"] == expected_pod(dag, "job")
+    assert results[0]["application_id"] == results[1]["application_id"]
+    assert sorted(r["adopted"] for r in results) == [False, True]
+    assert len(pods_of(kube_admin, namespace, dag, "job")) == 1
+    assert any("409" in run.output or "Another worker submitted" in run.output for run in runs)
+
+
+def test_on_kill_in_the_worker_deletes_the_driver(home, kube_admin, namespace):
+    dag = "spark_kill_worker"
+    kwargs = task(deferrable=False, on_finish_action="keep_pod", kwok={"hold": "true"})
+    home.write_dag(dag, dag_source(dag, operator_source("job", kwargs)))
+    pod = expected_pod(dag, "job")
+    run = home.start(dag)
+    wait_for(lambda: get_pod(kube_admin, namespace, pod), 600, "the driver pod")
+    wait_for_pod(kube_admin, namespace, pod, lambda p: phase(p) == "Running", 60, "driver running")
+    run.wait_for_output("Spark application", 120)  # the worker is following it
+    run.signal(signal.SIGTERM)  # what Airflow's supervisor sends when the task is killed
+    wait_for_pod_gone(kube_admin, namespace, pod, 60)
+    result = run.finish(300)
+    assert f"Deleted driver pod {namespace}:{pod}" in result.output
+    assert result.state("job") == "failed"
+
+
+def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel(
+    monkeypatch, kubeconfig, namespace, kube_admin
+):
+    """Airflow 3.3 cancels a deferred task's trigger with a user-action message when a user
+    marks the task failed or clears it; the TriggerRunner then awaits `trigger.on_kill()`."""
+    from airflow.jobs.triggerer_job_runner import _USER_ACTION_CANCEL_MSG, TriggerRunner
+    from airflow.sdk._shared.module_loading import import_string
+    from airflow.sdk.exceptions import TaskDeferred
+
+    from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+    from tests.operators.fakes import FakeTaskInstance
+
+    monkeypatch.setenv("AIRFLOW_DISABLE_GREENBACK_PORTAL", "true")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_K8S_DEFAULT",
+        json.dumps({"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}),
+    )
+    operator = SparkK8sSubmitOperator(task_id="killed_deferred", **task(deferrable=True, kwok={"hold": "true"}))
+    with pytest.raises(TaskDeferred) as deferred:
+        operator.execute({"ti": FakeTaskInstance(dag_id="kill_dag", task_id="killed_deferred")})
+    classpath, kwargs = deferred.value.trigger.serialize()
+    trigger = import_string(classpath)(**kwargs)  # rebuilt from its kwargs, as the triggerer does
+    pod = kwargs["driver_pod_name"]
+    wait_for_pod(kube_admin, namespace, pod, lambda p: phase(p) == "Running", 60, "driver running")
+
+    async def run_and_cancel() -> None:
+        runner = TriggerRunner()
+        runner.triggers[1] = {"task": None, "name": "killed_deferred", "events": 0, "is_watcher": False}
+        running = asyncio.create_task(runner.run_trigger(1, trigger))
+        runner.triggers[1]["task"] = running
+        await asyncio.sleep(0)  # let it subscribe; the pod stays Running (hold)
+        runner.to_cancel.append(1)
+        await runner.cancel_triggers()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(run_and_cancel())
+    wait_for_pod_gone(kube_admin, namespace, pod, 60)
