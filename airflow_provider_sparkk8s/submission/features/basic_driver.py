@@ -59,7 +59,6 @@ def driver_labels(conf: DriverConf) -> dict[str, str]:
         "spark-app-name": naming.app_name_label(naming.app_name(conf)),
         "spark-role": "driver",
     }
-    cv.validate_labels("spark.app.name -> label ", {"spark-app-name": presets["spark-app-name"]})
     return {**user, **presets}
 
 
@@ -95,33 +94,31 @@ def pull_policy(conf: DriverConf) -> str:
     return policy  # type: ignore[return-value]
 
 
-def _port(conf: DriverConf, key: str, default: int) -> int:
-    port = cv.get_int(conf, key, default, trim=False)
-    if not 1 <= port <= 65535:
-        raise SparkConfError(key, str(port), "a port between 1 and 65535")
-    return port
+def port(conf: DriverConf, key: str, default: int, *, trim: bool = False) -> int:
+    # Spark reads most ports raw (`getInt`, no trim); spark.ui.port is a typed (trimmed) conf.
+    value = cv.get_int(conf, key, default, trim=trim)
+    if not 1 <= value <= 65535:
+        raise SparkConfError(key, str(value), "a port between 1 and 65535")
+    return value
 
 
 def driver_port(conf: DriverConf) -> int:
-    return _port(conf, "spark.driver.port", DEFAULT_DRIVER_PORT)
+    return port(conf, "spark.driver.port", DEFAULT_DRIVER_PORT)
 
 
 def container_block_manager_port(conf: DriverConf) -> int:
     # The container honours spark.blockManager.port as a fallback; the Service does not.
     if conf.contains("spark.driver.blockManager.port"):
-        return _port(conf, "spark.driver.blockManager.port", DEFAULT_BLOCK_MANAGER_PORT)
-    return _port(conf, "spark.blockManager.port", DEFAULT_BLOCK_MANAGER_PORT)
+        return port(conf, "spark.driver.blockManager.port", DEFAULT_BLOCK_MANAGER_PORT)
+    return port(conf, "spark.blockManager.port", DEFAULT_BLOCK_MANAGER_PORT)
 
 
 def ui_port(conf: DriverConf) -> int:
-    port = cv.get_int(conf, "spark.ui.port", DEFAULT_UI_PORT)
-    if not 1 <= port <= 65535:
-        raise SparkConfError("spark.ui.port", str(port), "a port between 1 and 65535")
-    return port
+    return port(conf, "spark.ui.port", DEFAULT_UI_PORT, trim=True)
 
 
 def connect_port(conf: DriverConf) -> int:
-    return _port(conf, "spark.connect.grpc.binding.port", DEFAULT_CONNECT_PORT)
+    return port(conf, "spark.connect.grpc.binding.port", DEFAULT_CONNECT_PORT)
 
 
 def default_overhead_factor(conf: DriverConf) -> float:
@@ -245,7 +242,7 @@ def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
     add_to_list(
         container,
         ("ports",),
-        ({"name": name, "containerPort": port, "protocol": "TCP"} for name, port in ports),
+        ({"name": name, "containerPort": number, "protocol": "TCP"} for name, number in ports),
     )
     add_to_list(
         container,

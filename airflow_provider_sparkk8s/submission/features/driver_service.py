@@ -28,12 +28,7 @@ def check_no_driver_address(conf: DriverConf) -> None:
 
 def service_block_manager_port(conf: DriverConf) -> int:
     # Unlike the container, the Service ignores spark.blockManager.port (as Spark does).
-    port = cv.get_int(conf, "spark.driver.blockManager.port", 7079, trim=False)
-    if not 1 <= port <= 65535:
-        raise SparkConfError(
-            "spark.driver.blockManager.port", str(port), "a port between 1 and 65535"
-        )
-    return port
+    return basic_driver.port(conf, "spark.driver.blockManager.port", 7079)
 
 
 def _choice(conf: DriverConf, key: str, default: str, allowed: tuple[str, ...]) -> str:
