@@ -201,12 +201,12 @@ def admin_api(plane: Any) -> Any:
 
 
 def create_pods(plane: Any, namespace: str, count: int) -> list[str]:
+    from tests.support.kube import request
     from tests.support.pods import HOLD, create, pod_manifest
     from tests.support.waiting import wait_for
 
     api = admin_api(plane)
-    api.call_api("/api/v1/namespaces", "POST", body={"metadata": {"name": namespace}},
-                 auth_settings=["BearerToken"], _preload_content=False)
+    request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     wait_for(lambda: service_account_ready(api, namespace), 60, "default service account")
     names = [f"bench-{index}-driver" for index in range(count)]
 
@@ -222,16 +222,16 @@ def create_pods(plane: Any, namespace: str, count: int) -> list[str]:
 
 
 def service_account_ready(api: Any, namespace: str) -> bool:
-    body = api.call_api(f"/api/v1/namespaces/{namespace}/serviceaccounts", "GET",
-                        auth_settings=["BearerToken"], response_type="object",
-                        _return_http_data_only=True)
+    from tests.support.kube import request
+
+    body = request(api, "GET", f"/api/v1/namespaces/{namespace}/serviceaccounts")
     return any(item["metadata"]["name"] == "default" for item in body.get("items", []))
 
 
 def running_count(api: Any, namespace: str) -> int:
-    body = api.call_api(f"/api/v1/namespaces/{namespace}/pods", "GET",
-                        auth_settings=["BearerToken"], response_type="object",
-                        _return_http_data_only=True)
+    from tests.support.kube import request
+
+    body = request(api, "GET", f"/api/v1/namespaces/{namespace}/pods")
     return sum(1 for item in body.get("items", []) if item.get("status", {}).get("phase") == "Running")
 
 

@@ -9,6 +9,7 @@ from airflow.exceptions import TaskDeferred
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
+from tests.support.kube import request
 from tests.support.pods import EXIT_CODE, HOLD, RUN_MS, create, phase, wait_for_pod
 from tests.support.waiting import wait_for
 from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
@@ -60,9 +61,7 @@ async def test_deferrable_mode_hands_the_wait_to_the_trigger(conn_id, namespace,
 
     task = asyncio.create_task(first_event())
     await asyncio.to_thread(
-        kube_admin.call_api, f"/api/v1/namespaces/{namespace}/pods/def-driver", "PATCH",
-        header_params={"Content-Type": "application/merge-patch+json"},
-        body={"metadata": {"annotations": {HOLD: "false", RUN_MS: "200"}}},
-        auth_settings=["BearerToken"], _preload_content=False)
+        request, kube_admin, "PATCH", f"/api/v1/namespaces/{namespace}/pods/def-driver",
+        {"metadata": {"annotations": {HOLD: "false", RUN_MS: "200"}}}, "application/merge-patch+json")
     payload = await asyncio.wait_for(task, 60)
     assert sensor.execute_complete({}, payload)["state"] == "succeeded"

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from tests.support.kube import request
 from tests.support.pods import (
     EXIT_CODE,
     HOLD,
@@ -20,6 +21,7 @@ from tests.support.pods import (
     phase,
     wait_for_pod,
 )
+from tests.support.waiting import wait_for
 from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
@@ -114,9 +116,7 @@ async def test_driver_deleted_meanwhile_is_a_failure(conn_id, namespace, kube_ad
     while trigger.last_state is None or trigger.last_state.state != "running":
         assert time.monotonic() < deadline, "trigger never saw the running driver"
         await asyncio.sleep(0.05)
-    await asyncio.to_thread(
-        kube_admin.call_api, f"/api/v1/namespaces/{namespace}/pods/held-driver", "DELETE",
-        auth_settings=["BearerToken"], _preload_content=False)
+    await asyncio.to_thread(request, kube_admin, "DELETE", f"/api/v1/namespaces/{namespace}/pods/held-driver")
     payload = await task
     assert (payload["status"], payload["reason"]) == ("failed", "DriverPodNotFound")
 
@@ -130,6 +130,9 @@ async def test_on_kill_deletes_the_driver(conn_id, namespace, kube_admin):
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("kill-driver", app, annotations={HOLD: "true"}))
     await make_trigger(conn_id, namespace, app, "kill-driver").on_kill()
-    await asyncio.to_thread(
-        wait_for_pod, kube_admin, namespace, "kill-driver",
-        lambda p: bool(p["metadata"].get("deletionTimestamp")), 30, "being deleted")
+
+    def deleted_or_deleting():
+        pod = get_pod(kube_admin, namespace, "kill-driver")
+        return pod is None or bool(pod["metadata"].get("deletionTimestamp"))
+
+    await asyncio.to_thread(wait_for, deleted_or_deleting, 30, "the driver to be deleted")

@@ -10,6 +10,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from tests.support.kube import request
 from tests.support.pods import EXIT_CODE, HOLD, RUN_MS, create
 from tests.triggers.spark_pods import new_app_id, spark_pod
 
@@ -45,9 +46,8 @@ def create_held_apps(api: ApiClient, namespace: str, count: int, prefix: str = "
 
 
 def all_running(api: ApiClient, namespace: str, count: int) -> bool:
-    response = api.call_api(
-        f"/api/v1/namespaces/{namespace}/pods", "GET", query_params=[("labelSelector", "spark-role=driver")],
-        auth_settings=["BearerToken"], response_type="object", _return_http_data_only=True)
+    response = request(api, "GET", f"/api/v1/namespaces/{namespace}/pods",
+                       params={"labelSelector": "spark-role=driver"})
     phases = [item.get("status", {}).get("phase") for item in response.get("items", [])]
     return len(phases) == count and all(p == "Running" for p in phases)
 
@@ -55,11 +55,8 @@ def all_running(api: ApiClient, namespace: str, count: int) -> bool:
 def release(api: ApiClient, namespace: str, app: TrackedApp) -> None:
     """Lets KWOK end the driver: Succeeded, or Failed with the app's exit code."""
     annotations = {HOLD: "false", RUN_MS: "100", EXIT_CODE: str(app.exit_code)}
-    api.call_api(
-        f"/api/v1/namespaces/{namespace}/pods/{app.driver}", "PATCH",
-        header_params={"Content-Type": "application/merge-patch+json"},
-        body={"metadata": {"annotations": annotations}},
-        auth_settings=["BearerToken"], _preload_content=False)
+    request(api, "PATCH", f"/api/v1/namespaces/{namespace}/pods/{app.driver}",
+            {"metadata": {"annotations": annotations}}, "application/merge-patch+json")
 
 
 def start_triggers(fleet: Fleet, conn_id: str, **settings: Any) -> None:
