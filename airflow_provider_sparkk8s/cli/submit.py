@@ -30,14 +30,19 @@ from airflow_provider_sparkk8s.kube.client import KubeClient
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.settings import spark_submit_settings
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
-from airflow_provider_sparkk8s.submission import local_inputs, naming, render
+from airflow_provider_sparkk8s.submission import local_inputs, naming, pod_template, render
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,
     parse_spark_submit,
     read_text_file,
 )
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
-from airflow_provider_sparkk8s.submission.submit import kill, status, submit
+from airflow_provider_sparkk8s.submission.submit import (
+    kill,
+    status,
+    submit,
+    template_has_namespace,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
@@ -67,8 +72,9 @@ class Outcome:
 
 def build(
     arguments: SubmitArguments, environ: Mapping[str, str], spark_version: str
-) -> RenderedSubmission:
-    """IMPURE (reads local files, draws random ids): the rendered objects of a submission."""
+) -> tuple[RenderedSubmission, bool]:
+    """IMPURE (reads local files, draws random ids): the rendered objects of a submission,
+    and whether the driver template names a namespace (see submit.template_has_namespace)."""
     local = local_inputs.gather(arguments.spark_conf, environ)
     conf = render.prepare(
         arguments.spark_conf,
@@ -80,7 +86,8 @@ def build(
         local=local,
         ids=naming.new_submission_ids(),
     )
-    return render.render(conf)
+    rendered = render.render(conf)
+    return rendered, template_has_namespace(pod_template.driver_template(conf))
 
 
 def _print(out: TextIO, message: str) -> None:
@@ -222,7 +229,7 @@ def run(
     if arguments.action in ("kill", "status"):
         return Outcome(_kill_or_status(arguments, environ, out))
 
-    rendered = build(arguments, environ, spark_version)
+    rendered, keep_pod_namespace = build(arguments, environ, spark_version)
     if arguments.dry_run:
         out.write(render.to_yaml(rendered.objects))
         return Outcome(EXIT_OK)
@@ -231,7 +238,7 @@ def run(
     if wait not in ("true", "false"):
         raise SparkConfError(WAIT_KEY, wait, "true or false")
     with client_factory(arguments.spark_conf, environ) as client:
-        result = submit(client, rendered)
+        result = submit(client, rendered, keep_pod_namespace=keep_pod_namespace)
         app_name = arguments.spark_conf.get("spark.app.name", "")
         _print(
             err,

@@ -58,8 +58,11 @@ def _owned_by(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {**(obj.get("metadata") or {}), "ownerReferences": [owner]}}
 
 
-def _pod_body(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """The pod as spark-submit posts it: the namespace is in the URL, not in the body."""
+def _pod_body(pod: Mapping[str, Any], keep_namespace: bool) -> dict[str, Any]:
+    """The pod as spark-submit posts it: the namespace is in the URL, and in the body only
+    when the driver pod template had one (fabric8 then rewrites it to the target's)."""
+    if keep_namespace:
+        return dict(pod)
     metadata = {k: v for k, v in (pod.get("metadata") or {}).items() if k != "namespace"}
     return {**pod, "metadata": metadata}
 
@@ -67,8 +70,11 @@ def _pod_body(pod: Mapping[str, Any]) -> dict[str, Any]:
 class _Sender:
     """One submission's requests; remembers what exists so a failure can remove it."""
 
-    def __init__(self, client: KubeClient, namespace: str, field_manager: str):
+    def __init__(
+        self, client: KubeClient, namespace: str, field_manager: str, keep_pod_namespace: bool
+    ):
         self.client = client
+        self.keep_pod_namespace = keep_pod_namespace
         self.namespace = namespace
         self.field_manager = field_manager
         self.created: list[Mapping[str, Any]] = []
@@ -90,7 +96,7 @@ class _Sender:
     def create_pod(self, pod: Mapping[str, Any]) -> dict:
         namespace = (pod.get("metadata") or {}).get("namespace") or self.namespace
         created = self.client.request(
-            "POST", resource_path("v1", "Pod", namespace), json=_pod_body(pod)
+            "POST", resource_path("v1", "Pod", namespace), json=_pod_body(pod, self.keep_pod_namespace)
         )
         self._remember(pod)
         return created
@@ -128,11 +134,24 @@ def _failure(
     return SubmissionError(message)
 
 
+def template_has_namespace(driver_template: Mapping[str, Any] | None) -> bool:
+    """Whether spark-submit would put metadata.namespace into the posted pod body."""
+    return "namespace" in ((driver_template or {}).get("metadata") or {})
+
+
 def submit(
-    client: KubeClient, rendered: RenderedSubmission, field_manager: str = FIELD_MANAGER
+    client: KubeClient,
+    rendered: RenderedSubmission,
+    field_manager: str = FIELD_MANAGER,
+    *,
+    keep_pod_namespace: bool = False,
 ) -> SubmissionResult:
-    """Send every object of `rendered` in spark-submit's order; all or nothing."""
-    sender = _Sender(client, rendered.namespace, field_manager)
+    """Send every object of `rendered` in spark-submit's order; all or nothing.
+
+    `keep_pod_namespace`: `template_has_namespace(pod_template.driver_template(conf))`, to
+    post the pod body exactly as spark-submit does (the API server accepts either form).
+    """
+    sender = _Sender(client, rendered.namespace, field_manager, keep_pod_namespace)
     step: tuple[Mapping[str, Any], str] = (rendered.driver_pod, "apply")
     try:
         for obj in rendered.pre_resources:
