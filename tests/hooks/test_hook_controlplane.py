@@ -92,6 +92,7 @@ def test_documented_role_can_submit_and_monitor(  # type: ignore[no-untyped-def]
     kube_admin: k8s.ApiClient,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     caplog.set_level(logging.DEBUG)
     conn_id, token = service_account_connection(
@@ -132,7 +133,9 @@ def test_documented_role_can_submit_and_monitor(  # type: ignore[no-untyped-def]
                 break
     assert phase == "Succeeded"
     client.request("DELETE", resource_path("v1", "Pod", namespace, result.driver_pod_name))
-    assert token not in caplog.text
+    out, err = capfd.readouterr()
+    for captured in (caplog.text, out, err, repr(hook.get_settings()), message):
+        assert token not in captured
     hook.close()
 
 
