@@ -19,8 +19,8 @@ import yaml
 from kubernetes import client as k8s
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
-from airflow_provider_sparkk8s.kube.client import AsyncKubeClient, KubeClient
-from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.kube.client import APPLY_PATCH, AsyncKubeClient, KubeClient
+from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,
     in_cluster_settings,
@@ -301,21 +301,17 @@ def test_server_side_apply(control_plane, namespace: str) -> None:  # type: igno
         }
     )
     with KubeClient(admin_settings(control_plane)) as client:
-        first = client.request(
-            "PATCH",
-            path,
-            content=body,
-            content_type="application/apply-patch+yaml",
-            params={"fieldManager": "sparkk8s", "force": "true"},
+        first, second = (
+            client.request(
+                "PATCH",
+                path,
+                content=body,
+                content_type=APPLY_PATCH,
+                params=apply_params("sparkk8s", force=True),
+            )
+            for _ in range(2)  # applying twice is idempotent: same object, same data
         )
-        second = client.request(
-            "PATCH",
-            path,
-            content=body,
-            content_type="application/apply-patch+yaml",
-            params={"fieldManager": "sparkk8s", "force": "true"},
-        )
-    assert first["data"] == {"k": "v"}
+    assert first["data"] == second["data"] == {"k": "v"}
     assert first["metadata"]["uid"] == second["metadata"]["uid"]
     assert first["metadata"]["managedFields"][0]["manager"] == "sparkk8s"
 
