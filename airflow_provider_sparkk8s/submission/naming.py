@@ -36,9 +36,12 @@ def unique_id(random_bytes: bytes, millis: int) -> str:
     return random_bytes[:3].hex() + format(millis & 0xFFFFFFFFFF, "x")
 
 
+_JAVA_TRIMMED = "".join(chr(code) for code in range(0x21))
+
+
 def _java_trim(text: str) -> str:
     # Java's String.trim drops every char <= U+0020 at both ends, not just whitespace.
-    return text.strip("".join(chr(c) for c in range(0x21)))
+    return text.strip(_JAVA_TRIMMED)
 
 
 def _slug(text: str) -> str:

@@ -1,13 +1,16 @@
 """Small edits on plain Kubernetes dicts, with fabric8's builder semantics.
 
-Steps must not mutate their inputs, so each step starts from `editable(spark_pod)` (deep
-copies) and then uses these helpers on the copies. `add_to_*` appends like fabric8's
-`addNew...`/`addToX(list)`; `merge_into` merges map keys like `addToX(map)` (new value wins).
+Steps must not mutate their inputs, so each step starts from `editable(spark_pod)` and
+changes the copies only through these helpers (or top-level keys of the copies). They copy
+on write: every dict on the path to a change is copied, lists are replaced by new lists,
+and everything unchanged is shared with the input (steps never mutate, so sharing is safe,
+and a fold over a dozen steps does not deep-copy the pod a dozen times).
+`add_to_list` appends like fabric8's `addNew...`/`addToX(list)`; `merge_into` merges map
+keys like `addToX(map)` (new value wins).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -15,16 +18,17 @@ from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
 
 
 def editable(spark_pod: SparkPod) -> tuple[KubeObject, KubeObject]:
-    """Deep copies of the pod and the container, safe to change."""
-    return copy.deepcopy(spark_pod.pod), copy.deepcopy(spark_pod.container)
+    """Shallow copies of the pod and the container, to change through these helpers."""
+    return dict(spark_pod.pod), dict(spark_pod.container)
 
 
 def child(obj: KubeObject, *path: str) -> KubeObject:
-    """The dict at `path`, created empty where missing (fabric8's `editOrNew...`)."""
+    """A private copy of the dict at `path`, created empty where missing (fabric8's
+    `editOrNew...`), put in place so that changes to it show in `obj`."""
     for key in path:
-        if obj.get(key) is None:
-            obj[key] = {}
-        obj = obj[key]
+        copied = dict(obj.get(key) or {})
+        obj[key] = copied
+        obj = copied
     return obj
 
 

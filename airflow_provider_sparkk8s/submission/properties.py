@@ -22,6 +22,7 @@ CONF_VOLUME = "spark-conf-volume-driver"
 CONF_DIR_IN_POD = "/opt/spark/conf"
 MAX_CONF_MAP_SIZE = 1048576
 _SPECIAL = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
+_ESCAPES = str.maketrans({**_SPECIAL, **{char: "\\" + char for char in "\\=:#!"}})
 _EXCLUDED_CONF_FILES = (
     re.compile(r".*\.(gz|zip|jar|tar)"),
     re.compile(r".*\.template"),
@@ -30,23 +31,19 @@ _EXCLUDED_CONF_FILES = (
 
 
 def _escape(text: str, *, is_key: bool) -> str:
-    """Java's `Properties.saveConvert` with escUnicode=false."""
-    out = []
-    for index, char in enumerate(text):
-        if char == " ":
-            out.append("\\ " if is_key or index == 0 else " ")
-        elif char in _SPECIAL:
-            out.append(_SPECIAL[char])
-        elif char in "\\=:#!":
-            out.append("\\" + char)
-        else:
-            out.append(char)
-    return "".join(out)
+    """Java's `Properties.saveConvert` with escUnicode=false: every space of a key and a
+    value's leading space get a backslash, as do the special characters."""
+    escaped = text.translate(_ESCAPES)
+    if is_key:
+        return escaped.replace(" ", "\\ ")
+    return "\\" + escaped if escaped.startswith(" ") else escaped
 
 
 def _comment(text: str) -> str:
     """Java's `writeComments`: chars above U+00FF become \\uXXXX; line breaks start a new
     comment line unless the next line already starts with # or !."""
+    if "\n" not in text and "\r" not in text and all(ord(char) <= 0xFF for char in text):
+        return f"#{text}\n"
     out = ["#"]
     index = 0
     while index < len(text):

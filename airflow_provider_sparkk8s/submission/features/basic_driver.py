@@ -282,7 +282,7 @@ def _pod(conf: DriverConf, pod: KubeObject) -> KubeObject:
         "spark.kubernetes.scheduler.name"
     )
     if scheduler:
-        pod["spec"]["schedulerName"] = scheduler
+        child(pod, "spec")["schedulerName"] = scheduler
     return pod
 
 
