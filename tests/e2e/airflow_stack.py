@@ -38,6 +38,8 @@ HEARTBEAT_COMPONENTS = ("scheduler", "dag_processor", "triggerer")
 
 T = TypeVar("T")
 
+# The namespace of the stack's spark_k8s_default connection on the test control plane.
+E2E_NAMESPACE = "airflow-e2e"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}
 

@@ -18,11 +18,10 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from tests.e2e.airflow_stack import E2E_TIMINGS, AirflowStack, launch_stack
+from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, launch_stack
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-E2E_NAMESPACE = "airflow-e2e"
 
 
 def create_namespace(plane: Any, name: str) -> None:

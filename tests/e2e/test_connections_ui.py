@@ -54,8 +54,25 @@ def run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+# pytest re-runs a failed fixture for every test that asks for it; one browser run is
+# enough to know it failed.
+_browser_failure: list[BaseException] = []
+
+
 @pytest.fixture(scope="module")
 def ui_report(
+    airflow: AirflowStack, control_plane: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    if _browser_failure:
+        raise _browser_failure[0]
+    try:
+        return drive_the_ui(airflow, control_plane, tmp_path_factory)
+    except BaseException as error:
+        _browser_failure.append(error)
+        raise
+
+
+def drive_the_ui(
     airflow: AirflowStack, control_plane: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("browser")

@@ -69,6 +69,8 @@ const context = await chromium.launchPersistentContext(input.userDataDir, {
 });
 try {
   const page = context.pages()[0] ?? (await context.newPage());
+  // Generous: CI runs this on 2 busy cores next to Airflow and the control plane.
+  page.setDefaultTimeout(90_000);
   page.on("console", (message) => {
     if (message.type() === "error") report.consoleErrors.push(message.text());
   });

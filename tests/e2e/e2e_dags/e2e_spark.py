@@ -1,7 +1,6 @@
-"""Spark applications for the end-to-end tests, on the test control plane (KWOK pods).
-
-`e2e_spark_pi` succeeds; `e2e_spark_failure` has a driver that exits 1 with a message,
-chosen by the KWOK annotations of the test control plane (docs/architecture.md).
+"""A failing Spark application for the end-to-end tests (the succeeding one is the
+example `dags/spark_pi.py`): its driver exits 1 with a message, chosen by the KWOK
+annotations of the test control plane (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,9 +20,6 @@ COMMON = {
     "deferrable": True,
     "poll_interval": 1.0,
 }
-
-with DAG("e2e_spark_pi", schedule=None, catchup=False, start_date=datetime.datetime(2024, 1, 1)):
-    SparkK8sSubmitOperator(task_id="spark_pi", **COMMON)
 
 with DAG(
     "e2e_spark_failure", schedule=None, catchup=False, start_date=datetime.datetime(2024, 1, 1)
