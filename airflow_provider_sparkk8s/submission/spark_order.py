@@ -190,3 +190,79 @@ def prefixed_map(
     full_keys = [key for key in get_all_order(conf, scala_213) if key.startswith(prefix)]
     entries = {key[len(prefix) :]: conf[key] for key in full_keys}
     return {key: entries[key] for key in scala_map_order(list(entries), scala_213)}
+
+
+# --- hashes of Scala values, for sets of case classes -----------------------------------
+
+
+def scala_hash(value: object, scala_213: bool) -> int:
+    """`value.##` for the few Scala values Spark's conf classes hold (unsigned 32-bit).
+
+    str -> String; bool -> Boolean; None -> `None`; ("Some", x) -> `Some(x)`;
+    (prefix, *fields) with a class-name prefix -> a case class; dict -> immutable Map.
+    """
+    if isinstance(value, bool):
+        return 1231 if value else 1237
+    if isinstance(value, str):
+        return java_string_hash(value) & _MASK32
+    if value is None:
+        return java_string_hash("None") & _MASK32
+    if isinstance(value, dict):
+        return _map_hash(value, scala_213)
+    if isinstance(value, tuple):
+        prefix, *fields = value
+        return product_hash(prefix, [scala_hash(field, scala_213) for field in fields], scala_213)
+    raise TypeError(f"no Scala hash for {type(value).__name__}")
+
+
+def product_hash(prefix: str, field_hashes: list[int], scala_213: bool) -> int:
+    """MurmurHash3.productHash of a case class; 2.13 mixes in the class name first."""
+    if not field_hashes:
+        return java_string_hash(prefix) & _MASK32
+    h = _PRODUCT_SEED
+    if scala_213:
+        h = _murmur_mix(h, java_string_hash(prefix) & _MASK32)
+    for field_hash in field_hashes:
+        h = _murmur_mix(h, field_hash)
+    return _murmur_finalize(h, len(field_hashes))
+
+
+def _map_hash(entries: dict, scala_213: bool) -> int:
+    """MurmurHash3.mapHash: an unordered combination of the entries' pair hashes."""
+    a = b = 0
+    c = 1
+    for key, value in entries.items():
+        h = product_hash(
+            "Tuple2", [scala_hash(key, scala_213), scala_hash(value, scala_213)], scala_213
+        )
+        a = (a + h) & _MASK32
+        b ^= h
+        c = (c * (h | 1)) & _MASK32
+    h = java_string_hash("Map") & _MASK32
+    h = _murmur_mix(h, a)
+    h = _murmur_mix(h, b)
+    h = _murmur_mix_last(h, c)
+    return _murmur_finalize(h, len(entries))
+
+
+def hash_set_order(element_hashes: list[int], scala_213: bool) -> list[int]:
+    """Positions, in iteration order, of elements (given in insertion order by their `##`)
+    in a Scala immutable Set: Set1..Set4 keep insertion order, larger sets are hash tries."""
+    if len(element_hashes) <= 4:
+        return list(range(len(element_hashes)))
+    keys = [str(index) for index in range(len(element_hashes))]
+    hashes = {key: scala_improve(_int32(h)) for key, h in zip(keys, element_hashes)}
+    return [int(key) for key in _trie_order(keys, hashes, 0, champ=scala_213)]
+
+
+def scala_set_order(elements: list[object], scala_213: bool) -> list[int]:
+    """`hash_set_order` for Scala values (see `scala_hash`)."""
+    return hash_set_order([scala_hash(element, scala_213) for element in elements], scala_213)
+
+
+def lombok_hash(field_hashes: list[int]) -> int:
+    """Lombok's `hashCode` (fabric8 model classes): 59-polynomial from 1; null fields are 43."""
+    result = 1
+    for field_hash in field_hashes:
+        result = (result * 59 + field_hash) & _MASK32
+    return result

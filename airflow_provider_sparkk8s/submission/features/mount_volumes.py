@@ -35,7 +35,7 @@ from airflow_provider_sparkk8s.submission.features._mounts import (
 )
 from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
+from airflow_provider_sparkk8s.submission.spark_order import prefixed_map, scala_set_order
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountVolumesFeatureStep"
@@ -83,8 +83,8 @@ class VolumeSpec:
 
 
 def _volume_types_and_names(properties: Mapping[str, str]) -> list[tuple[str, str]]:
-    # Spark collects these into a Set: up to four keep the map's first-seen order, as here;
-    # beyond four Spark's set hash order (of whole volume specs) is not reproduced.
+    # Spark collects these into a Set: up to four keep the map's first-seen order; beyond
+    # four, parse_volumes reorders the specs by their hash as Spark's HashSet does.
     seen: dict[tuple[str, str], None] = {}
     for key in properties:
         parts = java_split(key, ".")
@@ -226,7 +226,41 @@ def parse_volumes(conf: DriverConf, prefix: str) -> list[VolumeSpec]:
                 annotations=annotations,
             )
         )
-    return specs
+    order = scala_set_order([_as_scala(spec, since_4) for spec in specs], scala_213=since_4)
+    return [specs[index] for index in order]
+
+
+def _option(value: str | None) -> object:
+    return None if value is None else ("Some", value)
+
+
+def _as_scala(spec: VolumeSpec, since_4: bool) -> tuple:
+    """The spec as Spark's case classes, for their hash: more than four volumes are a Scala
+    HashSet in Spark, iterated in the order of those hashes."""
+    options = spec.options
+    conf: tuple
+    if spec.volume_type == HOST_PATH:
+        conf = ("KubernetesHostPathVolumeConf", options["path"])
+        conf += (options["type"],) if since_4 else ()
+    elif spec.volume_type == PVC:
+        conf = (
+            "KubernetesPVCVolumeConf",
+            options["claimName"],
+            _option(options["storageClass"]),
+            _option(options["sizeLimit"]),
+        )
+        conf += (("Some", dict(spec.labels)), ("Some", dict(spec.annotations))) if since_4 else ()
+    elif spec.volume_type == EMPTY_DIR:
+        conf = (
+            "KubernetesEmptyDirVolumeConf",
+            _option(options["medium"]),
+            _option(options["sizeLimit"]),
+        )
+    else:
+        conf = ("KubernetesNFSVolumeConf", options["path"], options["server"])
+    mount: tuple[str, ...] = (spec.mount_path, spec.mount_sub_path)
+    mount += (spec.mount_sub_path_expr or "",) if since_4 else ()
+    return ("KubernetesVolumeSpec", spec.volume_name, *mount, spec.mount_read_only, conf)
 
 
 def _check_duplicate_paths(specs: list[VolumeSpec]) -> None:

@@ -110,3 +110,36 @@ def test_step_metadata_names_spark_classes():
         mount_secrets.SPARK_CLASS == "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"
     )
     assert env_secrets.SPARK_CLASS == "org.apache.spark.deploy.k8s.features.EnvSecretsFeatureStep"
+
+
+MANY = [f"sec{i}" for i in range(6)] + ["alpha-x", "alpha-y", "alpha-z"]
+
+
+@pytest.mark.parametrize(
+    ("version", "volumes", "mounts"),
+    [
+        # What spark-submit 4.3.0 / 3.5.9 sent: volumes come from a HashSet of fabric8
+        # Volumes, mounts from the Scala map of the conf family.
+        (
+            "4.3.0",
+            ["sec4", "sec3", "sec2", "sec0", "sec5", "sec1", "alpha-z", "alpha-y", "alpha-x"],
+            ["sec3", "alpha-y", "sec4", "alpha-z", "sec5", "sec0", "sec2", "alpha-x", "sec1"],
+        ),
+        (
+            "3.5.9",
+            ["alpha-x", "alpha-z", "sec5", "sec3", "sec4", "sec1", "alpha-y", "sec0", "sec2"],
+            ["sec3", "alpha-y", "sec4", "alpha-z", "sec5", "sec0", "sec2", "alpha-x", "sec1"],
+        ),
+    ],
+)
+def test_more_than_four_secrets_follow_spark_s_hash_orders(version, volumes, mounts):
+    conf = make_conf(
+        {f"spark.kubernetes.driver.secrets.{name}": f"/m/{name}" for name in MANY}, version=version
+    )
+    result = mount_secrets.step(conf, SparkPod.initial())
+    assert [v["name"] for v in result.pod.pod["spec"]["volumes"]] == [
+        f"{n}-volume" for n in volumes
+    ]
+    assert [m["name"] for m in result.pod.container["volumeMounts"]] == [
+        f"{n}-volume" for n in mounts
+    ]

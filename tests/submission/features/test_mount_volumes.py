@@ -350,3 +350,44 @@ def test_spark_3_5_has_no_missing_units_check():
     assert run(extra, "3.5.9").pod.pod["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "500"
     with pytest.raises(SparkConfError):
         run(extra, "4.0.5")
+
+
+MIXED = {
+    D + "hostPath.h1.mount.path": "/h1",
+    D + "hostPath.h1.options.path": "/x1",
+    D + "hostPath.h2.mount.path": "/h2",
+    D + "hostPath.h2.options.path": "/x2",
+    D + "hostPath.h2.mount.readOnly": "true",
+    D + "nfs.n1.mount.path": "/n1",
+    D + "nfs.n1.options.path": "/e",
+    D + "nfs.n1.options.server": "srv",
+    D + "persistentVolumeClaim.p1.mount.path": "/p1",
+    D + "persistentVolumeClaim.p1.options.claimName": "OnDemand",
+    D + "persistentVolumeClaim.p1.options.storageClass": "std",
+    D + "persistentVolumeClaim.p1.options.sizeLimit": "1Gi",
+    D + "persistentVolumeClaim.p1.label.team": "a",
+    D + "persistentVolumeClaim.p1.annotation.note": "b",
+    D + "persistentVolumeClaim.p2.mount.path": "/p2",
+    D + "persistentVolumeClaim.p2.options.claimName": "existing",
+    D + "emptyDir.e1.mount.path": "/e1",
+    D + "emptyDir.e1.mount.subPath": "sp",
+    D + "emptyDir.e1.options.medium": "Memory",
+    D + "emptyDir.e2.mount.path": "/e2",
+    D + "emptyDir.e2.options.sizeLimit": "5Gi",
+}
+
+
+@pytest.mark.parametrize(
+    ("version", "order"),
+    [
+        # Orders spark-submit 4.3.0 and 3.5.9 sent for this conf (a HashSet of volume specs).
+        ("4.3.0", ["n1", "p1", "p2", "e1", "h1", "e2", "h2"]),
+        ("3.5.9", ["e2", "p2", "h1", "n1", "h2", "e1", "p1"]),
+    ],
+)
+def test_more_than_four_volumes_come_in_spark_s_hash_set_order(version, order):
+    result = run(MIXED, version)
+    assert [v["name"] for v in result.pod.pod["spec"]["volumes"]] == order
+    assert [m["name"] for m in result.pod.container["volumeMounts"]] == order
+    # The on-demand claim is numbered by its position in that order.
+    assert result.resources[0]["metadata"]["name"] == f"{PREFIX}-driver-pvc-{order.index('p1')}"
