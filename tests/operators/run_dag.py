@@ -69,7 +69,10 @@ def main() -> int:
     if bag.import_errors:
         print(f"import errors: {bag.import_errors}", flush=True)
         return 3
-    bag.dags[dag_id].test(logical_date=datetime.fromisoformat(logical_date))
+    # run_after = logical date makes the run id deterministic (manual__<date>), so a second
+    # run stands for the same task instances, as a retry after a dead worker does.
+    when = datetime.fromisoformat(logical_date)
+    bag.dags[dag_id].test(logical_date=when, run_after=when)
     with open(output, "w") as sink:
         json.dump(dump(dag_id), sink, default=str)
     return 0
