@@ -1,0 +1,88 @@
+"""XCom values, failure messages and cleanup decisions from a final event (plain data)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+from airflow_provider_sparkk8s.operators.outcome import (
+    TrackedApplication,
+    duration_seconds,
+    final_event,
+    report,
+    should_delete_driver,
+    tracked_from_pod,
+)
+
+APP = TrackedApplication("spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z")
+NOW = datetime(2026, 11, 29, 18, 5, tzinfo=timezone.utc)
+
+
+def test_a_pod_from_the_api_becomes_the_tracked_application():
+    pod = {
+        "metadata": {"name": "pi-1-driver", "namespace": "team-a", "creationTimestamp": "2026-11-29T18:00:00Z",
+                     "labels": {"spark-app-selector": "spark-abc"}},
+        "spec": {"containers": [{"name": "sidecar"}, {"name": "driver-from-template"}]},
+    }  # fmt: skip
+    tracked = tracked_from_pod(pod, adopted=True)
+    assert tracked.driver_container == "driver-from-template"  # Spark's container is last
+    assert tracked.submission_id == "team-a:pi-1-driver"
+    assert TrackedApplication.from_kwargs(tracked.to_kwargs()) == tracked
+
+
+def test_success_reports_every_xcom_field():
+    event = final_event(APP, ApplicationState(state="succeeded", reason="Completed", exit_code=0,
+                                              finished_at="2026-11-29T18:00:42Z"))  # fmt: skip
+    outcome = report(APP, event, NOW)
+    assert outcome.succeeded and outcome.failure is None
+    assert outcome.xcom == {
+        "application_id": "spark-abc", "namespace": "team-a", "driver_pod": "pi-1-driver",
+        "submission_id": "team-a:pi-1-driver", "state": "succeeded", "status": "success",
+        "reason": "Completed", "exit_code": 0, "duration_seconds": 42.0,
+        "executors": {"counts": {}, "failures": []}, "adopted": False,
+    }  # fmt: skip
+
+
+def test_a_failure_names_reason_exit_code_message_and_the_first_failed_executor():
+    state = ApplicationState(state="failed", reason="Error", exit_code=1, termination_message="Job aborted")
+    event = final_event(APP, state)
+    event["executors"]["failures"] = [{"pod_name": "pi-exec-2", "reason": "OOMKilled", "exit_code": 137}]
+    outcome = report(APP, event, NOW)
+    assert not outcome.succeeded
+    assert outcome.failure == (
+        "Spark application spark-abc (driver pod team-a:pi-1-driver) failed: Error, exit code 1: "
+        "Job aborted; 1 executor(s) failed, first pi-exec-2: OOMKilled (exit code 137)"
+    )
+
+
+def test_a_vanished_driver_is_a_failure_that_says_so():
+    event = final_event(APP, ApplicationState(state="unknown", reason="DriverPodNotFound"))
+    assert (event["status"], event["state"], event["reason"]) == ("failed", "failed", "DriverPodNotFound")
+    assert "no longer exists" in report(APP, event, NOW).failure
+
+
+def test_timeouts_have_their_own_status():
+    event = final_event(APP, ApplicationState(state="failed", reason="StartupTimeout", message="never started"))
+    assert event["status"] == "timeout"
+    assert "StartupTimeout: never started" in report(APP, event, NOW).failure
+
+
+def test_duration_runs_from_creation_to_the_end_or_now():
+    assert duration_seconds("2026-11-29T18:00:00Z", "2026-11-29T18:01:30Z", NOW) == 90.0
+    assert duration_seconds("2026-11-29T18:00:00Z", None, NOW) == 300.0
+    assert duration_seconds("", None, NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("action", "status", "delete"),
+    [
+        ("delete_pod", "success", True), ("delete_pod", "failed", True),
+        ("delete_succeeded_pod", "success", True), ("delete_succeeded_pod", "failed", False),
+        ("keep_pod", "success", False), ("keep_pod", "failed", False),
+        ("keep_pod", "timeout", True), ("delete_succeeded_pod", "timeout", True),
+    ],
+)  # fmt: skip
+def test_cleanup_decision(action, status, delete):
+    assert should_delete_driver(action, {"status": status}) is delete
