@@ -4,7 +4,7 @@ A template arrives as a file the shell read (`spark.kubernetes.driver.podTemplat
 `conf.local.files[path]`, YAML or JSON) or as a dict from Python (`conf.driver_pod_template`,
 which wins). It is parsed the way fabric8 deserialises a Pod and serialises it again: null
 fields and empty lists vanish, numbers and booleans written where Kubernetes wants strings
-(label values, args, env values, quantities) become their source text.
+(label values, args, env values, quantities) become text as Jackson makes it.
 
 Container selection (`selectSparkContainer`): the container named by
 `spark.kubernetes.driver.podTemplateContainerName` when exactly one has that name, else the
@@ -70,8 +70,8 @@ class _SourceBool:
 class _TemplateLoader(yaml.SafeLoader):
     """SafeLoader that remembers how numbers and booleans were written.
 
-    Jackson reads a scalar into a String field from its text (`version: 1.10` stays
-    `"1.10"`), so the text must survive parsing.
+    Jackson reads an integer or boolean scalar into a String field as written (`build: 042`
+    stays `"042"`), so the text must survive parsing.
     """
 
 
@@ -104,8 +104,11 @@ _TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timest
 
 
 def _text(value: Any) -> Any:
-    """A scalar as Jackson reads it into a String field."""
-    if isinstance(value, (_SourceInt, _SourceFloat, _SourceBool)):
+    """A scalar as Jackson reads it into a String field: integers and booleans as written,
+    floats through a Java double (`1.10` becomes `"1.1"`, as spark-submit sends it)."""
+    if isinstance(value, _SourceFloat):
+        return java_double_to_string(float(value))
+    if isinstance(value, (_SourceInt, _SourceBool)):
         return value.source
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -78,7 +78,7 @@ def test_named_container_is_taken_out_and_the_rest_is_kept_as_fabric8_would_writ
         "kind": "Pod",
         "metadata": {
             "name": "ignored-later",
-            "labels": {"team": "etl", "version": "1.10", "build": "42", "canary": "true"},
+            "labels": {"team": "etl", "version": "1.1", "build": "42", "canary": "true"},
             "annotations": {"created": "2024-01-01"},
         },
         "spec": {
