@@ -4,9 +4,13 @@ deadline)."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +18,28 @@ from pathlib import Path
 from typing import IO
 
 STOP_DEADLINE_SECONDS = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A pre-exec hook asking Linux to SIGKILL the child when its parent dies,
+    so a test session killed outright leaves no control plane behind. The
+    signal follows the spawning *thread*, so it is only used from the main
+    thread (whose end is the process's end)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    prctl = libc.prctl
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return hook
 
 
 @dataclass
@@ -42,6 +68,7 @@ class ManagedProcess:
             # Its own session, so a Ctrl-C aimed at pytest does not kill the
             # control plane before the fixtures' own shutdown runs.
             start_new_session=True,
+            preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only async-signal-safe work
         )
 
     def running(self) -> bool:

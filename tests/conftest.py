@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,12 +26,20 @@ _started: list[ControlPlane] = []
 def control_plane() -> Iterator[ControlPlane]:
     """etcd, kube-apiserver, controller manager, scheduler and KWOK, once per session.
     Binaries come from $SPARKK8S_TESTENV_BIN, else testenv/build.sh builds or reuses them."""
+    # SIGTERM (e.g. from `timeout`) would end pytest without teardown; as an
+    # interrupt it lets the control plane stop and its temp dir go.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     plane = ControlPlane().start()
     _started.append(plane)
     try:
         yield plane
     finally:
         plane.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _namespace_name(test_name: str) -> str:
