@@ -106,8 +106,10 @@ class SparkK8sSubmitOperator(BaseOperator):
     ``name``, ``application_args``, ``driver_memory``, ``driver_cores``, ``executor_memory``,
     ``executor_cores``, ``num_executors``, ``proxy_user``, ``verbose``, ``driver_class_path``,
     ``keytab``, ``principal``, ``env_vars`` (the driver's environment), ``properties_file``.
-    ``conn_id``, ``spark_binary`` and ``status_poll_interval`` are accepted so a task can
-    move over by changing the import and adding ``image``.
+    ``conn_id``, ``spark_binary``, ``yarn_queue`` and the OpenLineage switches are accepted
+    and ignored, and ``status_poll_interval`` means ``poll_interval``, so a task can move over
+    by changing the import and adding ``image``. ``packages`` and ``total_executor_cores``
+    are refused with a clear error (no Ivy resolution without a JVM; standalone-only).
 
     :param kubernetes_conn_id: the ``spark_k8s`` connection (cluster and credentials).
     :param namespace: where the application runs; else ``conf``, else the connection.
@@ -192,6 +194,10 @@ class SparkK8sSubmitOperator(BaseOperator):
         conn_id: str | None = None,
         spark_binary: str | None = None,
         status_poll_interval: float | None = None,
+        yarn_queue: str | None = None,
+        use_krb5ccache: bool = False,
+        openlineage_inject_parent_job_info: bool | None = None,
+        openlineage_inject_transport_info: bool | None = None,
         kubernetes_conn_id: str = DEFAULT_CONN_ID,
         namespace: str | None = None,
         image: str | None = None,
@@ -210,6 +216,10 @@ class SparkK8sSubmitOperator(BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if use_krb5ccache:
+            raise SparkConfError(
+                "use_krb5ccache", use_krb5ccache, "False", "give keytab and principal instead"
+            )
         if on_finish_action not in ON_FINISH_ACTIONS:
             raise SparkConfError("on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS))
         self.application = application
@@ -238,9 +248,11 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.repositories = repositories
         self.total_executor_cores = total_executor_cores
         self.deploy_mode = deploy_mode
-        # SparkSubmitOperator's Spark connection and binary have no role here.
+        # SparkSubmitOperator's Spark connection, binary, YARN queue and OpenLineage switches
+        # have no role here; they are accepted so its tasks move over unchanged.
         self.conn_id = conn_id
         self.spark_binary = spark_binary
+        self.yarn_queue = yarn_queue
         self.kubernetes_conn_id = kubernetes_conn_id
         self.namespace = namespace
         self.image = image

@@ -287,3 +287,58 @@ def test_mapped_task_instances_get_distinct_drivers(cluster):
     second = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(map_index=1)))
     assert first["driver_pod"] != second["driver_pod"]
     assert len(posts(cluster)) == 2
+
+
+def test_a_spark_submit_operator_task_moves_over_by_adding_an_image(cluster):
+    # A SparkSubmitOperator task as written for it, with every parameter it takes that has a
+    # meaning on Kubernetes; only the import and `image` changed.
+    operator = SparkK8sSubmitOperator(
+        task_id="legacy",
+        application="local:///opt/app/job.py",
+        conf={"spark.sql.shuffle.partitions": "8"},
+        conn_id="spark_default",
+        files="local:///opt/app/settings.json",
+        py_files="local:///opt/app/lib.zip",
+        archives="local:///opt/app/env.tar.gz#env",
+        driver_class_path="/opt/extra/*",
+        jars="local:///opt/app/udf.jar",
+        executor_cores=2,
+        executor_memory="2g",
+        driver_memory="1g",
+        proxy_user=None,
+        name="legacy-job",
+        num_executors=3,
+        status_poll_interval=0.01,
+        application_args=["--day", "2026-11-29"],
+        env_vars={"MODE": "batch"},
+        verbose=False,
+        spark_binary="spark-submit",
+        properties_file=None,
+        yarn_queue=None,
+        deploy_mode="cluster",
+        image="apache/spark-py:4.0.1",
+        spark_version="4.0.1",
+        deferrable=False,
+        startup_timeout=10,
+        on_finish_action="keep_pod",
+    )
+    cluster.on_list = progress(driver_status("finished"))
+    result = operator.execute(context(FakeTaskInstance(task_id="legacy")))
+    assert result["state"] == "succeeded" and result["driver_pod"].startswith("legacy-job-")
+    pod = next(iter(cluster.pods.values()))
+    args = pod["spec"]["containers"][-1]["args"]
+    assert args[-3:] == ["local:///opt/app/job.py", "--day", "2026-11-29"]
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][-1]["env"]}
+    assert env["MODE"] == "batch"
+    properties = next(a["content"] for a in cluster.applied if "configmaps" in a["path"])
+    for expected in ("spark.executor.instances=3", "spark.executor.memory=2g", "spark.executor.cores=2",
+                     "spark.driver.extraClassPath=/opt/extra/*", "spark.sql.shuffle.partitions=8",
+                     "spark.app.name=legacy-job"):  # fmt: skip
+        assert expected in properties, expected
+
+
+def test_packages_need_ivy_and_are_refused_before_any_request(cluster):
+    with pytest.raises(SparkConfError) as error:
+        make_operator(packages="org.apache.spark:spark-avro_2.13:4.0.1").execute(context())
+    assert error.value.key == "--packages"
+    assert cluster.requests == []
