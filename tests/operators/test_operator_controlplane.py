@@ -346,3 +346,21 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
 
     asyncio.run(run_and_cancel())
     wait_for_pod_gone(kube_admin, namespace, pod, 60)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "dags"
+
+
+@pytest.mark.parametrize("dag_id", ["spark_fan_out", "pyspark_pod_template"])
+def test_example_dags_run_in_airflow_against_the_control_plane(home, kube_admin, namespace, dag_id):
+    home.write_dag(dag_id, (EXAMPLES / f"{dag_id}.py").read_text())
+    run = home.run(dag_id, timeout=900)
+    submit_tasks = [ti for ti in run.db["task_instances"] if ti["task_id"] in ("daily_aggregate", "pi_py")]
+    assert submit_tasks and all(ti["state"] == "success" for ti in submit_tasks), run.output[-6000:]
+    results = [run.xcom(ti["task_id"], map_index=ti["map_index"]) for ti in submit_tasks]
+    assert all(r["state"] == "succeeded" and r["namespace"] == namespace for r in results)
+    assert len({r["driver_pod"] for r in results}) == len(results)  # one driver per map index
+    if dag_id == "spark_fan_out":
+        assert sorted(ti["map_index"] for ti in submit_tasks) == [0, 1, 2]
+        assert run.state("summary") == "success"
+        assert set(run.xcom("summary")) == {r["application_id"] for r in results}
