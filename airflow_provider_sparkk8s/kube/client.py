@@ -17,12 +17,18 @@ import json as jsonlib
 import logging
 import random
 import ssl
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+# Importing httpx also imports its command-line client (click, rich, pygments): about half
+# of httpx's import time, a large part of sparkk8s-submit's start-up, for a `main` we never
+# call. Unless httpx is loaded already, mark that module absent; httpx then defines a stub.
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import httpx
 
 from airflow_provider_sparkk8s import __version__

@@ -7,6 +7,7 @@ import logging
 import os
 import random
 import ssl
+import subprocess
 import sys
 import tempfile
 import time
@@ -502,3 +503,13 @@ def test_exec_plugin_failure_is_reported(tmp_path: Path) -> None:
     ):
         client.version()
     assert server.requests == []
+
+
+def test_importing_the_client_skips_httpx_command_line_client() -> None:
+    code = (
+        "import sys, airflow_provider_sparkk8s.kube.client as c, httpx; "
+        "print(sorted(m for m in ('click', 'rich', 'pygments') if m in sys.modules)); "
+        "print(httpx.Client is c.httpx.Client)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "True"]
