@@ -200,6 +200,11 @@ class ControlPlane:
         started = time.monotonic()
         try:
             self._start_all()
+        except Exception as error:
+            # The temp dir (and its logs) goes with stop(); keep the tails for the report.
+            logs = self._log_tails()
+            self.stop()
+            raise RuntimeError(f"control plane failed to start: {error}\n{logs}") from error
         except BaseException:
             self.stop()
             raise
@@ -295,6 +300,12 @@ class ControlPlane:
         )
         self._mark("kube-controller-manager", t0)
 
+    def _log_tails(self, max_bytes: int = 1500) -> str:
+        return "\n".join(
+            f"--- {name} (pid {process.pid}) ---\n{process.log_tail(max_bytes)}"
+            for name, process in self._processes.items()
+        )
+
     def _spawn(self, name: str, argv: list[str]) -> ManagedProcess:
         process = ManagedProcess(name, argv, self.logs_dir / f"{name}.log")
         self._processes[name] = process
@@ -312,13 +323,13 @@ class ControlPlane:
             "etcd",
             [
                 self._binary("etcd"),
-                "--name=default",
+                "--name=sparkk8s-testenv",
                 f"--data-dir={self.workdir / 'etcd'}",
                 f"--listen-client-urls={client_url}",
                 f"--advertise-client-urls={client_url}",
                 f"--listen-peer-urls={peer_url}",
                 f"--initial-advertise-peer-urls={peer_url}",
-                f"--initial-cluster=default={peer_url}",
+                f"--initial-cluster=sparkk8s-testenv={peer_url}",
                 "--initial-cluster-state=new",
                 # Test data is thrown away; skipping fsync keeps etcd fast on shared disks.
                 "--unsafe-no-fsync=true",

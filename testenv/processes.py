@@ -47,7 +47,6 @@ class ManagedProcess:
     name: str
     argv: list[str]
     log_path: Path
-    env: dict[str, str] | None = None
     _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _log: IO[bytes] | None = field(default=None, repr=False)
 
@@ -64,7 +63,6 @@ class ManagedProcess:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env=self.env,
             # Its own session, so a Ctrl-C aimed at pytest does not kill the
             # control plane before the fixtures' own shutdown runs.
             start_new_session=True,
@@ -73,9 +71,6 @@ class ManagedProcess:
 
     def running(self) -> bool:
         return self._popen is not None and self._popen.poll() is None
-
-    def exit_code(self) -> int | None:
-        return self._popen.poll() if self._popen else None
 
     def stop(self, deadline_seconds: float = STOP_DEADLINE_SECONDS) -> None:
         """SIGTERM the recorded pid, SIGKILL it if it outlives the deadline."""
