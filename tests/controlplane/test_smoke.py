@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +160,8 @@ def test_each_identity_creates_gets_lists_and_watches_pods(
         assert kube.request(api, "GET", f"{pods}/probe")["metadata"]["name"] == "probe"
         listed = kube.request(api, "GET", pods)["items"]
         assert [pod["metadata"]["name"] for pod in listed] == ["probe"]
-        first_event = next(kube.watch(api, pods, start_version, timeout_seconds=20))
+        with closing(kube.watch(api, pods, start_version, timeout_seconds=20)) as events:
+            first_event = next(events)
         assert (first_event["type"], first_event["object"]["metadata"]["name"]) == (
             "ADDED",
             "probe",

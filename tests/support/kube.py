@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -62,7 +62,7 @@ def request(
 
 def watch(
     api: ApiClient, path: str, resource_version: str, timeout_seconds: int = 30
-) -> Iterator[dict[str, Any]]:
+) -> Generator[dict[str, Any]]:
     """Watch events ({"type": ..., "object": {...}}) from `resource_version` until
     the server ends the watch after `timeout_seconds` or the caller stops iterating."""
     params = {
