@@ -127,15 +127,11 @@ def test_side_cars_keep_their_order_around_the_chosen_container():
     assert [c["name"] for c in result.pod["spec"]["containers"]] == ["a", "b"]
 
 
-def test_templates_without_containers_or_spec_give_an_empty_container():
-    no_containers = pod_template.initial_driver_pod(
-        conf_with_file(b"metadata: {labels: {a: b}}\nspec: {hostNetwork: false}\n")
-    )
-    assert no_containers == SparkPod(
+def test_templates_without_containers_give_an_empty_container():
+    content = b"metadata: {labels: {a: b}}\nspec: {hostNetwork: false}\n"
+    assert pod_template.initial_driver_pod(conf_with_file(content)) == SparkPod(
         pod={"metadata": {"labels": {"a": "b"}}, "spec": {"hostNetwork": False}}, container={}
     )
-    no_spec = pod_template.initial_driver_pod(conf_with_file(b"metadata: {name: x}\n"))
-    assert no_spec == SparkPod(pod={"metadata": {"name": "x"}, "spec": {}}, container={})
 
 
 def test_json_templates_are_read_too():
@@ -168,6 +164,7 @@ def test_a_dict_template_wins_over_the_file_and_is_not_mutated():
         ({}, "could not be read"),
         ({"/tpl/driver.yaml": b""}, "empty"),
         ({"/tpl/driver.yaml": b"- a\n- b\n"}, "not a mapping"),
+        ({"/tpl/driver.yaml": b"metadata: {name: x}\n"}, "no spec"),
         ({"/tpl/driver.yaml": b"kind: Deployment\n"}, "kind"),
         ({"/tpl/driver.yaml": b"apiVersion: apps/v1\nkind: Pod\n"}, "apiVersion"),
         ({"/tpl/driver.yaml": b"spec: {containers: [\n"}, "line"),
