@@ -206,9 +206,6 @@ def _shape_problem(pod: Any) -> str | None:
         return f"kind is {pod.get('kind')!r}"
     if pod.get("apiVersion") not in (None, "v1"):
         return f"apiVersion is {pod.get('apiVersion')!r}"
-    if pod.get("spec") is None:
-        # spark-submit fails on it too ("Could not load pod from template file.").
-        return "the template has no spec"
     for part, map_fields in _POD_MAPS.items():
         section = pod.get(part)
         if section is None:
@@ -238,6 +235,9 @@ def _shape_problem(pod: Any) -> str | None:
                 value = (container.get("resources") or {}).get(name)
                 if value is not None and not isinstance(value, dict):
                     return f"{where}.resources.{name} is not a mapping"
+    if pod.get("spec") is None:
+        # spark-submit fails on it too ("Could not load pod from template file.").
+        return "the template has no spec"
     return None
 
 

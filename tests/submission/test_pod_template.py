@@ -210,5 +210,5 @@ def test_a_template_namespace_becomes_the_submission_namespace():
         "name": "t",
         "namespace": "jobs",
     }
-    without = pod_template.initial_driver_pod(conf_with_file(b"metadata: {name: t}\n"))
+    without = pod_template.initial_driver_pod(conf_with_file(b"metadata: {name: t}\nspec: {}\n"))
     assert "namespace" not in without.pod["metadata"]

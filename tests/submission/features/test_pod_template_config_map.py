@@ -84,7 +84,7 @@ def test_missing_malformed_or_oversized_executor_templates_are_refused(files, ex
 
 
 def test_invalid_utf8_is_refused_by_4_3_and_replaced_by_3_5():
-    files = {"/t.yaml": b"metadata: {labels: {a: '\xff'}}\n"}
+    files = {"/t.yaml": b"metadata: {labels: {a: '\xff'}}\nspec: {}\n"}
     with pytest.raises(SparkConfError, match="UTF-8"):
         step_module.step(
             make_conf({KEY: "/t.yaml"}, local=LocalInputs(files=files)), SparkPod.initial()
@@ -94,5 +94,6 @@ def test_invalid_utf8_is_refused_by_4_3_and_replaced_by_3_5():
         SparkPod.initial(),
     )
     assert (
-        old.resources[0]["data"]["podspec-configmap-key"] == "metadata: {labels: {a: '\ufffd'}}\n"
+        old.resources[0]["data"]["podspec-configmap-key"]
+        == "metadata: {labels: {a: '\ufffd'}}\nspec: {}\n"
     )
