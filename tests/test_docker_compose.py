@@ -88,7 +88,8 @@ def test_database_and_execution_api_point_at_their_services(compose: dict[str, A
     assert match.groups() == (
         postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"]
     )
-    assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
+    execution_api = env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"]
+    assert execution_api == "http://airflow-apiserver:8080/execution/"
     # Published on the host's loopback only.
     assert services["airflow-apiserver"]["ports"] == ["127.0.0.1:8080:8080"]
 
@@ -111,7 +112,8 @@ def test_dags_and_kubeconfig_are_mounted(compose: dict[str, Any]) -> None:
     services = compose["services"]
     for name in AIRFLOW_SERVICES:
         assert mounts(services[name]).get("/opt/airflow/dags") == "./dags", name
-    connection = json.loads(compose["x-airflow-common"]["environment"]["AIRFLOW_CONN_SPARK_K8S_DEFAULT"])
+    common_env = compose["x-airflow-common"]["environment"]
+    connection = json.loads(common_env["AIRFLOW_CONN_SPARK_K8S_DEFAULT"])
     assert connection["conn_type"] == "spark_k8s"
     kubeconfig = connection["extra"]["kube_config_path"]
     for name in KUBE_CLIENTS:

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any, TypeVar
 import httpx
 
 AIRFLOW_BIN = Path(sys.executable).with_name("airflow")
+REPO = Path(__file__).resolve().parents[2]
 ADMIN_USER = "admin"
 COMPONENTS: dict[str, list[str]] = {
     "api-server": ["api-server", "--workers", "1", "--host", "127.0.0.1"],
@@ -68,7 +70,9 @@ def wait_for(
         if result is not None:
             return result
         time.sleep(interval)
-    raise StackError(f"timed out after {timeout:.0f}s waiting for {what} (last error: {last_error})")
+    raise StackError(
+        f"timed out after {timeout:.0f}s waiting for {what} (last error: {last_error})"
+    )
 
 
 def airflow_environment(
@@ -77,14 +81,12 @@ def airflow_environment(
     """The environment every component shares: same DB, JWT secret, Fernet key and URLs."""
     from cryptography.fernet import Fernet
 
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("AIRFLOW") and key not in ("PYTHONPATH",)
-    }
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
     base_url = f"http://127.0.0.1:{port}"
     env.update(
         {
+            # The working tree's provider, whatever the venv's editable install points at.
+            "PYTHONPATH": str(REPO),
             "AIRFLOW_HOME": str(home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
@@ -110,6 +112,9 @@ def airflow_environment(
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
             "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "300",
             "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
+            # A task's calls to the api-server must outlast a busy CI machine's stalls: a
+            # timed-out "start" is retried, and the retry is refused as already started.
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
         }
     )
     env.update(extra)
@@ -157,11 +162,12 @@ class AirflowStack:
 
     def start_component(self, name: str) -> None:
         self.log_file(name).parent.mkdir(parents=True, exist_ok=True)
+        port_flag = ["--port", str(self.port)] if name == "api-server" else []
         with self.log_file(name).open("ab") as log:
             # A new session makes the component's pid its process-group id, so stop()
             # reaches the workers it forks (LocalExecutor, uvicorn) through that pid alone.
             self.processes[name] = subprocess.Popen(
-                [str(AIRFLOW_BIN), *COMPONENTS[name], *(["--port", str(self.port)] if name == "api-server" else [])],
+                [str(AIRFLOW_BIN), *COMPONENTS[name], *port_flag],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -182,7 +188,7 @@ class AirflowStack:
             client.delete(f"/connections/{conn_id}")
             response = client.post("/connections", json=body)
         if response.status_code != 201:
-            raise StackError(f"creating connection {conn_id}: {response.status_code} {response.text}")
+            raise StackError(f"creating {conn_id}: {response.status_code} {response.text}")
 
     def stop(self, timeout: float = 30) -> None:
         for process in self.processes.values():
@@ -235,6 +241,24 @@ class AirflowStack:
 
         wait_for(probe, timeout=timeout, what="every component to report healthy")
         self.timings["healthy_s"] = time.monotonic() - self.started_at
+        self.warm_up_execution_api(timeout)
+
+    def warm_up_execution_api(self, timeout: float) -> None:
+        """The api-server builds its versioned execution API on the first request to it,
+        blocking every other request meanwhile (48 s seen on 2 busy cores). Pay that here
+        rather than inside the first task's start, whose retries then fail the task."""
+        from airflow.sdk.api.datamodels._generated import API_VERSION
+
+        started = time.monotonic()
+        response = httpx.patch(
+            f"{self.base_url}/execution/task-instances/{uuid.uuid4()}/run",
+            headers={"Authorization": "Bearer not-a-token", "Airflow-API-Version": API_VERSION},
+            json={},
+            timeout=timeout,
+        )
+        if response.status_code < 400:
+            raise StackError(f"a bogus token was accepted: {response.status_code}")
+        self.timings["execution_api_warm_up_s"] = time.monotonic() - started
 
     def wait_dag(self, client: httpx.Client, dag_id: str, timeout: float = 120) -> dict[str, Any]:
         """Wait until the dag-processor has serialized `dag_id`; fail fast on import errors."""

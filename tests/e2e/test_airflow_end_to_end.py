@@ -38,7 +38,9 @@ def messages(events: list[dict[str, Any]]) -> list[str]:
     lines = []
     for event in events:
         details = event.get("error_detail") or []
-        raised = [f"{d.get('exc_type')}: {d.get('exc_value')}" for d in details if isinstance(d, dict)]
+        raised = [
+            f"{d.get('exc_type')}: {d.get('exc_value')}" for d in details if isinstance(d, dict)
+        ]
         lines.append(" | ".join([str(event.get("event", "")), *raised]))
     return lines
 

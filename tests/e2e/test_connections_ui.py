@@ -30,14 +30,14 @@ MASK = "***"
 
 
 def spark_k8s_form() -> dict[str, Any]:
-    (form,) = [
-        kind for kind in provider_info()["connection-types"] if kind["connection-type"] == "spark_k8s"
-    ]
+    kinds = provider_info()["connection-types"]
+    (form,) = [kind for kind in kinds if kind["connection-type"] == "spark_k8s"]
     return dict(form)
 
 
 def run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    if shutil.which("chromium") is None or not (BROWSER_DIR / "node_modules/playwright-core").is_dir():
+    installed = (BROWSER_DIR / "node_modules/playwright-core").is_dir()
+    if shutil.which("chromium") is None or not installed:
         pytest.fail("chromium or playwright-core missing: run tests/e2e/install_browser.sh")
     config_file = workdir / "browser-input.json"
     config_file.write_text(json.dumps(config))
@@ -54,25 +54,8 @@ def run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
-# pytest re-runs a failed fixture for every test that asks for it; one browser run is
-# enough to know it failed.
-_browser_failure: list[BaseException] = []
-
-
 @pytest.fixture(scope="module")
 def ui_report(
-    airflow: AirflowStack, control_plane: Any, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Any]:
-    if _browser_failure:
-        raise _browser_failure[0]
-    try:
-        return drive_the_ui(airflow, control_plane, tmp_path_factory)
-    except BaseException as error:
-        _browser_failure.append(error)
-        raise
-
-
-def drive_the_ui(
     airflow: AirflowStack, control_plane: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("browser")
@@ -84,7 +67,9 @@ def drive_the_ui(
         "Client certificate file": str(control_plane.admin_cert_file),
         # A secret field, typed in so the screenshots show it masked. Base64 as in a
         # kubeconfig's client-key-data: an <input> drops the line breaks of raw PEM.
-        "Client key (PEM)": base64.b64encode(Path(control_plane.admin_key_file).read_bytes()).decode(),
+        "Client key (PEM)": base64.b64encode(
+            Path(control_plane.admin_key_file).read_bytes()
+        ).decode(),
     }
     started = time.monotonic()
     report = run_browser(
@@ -125,7 +110,8 @@ def test_our_fields_appear_with_their_labels(ui_report: dict[str, Any]) -> None:
 def test_secret_fields_are_masked(ui_report: dict[str, Any]) -> None:
     form = spark_k8s_form()
     shown = by_label(ui_report["fields"])
-    secrets = {f["label"] for f in form["conn-fields"].values() if f["schema"].get("format") == "password"}
+    fields = form["conn-fields"].values()
+    secrets = {f["label"] for f in fields if f["schema"].get("format") == "password"}
     assert {"Kubeconfig (inline)", "Bearer token", "Client key (PEM)"} <= secrets
     for label, field in shown.items():
         expected = "password" if label in secrets else None
