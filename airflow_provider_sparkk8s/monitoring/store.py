@@ -113,7 +113,7 @@ class Subscription:
 
 
 def backoff_delay(failures: int, base: float, cap: float, rng: Callable[[], float] = random.random) -> float:
-    """Exponential with full jitter, capped: reconnecting triggerers do not stampede."""
+    """Exponential, capped, half of it jittered: reconnecting triggerers do not stampede."""
     ceiling = min(cap, base * (2 ** max(failures - 1, 0)))
     return ceiling * (0.5 + rng() / 2)
 
