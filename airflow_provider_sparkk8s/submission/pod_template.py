@@ -235,14 +235,15 @@ def _shape_problem(pod: Any) -> str | None:
                 value = (container.get("resources") or {}).get(name)
                 if value is not None and not isinstance(value, dict):
                     return f"{where}.resources.{name} is not a mapping"
-    if pod.get("spec") is None:
-        # spark-submit fails on it too ("Could not load pod from template file.").
-        return "the template has no spec"
     return None
 
 
 def _validated(key: str, source: str, pod: Any) -> dict[str, Any]:
     problem = _shape_problem(pod)
+    if problem is None and key == DRIVER_TEMPLATE_KEY and pod.get("spec") is None:
+        # spark-submit fails on it ("Could not load pod from template file."). An executor
+        # template is only shipped at submission, so Spark lets that one through.
+        problem = "the template has no spec"
     if problem is not None:
         raise SparkConfError(key, source, ACCEPTED, problem)
     return pod  # type: ignore[no-any-return]
