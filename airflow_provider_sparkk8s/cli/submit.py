@@ -169,6 +169,10 @@ def _client(conf: Mapping[str, str], environ: Mapping[str, str]) -> KubeClient:
     return KubeClient(spark_submit_settings(conf, environ))
 
 
+def _not_found(glob: str) -> str:
+    return "No applications found." if "*" in glob else "Application not found."
+
+
 def _kill_or_status(arguments: SubmitArguments, environ: Mapping[str, str], out: TextIO) -> int:
     conf = arguments.spark_conf
     namespace = conf.get("spark.kubernetes.namespace", "default")
@@ -186,7 +190,7 @@ def _kill_or_status(arguments: SubmitArguments, environ: Mapping[str, str], out:
             for submission_id in killed:
                 print(f"Deleting driver pod {submission_id}.", file=out)
             if not killed:
-                print("No applications found." if "*" in glob else "Application not found.", file=out)
+                print(_not_found(glob), file=out)
             return EXIT_OK if killed else EXIT_FAILED
         pods = status(client, glob, namespace)
         for pod in pods:
@@ -194,7 +198,7 @@ def _kill_or_status(arguments: SubmitArguments, environ: Mapping[str, str], out:
             state = reduce_application([pod], driver_pod_name=name)
             print(f"{pod['metadata']['namespace']}:{name} {state.describe()}", file=out)
         if not pods:
-            print("No applications found." if "*" in glob else "Application not found.", file=out)
+            print(_not_found(glob), file=out)
         return EXIT_OK if pods else EXIT_FAILED
 
 

@@ -95,9 +95,8 @@ class _Sender:
 
     def create_pod(self, pod: Mapping[str, Any]) -> dict:
         namespace = (pod.get("metadata") or {}).get("namespace") or self.namespace
-        created = self.client.request(
-            "POST", resource_path("v1", "Pod", namespace), json=_pod_body(pod, self.keep_pod_namespace)
-        )
+        body = _pod_body(pod, self.keep_pod_namespace)
+        created = self.client.request("POST", resource_path("v1", "Pod", namespace), json=body)
         self._remember(pod)
         return created
 

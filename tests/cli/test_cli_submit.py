@@ -86,9 +86,8 @@ def pod(phase: str, terminated: dict | None = None, scheduled: bool = True) -> d
             {"name": "spark-kubernetes-driver", "state": {"terminated": terminated}}
         ]
     elif phase == "Running":
-        status["containerStatuses"] = [
-            {"name": "spark-kubernetes-driver", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}
-        ]
+        running = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+        status["containerStatuses"] = [{"name": "spark-kubernetes-driver", "state": running}]
     return {
         "metadata": {"name": "d", "namespace": "ns", "labels": {"spark-role": "driver"}},
         "status": status,

@@ -103,9 +103,8 @@ def test_stored_objects_are_owned_and_defaulted(
 ) -> None:
     scenario = load(SCENARIO_DIR / f"{name}.yaml")
     # The pod-templates scenario names a service account; admission wants it to exist.
-    admin.request(
-        "POST", f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "template-sa"}}
-    )
+    service_account = {"metadata": {"name": "template-sa"}}
+    admin.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", json=service_account)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         scenario.materialise(tmp)
