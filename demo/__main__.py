@@ -108,7 +108,7 @@ class ClusterWatcher:
                     if self.stopped.is_set():
                         return
                     self._show(event)
-            except Exception as error:  # the demo keeps going; the watch only decorates it
+            except Exception as error:  # noqa: BLE001 - the demo keeps going; the watch only decorates it
                 if not self.stopped.is_set():
                     say(f"  cluster | watch on {plural} interrupted: {error}")
                     time.sleep(0.5)
@@ -116,8 +116,10 @@ class ClusterWatcher:
     def _show(self, event: dict[str, Any]) -> None:
         obj = event.get("object") or {}
         kind, metadata = obj.get("kind"), obj.get("metadata") or {}
-        if event.get("type") not in ("ADDED", "MODIFIED", "DELETED") or kind == "ConfigMap" and (
-            metadata.get("name") == "kube-root-ca.crt"
+        if (
+            event.get("type") not in ("ADDED", "MODIFIED", "DELETED")
+            or kind == "ConfigMap"
+            and (metadata.get("name") == "kube-root-ca.crt")
         ):
             return
         key = f"{kind}/{metadata.get('name')}"
@@ -125,7 +127,13 @@ class ClusterWatcher:
         kind_of_change = "gone" if event["type"] == "DELETED" else "present"
         summary = kind_of_change if kind != "Pod" else f"{kind_of_change} {pod_summary(obj)}"
         if self.seen.get(key) != summary:
-            label = "created" if key not in self.seen else "deleted" if event["type"] == "DELETED" else "now"
+            label = (
+                "created"
+                if key not in self.seen
+                else "deleted"
+                if event["type"] == "DELETED"
+                else "now"
+            )
             self.seen[key] = summary
             detail = pod_summary(obj) if kind == "Pod" else ""
             say(f"  cluster | {key} {label} {detail}".rstrip())

@@ -15,7 +15,8 @@ its answer for the UI).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 try:
@@ -76,7 +77,7 @@ def configured_templates() -> dict[str, str | None]:
 class _TemplatedLink(BaseOperatorLink):
     template_key: str = ""
 
-    def get_link(self, operator: "BaseOperator", *, ti_key: "TaskInstanceKey") -> str:
+    def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
         try:
             from airflow.sdk.execution_time.xcom import XCom
         except ImportError:  # Airflow 2

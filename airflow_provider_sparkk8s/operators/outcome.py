@@ -9,9 +9,10 @@ message the task fails with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
@@ -36,7 +37,7 @@ class TrackedApplication:
         return asdict(self)
 
     @staticmethod
-    def from_kwargs(kwargs: Mapping[str, Any]) -> "TrackedApplication":
+    def from_kwargs(kwargs: Mapping[str, Any]) -> TrackedApplication:
         return TrackedApplication(**{k: kwargs[k] for k in TrackedApplication.__dataclass_fields__})
 
 
@@ -82,7 +83,7 @@ def _parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return datetime.fromisoformat(value)
     except ValueError:
         return None
 

@@ -11,8 +11,9 @@ state); output says what the shell does. The rules:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
 from airflow_provider_sparkk8s.operators.task_identity import submission_number

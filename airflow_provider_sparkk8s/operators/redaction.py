@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 DEFAULT_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
 REDACTED = "*********(redacted)"

@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
@@ -152,7 +153,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         "principal",
         "properties_file",
     )
-    template_fields_renderers = {
+    template_fields_renderers: ClassVar[dict[str, str]] = {
         "conf": "json",
         "application_args": "json",
         "env_vars": "json",
@@ -221,7 +222,9 @@ class SparkK8sSubmitOperator(BaseOperator):
                 "use_krb5ccache", use_krb5ccache, "False", "give keytab and principal instead"
             )
         if on_finish_action not in ON_FINISH_ACTIONS:
-            raise SparkConfError("on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS))
+            raise SparkConfError(
+                "on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS)
+            )
         self.application = application
         self.conf = dict(conf or {})
         self.files = files
@@ -376,8 +379,10 @@ class SparkK8sSubmitOperator(BaseOperator):
             client = hook.get_client()
             master = "k8s://" + client.settings.server
             client.close()
-        except Exception as error:  # a dry run must not need a reachable cluster
-            self.log.warning("Dry run without the connection %s: %s", self.kubernetes_conn_id, error)
+        except Exception as error:  # noqa: BLE001 - a dry run must not need a reachable cluster
+            self.log.warning(
+                "Dry run without the connection %s: %s", self.kubernetes_conn_id, error
+            )
             namespace = namespace_of(self.namespace, self.conf) or "default"
             master = IN_CLUSTER_MASTER
         rendered = self.render_submission(ref, namespace, master, 1, new_submission_ids())
@@ -397,7 +402,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         }
 
     def _list_drivers(self, client: KubeClient, ref: TaskInstanceRef, namespace: str) -> list[dict]:
-        listing = client.request("GET", _pods_path(namespace), params={"labelSelector": selector(ref)})
+        listing = client.request(
+            "GET", _pods_path(namespace), params={"labelSelector": selector(ref)}
+        )
         return list(listing.get("items") or [])
 
     def _adopt_or_submit(
@@ -423,7 +430,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         rendered = first
         if decision.submission != 1:
             rendered = self.render_submission(ref, namespace, master, decision.submission, ids)
-        submitted_at = datetime.now(timezone.utc).isoformat()
+        submitted_at = datetime.now(UTC).isoformat()
         try:
             result = self._submit(client, rendered)
         except SubmissionError as error:
@@ -478,7 +485,9 @@ class SparkK8sSubmitOperator(BaseOperator):
                 "conf so each submission gets its own name"
             ) from error
         self.log.info("Another worker submitted %s first", rendered.driver_pod_name)
-        return self._adopt(pod, reduce_application([pod], driver_pod_name=rendered.driver_pod_name).state)
+        return self._adopt(
+            pod, reduce_application([pod], driver_pod_name=rendered.driver_pod_name).state
+        )
 
     def _publish(self, context: Any, app: TrackedApplication) -> None:
         """Push what is known now: the application (for execute_complete) and link URLs."""
@@ -491,7 +500,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             extras = connection_extras(
                 self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
             )
-        except Exception:  # links are a convenience; never fail the task for them
+        except Exception:  # noqa: BLE001 - links are a convenience; never fail the task for them
             extras = {}
         values = {
             "namespace": app.namespace,
@@ -529,7 +538,7 @@ class SparkK8sSubmitOperator(BaseOperator):
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
         """Poll the application's pods until it ends or a timeout passes (same rules as the
         trigger: `reduce_application` and `timed_out`)."""
-        start = datetime.fromisoformat(app.submitted_at.replace("Z", "+00:00")).timestamp()
+        start = datetime.fromisoformat(app.submitted_at).timestamp()
         selector_by_app = {"labelSelector": f"spark-app-selector={app.application_id}"}
         last: ApplicationState | None = None
         client = self._hook().get_client()
@@ -569,7 +578,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             )
         app = TrackedApplication.from_kwargs(application)
         self._tracked = app
-        outcome = report(app, event, datetime.now(timezone.utc))
+        outcome = report(app, event, datetime.now(UTC))
         streamed = self.deferrable and self.get_logs
         client = self._hook().get_client()
         try:
@@ -577,16 +586,22 @@ class SparkK8sSubmitOperator(BaseOperator):
                 self._log_driver_tail(client, app)
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
             if should_delete_driver(self.on_finish_action, event):
-                self.log.info("Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action)
+                self.log.info(
+                    "Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action
+                )
                 self._delete_pod(client, app.namespace, app.driver_pod)
             else:
-                self.log.info("Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action)
+                self.log.info(
+                    "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
+                )
         finally:
             client.close()
         if not outcome.succeeded:
             raise ApplicationFailed(outcome.failure)
         self.log.info(
-            "Spark application %s succeeded in %ss", app.application_id, outcome.xcom["duration_seconds"]
+            "Spark application %s succeeded in %ss",
+            app.application_id,
+            outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
 
@@ -595,7 +610,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         params = {"container": app.driver_container, "tailLines": str(self.log_tail_lines)}
         try:
             text = client.text(path, params)
-        except Exception as error:  # a missing log must not hide the application's result
+        except Exception as error:  # noqa: BLE001 - a missing log must not hide the application's result
             self.log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
             return
         lines = text.splitlines()

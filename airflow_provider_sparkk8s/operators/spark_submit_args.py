@@ -8,8 +8,9 @@ the CLI goes through the same parser, so both paths agree on every flag.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 

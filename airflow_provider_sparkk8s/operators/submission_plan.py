@@ -8,8 +8,9 @@ a submission findable and race-free (see task_identity.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.operators.task_identity import (
@@ -80,7 +81,9 @@ def submission_conf(
     conf = {**parsed_conf, **kubernetes_conf(kubernetes)}
     if IMAGE_KEY not in conf and "spark.kubernetes.driver.container.image" not in conf:
         raise SparkConfError(
-            "image", None, "the Spark container image (image=... or conf[spark.kubernetes.container.image])"
+            "image",
+            None,
+            "the Spark container image (image=... or conf[spark.kubernetes.container.image])",
         )
     conf.update(driver_label_conf(ref, submission))
     if POD_NAME_KEY not in parsed_conf:

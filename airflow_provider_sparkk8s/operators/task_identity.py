@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.submission.naming import resource_name_prefix
 
@@ -51,7 +52,7 @@ class TaskInstanceRef:
         return hashlib.sha256(identity.encode()).hexdigest()[:40]
 
     @staticmethod
-    def from_context(context: Mapping[str, Any]) -> "TaskInstanceRef":
+    def from_context(context: Mapping[str, Any]) -> TaskInstanceRef:
         ti = context["ti"]
         map_index = getattr(ti, "map_index", -1)
         return TaskInstanceRef(

@@ -42,7 +42,10 @@ def test_templates_cannot_reach_attributes_of_the_values():
 def test_connection_extras_win_over_the_config_and_blank_means_unset():
     templates = link_templates(
         {SPARK_UI_TEMPLATE_KEY: "https://conn/{driver_pod}", DRIVER_POD_TEMPLATE_KEY: "  "},
-        {SPARK_UI_TEMPLATE_KEY: "https://cfg/{driver_pod}", DRIVER_POD_TEMPLATE_KEY: "https://d/{namespace}"},
+        {
+            SPARK_UI_TEMPLATE_KEY: "https://cfg/{driver_pod}",
+            DRIVER_POD_TEMPLATE_KEY: "https://d/{namespace}",
+        },
     )
     assert templates == {
         SPARK_UI_TEMPLATE_KEY: "https://conn/{driver_pod}",

@@ -24,13 +24,13 @@ REPO = Path(__file__).resolve().parents[2]
 AIRFLOW = str(Path(sys.executable).with_name("airflow"))
 LOGICAL_DATE = "2026-11-29T12:00:00+00:00"
 
-DAG_HEADER = '''
+DAG_HEADER = """
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
-'''
+"""
 
 
 def base_env(home: Path) -> dict[str, str]:
@@ -57,13 +57,20 @@ def migrate_template(home: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     (home / "dags").mkdir(exist_ok=True)
     result = subprocess.run(
-        [AIRFLOW, "db", "migrate"], env=base_env(home), capture_output=True, text=True, timeout=600
+        [AIRFLOW, "db", "migrate"],
+        env=base_env(home),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return home
 
 
-def operator_source(task_id: str, kwargs: dict[str, Any], cls: str = "SparkK8sSubmitOperator") -> str:
+def operator_source(
+    task_id: str, kwargs: dict[str, Any], cls: str = "SparkK8sSubmitOperator"
+) -> str:
     return f"    {cls}(task_id={task_id!r}, **{kwargs!r})\n"
 
 
@@ -119,8 +126,12 @@ class AirflowRun:
         return self.log_path.read_text(errors="replace")
 
     def wait_for_output(self, text: str, timeout: float) -> None:
-        wait_for(lambda: text in self.output() or self.process.poll() is not None, timeout, repr(text))
-        assert text in self.output(), f"process ended without printing {text!r}:\n{self.output()[-4000:]}"
+        wait_for(
+            lambda: text in self.output() or self.process.poll() is not None, timeout, repr(text)
+        )
+        assert text in self.output(), (
+            f"process ended without printing {text!r}:\n{self.output()[-4000:]}"
+        )
 
     def signal(self, signum: int) -> None:
         self.process.send_signal(signum)
@@ -136,7 +147,9 @@ class AirflowRun:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError(f"{self.dag_id} still running after {timeout}s:\n{self.output()[-6000:]}")
+            raise AssertionError(
+                f"{self.dag_id} still running after {timeout}s:\n{self.output()[-6000:]}"
+            )
         self._sink.close()
         db = json.loads(self.result_path.read_text()) if self.result_path.exists() else {}
         return RunResult(code, self.output(), db)
@@ -145,7 +158,13 @@ class AirflowRun:
 class AirflowHome:
     """A fresh AIRFLOW_HOME from the migrated template, with DAG files and a connection."""
 
-    def __init__(self, root: Path, template: Path, connection: dict[str, Any], env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        root: Path,
+        template: Path,
+        connection: dict[str, Any],
+        env: dict[str, str] | None = None,
+    ):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         shutil.copy(template / "airflow.db", root / "airflow.db")
@@ -161,5 +180,7 @@ class AirflowHome:
     def start(self, dag_id: str, extra_env: dict[str, str] | None = None) -> AirflowRun:
         return AirflowRun(self.root, dag_id, {**self.env, **(extra_env or {})})
 
-    def run(self, dag_id: str, timeout: float = 600, extra_env: dict[str, str] | None = None) -> RunResult:
+    def run(
+        self, dag_id: str, timeout: float = 600, extra_env: dict[str, str] | None = None
+    ) -> RunResult:
         return self.start(dag_id, extra_env).finish(timeout)

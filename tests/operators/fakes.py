@@ -7,8 +7,9 @@ also tested against the real API server in test_operator_controlplane.py.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 
@@ -30,8 +31,8 @@ class FakeCluster:
     applied: list[dict] = field(default_factory=list)
     logs: dict[str, str] = field(default_factory=dict)
     # Called on every pod list: lets a test move pods through their phases.
-    on_list: Callable[["FakeCluster"], None] | None = None
-    before_create: Callable[["FakeCluster", dict], None] | None = None
+    on_list: Callable[[FakeCluster], None] | None = None
+    before_create: Callable[[FakeCluster, dict], None] | None = None
     clock: int = 0
 
     def add_pod(self, pod: dict) -> dict:
@@ -66,7 +67,9 @@ class FakeClient:
             raise KubeApiError(404, "NotFound", "no log", method="GET", path=path)
         return self.cluster.logs[name]
 
-    def request(self, method: str, path: str, *, params=None, json=None, content=None, content_type=None):
+    def request(
+        self, method: str, path: str, *, params=None, json=None, content=None, content_type=None
+    ):
         cluster = self.cluster
         cluster.requests.append((method, path))
         parts = path.strip("/").split("/")  # api v1 namespaces <ns> <plural> [<name>]
@@ -95,7 +98,9 @@ class FakeClient:
             pod_name = json["metadata"]["name"]
             if (namespace, pod_name) in cluster.pods:
                 raise KubeApiError(409, "AlreadyExists", "exists", method=method, path=path)
-            created = cluster.add_pod({**json, "metadata": {**json["metadata"], "namespace": namespace}})
+            created = cluster.add_pod(
+                {**json, "metadata": {**json["metadata"], "namespace": namespace}}
+            )
             return copy.deepcopy(created)
         if method == "DELETE":
             if cluster.pods.pop((namespace, name), None) is None:
@@ -129,7 +134,9 @@ class FakeHook:
 
 
 class FakeTaskInstance:
-    def __init__(self, dag_id="etl", task_id="spark_pi", run_id="manual__1", map_index=-1, try_number=1):
+    def __init__(
+        self, dag_id="etl", task_id="spark_pi", run_id="manual__1", map_index=-1, try_number=1
+    ):
         self.dag_id = dag_id
         self.task_id = task_id
         self.run_id = run_id
@@ -144,18 +151,25 @@ class FakeTaskInstance:
         return copy.deepcopy(self.xcom.get(key))
 
 
-def driver_status(state: str, exit_code: int = 0, reason: str | None = None, message: str | None = None) -> dict:
+def driver_status(
+    state: str, exit_code: int = 0, reason: str | None = None, message: str | None = None
+) -> dict:
     """A driver pod's status in one of the reducer's states."""
     container = "spark-kubernetes-driver"
     if state == "running":
         return {
             "phase": "Running",
             "conditions": [{"type": "PodScheduled", "status": "True"}],
-            "containerStatuses": [{"name": container, "state": {"running": {"startedAt": "2026-11-29T18:00:05Z"}}}],
+            "containerStatuses": [
+                {"name": container, "state": {"running": {"startedAt": "2026-11-29T18:00:05Z"}}}
+            ],
         }
     if state == "finished":
-        terminated = {"exitCode": exit_code, "reason": reason or ("Completed" if exit_code == 0 else "Error"),
-                      "finishedAt": "2026-11-29T18:00:31Z"}
+        terminated = {
+            "exitCode": exit_code,
+            "reason": reason or ("Completed" if exit_code == 0 else "Error"),
+            "finishedAt": "2026-11-29T18:00:31Z",
+        }
         if message:
             terminated["message"] = message
         return {
@@ -166,14 +180,29 @@ def driver_status(state: str, exit_code: int = 0, reason: str | None = None, mes
     if state == "unschedulable":
         return {
             "phase": "Pending",
-            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                            "message": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}],
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+                }
+            ],
         }
     if state == "image_pull":
         return {
             "phase": "Pending",
             "conditions": [{"type": "PodScheduled", "status": "True"}],
-            "containerStatuses": [{"name": container, "state": {"waiting": {"reason": "ImagePullBackOff",
-                                                                             "message": "Back-off pulling image"}}}],
+            "containerStatuses": [
+                {
+                    "name": container,
+                    "state": {
+                        "waiting": {
+                            "reason": "ImagePullBackOff",
+                            "message": "Back-off pulling image",
+                        }
+                    },
+                }
+            ],
         }
     raise ValueError(state)

@@ -52,11 +52,16 @@ def dump(dag_id: str) -> dict[str, Any]:
                 for x in xcoms
             ],
             "rendered_fields": [
-                {"task_id": r.task_id, "map_index": r.map_index, "raw": json.dumps(r.rendered_fields, default=str)}
+                {
+                    "task_id": r.task_id,
+                    "map_index": r.map_index,
+                    "raw": json.dumps(r.rendered_fields, default=str),
+                }
                 for r in rendered
             ],
             "triggers": [
-                {"classpath": t.classpath, "raw_kwargs": json.dumps(t.kwargs, default=str)} for t in triggers
+                {"classpath": t.classpath, "raw_kwargs": json.dumps(t.kwargs, default=str)}
+                for t in triggers
             ],
         }
 

@@ -72,7 +72,11 @@ def airflow_template(tmp_path_factory) -> Path:
 
 def inline_kubeconfig(control_plane, namespace: str) -> tuple[str, list[str]]:
     """The admin kubeconfig with the client key inline, and pieces of that key to look for."""
-    document = json.loads(control_plane.write_kubeconfig(Path(control_plane.workdir) / f"{namespace}.kc", namespace).read_text())
+    document = json.loads(
+        control_plane.write_kubeconfig(
+            Path(control_plane.workdir) / f"{namespace}.kc", namespace
+        ).read_text()
+    )
     user = document["users"][0]["user"]
     key_pem = Path(user.pop("client-key")).read_text()
     cert_pem = Path(user.pop("client-certificate")).read_text()
@@ -86,7 +90,10 @@ def inline_kubeconfig(control_plane, namespace: str) -> tuple[str, list[str]]:
 @pytest.fixture
 def home(tmp_path, airflow_template, control_plane, namespace) -> AirflowHome:
     content, secrets = inline_kubeconfig(control_plane, namespace)
-    connection = {"conn_type": "spark_k8s", "extra": {"kube_config": content, "namespace": namespace}}
+    connection = {
+        "conn_type": "spark_k8s",
+        "extra": {"kube_config": content, "namespace": namespace},
+    }
     airflow_home = AirflowHome(tmp_path / "airflow", airflow_template, connection)
     airflow_home.secrets = secrets  # type: ignore[attr-defined]
     return airflow_home
@@ -124,7 +131,9 @@ SCENARIOS = {
 def scenarios_run(home):
     tasks = "".join(operator_source(task_id, kwargs) for task_id, kwargs in SCENARIOS.items())
     home.write_dag("spark_scenarios", dag_source("spark_scenarios", tasks))
-    link = {"AIRFLOW__SPARKK8S__SPARK_UI_URL_TEMPLATE": "https://spark.example/{namespace}/{driver_pod}/"}
+    link = {
+        "AIRFLOW__SPARKK8S__SPARK_UI_URL_TEMPLATE": "https://spark.example/{namespace}/{driver_pod}/"
+    }
     return home.run("spark_scenarios", timeout=1200, extra_env=link)
 
 
@@ -159,7 +168,9 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
         services = request(kube_admin, "GET", f"/api/v1/namespaces/{namespace}/services")["items"]
         maps = request(kube_admin, "GET", f"/api/v1/namespaces/{namespace}/configmaps")["items"]
         ours = [m for m in maps if m["metadata"]["name"].startswith("spark-drv-")]
-        owners = {o["name"] for obj in services + ours for o in obj["metadata"].get("ownerReferences", [])}
+        owners = {
+            o["name"] for obj in services + ours for o in obj["metadata"].get("ownerReferences", [])
+        }
         return pod not in owners
 
     wait_for(owned_objects_gone, 60, "the garbage collector removing the Service and ConfigMap")
@@ -180,10 +191,15 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     # the driver never starts: each timeout names its reason, and the driver is deleted
     pull = run.xcom("image_pull_timeout", "spark_application")
     assert (pull["status"], pull["reason"]) == ("timeout", "StartupTimeout")
-    assert re.search(r"StartupTimeout: the driver did not start within 6s \(pending, ImagePullBackOff", run.output)
+    assert re.search(
+        r"StartupTimeout: the driver did not start within 6s \(pending, ImagePullBackOff",
+        run.output,
+    )
     unschedulable = run.xcom("unschedulable_timeout", "spark_application")
     assert (unschedulable["status"], unschedulable["reason"]) == ("timeout", "StartupTimeout")
-    assert re.search(r"did not start within 6s \(pending, Unschedulable: 0/\d+ nodes are available", run.output)
+    assert re.search(
+        r"did not start within 6s \(pending, Unschedulable: 0/\d+ nodes are available", run.output
+    )
     for task_id in ("image_pull_timeout", "unschedulable_timeout"):
         assert pods_of(kube_admin, namespace, dag, task_id) == [], task_id
 
@@ -194,7 +210,9 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     assert run.xcom("dry_run")["dry_run"] is True
 
     # keep_pod keeps a succeeded driver
-    assert [p["status"]["phase"] for p in pods_of(kube_admin, namespace, dag, "keeps_pod")] == ["Succeeded"]
+    assert [p["status"]["phase"] for p in pods_of(kube_admin, namespace, dag, "keeps_pod")] == [
+        "Succeeded"
+    ]
 
     # secrets: the inline client key and the planted values appear nowhere Airflow keeps
     everything = run.everything()
@@ -222,10 +240,16 @@ class PausingOperator(SparkK8sSubmitOperator):
 '''
 
 
-def test_reattach_after_the_worker_is_killed_between_creation_and_deferral(home, kube_admin, namespace, tmp_path):
+def test_reattach_after_the_worker_is_killed_between_creation_and_deferral(
+    home, kube_admin, namespace, tmp_path
+):
     dag = "spark_reattach"
-    kwargs = task(deferrable=True, on_finish_action="keep_pod", kwok={"hold": "true", "run-ms": "300"})
-    home.write_dag(dag, dag_source(dag, operator_source("job", kwargs, "PausingOperator"), PAUSING_OPERATOR))
+    kwargs = task(
+        deferrable=True, on_finish_action="keep_pod", kwok={"hold": "true", "run-ms": "300"}
+    )
+    home.write_dag(
+        dag, dag_source(dag, operator_source("job", kwargs, "PausingOperator"), PAUSING_OPERATOR)
+    )
     marker = tmp_path / "paused"
     first = home.start(dag, {"PAUSE_MARKER": str(marker)})
     wait_for(marker.exists, 600, "the first attempt to create its driver and pause")
@@ -272,7 +296,10 @@ def test_two_concurrent_attempts_of_one_task_instance_make_one_driver(
 ):
     dag = "spark_race"
     content, _ = inline_kubeconfig(control_plane, namespace)
-    connection = {"conn_type": "spark_k8s", "extra": {"kube_config": content, "namespace": namespace}}
+    connection = {
+        "conn_type": "spark_k8s",
+        "extra": {"kube_config": content, "namespace": namespace},
+    }
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     kwargs = task(deferrable=True, on_finish_action="keep_pod", kwok={"run-ms": "1500"})
@@ -313,7 +340,7 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
 ):
     """Airflow 3.3 cancels a deferred task's trigger with a user-action message when a user
     marks the task failed or clears it; the TriggerRunner then awaits `trigger.on_kill()`."""
-    from airflow.jobs.triggerer_job_runner import _USER_ACTION_CANCEL_MSG, TriggerRunner
+    from airflow.jobs.triggerer_job_runner import TriggerRunner
     from airflow.sdk._shared.module_loading import import_string
     from airflow.sdk.exceptions import TaskDeferred
 
@@ -325,7 +352,9 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
         "AIRFLOW_CONN_SPARK_K8S_DEFAULT",
         json.dumps({"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}),
     )
-    operator = SparkK8sSubmitOperator(task_id="killed_deferred", **task(deferrable=True, kwok={"hold": "true"}))
+    operator = SparkK8sSubmitOperator(
+        task_id="killed_deferred", **task(deferrable=True, kwok={"hold": "true"})
+    )
     with pytest.raises(TaskDeferred) as deferred:
         operator.execute({"ti": FakeTaskInstance(dag_id="kill_dag", task_id="killed_deferred")})
     classpath, kwargs = deferred.value.trigger.serialize()
@@ -335,7 +364,12 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
 
     async def run_and_cancel() -> None:
         runner = TriggerRunner()
-        runner.triggers[1] = {"task": None, "name": "killed_deferred", "events": 0, "is_watcher": False}
+        runner.triggers[1] = {
+            "task": None,
+            "name": "killed_deferred",
+            "events": 0,
+            "is_watcher": False,
+        }
         running = asyncio.create_task(runner.run_trigger(1, trigger))
         runner.triggers[1]["task"] = running
         await asyncio.sleep(0)  # let it subscribe; the pod stays Running (hold)
@@ -355,7 +389,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "dags"
 def test_example_dags_run_in_airflow_against_the_control_plane(home, kube_admin, namespace, dag_id):
     home.write_dag(dag_id, (EXAMPLES / f"{dag_id}.py").read_text())
     run = home.run(dag_id, timeout=900)
-    submit_tasks = [ti for ti in run.db["task_instances"] if ti["task_id"] in ("daily_aggregate", "pi_py")]
+    submit_tasks = [
+        ti for ti in run.db["task_instances"] if ti["task_id"] in ("daily_aggregate", "pi_py")
+    ]
     assert submit_tasks and all(ti["state"] == "success" for ti in submit_tasks), run.output[-6000:]
     results = [run.xcom(ti["task_id"], map_index=ti["map_index"]) for ti in submit_tasks]
     assert all(r["state"] == "succeeded" and r["namespace"] == namespace for r in results)

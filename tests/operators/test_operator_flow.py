@@ -11,7 +11,10 @@ from airflow.sdk.exceptions import TaskDeferred
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError, SubmissionError
 from airflow_provider_sparkk8s.links.spark_k8s import DriverPodLink, SparkUiLink
-from airflow_provider_sparkk8s.operators.spark_k8s import APPLICATION_XCOM_KEY, SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.operators.spark_k8s import (
+    APPLICATION_XCOM_KEY,
+    SparkK8sSubmitOperator,
+)
 from airflow_provider_sparkk8s.operators.task_identity import (
     TaskInstanceRef,
     driver_labels,
@@ -23,16 +26,16 @@ SECRET = "planted-secret-7f3a9c"
 
 
 def make_operator(**overrides) -> SparkK8sSubmitOperator:
-    params = dict(
-        task_id="spark_pi",
-        application="local:///opt/spark/examples/jars/spark-examples.jar",
-        java_class="org.apache.spark.examples.SparkPi",
-        image="apache/spark:4.0.1",
-        spark_version="4.0.1",
-        deferrable=False,
-        poll_interval=0.01,
-        startup_timeout=10,  # a test that forgets to move its pod fails instead of hanging
-    )
+    params = {
+        "task_id": "spark_pi",
+        "application": "local:///opt/spark/examples/jars/spark-examples.jar",
+        "java_class": "org.apache.spark.examples.SparkPi",
+        "image": "apache/spark:4.0.1",
+        "spark_version": "4.0.1",
+        "deferrable": False,
+        "poll_interval": 0.01,
+        "startup_timeout": 10,  # a test that forgets to move its pod fails instead of hanging
+    }
     params.update(overrides)
     return SparkK8sSubmitOperator(**params)
 
@@ -68,10 +71,18 @@ def progress(*statuses: dict, only: str = ""):
 def existing_driver(cluster: FakeCluster, submission: int, status: dict, ti=None) -> dict:
     ti = ti or FakeTaskInstance()
     ref = TaskInstanceRef(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
-    labels = {**driver_labels(ref, submission), "spark-role": "driver", "spark-app-selector": f"spark-old{submission}"}
+    labels = {
+        **driver_labels(ref, submission),
+        "spark-role": "driver",
+        "spark-app-selector": f"spark-old{submission}",
+    }
     return cluster.add_pod(
         {
-            "metadata": {"name": driver_pod_name("spark_pi", ref, submission), "namespace": "team-a", "labels": labels},
+            "metadata": {
+                "name": driver_pod_name("spark_pi", ref, submission),
+                "namespace": "team-a",
+                "labels": labels,
+            },
             "spec": {"containers": [{"name": "spark-kubernetes-driver"}]},
             "status": status,
         }
@@ -90,7 +101,11 @@ def test_bad_input_fails_before_any_request(cluster):
 
 
 def test_dry_run_logs_every_object_with_secrets_redacted_and_sends_nothing(cluster, capfd):
-    operator = make_operator(dry_run=True, conf={"spark.hadoop.fs.s3a.secret.key": SECRET}, env_vars={"API_TOKEN": SECRET})
+    operator = make_operator(
+        dry_run=True,
+        conf={"spark.hadoop.fs.s3a.secret.key": SECRET},
+        env_vars={"API_TOKEN": SECRET},
+    )
     result = operator.execute(context())
     assert cluster.requests == []
     assert result["dry_run"] is True
@@ -103,7 +118,9 @@ def test_dry_run_logs_every_object_with_secrets_redacted_and_sends_nothing(clust
 
 
 def test_first_submission_runs_to_success_in_the_worker(cluster):
-    cluster.on_list = progress(driver_status("running"), driver_status("running"), driver_status("finished"))
+    cluster.on_list = progress(
+        driver_status("running"), driver_status("running"), driver_status("finished")
+    )
     ti = FakeTaskInstance()
     result = make_operator(on_finish_action="delete_pod").execute(context(ti))
     # list (adopt?) then the create, then owned objects by server-side apply
@@ -124,7 +141,9 @@ def test_first_submission_runs_to_success_in_the_worker(cluster):
 
 def test_a_live_driver_of_the_task_instance_is_adopted_not_submitted_again(cluster):
     existing_driver(cluster, 1, driver_status("running"))
-    cluster.on_list = progress(driver_status("running"), driver_status("running"), driver_status("finished"))
+    cluster.on_list = progress(
+        driver_status("running"), driver_status("running"), driver_status("finished")
+    )
     result = make_operator().execute(context(FakeTaskInstance(try_number=2)))
     assert posts(cluster) == []
     assert result["adopted"] is True
@@ -134,7 +153,9 @@ def test_a_live_driver_of_the_task_instance_is_adopted_not_submitted_again(clust
 def test_a_retry_after_a_finished_attempt_submits_anew_under_the_next_number(cluster):
     existing_driver(cluster, 1, driver_status("finished", exit_code=1))
     cluster.on_list = progress(driver_status("finished"), only="-2-driver")
-    result = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(try_number=2)))
+    result = make_operator(on_finish_action="keep_pod").execute(
+        context(FakeTaskInstance(try_number=2))
+    )
     assert len(posts(cluster)) == 1
     assert result["driver_pod"].endswith("-2-driver")
     assert len(cluster.pods) == 2  # the failed first attempt is still kept
@@ -157,7 +178,10 @@ def test_a_409_on_create_means_another_worker_won_so_its_driver_is_adopted(clust
 
 def test_a_409_against_a_finished_pod_with_a_fixed_name_is_a_clear_error(cluster):
     cluster.add_pod(
-        {"metadata": {"name": "fixed-driver", "namespace": "team-a", "labels": {}}, "status": driver_status("finished")}
+        {
+            "metadata": {"name": "fixed-driver", "namespace": "team-a", "labels": {}},
+            "status": driver_status("finished"),
+        }
     )
     with pytest.raises(SubmissionError, match="already exists and has finished"):
         make_operator(conf={"spark.kubernetes.driver.pod.name": "fixed-driver"}).execute(context())
@@ -165,7 +189,8 @@ def test_a_409_against_a_finished_pod_with_a_fixed_name_is_a_clear_error(cluster
 
 def test_a_failed_driver_fails_the_task_with_reason_exit_code_and_message(cluster):
     cluster.on_list = progress(
-        driver_status("running"), driver_status("finished", exit_code=137, reason="OOMKilled", message="out of memory")
+        driver_status("running"),
+        driver_status("finished", exit_code=137, reason="OOMKilled", message="out of memory"),
     )
     ti = FakeTaskInstance()
     with pytest.raises(ApplicationFailed) as error:
@@ -197,8 +222,12 @@ def test_cleanup_follows_on_finish_action(cluster, action, exit_code, kept):
     assert bool(cluster.pods) is kept
 
 
-@pytest.mark.parametrize(("status", "reason"), [("unschedulable", "Unschedulable"), ("image_pull", "ImagePullBackOff")])
-def test_a_driver_that_never_starts_hits_the_startup_timeout_and_is_removed(cluster, status, reason):
+@pytest.mark.parametrize(
+    ("status", "reason"), [("unschedulable", "Unschedulable"), ("image_pull", "ImagePullBackOff")]
+)
+def test_a_driver_that_never_starts_hits_the_startup_timeout_and_is_removed(
+    cluster, status, reason
+):
     cluster.on_list = progress(*[driver_status(status)] * 1000)
     with pytest.raises(ApplicationFailed) as error:
         make_operator(startup_timeout=0.3, on_finish_action="keep_pod").execute(context())
@@ -282,9 +311,15 @@ def test_link_urls_are_pushed_when_the_connection_names_templates(cluster):
 
 def test_mapped_task_instances_get_distinct_drivers(cluster):
     cluster.on_list = progress(driver_status("finished"))
-    first = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(map_index=0)))
-    cluster.on_list = lambda c: [p.update(status=driver_status("finished")) for p in c.pods.values()]
-    second = make_operator(on_finish_action="keep_pod").execute(context(FakeTaskInstance(map_index=1)))
+    first = make_operator(on_finish_action="keep_pod").execute(
+        context(FakeTaskInstance(map_index=0))
+    )
+    cluster.on_list = lambda c: [
+        p.update(status=driver_status("finished")) for p in c.pods.values()
+    ]
+    second = make_operator(on_finish_action="keep_pod").execute(
+        context(FakeTaskInstance(map_index=1))
+    )
     assert first["driver_pod"] != second["driver_pod"]
     assert len(posts(cluster)) == 2
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,8 +16,10 @@ from airflow_provider_sparkk8s.operators.outcome import (
     tracked_from_pod,
 )
 
-APP = TrackedApplication("spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z")
-NOW = datetime(2026, 11, 29, 18, 5, tzinfo=timezone.utc)
+APP = TrackedApplication(
+    "spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z"
+)
+NOW = datetime(2026, 11, 29, 18, 5, tzinfo=UTC)
 
 
 def test_a_pod_from_the_api_becomes_the_tracked_application():
@@ -46,9 +48,13 @@ def test_success_reports_every_xcom_field():
 
 
 def test_a_failure_names_reason_exit_code_message_and_the_first_failed_executor():
-    state = ApplicationState(state="failed", reason="Error", exit_code=1, termination_message="Job aborted")
+    state = ApplicationState(
+        state="failed", reason="Error", exit_code=1, termination_message="Job aborted"
+    )
     event = final_event(APP, state)
-    event["executors"]["failures"] = [{"pod_name": "pi-exec-2", "reason": "OOMKilled", "exit_code": 137}]
+    event["executors"]["failures"] = [
+        {"pod_name": "pi-exec-2", "reason": "OOMKilled", "exit_code": 137}
+    ]
     outcome = report(APP, event, NOW)
     assert not outcome.succeeded
     assert outcome.failure == (
@@ -59,12 +65,18 @@ def test_a_failure_names_reason_exit_code_message_and_the_first_failed_executor(
 
 def test_a_vanished_driver_is_a_failure_that_says_so():
     event = final_event(APP, ApplicationState(state="unknown", reason="DriverPodNotFound"))
-    assert (event["status"], event["state"], event["reason"]) == ("failed", "failed", "DriverPodNotFound")
+    assert (event["status"], event["state"], event["reason"]) == (
+        "failed",
+        "failed",
+        "DriverPodNotFound",
+    )
     assert "no longer exists" in report(APP, event, NOW).failure
 
 
 def test_timeouts_have_their_own_status():
-    event = final_event(APP, ApplicationState(state="failed", reason="StartupTimeout", message="never started"))
+    event = final_event(
+        APP, ApplicationState(state="failed", reason="StartupTimeout", message="never started")
+    )
     assert event["status"] == "timeout"
     assert "StartupTimeout: never started" in report(APP, event, NOW).failure
 

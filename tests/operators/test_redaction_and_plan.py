@@ -7,7 +7,11 @@ import re
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.operators.redaction import REDACTED, redact_objects, redaction_pattern
+from airflow_provider_sparkk8s.operators.redaction import (
+    REDACTED,
+    redact_objects,
+    redaction_pattern,
+)
 from airflow_provider_sparkk8s.operators.submission_plan import (
     KubernetesParameters,
     namespace_of,
@@ -26,7 +30,10 @@ def test_properties_env_and_secret_objects_are_redacted_in_a_copy():
         {"kind": "Secret", "data": {"token": "dG9r"}},
     ]  # fmt: skip
     redacted = redact_objects(objects, redaction_pattern({}))
-    assert redacted[0]["data"]["spark.properties"] == f"spark.a=1\nspark.s3.secret.key={REDACTED}\n#token=x\n"
+    assert (
+        redacted[0]["data"]["spark.properties"]
+        == f"spark.a=1\nspark.s3.secret.key={REDACTED}\n#token=x\n"
+    )
     assert redacted[0]["data"]["log4j2.properties"] == f"x={REDACTED}"  # the value matched
     assert redacted[1]["spec"]["containers"][0]["env"] == [
         {"name": "DB_PASSWORD", "value": REDACTED}, {"name": "HOME", "value": "/h"}]  # fmt: skip
@@ -51,7 +58,12 @@ def test_kubernetes_parameters_win_and_identity_labels_and_pod_name_are_added():
 
 def test_a_pod_name_the_user_set_is_kept():
     parsed = {"spark.kubernetes.driver.pod.name": "mine", "spark.kubernetes.container.image": "i"}
-    assert submission_conf(parsed, KubernetesParameters("ns"), REF, 2)["spark.kubernetes.driver.pod.name"] == "mine"
+    assert (
+        submission_conf(parsed, KubernetesParameters("ns"), REF, 2)[
+            "spark.kubernetes.driver.pod.name"
+        ]
+        == "mine"
+    )
 
 
 def test_no_image_anywhere_is_refused():
@@ -61,10 +73,15 @@ def test_no_image_anywhere_is_refused():
 
 
 def test_templates_as_paths_go_to_conf_and_dicts_to_the_pipeline():
-    conf = submission_conf({}, KubernetesParameters("ns", "i", "/t/driver.yaml", {"kind": "Pod"}), REF, 1)
+    conf = submission_conf(
+        {}, KubernetesParameters("ns", "i", "/t/driver.yaml", {"kind": "Pod"}), REF, 1
+    )
     assert conf["spark.kubernetes.driver.podTemplateFile"] == "/t/driver.yaml"
     assert "spark.kubernetes.executor.podTemplateFile" not in conf
-    assert template_dict("executor_pod_template", {"kind": "Pod", "spec": {}}) == {"kind": "Pod", "spec": {}}
+    assert template_dict("executor_pod_template", {"kind": "Pod", "spec": {}}) == {
+        "kind": "Pod",
+        "spec": {},
+    }
     assert template_dict("driver_pod_template", "/t/driver.yaml") is None
     with pytest.raises(SparkConfError):
         template_dict("driver_pod_template", {"kind": "Deployment"})

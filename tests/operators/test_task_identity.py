@@ -25,7 +25,7 @@ DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 
 def ref(**overrides) -> TaskInstanceRef:
-    values = dict(dag_id="etl", task_id="spark_pi", run_id="manual__2026-11-29T18:00:00+00:00")
+    values = {"dag_id": "etl", "task_id": "spark_pi", "run_id": "manual__2026-11-29T18:00:00+00:00"}
     values.update(overrides)
     return TaskInstanceRef(**values)
 
