@@ -259,15 +259,11 @@ def _read_properties(path: str, must_exist: bool, read_text: ReadText) -> dict[s
 
 def resolve_uri(path: str, cwd: str) -> str:
     """Utils.resolveURI: a bare path becomes an absolute `file:` URI; URIs stay."""
-    if uri_scheme(path) is not None and not _looks_like_windows_drive(path):
+    if uri_scheme(path) is not None:
         return path
     base, hash_, fragment = path.partition("#")
     absolute = posixpath.normpath(posixpath.join(cwd, base))
     return f"file:{absolute}" + (f"#{fragment}" if hash_ else "")
-
-
-def _looks_like_windows_drive(path: str) -> bool:
-    return len(path) > 1 and path[1] == ":" and path[0].isalpha() and len(path.split(":")[0]) == 1
 
 
 def resolve_uri_list(value: str, cwd: str) -> str:
@@ -288,6 +284,32 @@ def _main_resource(primary: str | None) -> MainAppResource:
 
 def _file_name(resource: str) -> str:
     return resource.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _merged_conf(
+    parsed: ParsedCommandLine, environ: Mapping[str, str], read_text: ReadText
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """--conf pairs, then the properties file(s) for keys not given; non-spark. keys dropped."""
+    conf = dict(parsed.confs)
+    for path, must_exist in _defaults_files(parsed, environ):
+        for key, value in _read_properties(path, must_exist, read_text).items():
+            conf.setdefault(key, value)
+    ignored = tuple(key for key in conf if not key.startswith("spark."))
+    for key in ignored:
+        log.warning("Ignoring non-Spark config property: %s", key)
+        del conf[key]
+    return conf, ignored
+
+
+def _master(parsed: ParsedCommandLine, conf: Mapping[str, str], environ: Mapping[str, str]) -> str:
+    """--master, else spark.master, else $MASTER; `k8s://host:port` gets https (as Spark)."""
+    master = parsed.options.get("--master") or conf.get("spark.master") or environ.get("MASTER")
+    if not master:
+        raise SparkConfError("--master", master, "k8s://https://<host>:<port>")
+    normalize_master_url(master)  # raises on a non-k8s master
+    if "://" not in master[len("k8s://") :]:
+        master = "k8s://https://" + master[len("k8s://") :]
+    return master
 
 
 def parse_spark_submit(
@@ -318,24 +340,8 @@ def parse_spark_submit(
     if "--version" in switches:
         return SubmitArguments("version", {}, MainAppResource("java", None), None, **common)
 
-    conf: dict[str, str] = {}
-    for key, value in parsed.confs:
-        conf[key] = value
-    for path, must_exist in _defaults_files(parsed, environ):
-        for key, value in _read_properties(path, must_exist, read_text).items():
-            conf.setdefault(key, value)
-    ignored = tuple(key for key in conf if not key.startswith("spark."))
-    for key in ignored:
-        log.warning("Ignoring non-Spark config property: %s", key)
-        del conf[key]
-
-    master = parsed.options.get("--master") or conf.get("spark.master") or environ.get("MASTER")
-    if not master:
-        raise SparkConfError("--master", master, "k8s://https://<host>:<port>")
-    normalize_master_url(master)  # raises on a non-k8s master
-    if "://" not in master[len("k8s://") :]:
-        master = "k8s://https://" + master[len("k8s://") :]
-    conf["spark.master"] = master
+    conf, ignored = _merged_conf(parsed, environ, read_text)
+    conf["spark.master"] = _master(parsed, conf, environ)
 
     for action, flag in (("kill", "--kill"), ("status", "--status")):
         if flag in parsed.options:
