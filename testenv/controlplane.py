@@ -262,6 +262,9 @@ class ControlPlane:
         self._mark("pki", t0)
 
         etcd_port = self._start_etcd()
+        # The API server spends its first second or so setting up before it
+        # needs etcd, and retries until etcd answers: start both at once.
+        self._start_apiserver(etcd_port, token_file)
         wait_until(
             lambda: _http_json(f"http://127.0.0.1:{etcd_port}/health").get("health") == "true",
             20,
@@ -269,8 +272,6 @@ class ControlPlane:
             watch=[self._processes["etcd"]],
         )
         self._mark("etcd", t0)
-
-        self._start_apiserver(etcd_port, token_file)
         self._wait_apiserver_ready()
         self._mark("kube-apiserver", t0)
 
