@@ -1,4 +1,5 @@
-"""The edit most steps make: pod volumes, with their container mounts and env vars.
+"""What most steps make: pod volumes with their container mounts and env vars, and the
+immutable ConfigMaps and Secrets that carry files to the driver.
 
 fabric8's `addToVolumes` / `addNewVolumeMount` / `addNewEnv` append after what is already
 there (a template's entries stay in front); nothing is de-duplicated.
@@ -37,3 +38,16 @@ def first_clash(pod: SparkPod, volumes: list[KubeObject], mounts: list[KubeObjec
         names.add(volume["name"])
         paths.add(mount["mountPath"])
     return None
+
+
+def immutable_data_object(kind: str, name: str, data: dict[str, str]) -> KubeObject:
+    """An immutable v1 ConfigMap or Secret as Spark builds it (fabric8 leaves out empty data)."""
+    obj: KubeObject = {
+        "apiVersion": "v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "immutable": True,
+    }
+    if data:
+        obj["data"] = data
+    return obj

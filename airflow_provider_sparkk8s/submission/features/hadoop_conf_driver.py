@@ -11,7 +11,10 @@ from __future__ import annotations
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
-from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import (
+    add_volumes_and_mounts,
+    immutable_data_object,
+)
 from airflow_provider_sparkk8s.submission.local_files import (
     check_config_map_data,
     directory_files,
@@ -65,15 +68,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         volume_source = {"name": map_name}
         if files:
             volume_source["items"] = [{"key": name, "path": name} for name, _ in files]
-        config_map: KubeObject = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": map_name},
-            "immutable": True,
-        }
-        if data:
-            config_map["data"] = data
-        resources.append(config_map)
+        resources.append(immutable_data_object("ConfigMap", map_name, data))
 
     new_pod = add_volumes_and_mounts(
         pod,

@@ -25,7 +25,10 @@ from xml.etree import ElementTree
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
-from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import (
+    add_volumes_and_mounts,
+    immutable_data_object,
+)
 from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.local_files import (
     check_config_map_data,
@@ -126,14 +129,7 @@ def _krb5(conf: DriverConf, prefix: str) -> tuple[KubeObject | None, KubeObject 
         "name": KRB5_VOLUME,
         "configMap": {"name": map_name, "items": [{"key": file_name, "path": file_name}]},
     }
-    config_map = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": map_name},
-        "immutable": True,
-        "data": data,
-    }
-    return volume, config_map
+    return volume, immutable_data_object("ConfigMap", map_name, data)
 
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
@@ -180,15 +176,8 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         volumes.append({"name": KEYTAB_VOLUME, "secret": {"secretName": secret_name}})
         mounts.append({"name": KEYTAB_VOLUME, "mountPath": KEYTAB_MOUNT_PATH})
         properties[KEYTAB_KEY] = f"{KEYTAB_MOUNT_PATH}/{keytab_name}"
-        resources.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": secret_name},
-                "immutable": True,
-                "data": {keytab_name: base64.b64encode(content).decode("ascii")},
-            }
-        )
+        keytab_data = {keytab_name: base64.b64encode(content).decode("ascii")}
+        resources.append(immutable_data_object("Secret", secret_name, keytab_data))
     elif token_secret is not None:
         assert token_item_key is not None
         if not is_dns1123_subdomain(token_secret):

@@ -9,7 +9,10 @@ rewritten to that path.
 from __future__ import annotations
 
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
+from airflow_provider_sparkk8s.submission.features._mounts import (
+    add_volumes_and_mounts,
+    immutable_data_object,
+)
 from airflow_provider_sparkk8s.submission.local_files import check_config_map_data
 from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.pod_template import (
@@ -40,13 +43,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         "name": VOLUME_NAME,
         "configMap": {"name": map_name, "items": [{"key": DATA_KEY, "path": FILE_NAME}]},
     }
-    config_map = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": map_name},
-        "immutable": True,
-        "data": {DATA_KEY: text},
-    }
+    config_map = immutable_data_object("ConfigMap", map_name, {DATA_KEY: text})
     return StepResult(
         pod=add_volumes_and_mounts(pod, [volume], [{"name": VOLUME_NAME, "mountPath": MOUNT_PATH}]),
         system_properties={EXECUTOR_TEMPLATE_KEY: f"{MOUNT_PATH}/{FILE_NAME}"},
