@@ -157,10 +157,16 @@ async def run_child(peer: str, namespace: str, names: list[str], warmup: float, 
     end = time.monotonic() + deadline
     while len(fired) < len(names) and time.monotonic() < end:
         await asyncio.sleep(0.05)
+    stats = {}
+    if peer == "ours":
+        from airflow_provider_sparkk8s.monitoring.store import active_stores
+
+        stats = {k: v for store in active_stores() for k, v in vars(store.stats).items()}
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     return {
+        "store_stats": stats,
         "fired": fired,
         "statuses": payloads,
         "rss_before_kib": rss_before,
@@ -287,6 +293,8 @@ def measure(plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir:
         raise RuntimeError(f"{peer} child failed")
     after, after_all = read_requests(plane.metrics_text())
     result = json.loads(result_file.read_text())
+    if result.get("store_stats"):
+        print(f"{peer} store: {result['store_stats']}", file=sys.stderr, flush=True)
     delays = [result["fired"][n] - written[n] for n in names if n in result["fired"]]
     expected = {n: ("failed" if i % 3 == 0 else "success") for i, n in enumerate(names)}
     wrong = sum(1 for n, s in result["statuses"].items() if s != expected[n])

@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
     apply_event,
     apply_list,
+    pod_key,
     pods_by_application,
     resource_version,
     slim_pod,
@@ -315,10 +316,24 @@ class SnapshotStore:
         version = resource_version(obj)
         if version is not None:
             self._watch_rv = version
-        if event.get("type") != "BOOKMARK":
-            event = {"type": event.get("type"), "object": slim_pod(obj)}
-        change = apply_event(self.snapshot, event)
-        self._apply(change.snapshot, change.changed_apps)
+        if event.get("type") == "BOOKMARK":
+            self.snapshot = apply_event(self.snapshot, event).snapshot
+            return
+        slim = slim_pod(obj)
+        change = apply_event(self.snapshot, {"type": event.get("type"), "object": slim})
+        self.snapshot = change.snapshot
+        # One pod changed: patch its applications' tuples instead of regrouping every pod.
+        key = pod_key(slim)
+        current = change.snapshot.pods.get(key)
+        for app in change.changed_apps:
+            kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
+            if current is not None and application_id(current) == app:
+                kept.append(current)
+            if kept:
+                self._by_app[app] = tuple(kept)
+            else:
+                self._by_app.pop(app, None)
+        self._notify(change.changed_apps)
 
 
 # ------------------------------------------------------------------ the per-loop registry

@@ -225,3 +225,19 @@ async def test_shared_store_accepts_an_async_factory_and_reports_its_failure():
         async with shared_store("c", "ns", broken, FAST):
             pass
     assert active_stores() == []
+
+
+async def test_a_changed_pod_replaces_only_itself_in_its_applications_view(kube_and_store):
+    kube, store = kube_and_store
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    kube.put(pod("e1", role="executor", exec_id="1", phase="Pending"))
+    store.start()
+    sub = store.subscribe(APP)
+    assert len(await next_pods(sub)) == 2
+    await until(lambda: kube.streams)
+    kube.put(pod("e1", role="executor", exec_id="1", phase="Running"))
+    assert phases(await next_pods(sub)) == ["Running", "Running"]
+    kube.put(pod("e2", role="executor", exec_id="2", phase="Pending"))
+    assert phases(await next_pods(sub)) == ["Pending", "Running", "Running"]
+    kube.delete("e1")
+    assert sorted(p["metadata"]["name"] for p in await next_pods(sub)) == ["d", "e2"]
