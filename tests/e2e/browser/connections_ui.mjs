@@ -21,9 +21,10 @@ const CHROMIUM_FLAGS = [
   "--disable-sync",
 ];
 
-async function shoot(page, name) {
+// `target`: the page, or one element (the dialog) to leave the empty page out.
+async function shoot(target, name) {
   const file = path.join(input.screenshotDir, name);
-  await page.screenshot({ path: file, fullPage: true });
+  await target.screenshot({ path: file });
   report.screenshots.push(file);
 }
 
@@ -46,11 +47,12 @@ async function describeFields(dialog) {
 // holding `label` before typing into it.
 async function reveal(dialog, label) {
   const control = dialog.getByLabel(label, { exact: true });
-  if (!(await control.isVisible())) {
-    const section = control.locator("xpath=ancestor::*[@data-part='item'][1]");
-    await section.locator("[data-part=item-trigger]").first().click();
-    await control.waitFor({ state: "visible" });
+  for (const section of ["Standard Fields", "Extra Fields"]) {
+    if (await control.isVisible()) break;
+    await dialog.getByRole("button", { name: section, exact: true }).click();
+    await control.waitFor({ state: "visible", timeout: 5_000 }).catch(() => {});
   }
+  await control.waitFor({ state: "visible" });
   return control;
 }
 
@@ -65,7 +67,7 @@ const context = await chromium.launchPersistentContext(input.userDataDir, {
   executablePath: "/usr/bin/chromium",
   headless: true,
   args: CHROMIUM_FLAGS,
-  viewport: { width: 1400, height: 2300 },
+  viewport: { width: 1280, height: 2000 },
 });
 try {
   const page = context.pages()[0] ?? (await context.newPage());
@@ -94,16 +96,16 @@ try {
     .join(" ")
     .trim();
   report.fields = await describeFields(dialog);
-  await shoot(page, "connection-form-fields.png");
+  await shoot(dialog, "connection-form-fields.png");
 
   // Standard section first (it holds the relabelled host), then the extra fields.
   const entries = Object.entries(input.fill);
   await (await reveal(dialog, entries[0][0])).fill(entries[0][1]);
-  await shoot(page, "connection-form-standard.png");
+  await shoot(dialog, "connection-form-standard.png");
   for (const [label, value] of entries.slice(1)) {
     await (await reveal(dialog, label)).fill(value);
   }
-  await shoot(page, "connection-form-extra.png");
+  await shoot(dialog, "connection-form-extra.png");
 
   const [saved] = await Promise.all([
     page.waitForResponse((r) => r.url().endsWith("/api/v2/connections") && r.request().method() === "POST"),
@@ -141,7 +143,7 @@ try {
   for (const label of Object.keys(input.fill)) {
     report.editValues[label] = await (await reveal(editDialog, label)).inputValue();
   }
-  await shoot(page, "connection-edit.png");
+  await shoot(editDialog, "connection-edit.png");
 } finally {
   await context.close();
 }
