@@ -55,19 +55,51 @@ def airflow_env(kubeconfig: Path) -> dict[str, str]:
     }
 
 
-def airflow(*args: str, env: dict[str, str], log: Path) -> int:
-    """Runs the airflow CLI of this venv; streams the interesting lines, keeps the rest."""
-    command = [str(Path(sys.executable).with_name("airflow")), *args]
-    with log.open("w") as sink:
-        process = subprocess.Popen(
+# Airflow's imports take a good part of the run: this CLI wrapper makes them while the
+# control plane starts, and runs the command once the parent creates the gate file.
+GATED_CLI = """
+import pathlib, sys, time
+import airflow.cli.cli_parser, airflow.cli.commands.dag_command  # noqa: F401 (warm-up)
+import airflow.sdk.execution_time.supervisor, airflow.api_fastapi.execution_api.app  # noqa: F401
+gate = pathlib.Path(sys.argv[1])
+deadline = time.monotonic() + 600
+while not gate.exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+if gate.read_text() != "go":
+    sys.exit(1)
+from airflow.__main__ import main
+sys.argv = ["airflow", *sys.argv[2:]]
+sys.exit(main())
+"""
+
+
+class AirflowCommand:
+    """One airflow CLI command in a subprocess, streaming the interesting lines to stdout and
+    keeping every line in `log`."""
+
+    def __init__(self, *args: str, env: dict[str, str], log: Path, gate: Path | None = None):
+        if gate is None:
+            command = [str(Path(sys.executable).with_name("airflow")), *args]
+        else:
+            command = [sys.executable, "-c", GATED_CLI, str(gate), *args]
+        self.log = log
+        self.process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
-        assert process.stdout is not None
-        for line in process.stdout:
-            sink.write(line)
-            if any(marker in line for marker in INTERESTING):
-                say("  airflow | " + _short(line))
-        return process.wait()
+
+    def wait(self) -> int:
+        assert self.process.stdout is not None
+        with self.log.open("w") as sink:
+            for line in self.process.stdout:
+                sink.write(line)
+                if any(marker in line for marker in INTERESTING):
+                    say("  airflow | " + _short(line))
+        return self.process.wait()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
 
 
 def _short(line: str) -> str:
@@ -166,25 +198,33 @@ def final_xcoms() -> dict[str, Any]:
 def main() -> int:
     started = time.monotonic()
     AIRFLOW_HOME.mkdir(exist_ok=True)
+    kubeconfig = AIRFLOW_HOME / "demo.kubeconfig"
+    env = airflow_env(kubeconfig)
+    if not (AIRFLOW_HOME / "airflow.db").exists():
+        say("Creating the Airflow metadata database (SQLite, first run only)...")
+        migrate = AirflowCommand("db", "migrate", env=env, log=AIRFLOW_HOME / "migrate.log")
+        if migrate.wait() != 0:
+            say(f"airflow db migrate failed; see {AIRFLOW_HOME / 'migrate.log'}")
+            return 1
+    gate = AIRFLOW_HOME / "demo.gate"
+    gate.unlink(missing_ok=True)
+    log = AIRFLOW_HOME / "demo-dags-test.log"
+    say(f"Starting Airflow (`airflow dags test {DAG_ID}`, waiting for the cluster)...")
+    run = AirflowCommand("dags", "test", DAG_ID, env=env, log=log, gate=gate)
     say("Starting the local control plane (etcd, kube-apiserver, controllers, scheduler, KWOK)...")
-    plane = ControlPlane().start()
+    plane: ControlPlane | None = None
     watcher: ClusterWatcher | None = None
     try:
+        plane = ControlPlane().start()
         say(f"  control plane ready in {plane.startup_seconds:.1f}s at {plane.server}")
-        kubeconfig = plane.write_kubeconfig(AIRFLOW_HOME / "demo.kubeconfig", NAMESPACE)
+        plane.write_kubeconfig(kubeconfig, NAMESPACE)
         client = KubeClient(kubeconfig_settings(str(kubeconfig)))
         client.request("POST", "/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
         watcher = ClusterWatcher(client)
         watcher.start()
-        env = airflow_env(kubeconfig)
-        if not (AIRFLOW_HOME / "airflow.db").exists():
-            say("Creating the Airflow metadata database (SQLite, first run only)...")
-            if airflow("db", "migrate", env=env, log=AIRFLOW_HOME / "migrate.log") != 0:
-                say(f"airflow db migrate failed; see {AIRFLOW_HOME / 'migrate.log'}")
-                return 1
-        say(f"Running the {DAG_ID} DAG with `airflow dags test` (deferral runs in-process)...")
-        log = AIRFLOW_HOME / "demo-dags-test.log"
-        code = airflow("dags", "test", DAG_ID, env=env, log=log)
+        gate.write_text("go")
+        say(f"Running the {DAG_ID} DAG (the deferral runs in-process under `dags test`)...")
+        code = run.wait()
         watcher.stop()
         xcoms = final_xcoms()
         say("Final XCom of the spark_pi task:")
@@ -194,9 +234,13 @@ def main() -> int:
         say(f"Demo finished in {time.monotonic() - started:.1f}s: application {state}")
         return 0 if code == 0 and state == "succeeded" else 1
     finally:
+        if not gate.exists():
+            gate.write_text("stop")  # the waiting Airflow process exits on its own
+        run.stop()
         if watcher is not None:
             watcher.stop()
-        plane.stop()
+        if plane is not None:
+            plane.stop()
 
 
 if __name__ == "__main__":
