@@ -60,7 +60,9 @@ def airflow_env(kubeconfig: Path) -> dict[str, str]:
 GATED_CLI = """
 import pathlib, sys, time
 import airflow.cli.cli_parser, airflow.cli.commands.dag_command  # noqa: F401 (warm-up)
-import airflow.sdk.execution_time.supervisor, airflow.api_fastapi.execution_api.app  # noqa: F401
+import airflow.sdk.execution_time.supervisor as supervisor
+import airflow_provider_sparkk8s.operators.spark_k8s, airflow_provider_sparkk8s.triggers.spark_k8s  # noqa: F401,E501
+supervisor.in_process_api_server().app  # dags test builds this in-process API app per run
 gate = pathlib.Path(sys.argv[1])
 deadline = time.monotonic() + 600
 while not gate.exists() and time.monotonic() < deadline:
