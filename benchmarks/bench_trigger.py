@@ -38,6 +38,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -153,15 +154,16 @@ async def run_child(peer: str, namespace: str, names: list[str], warmup: float, 
     while time.monotonic() - started < warmup:
         await asyncio.sleep(0.1)
     rss_tracking = rss_kib()
+    stores = []
+    if peer == "ours":
+        from airflow_provider_sparkk8s.monitoring.store import active_stores
+
+        stores = active_stores()
     print("READY", flush=True)
     end = time.monotonic() + deadline
     while len(fired) < len(names) and time.monotonic() < end:
         await asyncio.sleep(0.05)
-    stats = {}
-    if peer == "ours":
-        from airflow_provider_sparkk8s.monitoring.store import active_stores
-
-        stats = {k: v for store in active_stores() for k, v in vars(store.stats).items()}
+    stats = {k: v for store in stores for k, v in vars(store.stats).items()}
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -282,13 +284,23 @@ def measure(plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir:
             "--warmup", str(args.warmup), "--deadline", str(args.deadline),
             "--resync", str(args.resync)]
     child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None
-    for line in child.stdout:
-        if line.strip() == "READY":
-            break
+    ready = threading.Event()
+
+    def drain() -> None:
+        # Read the child's output all along: a full pipe would stall its event loop on a
+        # log write and measure the pipe, not the trigger.
+        assert child.stdout is not None
+        for line in child.stdout:
+            if line.strip() == "READY":
+                ready.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    if not ready.wait(args.deadline + args.warmup):
+        raise RuntimeError(f"{peer} child never became ready")
     written = end_pods(plane, namespace, names, args.write_seconds)
-    child.stdout.read()
     _, status, usage = os.wait4(child.pid, 0)
+    reader.join()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{peer} child failed")
     after, after_all = read_requests(plane.metrics_text())
