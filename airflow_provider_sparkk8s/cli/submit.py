@@ -2,7 +2,7 @@
 
 Same arguments as spark-submit (`--master k8s://... --deploy-mode cluster ...`), plus
 `--spark-version X.Y.Z` (which release's objects to build) and `--dry-run` (print the
-YAML of every object; send nothing, needs no cluster). Like spark-submit it waits for the
+YAML of every object, secrets masked; send nothing, needs no cluster). Like spark-submit it waits for the
 driver when `spark.kubernetes.submission.waitAppCompletion` is true (the default), printing
 state changes; unlike spark-submit it exits non-zero when the application fails.
 `--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -30,6 +29,11 @@ from airflow_provider_sparkk8s.kube.client import KubeClient
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.settings import spark_submit_settings
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
+from airflow_provider_sparkk8s.operators.redaction import (
+    REDACTED,
+    redact_objects,
+    redaction_pattern,
+)
 from airflow_provider_sparkk8s.submission import local_inputs, naming, pod_template, render
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,
@@ -47,8 +51,6 @@ from airflow_provider_sparkk8s.submission.submit import (
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
 WATCH_SECONDS = 30  # a watch is re-opened (after a fresh GET) at least this often
-# Spark's default spark.redaction.regex, for --verbose output.
-REDACT = re.compile(r"(?i)secret|password|token|access[.]?key")
 
 USAGE = """\
 Usage: sparkk8s-submit --master k8s://https://<host>:<port> --deploy-mode cluster [options]
@@ -102,8 +104,9 @@ def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
     print(f"  app arguments   {list(arguments.app_args)}", file=out)
     print(f"  proxy user      {arguments.proxy_user}", file=out)
     print("Spark properties:", file=out)
+    pattern = redaction_pattern(arguments.spark_conf)
     for key, value in sorted(arguments.spark_conf.items()):
-        shown = "*********(redacted)" if REDACT.search(key) else value
+        shown = REDACTED if pattern.search(key) or pattern.search(value) else value
         print(f"  ({key},{shown})", file=out)
     for key in arguments.ignored_keys:
         print(f"Ignoring non-Spark config property: {key}", file=out)
@@ -235,7 +238,10 @@ def run(
 
     rendered, keep_pod_namespace = build(arguments, environ, spark_version)
     if arguments.dry_run:
-        out.write(render.to_yaml(rendered.objects))
+        # Secret values, secret-looking env values and properties are masked, as Spark does
+        # when it prints conf: a dry run's output ends up in terminals and CI logs.
+        pattern = redaction_pattern(arguments.spark_conf)
+        out.write(render.to_yaml(redact_objects(rendered.objects, pattern)))
         return Outcome(EXIT_OK)
 
     wait = arguments.spark_conf.get(WAIT_KEY, "true").strip().lower()

@@ -50,6 +50,17 @@ def test_dry_run_prints_every_object_in_submission_order() -> None:
     assert "spark.master=k8s\\://https\\://192.0.2.1\\:6443" in properties
 
 
+def test_dry_run_masks_secrets() -> None:
+    docs = dry_run(
+        "--conf", "spark.kubernetes.authenticate.driver.oauthToken=hunter2-token",
+        "--conf", "spark.kubernetes.driverEnv.DB_PASSWORD=hunter2-password",
+    )  # fmt: skip
+    text = yaml.safe_dump_all(docs)
+    assert "hunter2" not in text
+    (secret,) = [d for d in docs if d["kind"] == "Secret"]
+    assert secret["data"] == {"oauth-token": "*********(redacted)"}
+
+
 def test_dry_run_follows_the_spark_version() -> None:
     docs = dry_run("--spark-version", "3.5.9")
     assert [d["kind"] for d in docs] == ["Pod", "Service", "ConfigMap"]  # no NetworkPolicy
