@@ -176,33 +176,34 @@ def _not_found(glob: str) -> str:
     return "No applications found." if "*" in glob else "Application not found."
 
 
-def _kill_or_status(arguments: SubmitArguments, environ: Mapping[str, str], out: TextIO) -> int:
+def _grace_seconds(conf: Mapping[str, str]) -> int | None:
+    key = "spark.kubernetes.appKillPodDeletionGracePeriod"
+    grace = conf.get(key)
+    try:
+        return int(grace) if grace is not None else None
+    except ValueError:
+        raise SparkConfError(key, grace, "whole seconds") from None
+
+
+def _kill_or_status(arguments: SubmitArguments, client: KubeClient, out: TextIO) -> int:
     conf = arguments.spark_conf
     namespace = conf.get("spark.kubernetes.namespace", "default")
     glob = arguments.submission_glob or ""
-    with _client(conf, environ) as client:
-        if arguments.action == "kill":
-            grace = conf.get("spark.kubernetes.appKillPodDeletionGracePeriod")
-            try:
-                grace_seconds = int(grace) if grace is not None else None
-            except ValueError:
-                raise SparkConfError(
-                    "spark.kubernetes.appKillPodDeletionGracePeriod", grace, "whole seconds"
-                ) from None
-            killed = kill(client, glob, namespace, grace_seconds)
-            for submission_id in killed:
-                print(f"Deleting driver pod {submission_id}.", file=out)
-            if not killed:
-                print(_not_found(glob), file=out)
-            return EXIT_OK if killed else EXIT_FAILED
-        pods = status(client, glob, namespace)
-        for pod in pods:
-            name = pod["metadata"]["name"]
-            state = reduce_application([pod], driver_pod_name=name)
-            print(f"{pod['metadata']['namespace']}:{name} {state.describe()}", file=out)
-        if not pods:
+    if arguments.action == "kill":
+        killed = kill(client, glob, namespace, _grace_seconds(conf))
+        for submission_id in killed:
+            print(f"Deleting driver pod {submission_id}.", file=out)
+        if not killed:
             print(_not_found(glob), file=out)
-        return EXIT_OK if pods else EXIT_FAILED
+        return EXIT_OK if killed else EXIT_FAILED
+    pods = status(client, glob, namespace)
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        state = reduce_application([pod], driver_pod_name=name)
+        print(f"{pod['metadata']['namespace']}:{name} {state.describe()}", file=out)
+    if not pods:
+        print(_not_found(glob), file=out)
+    return EXIT_OK if pods else EXIT_FAILED
 
 
 def run(
@@ -234,7 +235,9 @@ def run(
     if arguments.verbose:
         _verbose(arguments, err)
     if arguments.action in ("kill", "status"):
-        return Outcome(_kill_or_status(arguments, environ, out))
+        _grace_seconds(arguments.spark_conf)  # bad input fails before any client exists
+        with client_factory(arguments.spark_conf, environ) as client:
+            return Outcome(_kill_or_status(arguments, client, out))
 
     rendered, keep_pod_namespace = build(arguments, environ, spark_version)
     if arguments.dry_run:
