@@ -28,25 +28,42 @@ async function shoot(target, name) {
   report.screenshots.push(file);
 }
 
-// Every labelled control in the dialog: label text, the control's tag, type and name.
+// Airflow 3.3's extra fields render a label whose `for` names no element (the input's
+// id is element_<name>), so a label and its control are paired by their shared field
+// group instead: the nearest [data-scope=field][data-part=root] around the label.
+const FIELD_ROOT = "[data-scope=field][data-part=root]";
+const CONTROL = "input:not([type=hidden]), textarea";
+
+// Every labelled field in the dialog: label text, the control's tag, type and name.
 async function describeFields(dialog) {
-  return dialog.locator("label[for]").evaluateAll((labels) =>
-    labels.map((label) => {
-      const control = document.getElementById(label.getAttribute("for"));
-      return {
-        label: label.innerText.replace("*", "").trim(),
-        tag: control ? control.tagName.toLowerCase() : null,
-        type: control ? control.getAttribute("type") : null,
-        name: control ? control.getAttribute("name") : null,
-      };
-    }),
+  return dialog.locator("label").evaluateAll(
+    (labels, [root, control]) =>
+      labels
+        .map((label) => [label, label.closest(root)?.querySelector(control)])
+        .filter(([label]) => label.innerText.trim() !== "")
+        .map(([label, input]) => ({
+          label: label.innerText.replace("*", "").trim(),
+          tag: input ? input.tagName.toLowerCase() : null,
+          type: input ? input.getAttribute("type") : null,
+          name: input ? input.getAttribute("name") : null,
+        })),
+    [FIELD_ROOT, CONTROL],
   );
+}
+
+function fieldControl(dialog, label) {
+  const escaped = label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return dialog
+    .locator("label", { hasText: new RegExp(`^\\s*${escaped}\\s*\\*?\\s*$`) })
+    .locator(`xpath=ancestor::*[@data-scope='field' and @data-part='root'][1]`)
+    .locator(CONTROL)
+    .first();
 }
 
 // The form's sections are an accordion with one section open at a time: open the one
 // holding `label` before typing into it.
 async function reveal(dialog, label) {
-  const control = dialog.getByLabel(label, { exact: true });
+  const control = fieldControl(dialog, label);
   for (const section of ["Standard Fields", "Extra Fields"]) {
     if (await control.isVisible()) break;
     await dialog.getByRole("button", { name: section, exact: true }).click();
@@ -91,10 +108,14 @@ try {
   await page.keyboard.press("Enter");
   // Our fields live in the collapsed "Extra Fields" section.
   await dialog.getByRole("button", { name: "Extra Fields", exact: true }).click();
-  await dialog.getByText(Object.keys(input.fill).at(-1), { exact: false }).first().waitFor();
-  report.selectedType = (await dialog.locator("[class*=singleValue], [class*=single-value]").allInnerTexts())
-    .join(" ")
-    .trim();
+  await fieldControl(dialog, Object.keys(input.fill).at(-1)).waitFor();
+  // What the Connection Type picker shows once chosen (its field group's text).
+  report.selectedType = (
+    await dialog
+      .locator("label", { hasText: /^\s*Connection Type/ })
+      .locator(`xpath=ancestor::*[@data-scope='field' and @data-part='root'][1]`)
+      .innerText()
+  ).replace("Connection Type", "").replace("*", "").split("\n").map((l) => l.trim()).filter(Boolean)[0];
   report.fields = await describeFields(dialog);
   await shoot(dialog, "connection-form-fields.png");
 
@@ -114,6 +135,8 @@ try {
   report.save = { status: saved.status(), request: JSON.parse(saved.request().postData() ?? "{}") };
   const row = page.getByRole("row").filter({ hasText: input.connectionId });
   await row.waitFor();
+  // The list needs no 2000-pixel-tall page.
+  await page.setViewportSize({ width: 1280, height: 720 });
   await shoot(page, "connection-list.png");
 
   // Airflow 3.3.2's row "Test" button posts port: Number(null) == 0 for a connection
@@ -135,6 +158,7 @@ try {
   await shoot(page, "connection-test.png");
 
   // Reopen the saved connection: a stored secret must come back masked, not in clear.
+  await page.setViewportSize({ width: 1280, height: 2000 });
   await row.getByRole("button", { name: "Edit Connection" }).click();
   const editDialog = page.getByRole("dialog");
   await editDialog.getByLabel("Connection ID").waitFor();
