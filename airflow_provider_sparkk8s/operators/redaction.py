@@ -17,8 +17,9 @@ DEFAULT_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
 REDACTED = "*********(redacted)"
 
 
-def redaction_pattern(spark_conf: Mapping[str, str]) -> re.Pattern[str]:
-    return re.compile(spark_conf.get("spark.redaction.regex") or DEFAULT_REDACTION_REGEX)
+def redaction_pattern(spark_conf: Mapping[str, Any]) -> re.Pattern[str]:
+    """The user's `spark.redaction.regex`, else Spark's default."""
+    return re.compile(str(spark_conf.get("spark.redaction.regex") or DEFAULT_REDACTION_REGEX))
 
 
 def _redact_properties(text: str, pattern: re.Pattern[str]) -> str:

@@ -386,7 +386,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             namespace = namespace_of(self.namespace, self.conf) or "default"
             master = IN_CLUSTER_MASTER
         rendered = self.render_submission(ref, namespace, master, 1, new_submission_ids())
-        objects = redact_objects(rendered.objects, redaction_pattern(rendered.system_properties))
+        objects = redact_objects(rendered.objects, redaction_pattern(self.conf))
         self.log.info(
             "Dry run: %d objects of application %s, nothing sent:\n%s",
             len(objects),

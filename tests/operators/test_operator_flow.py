@@ -377,3 +377,11 @@ def test_packages_need_ivy_and_are_refused_before_any_request(cluster):
         make_operator(packages="org.apache.spark:spark-avro_2.13:4.0.1").execute(context())
     assert error.value.key == "--packages"
     assert cluster.requests == []
+
+
+def test_dry_run_honours_the_users_redaction_regex(cluster, capfd):
+    conf = {"spark.redaction.regex": "(?i)internal", "spark.internal.endpoint": SECRET}
+    make_operator(dry_run=True, conf=conf).execute(context())
+    text = "".join(capfd.readouterr())
+    assert "spark.internal.endpoint=*********(redacted)" in text
+    assert SECRET not in text
