@@ -34,7 +34,7 @@ SPARK_K8S_CONNECTION: dict = {
         "kube_config_path": _text(
             "Kubeconfig path", "Path of a kubeconfig file on the Airflow workers."
         ),
-        "kube_config": _secret(
+        "kube_config_secret": _secret(
             "Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."
         ),
         "cluster_context": _text(
@@ -52,7 +52,9 @@ SPARK_K8S_CONNECTION: dict = {
         "client_cert_file": _text("Client certificate file", "Path of a client certificate."),
         "client_cert_data": _text("Client certificate (PEM)", "A client certificate, PEM."),
         "client_key_file": _text("Client key file", "Path of the client certificate's key."),
-        "client_key_data": _secret("Client key (PEM)", "The client certificate's key, PEM."),
+        "client_private_key": _secret(
+            "Client key (inline PEM)", "The client certificate's key, PEM."
+        ),
         "tls_server_name": _text(
             "TLS server name", "Name to verify the server certificate against (and send as SNI)."
         ),

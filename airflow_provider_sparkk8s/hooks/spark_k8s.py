@@ -2,13 +2,15 @@
 
 Precedence of the connection's auth sources (documented in the connection form too):
 
-1. the base, at most one of: `in_cluster` (the pod's service account), inline `kube_config`,
-   `kube_config_path` (with `cluster_context`, else the kubeconfig's current context);
+1. the base, at most one of: `in_cluster` (the pod's service account), inline
+   `kube_config_secret`, `kube_config_path` (with `cluster_context`, else the kubeconfig's
+   current context);
    with none of them and no API server URL, what kubectl would use (KUBECONFIG,
    ~/.kube/config, else in-cluster);
 2. explicit fields laid over that base, each winning over what the base says: the API
    server URL (host), `token` or `token_file`, `ca_cert_file` / `ca_cert_data`,
-   `client_cert_*` / `client_key_*`, `tls_server_name`, `insecure_skip_tls_verify`.
+   `client_cert_*` / `client_key_file` / `client_private_key`, `tls_server_name`,
+   `insecure_skip_tls_verify`.
 
 Namespace: the operator's, else the connection's `namespace`, else the kubeconfig context's
 (or the in-cluster namespace file), else `default`.
@@ -58,8 +60,13 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     ),
 )
 
-# Extras whose value is a secret: masked in the UI (format: password) and in task logs.
-SECRET_EXTRAS = ("kube_config", "token", "client_key_data")
+# Extras whose value is a secret: masked in task logs. Airflow's REST API and edit form hide
+# an extra by its NAME only (a substring such as "secret", "private_key", "token"), not by its
+# format: password, so every name here must contain one of those substrings.
+SECRET_EXTRAS = ("kube_config_secret", "token", "client_private_key")
+
+# Former names of secret extras, which Airflow returned in clear -> their current names.
+RENAMED_EXTRAS = {"kube_config": "kube_config_secret", "client_key_data": "client_private_key"}
 
 # extra field -> ClientSettings field, for the explicit overrides of step 2.
 _FILE_EXTRAS = {
@@ -71,7 +78,7 @@ _FILE_EXTRAS = {
 _PEM_EXTRAS = {
     "ca_cert_data": "ca_data",
     "client_cert_data": "client_cert_data",
-    "client_key_data": "client_key_data",
+    "client_private_key": "client_key_data",
 }
 
 
@@ -96,20 +103,21 @@ def settings_from_connection(
     """ClientSettings from a connection's fields, by the precedence in the module docstring."""
     extras = connection_extras(extra)
     label = f"connection {conn_id!r}"
+    _reject_renamed(extras, label)
     server = _server_url(host, port)
     bases = ["in_cluster"] if _flag(extras, "in_cluster", label) else []
-    bases += [name for name in ("kube_config", "kube_config_path") if extras.get(name)]
+    bases += [name for name in ("kube_config_secret", "kube_config_path") if extras.get(name)]
     if len(bases) > 1:
         raise KubeConfigError(
-            f"{label} sets {' and '.join(bases)}; choose one of in_cluster, kube_config and "
-            "kube_config_path"
+            f"{label} sets {' and '.join(bases)}; choose one of in_cluster, kube_config_secret "
+            "and kube_config_path"
         )
     context = extras.get("cluster_context") or None
     base: ClientSettings | None
     if bases == ["in_cluster"]:
         base = in_cluster_settings(environ, in_cluster_root)
-    elif bases == ["kube_config"]:
-        inline = extras["kube_config"]
+    elif bases == ["kube_config_secret"]:
+        inline = extras["kube_config_secret"]
         base = kubeconfig_settings(content=inline, context=context)
     elif bases == ["kube_config_path"]:
         base = kubeconfig_settings(
@@ -137,6 +145,18 @@ def settings_from_connection(
     if _flag(extras, "insecure_skip_tls_verify", label):
         overrides["verify"] = False
     return with_overrides(base, overrides, source=label)
+
+
+def _reject_renamed(extras: Mapping[str, Any], label: str) -> None:
+    """A connection still using a former secret name fails loudly instead of being ignored."""
+    stale = sorted(name for name in RENAMED_EXTRAS if extras.get(name))
+    if stale:
+        renames = ", ".join(f"{name} -> {RENAMED_EXTRAS[name]}" for name in stale)
+        # Names only: the values are secrets.
+        raise KubeConfigError(
+            f"{label}: rename the extra(s) {renames}; Airflow shows values under the old "
+            "names in clear"
+        )
 
 
 def _server_url(host: str | None, port: int | None) -> str | None:
@@ -178,7 +198,7 @@ def _pem(value: Any, name: str, label: str) -> str | None:
     except (binascii.Error, ValueError, UnicodeDecodeError):
         decoded = ""
     if "-----BEGIN" not in decoded:
-        # Never echo the value: client_key_data is a private key.
+        # Never echo the value: client_private_key is a private key.
         raise KubeConfigError(f"{label}: {name} is neither PEM nor base64-encoded PEM")
     return decoded
 
@@ -312,7 +332,8 @@ class SparkK8sHook(BaseHook):
     def _mask(extra: Mapping[str, Any]) -> None:
         """Register secret extras with Airflow's log masker, whatever their key names."""
         extras = connection_extras(extra)
-        _mask_values(str(extras[name]) for name in SECRET_EXTRAS if extras.get(name))
+        names = (*SECRET_EXTRAS, *RENAMED_EXTRAS)  # former names still hold secrets
+        _mask_values(str(extras[name]) for name in names if extras.get(name))
 
     @staticmethod
     def _mask_settings(settings: ClientSettings) -> None:
@@ -354,7 +375,7 @@ class SparkK8sHook(BaseHook):
             "kube_config_path": text(
                 "Kubeconfig path", "Path of a kubeconfig file on the Airflow workers."
             ),
-            "kube_config": secret(
+            "kube_config_secret": secret(
                 "Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."
             ),
             "cluster_context": text(
@@ -374,7 +395,9 @@ class SparkK8sHook(BaseHook):
             "client_cert_file": text("Client certificate file", "Path of a client certificate."),
             "client_cert_data": text("Client certificate (PEM)", "A client certificate, PEM."),
             "client_key_file": text("Client key file", "Path of the client certificate's key."),
-            "client_key_data": secret("Client key (PEM)", "The client certificate's key, PEM."),
+            "client_private_key": secret(
+                "Client key (inline PEM)", "The client certificate's key, PEM."
+            ),
             "tls_server_name": text(
                 "TLS server name",
                 "Name to verify the server certificate against (and send as SNI).",

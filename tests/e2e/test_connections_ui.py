@@ -67,7 +67,7 @@ def ui_report(
         "Client certificate file": str(control_plane.admin_cert_file),
         # A secret field, typed in so the screenshots show it masked. Base64 as in a
         # kubeconfig's client-key-data: an <input> drops the line breaks of raw PEM.
-        "Client key (PEM)": base64.b64encode(
+        "Client key (inline PEM)": base64.b64encode(
             Path(control_plane.admin_key_file).read_bytes()
         ).decode(),
     }
@@ -112,13 +112,13 @@ def test_secret_fields_are_masked(ui_report: dict[str, Any]) -> None:
     shown = by_label(ui_report["fields"])
     fields = form["conn-fields"].values()
     secrets = {f["label"] for f in fields if f["schema"].get("format") == "password"}
-    assert {"Kubeconfig (inline)", "Bearer token", "Client key (PEM)"} <= secrets
+    assert {"Kubeconfig (inline)", "Bearer token", "Client key (inline PEM)"} <= secrets
     for label, field in shown.items():
         expected = "password" if label in secrets else None
         if field["tag"] == "input" and field["type"] != "checkbox":
             assert (field["type"] == "password") == (expected == "password"), (label, field)
     # Reopened after saving, the stored key's field is still a password field.
-    assert by_label(ui_report["editFields"])["Client key (PEM)"]["type"] == "password"
+    assert by_label(ui_report["editFields"])["Client key (inline PEM)"]["type"] == "password"
 
 
 def test_saved_connection_holds_what_was_typed(
@@ -141,13 +141,13 @@ def test_stored_secrets_do_not_come_back_in_clear(
     """Neither the REST API nor the edit form may hand a stored secret back. Airflow
     redacts extras by name (`[core] sensitive_var_conn_names` plus its defaults such as
     `token`, `private_key`, `secret`), not by the form's `format: password`."""
-    key = ui_report["filled"]["Client key (PEM)"]
+    key = ui_report["filled"]["Client key (inline PEM)"]
     with airflow.client() as client:
         stored = client.get(f"/connections/{CONNECTION_ID}").json()
     # Booleans first, so a failure message never prints the key itself.
     in_rest_api = key in stored["extra"]
-    in_edit_form = ui_report["editValues"]["Client key (PEM)"] == key
-    assert not in_rest_api, "GET /api/v2/connections returns client_key_data in clear"
+    in_edit_form = ui_report["editValues"]["Client key (inline PEM)"] == key
+    assert not in_rest_api, "GET /api/v2/connections returns client_private_key in clear"
     assert not in_edit_form, "the edit form is filled with the stored key in clear"
 
 

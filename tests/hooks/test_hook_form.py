@@ -62,7 +62,7 @@ def test_conn_fields_and_legacy_widgets_agree() -> None:
 def test_secret_fields_are_password_fields() -> None:
     fields = connection_type()["conn-fields"]
     secret = {name for name, f in fields.items() if f["schema"].get("format") == "password"}
-    assert secret == set(SECRET_EXTRAS) == {"kube_config", "token", "client_key_data"}
+    assert secret == set(SECRET_EXTRAS) == {"kube_config_secret", "token", "client_private_key"}
 
 
 def test_ui_field_behaviour_agrees() -> None:

@@ -85,7 +85,7 @@ def test_host_overrides_the_kubeconfig_server(tmp_path: Path) -> None:
 
 def test_inline_kubeconfig_and_prefixed_extras(tmp_path: Path) -> None:
     extra = {
-        "extra__spark_k8s__kube_config": json.dumps(kubeconfig(tmp_path)),
+        "extra__spark_k8s__kube_config_secret": json.dumps(kubeconfig(tmp_path)),
         "extra__spark_k8s__namespace": "conn-ns",
     }
     settings = settings_from_connection("c", None, None, extra)
@@ -128,15 +128,18 @@ def test_inline_pem_plain_or_base64_and_bad_key_not_echoed() -> None:
         "c",
         "https://k:1",
         None,
-        {"client_cert_data": base64.b64encode(cert.encode()).decode(), "client_key_data": KEY_PEM},
+        {
+            "client_cert_data": base64.b64encode(cert.encode()).decode(),
+            "client_private_key": KEY_PEM,
+        },
     )
     assert settings.client_cert_data == cert and settings.client_key_data == KEY_PEM
     assert SECRET not in repr(settings)
     with pytest.raises(KubeConfigError) as caught:
         settings_from_connection(
-            "c", "https://k:1", None, {"client_cert_data": cert, "client_key_data": SECRET}
+            "c", "https://k:1", None, {"client_cert_data": cert, "client_private_key": SECRET}
         )
-    assert "client_key_data" in str(caught.value) and SECRET not in str(caught.value)
+    assert "client_private_key" in str(caught.value) and SECRET not in str(caught.value)
 
 
 def test_insecure_flag_parsing() -> None:
@@ -177,7 +180,7 @@ def test_secrets_are_registered_with_the_log_masker(
     from airflow.sdk.log import _secrets_masker
 
     inline = kubeconfig(tmp_path)
-    set_connection(monkeypatch, "masked", extra={"kube_config": yaml.safe_dump(inline)})
+    set_connection(monkeypatch, "masked", extra={"kube_config_secret": yaml.safe_dump(inline)})
     SparkK8sHook("masked").get_settings()
     assert SECRET not in _secrets_masker().redact(f"token is {SECRET}")
 

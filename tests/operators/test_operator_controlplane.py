@@ -92,7 +92,7 @@ def home(tmp_path, airflow_template, control_plane, namespace) -> AirflowHome:
     content, secrets = inline_kubeconfig(control_plane, namespace)
     connection = {
         "conn_type": "spark_k8s",
-        "extra": {"kube_config": content, "namespace": namespace},
+        "extra": {"kube_config_secret": content, "namespace": namespace},
     }
     airflow_home = AirflowHome(tmp_path / "airflow", airflow_template, connection)
     airflow_home.secrets = secrets  # type: ignore[attr-defined]
@@ -298,7 +298,7 @@ def test_two_concurrent_attempts_of_one_task_instance_make_one_driver(
     content, _ = inline_kubeconfig(control_plane, namespace)
     connection = {
         "conn_type": "spark_k8s",
-        "extra": {"kube_config": content, "namespace": namespace},
+        "extra": {"kube_config_secret": content, "namespace": namespace},
     }
     barrier = tmp_path / "barrier"
     barrier.mkdir()
