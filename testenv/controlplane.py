@@ -13,6 +13,7 @@ loopback ports, and processes stopped by their pid when it ends.
 
 from __future__ import annotations
 
+import datetime
 import json
 import secrets
 import shutil
@@ -29,6 +30,7 @@ from typing import Any, Self
 
 from testenv.admin_client import AdminHttp
 from testenv.binaries import find_binaries
+from testenv.kwok_logs import write_spark_logs
 from testenv.pki import PkiFiles, generate_pki
 from testenv.processes import ManagedProcess, wait_until
 
@@ -122,6 +124,7 @@ class ControlPlane:
         self.node_names = [f"kwok-node-{index}" for index in range(node_count)]
         self._pki: PkiFiles | None = None
         self._apiserver_port = 0
+        self._kwok_server_port = 0
         self._processes: dict[str, ManagedProcess] = {}
         self._admin: AdminHttp | None = None
 
@@ -361,6 +364,10 @@ class ControlPlane:
                 "--service-cluster-ip-range=10.96.0.0/16",
                 "--allow-privileged=true",
                 "--profiling=false",
+                # pods/log goes to KWOK's kubelet server, found by the node's
+                # InternalIP (127.0.0.1) and daemon endpoint port.
+                "--kubelet-preferred-address-types=InternalIP",
+                f"--kubelet-certificate-authority={pki.ca_cert}",
             ],
         )
 
@@ -413,17 +420,28 @@ class ControlPlane:
             ],
         )
         key, value = KWOK_NODE_ANNOTATION
+        logs_config = write_spark_logs(
+            self.workdir / "container-logs", datetime.datetime.now(datetime.UTC)
+        )
+        self._kwok_server_port = free_port()
         self._spawn(
             "kwok",
             [
                 self._binary("kwok"),
                 f"--kubeconfig={kubeconfig}",
                 f"--config={STAGES_FILE}",
+                f"--config={logs_config}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={key}={value}",
                 "--node-lease-duration-seconds=40",
                 "--cidr=10.244.0.0/16",
-                "--node-ip=10.240.0.1",
+                # KWOK's kubelet server (container logs): the node's address and port
+                # point the API server at it; it serves the API server's certificate.
+                "--node-ip=127.0.0.1",
+                f"--node-port={self._kwok_server_port}",
+                f"--server-address=127.0.0.1:{self._kwok_server_port}",
+                f"--tls-cert-file={pki.serving_cert}",
+                f"--tls-private-key-file={pki.serving_key}",
             ],
         )
         return scheduler_port

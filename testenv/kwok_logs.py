@@ -1,0 +1,79 @@
+"""Container logs for KWOK's fake pods: Spark-like lines in the CRI log format that
+KWOK's kubelet server replays for `pods/log`, and the `ClusterLogs` config that
+points the Spark containers at them.
+
+KWOK replays a fixed file for every matching pod, so the lines cannot carry each
+pod's own start time. They are dated a day after the control plane starts: any
+`sinceTime`/`sinceSeconds` a test or the trigger asks for during the run keeps
+them, as it would keep a real driver's lines written after its submission.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
+LOG_DATE_OFFSET = datetime.timedelta(days=1)
+SPARK_VERSION = "4.0.1"
+
+# (stream, line): Spark logs to stderr through log4j; SparkPi prints its result to stdout.
+DRIVER_LINES: tuple[tuple[str, str], ...] = (
+    ("stderr", f"INFO SparkContext: Running Spark version {SPARK_VERSION}"),
+    ("stderr", "INFO SparkContext: Submitted application: Spark Pi"),
+    ("stderr", "INFO KubernetesClusterSchedulerBackend: SchedulerBackend is ready for scheduling"),
+    ("stderr", "INFO DAGScheduler: Job 0 finished: reduce at SparkPi.scala:38, took 0.912 s"),
+    ("stdout", "Pi is roughly 3.1418557092785463"),
+    ("stderr", "INFO SparkContext: Successfully stopped SparkContext"),
+)
+EXECUTOR_LINES: tuple[tuple[str, str], ...] = (
+    ("stderr", "INFO CoarseGrainedExecutorBackend: Started daemon with process name: 1@exec-1"),
+    ("stderr", "INFO Executor: Starting executor ID 1 on host 10.244.0.2"),
+    ("stderr", "INFO Executor: Finished task 0.0 in stage 0.0 (TID 0). 1000 bytes result sent"),
+    ("stderr", "INFO CoarseGrainedExecutorBackend: Driver commanded a shutdown"),
+)
+
+
+def _rfc3339_nano(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f") + "000Z"
+
+
+def cri_log(lines: tuple[tuple[str, str], ...], first: datetime.datetime) -> str:
+    """`lines` as a CRI container log (`<time> <stream> F <line>`), one millisecond apart."""
+    step = datetime.timedelta(milliseconds=1)
+    return "".join(
+        f"{_rfc3339_nano(first + index * step)} {stream} F {line}\n"
+        for index, (stream, line) in enumerate(lines)
+    )
+
+
+def cluster_logs_config(driver_log: Path, executor_log: Path) -> dict[str, Any]:
+    """A KWOK `ClusterLogs` for every pod: the Spark containers read these files;
+    other containers have no log (KWOK answers their `pods/log` with an error)."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "ClusterLogs",
+        "metadata": {"name": "sparkk8s-spark-containers"},
+        "spec": {
+            "logs": [
+                {"containers": [DRIVER_CONTAINER], "logsFile": str(driver_log), "follow": False},
+                {"containers": [EXECUTOR_CONTAINER], "logsFile": str(executor_log), "follow": False},
+            ]
+        },
+    }
+
+
+def write_spark_logs(directory: Path, started: datetime.datetime) -> Path:
+    """Writes the driver and executor logs and KWOK's config for them; returns the config."""
+    directory.mkdir(parents=True, exist_ok=True)
+    dated = started + LOG_DATE_OFFSET
+    driver_log, executor_log = directory / "driver.log", directory / "executor.log"
+    driver_log.write_text(cri_log(DRIVER_LINES, dated))
+    executor_log.write_text(cri_log(EXECUTOR_LINES, dated))
+    config = directory / "kwok-logs.yaml"
+    # JSON is YAML, and KWOK reads its configs as YAML.
+    config.write_text(json.dumps(cluster_logs_config(driver_log, executor_log), indent=2))
+    return config
