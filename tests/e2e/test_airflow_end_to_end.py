@@ -135,12 +135,13 @@ def test_spark_pi_task_log_holds_driver_log_lines(airflow: AirflowStack) -> None
     if not SPARK_PI_LOG:
         pytest.skip("the SparkPi run above did not succeed")
     driver_lines = [line for line in SPARK_PI_LOG if line.startswith("[driver]")]
-    refused = [line for line in SPARK_PI_LOG if "/log: 500" in line]
-    if not driver_lines and refused:
-        # KWOK's pods have no kubelet behind them unless the control plane runs KWOK's
-        # log server; the API server then answers pods/log with 500.
-        pytest.xfail("the test control plane serves no pod logs: " + refused[0])
-    assert driver_lines, "\n".join(SPARK_PI_LOG)
+    # The control plane's KWOK serves a generated SparkPi driver log (testenv/kwok_logs.py).
+    assert any("INFO SparkContext: Running Spark version" in line for line in driver_lines), (
+        "\n".join(SPARK_PI_LOG)
+    )
+    assert any("Pi is roughly 3.14" in line for line in driver_lines), "\n".join(SPARK_PI_LOG)
+    # However often the trigger polled, each line is copied once.
+    assert len(driver_lines) == len(set(driver_lines)), "\n".join(driver_lines)
 
 
 def test_failing_application_fails_the_task_with_its_reason(airflow: AirflowStack) -> None:
