@@ -291,6 +291,15 @@ class ControlPlane:
         self._mark("kube-scheduler", t0)
         wait_until(self._nodes_ready, STARTUP_TIMEOUT_SECONDS, "KWOK nodes Ready", watch=watched)
         self._mark("kwok-nodes", t0)
+        # pods/log needs KWOK's kubelet server; it checks as the API server will (our CA).
+        wait_until(
+            lambda: _verified_get_ok(
+                f"https://127.0.0.1:{self._kwok_server_port}/healthz", self.ca_file
+            ),
+            STARTUP_TIMEOUT_SECONDS,
+            "KWOK kubelet server /healthz",
+            watch=watched,
+        )
         # The default service account appears once the controller manager's
         # service-account controller runs; tests' namespaces need the same.
         wait_until(
@@ -455,6 +464,12 @@ class ControlPlane:
 def _http_json(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(url, timeout=2) as response:
         return dict(json.loads(response.read()))
+
+
+def _verified_get_ok(url: str, ca_file: Path) -> bool:
+    context = ssl.create_default_context(cafile=str(ca_file))
+    with urllib.request.urlopen(url, timeout=2, context=context) as response:
+        return bool(response.status == 200)
 
 
 def _insecure_get_ok(url: str) -> bool:

@@ -59,8 +59,11 @@ def cluster_logs_config(driver_log: Path, executor_log: Path) -> dict[str, Any]:
         "metadata": {"name": "sparkk8s-spark-containers"},
         "spec": {
             "logs": [
-                {"containers": [DRIVER_CONTAINER], "logsFile": str(driver_log), "follow": False},
-                {"containers": [EXECUTOR_CONTAINER], "logsFile": str(executor_log), "follow": False},
+                {"containers": [container], "logsFile": str(path), "follow": False}
+                for container, path in (
+                    (DRIVER_CONTAINER, driver_log),
+                    (EXECUTOR_CONTAINER, executor_log),
+                )
             ]
         },
     }

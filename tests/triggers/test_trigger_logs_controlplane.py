@@ -86,12 +86,18 @@ async def test_streams_each_driver_line_once_while_running_then_reports_success(
     assert any(line.startswith("Pi is roughly 3.14") for line in task_log.driver_lines())
 
 
-async def test_a_short_driver_still_gets_its_log_copied_at_the_end(conn_id, namespace, kube_admin, capsys):
+async def test_a_short_driver_still_gets_its_log_copied_at_the_end(
+    conn_id, namespace, kube_admin, capsys
+):
     task_log = TaskLog(capsys)
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("quick-driver", app, annotations={RUN_MS: "200"}))
-    wait_for_pod(kube_admin, namespace, "quick-driver", lambda p: phase(p) == "Succeeded", 60, "Succeeded")
-    payload = await final_event(make_trigger(conn_id, namespace, app, "quick-driver", log_interval=60.0))
+    wait_for_pod(
+        kube_admin, namespace, "quick-driver", lambda p: phase(p) == "Succeeded", 60, "Succeeded"
+    )
+    # One poll a minute: only the final poll, at the terminal state, can copy the lines.
+    trigger = make_trigger(conn_id, namespace, app, "quick-driver", log_interval=60.0)
+    payload = await final_event(trigger)
     assert payload["status"] == "success"
     assert task_log.driver_lines() == EXPECTED
 
@@ -100,6 +106,7 @@ async def test_no_driver_lines_when_streaming_is_off(conn_id, namespace, kube_ad
     task_log = TaskLog(capsys)
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("quiet-driver", app, annotations={RUN_MS: "1000"}))
-    payload = await final_event(make_trigger(conn_id, namespace, app, "quiet-driver", stream_logs=False))
+    trigger = make_trigger(conn_id, namespace, app, "quiet-driver", stream_logs=False)
+    payload = await final_event(trigger)
     assert payload["status"] == "success"
     assert task_log.driver_lines() == []
