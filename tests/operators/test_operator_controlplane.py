@@ -13,6 +13,7 @@ import base64
 import json
 import re
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -372,7 +373,14 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
         }
         running = asyncio.create_task(runner.run_trigger(1, trigger))
         runner.triggers[1]["task"] = running
-        await asyncio.sleep(0)  # let it subscribe; the pod stays Running (hold)
+        # A user kills a task the trigger is already following: wait until it has seen the
+        # driver Running (the pod holds there). Cancelling earlier, while the connection is
+        # still being read, loses Airflow's user-action message in asgiref's thread hop.
+        deadline = time.monotonic() + 60
+        while getattr(trigger.last_state, "state", None) != "running":
+            assert not running.done(), "the trigger ended before it saw the driver running"
+            assert time.monotonic() < deadline, "the trigger never saw the driver running"
+            await asyncio.sleep(0.05)
         runner.to_cancel.append(1)
         await runner.cancel_triggers()
         with pytest.raises(asyncio.CancelledError):
