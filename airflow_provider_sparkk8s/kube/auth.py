@@ -12,8 +12,6 @@ import json
 import logging
 import os
 import ssl
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -80,6 +78,8 @@ def _as_file(path: str | None, pem: str | None) -> Iterator[str]:
         yield path
         return
     assert pem is not None
+    import tempfile  # imported here: only inline certificates need it (start-up time)
+
     fd, temp_path = tempfile.mkstemp(prefix="sparkk8s-", suffix=".pem")  # created 0600
     try:
         with os.fdopen(fd, "w") as handle:
@@ -205,6 +205,8 @@ class ExecTokenSource:
             return self._token != before
 
     def _run(self) -> None:
+        import subprocess  # imported here: only exec plugins need it (start-up time)
+
         name = self._command[0]
         exec_info = {
             "apiVersion": self._api_version,

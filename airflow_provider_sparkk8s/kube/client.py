@@ -1,8 +1,10 @@
-"""The provider's only HTTP client for the Kubernetes API, sync and async.
+"""The provider's HTTP client for the Kubernetes API: the shared rules and the sync client.
 
-Building a request and judging a response are plain functions; `KubeClient` (httpx.Client)
-and `AsyncKubeClient` (httpx.AsyncClient) differ only in how they send, sleep and stream.
-Both keep connections alive between requests, which is most of a submission's latency.
+Building a request and judging a response are plain functions here. `KubeClient` sends
+through a standard-library connection pool (`http_pool`), `AsyncKubeClient`
+(`async_client`) through httpx.AsyncClient; they differ only in how they send, sleep and
+stream. Both keep connections alive between requests, which is most of a submission's
+latency.
 
 Retries happen inside `request`: 429 (honouring Retry-After), 5xx and transport failures,
 with capped, jittered exponential backoff and a bounded number of attempts. A request that
@@ -12,30 +14,22 @@ not act on it: the connection was never made, or the server answered 429.
 
 from __future__ import annotations
 
-import asyncio
 import json as jsonlib
 import logging
 import random
 import ssl
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Self
-
-# Importing httpx also imports its command-line client (click, rich, pygments): about half
-# of httpx's import time, a large part of sparkk8s-submit's start-up, for a `main` we never
-# call. Unless httpx is loaded already, mark that module absent; httpx then defines a stub.
-if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-import httpx
 
 from airflow_provider_sparkk8s import __version__
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.auth import ssl_context, token_source, warn_if_insecure
+from airflow_provider_sparkk8s.kube.http_pool import HttpPool, PoolResponse
 from airflow_provider_sparkk8s.kube.paths import access_of
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.transport import TransportFailure
 
 log = logging.getLogger(__name__)
 
@@ -136,10 +130,10 @@ def should_retry_status(request: KubeRequest, status: int) -> bool:
     return status in _RETRIABLE_STATUSES and request.idempotent
 
 
-def should_retry_transport(request: KubeRequest, error: httpx.TransportError) -> bool:
-    if _tls_failure(error) is not None:
+def should_retry_transport(request: KubeRequest, failure: TransportFailure) -> bool:
+    if _tls_failure(failure) is not None:
         return False  # a wrong CA or rejected certificate will not fix itself
-    if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
+    if not failure.sent:
         return True  # the request never left: safe even for POST
     return request.idempotent
 
@@ -179,9 +173,9 @@ def api_error(
 
 
 def connection_error(
-    request: KubeRequest, error: httpx.TransportError, settings: ClientSettings
+    request: KubeRequest, failure: TransportFailure, settings: ClientSettings
 ) -> KubeConnectionError:
-    tls = _tls_failure(error)
+    tls = _tls_failure(failure)
     target = f"{settings.server} ({request.method} {request.path})"
     if tls is not None:
         if isinstance(tls, ssl.SSLCertVerificationError):
@@ -199,7 +193,7 @@ def connection_error(
             f"{_from(settings)}"
         )
     return KubeConnectionError(
-        f"cannot reach the API server {target}: {type(error).__name__}: {error}{_from(settings)}"
+        f"cannot reach the API server {target}: {failure.kind}: {failure.cause}{_from(settings)}"
     )
 
 
@@ -219,8 +213,8 @@ def decode_json(request: KubeRequest, body: bytes) -> dict:
     return parsed if isinstance(parsed, dict) else {"items": parsed}
 
 
-def _tls_failure(error: BaseException) -> ssl.SSLError | None:
-    seen: BaseException | None = error
+def _tls_failure(failure: TransportFailure) -> ssl.SSLError | None:
+    seen: BaseException | None = failure.cause
     while seen is not None:
         if isinstance(seen, ssl.SSLError):
             return seen
@@ -241,12 +235,12 @@ class _Attempts:
         self.attempt = 0
         self.reauthenticated = False
 
-    def after_error(self, error: httpx.TransportError) -> float:
+    def after_error(self, failure: TransportFailure) -> float:
         policy = self.client.retry
-        if self.attempt >= policy.attempts or not should_retry_transport(self.request, error):
-            raise connection_error(self.request, error, self.client.settings) from None
+        if self.attempt >= policy.attempts or not should_retry_transport(self.request, failure):
+            raise connection_error(self.request, failure, self.client.settings) from None
         delay = backoff_delay(policy, self.attempt)
-        self._log(type(error).__name__, delay)
+        self._log(failure.kind, delay)
         return delay
 
     def after_status(self, status: int, body: bytes, reason: str, retry_after: str | None) -> float:
@@ -282,48 +276,23 @@ class _ClientBase:
         self.retry = retry or RetryPolicy()
         self.tokens = token_source(settings)
         warn_if_insecure(settings)
-        self._verify: ssl.SSLContext | bool = (
-            ssl_context(settings) if settings.server.startswith("https://") else False
+        self._tls: ssl.SSLContext | None = (
+            ssl_context(settings) if settings.server.startswith("https://") else None
         )
-        # TLS server name: httpcore uses it for both SNI and hostname verification.
-        self._extensions = (
-            {"sni_hostname": settings.tls_server_name} if settings.tls_server_name else {}
-        )
-        self._timeout = httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout)
 
-    def _client_options(self) -> dict[str, Any]:
-        return {
-            "base_url": self.settings.server,
-            "verify": self._verify,
-            "timeout": self._timeout,
-            "trust_env": False,  # proxies from the environment are not ours to pick up
-            "limits": httpx.Limits(max_connections=64, max_keepalive_connections=16),
-        }
-
-    def _http_request(
-        self, client: httpx.Client | httpx.AsyncClient, request: KubeRequest, timeout: Any = None
-    ) -> httpx.Request:
+    def _headers(self, request: KubeRequest) -> dict[str, str]:
         headers = request.headers()
         authorization = self.tokens.authorization()
         if authorization:
             headers["Authorization"] = authorization
-        return client.build_request(
-            request.method,
-            request.path,
-            params=request.params,
-            content=request.content,
-            headers=headers,
-            extensions={**self._extensions, **({"timeout": timeout} if timeout else {})},
-        )
+        return headers
 
-    def _watch_timeout(self, params: Mapping[str, Any]) -> dict[str, float | None]:
+    def _watch_read_timeout(self, params: Mapping[str, Any]) -> float:
+        """A watch waits for the server's own timeout, plus slack; without one, an hour."""
         server_timeout = params.get("timeoutSeconds")
-        read = float(server_timeout) + self.settings.request_timeout if server_timeout else None
-        return httpx.Timeout(
-            self.settings.request_timeout,
-            connect=self.settings.connect_timeout,
-            read=read or _WATCH_IDLE_LIMIT,
-        ).as_dict()
+        if server_timeout:
+            return float(server_timeout) + self.settings.request_timeout
+        return _WATCH_IDLE_LIMIT
 
 
 class KubeClient(_ClientBase):
@@ -331,7 +300,13 @@ class KubeClient(_ClientBase):
 
     def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
         super().__init__(settings, retry)
-        self._http = httpx.Client(**self._client_options())
+        self._pool = HttpPool(
+            settings.server,
+            tls=self._tls,
+            server_name=settings.tls_server_name,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.request_timeout,
+        )
 
     def __enter__(self) -> Self:
         return self
@@ -340,7 +315,7 @@ class KubeClient(_ClientBase):
         self.close()
 
     def close(self) -> None:
-        self._http.close()
+        self._pool.close()
 
     def request(
         self,
@@ -355,8 +330,7 @@ class KubeClient(_ClientBase):
         request = build_request(
             method, path, params=params, json=json, content=content, content_type=content_type
         )
-        response = self._send(request)
-        return decode_json(request, response.content)
+        return decode_json(request, self._send(request).content)
 
     def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """GET a plain-text resource (pods/log)."""
@@ -372,11 +346,13 @@ class KubeClient(_ClientBase):
         reconnects (from the last resourceVersion for a watch).
         """
         request = build_request("GET", path, params=params)
-        response = self._send(request, stream=True, timeout=self._watch_timeout(request.params))
+        response = self._send(
+            request, stream=True, read_timeout=self._watch_read_timeout(request.params)
+        )
         try:
             yield from response.iter_lines()
-        except httpx.TransportError as error:
-            log.debug("stream %s ended: %s", path, type(error).__name__)
+        except TransportFailure as failure:
+            log.debug("stream %s ended: %s", path, failure.kind)
         finally:
             response.close()
 
@@ -387,121 +363,33 @@ class KubeClient(_ClientBase):
                 yield jsonlib.loads(line)
 
     def _send(
-        self, request: KubeRequest, *, stream: bool = False, timeout: Any = None
-    ) -> httpx.Response:
+        self, request: KubeRequest, *, stream: bool = False, read_timeout: float | None = None
+    ) -> PoolResponse:
         attempts = _Attempts(self, request)
         while True:
             attempts.attempt += 1
             try:
-                response = self._http.send(
-                    self._http_request(self._http, request, timeout), stream=stream
+                response = self._pool.send(
+                    request.method,
+                    request.path,
+                    request.params,
+                    self._headers(request),
+                    request.content,
+                    stream=stream,
+                    read_timeout=read_timeout,
                 )
-            except httpx.TransportError as error:
-                delay = attempts.after_error(error)
+            except TransportFailure as failure:
+                delay = attempts.after_error(failure)
             else:
-                if response.status_code < 400:
+                if response.status < 400:
                     return response
                 if stream:
                     response.read()
-                    response.close()
                 delay = attempts.after_status(
-                    response.status_code,
+                    response.status,
                     response.content,
-                    response.reason_phrase,
+                    response.reason,
                     response.headers.get("Retry-After"),
                 )
             if delay:
                 time.sleep(delay)
-
-
-class AsyncKubeClient(_ClientBase):
-    """Asynchronous client (trigger). Same settings, same auth, same retries."""
-
-    def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
-        super().__init__(settings, retry)
-        self._http = httpx.AsyncClient(**self._client_options())
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | str | None = None,
-        content_type: str | None = None,
-    ) -> dict:
-        request = build_request(
-            method, path, params=params, json=json, content=content, content_type=content_type
-        )
-        response = await self._send(request)
-        return decode_json(request, response.content)
-
-    async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
-        return (await self._send(build_request("GET", path, params=params))).text
-
-    async def version(self) -> dict:
-        return await self.request("GET", "/version")
-
-    async def stream_lines(
-        self, path: str, params: Mapping[str, Any] | None = None
-    ) -> AsyncIterator[str]:
-        request = build_request("GET", path, params=params)
-        response = await self._send(
-            request, stream=True, timeout=self._watch_timeout(request.params)
-        )
-        try:
-            async for line in response.aiter_lines():
-                yield line
-        except httpx.TransportError as error:
-            log.debug("stream %s ended: %s", path, type(error).__name__)
-        finally:
-            await response.aclose()
-
-    async def watch(
-        self, path: str, params: Mapping[str, Any] | None = None
-    ) -> AsyncIterator[dict]:
-        async for line in self.stream_lines(path, watch_params(params)):
-            if line.strip():
-                yield jsonlib.loads(line)
-
-    async def _send(
-        self, request: KubeRequest, *, stream: bool = False, timeout: Any = None
-    ) -> httpx.Response:
-        attempts = _Attempts(self, request)
-        while True:
-            attempts.attempt += 1
-            try:
-                response = await self._http.send(
-                    self._http_request(self._http, request, timeout), stream=stream
-                )
-            except httpx.TransportError as error:
-                delay = attempts.after_error(error)
-            else:
-                if response.status_code < 400:
-                    return response
-                if stream:
-                    await response.aread()
-                    await response.aclose()
-                delay = attempts.after_status(
-                    response.status_code,
-                    response.content,
-                    response.reason_phrase,
-                    response.headers.get("Retry-After"),
-                )
-            if delay:
-                await asyncio.sleep(delay)

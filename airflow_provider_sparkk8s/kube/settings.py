@@ -27,8 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
 
 log = logging.getLogger(__name__)
@@ -263,6 +261,8 @@ def auto_settings(
 def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict:
     if isinstance(content, Mapping):
         return dict(content)
+    import yaml  # here, not at the top: most CLI runs read no kubeconfig
+
     try:
         parsed = yaml.safe_load(content)
     except yaml.YAMLError as error:
@@ -281,6 +281,8 @@ def _load_kubeconfig_file(path: str) -> dict:
         text = resolved.read_text()
     except OSError as error:
         raise KubeConfigError(f"cannot read kubeconfig {resolved}: {error.strerror}") from None
+    import yaml
+
     try:
         parsed = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:

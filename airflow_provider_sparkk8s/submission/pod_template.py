@@ -24,10 +24,9 @@ credentials; 4.3 replaces `securityContext.allowPrivilegeEscalation`. Everything
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
-
-import yaml
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -67,40 +66,42 @@ class _SourceBool:
         self.source = source
 
 
-class _TemplateLoader(yaml.SafeLoader):
+@functools.cache
+def _template_loader() -> type:
     """SafeLoader that remembers how numbers and booleans were written.
 
     Jackson reads an integer or boolean scalar into a String field as written (`build: 042`
-    stays `"042"`), so the text must survive parsing.
+    stays `"042"`), so the text must survive parsing. Built on first use: importing yaml
+    is a noticeable part of sparkk8s-submit's start-up, and most submissions have no template.
     """
+    import yaml
 
+    construct = yaml.constructor.SafeConstructor
 
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceInt:
-    value = _SourceInt(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
-    value.source = node.value
-    return value
+    def construct_int(loader: Any, node: Any) -> _SourceInt:
+        value = _SourceInt(construct.construct_yaml_int(loader, node))
+        value.source = node.value
+        return value
 
+    def construct_float(loader: Any, node: Any) -> _SourceFloat:
+        value = _SourceFloat(construct.construct_yaml_float(loader, node))
+        value.source = node.value
+        return value
 
-def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceFloat:
-    value = _SourceFloat(yaml.constructor.SafeConstructor.construct_yaml_float(loader, node))
-    value.source = node.value
-    return value
+    def construct_bool(loader: Any, node: Any) -> _SourceBool:
+        return _SourceBool(construct.construct_yaml_bool(loader, node), node.value)
 
+    def construct_timestamp(loader: Any, node: Any) -> str:
+        return str(node.value)  # Kubernetes timestamps are strings
 
-def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> _SourceBool:
-    return _SourceBool(
-        yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node), node.value
-    )
+    class TemplateLoader(yaml.SafeLoader):
+        pass
 
-
-def _construct_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
-    return str(node.value)  # Kubernetes timestamps are strings
-
-
-_TemplateLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_TemplateLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
-_TemplateLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
-_TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+    TemplateLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    TemplateLoader.add_constructor("tag:yaml.org,2002:float", construct_float)
+    TemplateLoader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
+    TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", construct_timestamp)
+    return TemplateLoader
 
 
 def _text(value: Any) -> Any:
@@ -251,9 +252,11 @@ def _validated(key: str, source: str, pod: Any) -> dict[str, Any]:
 
 def parse_template(key: str, source: str, content: bytes | str) -> KubeObject:
     """Parse template text (YAML or JSON) into a plain Pod dict, or raise SparkConfError."""
+    import yaml
+
     text = read_utf8(content) if isinstance(content, bytes) else content
     try:
-        documents = list(yaml.load_all(text, Loader=_TemplateLoader))
+        documents = list(yaml.load_all(text, Loader=_template_loader()))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -351,6 +354,8 @@ def executor_template_text(conf: DriverConf) -> str | None:
     template inside the driver; parsing it now reports a broken template before submission.
     """
     if conf.executor_pod_template is not None:
+        import yaml
+
         template = template_from_dict(EXECUTOR_TEMPLATE_KEY, conf.executor_pod_template)
         return yaml.safe_dump(template, sort_keys=False, default_flow_style=False)
     path = conf.get(EXECUTOR_TEMPLATE_KEY)

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import yaml
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import builder, naming
@@ -180,22 +179,23 @@ def render(conf: DriverConf) -> RenderedSubmission:
     )
 
 
-class _BlockStrDumper(yaml.SafeDumper):
-    """Multi-line strings (spark.properties) as YAML block scalars, for reading."""
-
-
-def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value and not value.endswith((" ", "\t")) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_BlockStrDumper.add_representer(str, _str_representer)
-
-
 def to_yaml(objects: Iterable[KubeObject]) -> str:
-    """The objects as one YAML stream (documents separated by `---`), keys in given order."""
+    """The objects as one YAML stream (documents separated by `---`), keys in given order.
+
+    Multi-line strings (spark.properties) are written as block scalars, for reading.
+    """
+    import yaml  # only dry runs and people need YAML; submissions send JSON
+
+    class BlockStrDumper(yaml.SafeDumper):
+        pass
+
+    def block_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+        style = "|" if "\n" in value and not value.endswith((" ", "\t")) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    BlockStrDumper.add_representer(str, block_str)
     return yaml.dump_all(
-        list(objects), Dumper=_BlockStrDumper, sort_keys=False, default_flow_style=False
+        list(objects), Dumper=BlockStrDumper, sort_keys=False, default_flow_style=False
     )
 
 

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConfigError, KubeConnectionError
+from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient, transport_failure
 from airflow_provider_sparkk8s.kube.client import (
     APPLY_PATCH,
-    AsyncKubeClient,
     KubeClient,
     RetryPolicy,
     backoff_delay,
@@ -29,6 +29,7 @@ from airflow_provider_sparkk8s.kube.client import (
 )
 from airflow_provider_sparkk8s.kube.paths import apply_params
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.transport import TransportFailure
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply, scripted
 from tests.kube.tlsfiles import SERVER_NAME, Pki
 
@@ -68,10 +69,15 @@ def test_retry_rules_by_method_and_status() -> None:
     assert should_retry_status(post, 429) and should_retry_status(get, 429)
     assert not should_retry_status(post, 503) and should_retry_status(get, 503)
     assert not should_retry_status(get, 404) and not should_retry_status(get, 409)
-    connect = httpx.ConnectError("refused")
-    read = httpx.ReadError("reset")
+    connect = TransportFailure("ConnectError", ConnectionRefusedError(), sent=False)
+    read = TransportFailure("ReadError", ConnectionResetError(), sent=True)
     assert should_retry_transport(post, connect) and should_retry_transport(get, read)
     assert not should_retry_transport(post, read)
+    # The async client's httpx failures read the same way.
+    assert should_retry_transport(post, transport_failure(httpx.ConnectError("refused")))
+    assert not should_retry_transport(post, transport_failure(httpx.ReadError("reset")))
+    tls = TransportFailure("ConnectError", ssl.SSLCertVerificationError(), sent=False)
+    assert not should_retry_transport(get, tls)
 
 
 def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
@@ -505,11 +511,21 @@ def test_exec_plugin_failure_is_reported(tmp_path: Path) -> None:
     assert server.requests == []
 
 
-def test_importing_the_client_skips_httpx_command_line_client() -> None:
+def test_importing_the_async_client_skips_httpx_command_line_client() -> None:
     code = (
-        "import sys, airflow_provider_sparkk8s.kube.client as c, httpx; "
+        "import sys, airflow_provider_sparkk8s.kube.async_client as c, httpx; "
         "print(sorted(m for m in ('click', 'rich', 'pygments') if m in sys.modules)); "
-        "print(httpx.Client is c.httpx.Client)"
+        "print(httpx.AsyncClient is c.httpx.AsyncClient)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]", "True"]
+
+
+def test_the_command_line_path_imports_no_httpx_asyncio_or_yaml() -> None:
+    """sparkk8s-submit's start-up is most of its wall time; these three cost ~200 ms."""
+    code = (
+        "import sys, airflow_provider_sparkk8s.cli.submit; "
+        "print(sorted(m for m in ('httpx', 'httpcore', 'asyncio', 'yaml') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]"]

@@ -19,7 +19,8 @@ import yaml
 from kubernetes import client as k8s
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
-from airflow_provider_sparkk8s.kube.client import APPLY_PATCH, AsyncKubeClient, KubeClient
+from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
+from airflow_provider_sparkk8s.kube.client import APPLY_PATCH, KubeClient
 from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,

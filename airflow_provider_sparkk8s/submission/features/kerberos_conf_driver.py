@@ -20,7 +20,6 @@ nothing, which is what this step reproduces.
 from __future__ import annotations
 
 import base64
-from xml.etree import ElementTree
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -88,6 +87,8 @@ def _core_site_authentication(conf: DriverConf) -> str | None:
     for name, content in directory_files(conf, "HADOOP_CONF_DIR", conf_dir):
         if name != "core-site.xml":
             continue
+        from xml.etree import ElementTree  # here: few submissions ship a Hadoop conf
+
         try:
             root = ElementTree.fromstring(content)
         except ElementTree.ParseError as error:

@@ -1,0 +1,164 @@
+"""AsyncKubeClient: the trigger's client, on httpx.AsyncClient.
+
+Request building, auth, retry rules and errors are `client`'s; only sending, sleeping and
+streaming are async here. httpx failures become `TransportFailure`, so a retry decision
+reads the same for both clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json as jsonlib
+import logging
+import sys
+from collections.abc import AsyncIterator, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+# Importing httpx also imports its command-line client (click, rich, pygments): about half
+# of httpx's import time, for a `main` we never call. Unless httpx is loaded already, mark
+# that module absent; httpx then defines a stub.
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+import httpx
+
+from airflow_provider_sparkk8s.kube.client import (
+    KubeRequest,
+    RetryPolicy,
+    _Attempts,
+    _ClientBase,
+    build_request,
+    decode_json,
+    watch_params,
+)
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.transport import TransportFailure
+
+log = logging.getLogger(__name__)
+
+# httpx's failures that mean the request never reached the server.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def transport_failure(error: httpx.TransportError) -> TransportFailure:
+    return TransportFailure(type(error).__name__, error, sent=not isinstance(error, _NOT_SENT))
+
+
+class AsyncKubeClient(_ClientBase):
+    """Asynchronous client (trigger). Same settings, same auth, same retries."""
+
+    def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
+        super().__init__(settings, retry)
+        # TLS server name: httpcore uses it for both SNI and hostname verification.
+        self._extensions = (
+            {"sni_hostname": settings.tls_server_name} if settings.tls_server_name else {}
+        )
+        self._http = httpx.AsyncClient(
+            base_url=settings.server,
+            verify=self._tls if self._tls is not None else False,
+            timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
+            trust_env=False,  # proxies from the environment are not ours to pick up
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | str | None = None,
+        content_type: str | None = None,
+    ) -> dict:
+        request = build_request(
+            method, path, params=params, json=json, content=content, content_type=content_type
+        )
+        response = await self._send(request)
+        return decode_json(request, response.content)
+
+    async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        return (await self._send(build_request("GET", path, params=params))).text
+
+    async def version(self) -> dict:
+        return await self.request("GET", "/version")
+
+    async def stream_lines(
+        self, path: str, params: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[str]:
+        request = build_request("GET", path, params=params)
+        response = await self._send(
+            request, stream=True, read_timeout=self._watch_read_timeout(request.params)
+        )
+        try:
+            async for line in response.aiter_lines():
+                yield line
+        except httpx.TransportError as error:
+            log.debug("stream %s ended: %s", path, type(error).__name__)
+        finally:
+            await response.aclose()
+
+    async def watch(
+        self, path: str, params: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[dict]:
+        async for line in self.stream_lines(path, watch_params(params)):
+            if line.strip():
+                yield jsonlib.loads(line)
+
+    def _http_request(self, request: KubeRequest, read_timeout: float | None) -> httpx.Request:
+        extensions: dict[str, Any] = dict(self._extensions)
+        if read_timeout is not None:
+            extensions["timeout"] = httpx.Timeout(
+                self.settings.request_timeout,
+                connect=self.settings.connect_timeout,
+                read=read_timeout,
+            ).as_dict()
+        return self._http.build_request(
+            request.method,
+            request.path,
+            params=request.params,
+            content=request.content,
+            headers=self._headers(request),
+            extensions=extensions,
+        )
+
+    async def _send(
+        self, request: KubeRequest, *, stream: bool = False, read_timeout: float | None = None
+    ) -> httpx.Response:
+        attempts = _Attempts(self, request)
+        while True:
+            attempts.attempt += 1
+            try:
+                response = await self._http.send(
+                    self._http_request(request, read_timeout), stream=stream
+                )
+            except httpx.TransportError as error:
+                delay = attempts.after_error(transport_failure(error))
+            else:
+                if response.status_code < 400:
+                    return response
+                if stream:
+                    await response.aread()
+                    await response.aclose()
+                delay = attempts.after_status(
+                    response.status_code,
+                    response.content,
+                    response.reason_phrase,
+                    response.headers.get("Retry-After"),
+                )
+            if delay:
+                await asyncio.sleep(delay)

@@ -1,0 +1,245 @@
+"""A thread-safe pool of keep-alive HTTP/1.1 connections on the standard library.
+
+`KubeClient` sends through this rather than httpx: importing httpx and httpcore took
+about 170 ms of sparkk8s-submit's start-up, and http.client does less work per request.
+The async client keeps httpx. Failures below HTTP become `TransportFailure`, named as
+httpx names them, so retries and messages are the same for both clients.
+"""
+
+from __future__ import annotations
+
+import http.client
+import select
+import socket
+import ssl
+import threading
+from collections.abc import Iterator, Mapping
+from email.message import Message
+from urllib.parse import urlsplit
+
+from airflow_provider_sparkk8s.kube.transport import TransportFailure, base_path, request_target
+
+MAX_IDLE = 16  # kept-alive connections; more concurrent requests open more, then close them
+# How a server's close of an idle keep-alive connection shows when we next use it.
+_CLOSED_BY_SERVER = (
+    http.client.RemoteDisconnected,
+    BrokenPipeError,
+    ConnectionResetError,
+    ssl.SSLEOFError,
+    ssl.SSLZeroReturnError,
+)
+
+
+class _Connection(http.client.HTTPConnection):
+    """One socket to the API server: its own TLS server name, connect and read timeouts."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        tls: ssl.SSLContext | None,
+        server_name: str | None,
+        connect_timeout: float,
+    ) -> None:
+        super().__init__(host, port, timeout=connect_timeout)
+        self._tls = tls
+        self._server_name = server_name or host
+        self.reused = False
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            try:  # SNI and hostname verification both use the TLS server name
+                sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+            except BaseException:
+                sock.close()
+                raise
+        self.sock = sock
+
+    def idle_and_open(self) -> bool:
+        """A kept-alive socket with nothing to read: the server has not closed it."""
+        if self.sock is None:
+            return False
+        try:
+            return not select.select([self.sock], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
+
+
+class PoolResponse:
+    """Status, headers and body of one answer; a streamed body is read with `iter_lines`."""
+
+    def __init__(
+        self, raw: http.client.HTTPResponse, connection: _Connection, pool: HttpPool | None
+    ) -> None:
+        self.status = raw.status
+        self.reason = raw.reason
+        self.headers: Message = raw.headers
+        self._raw = raw
+        self._connection = connection
+        self._pool = pool  # set while the connection may go back to the pool
+        self.content = b""
+
+    def read(self) -> None:
+        try:
+            self.content = self._raw.read()
+        except (OSError, http.client.HTTPException) as error:
+            self._connection.close()
+            raise _failure(error, sent=True) from None
+        self._release()
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.headers.get_content_charset() or "utf-8", "replace")
+
+    def iter_lines(self) -> Iterator[str]:
+        """Lines of a streamed body (watch events, followed logs) as they arrive."""
+        while True:
+            try:
+                line = self._raw.readline()
+            except (OSError, http.client.HTTPException) as error:
+                raise _failure(error, sent=True) from None
+            if not line:
+                return
+            yield line.decode("utf-8", "replace").rstrip("\r\n")
+
+    def close(self) -> None:
+        """After a stream: the connection may be mid-body, so it is not reused."""
+        self._pool = None
+        self._raw.close()
+        self._connection.close()
+
+    def _release(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None and not self._raw.will_close:
+            pool.checkin(self._connection)
+        else:
+            self._connection.close()
+
+
+class HttpPool:
+    def __init__(
+        self,
+        server: str,
+        *,
+        tls: ssl.SSLContext | None,
+        server_name: str | None,
+        connect_timeout: float,
+        read_timeout: float,
+    ) -> None:
+        parts = urlsplit(server)
+        if parts.hostname is None:
+            raise ValueError(f"server URL has no host: {server!r}")
+        self._host = parts.hostname
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._prefix = base_path(server)
+        self._tls = tls if parts.scheme == "https" else None
+        self._server_name = server_name
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._idle: list[_Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, object],
+        headers: Mapping[str, str],
+        body: bytes | None,
+        *,
+        stream: bool = False,
+        read_timeout: float | None = None,
+    ) -> PoolResponse:
+        """Send one request; the whole body is read unless `stream`.
+
+        A kept-alive connection the server closed just before we used it is replaced and
+        the request sent once more whatever its method, as Go's client does: an answer
+        that never started means the server did not take the request.
+        """
+        target = request_target(self._prefix, path, params)
+        for _ in range(2):
+            connection = self._checkout()
+            try:
+                response = self._exchange(connection, method, target, headers, body, read_timeout)
+            except _ClosedBeforeAnswer as closed:
+                connection.close()
+                if connection.reused:
+                    continue
+                raise _failure(closed.error, sent=True) from None
+            except TransportFailure:
+                connection.close()
+                raise
+            if not stream:
+                response.read()
+            return response
+        raise AssertionError("unreachable: a fresh connection is never retried")
+
+    def checkin(self, connection: _Connection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < MAX_IDLE:
+                connection.reused = True
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def _checkout(self) -> _Connection:
+        with self._lock:
+            while self._idle:
+                connection = self._idle.pop()
+                if connection.idle_and_open():
+                    return connection
+                connection.close()
+        return _Connection(
+            self._host, self._port, self._tls, self._server_name, self._connect_timeout
+        )
+
+    def _exchange(
+        self,
+        connection: _Connection,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        read_timeout: float | None,
+    ) -> PoolResponse:
+        if connection.sock is None:
+            try:
+                connection.connect()
+            except TimeoutError as error:
+                raise TransportFailure("ConnectTimeout", error, sent=False) from None
+            except OSError as error:  # refused, unreachable, TLS handshake
+                raise TransportFailure("ConnectError", error, sent=False) from None
+        assert connection.sock is not None
+        connection.sock.settimeout(read_timeout or self._read_timeout)
+        try:
+            connection.request(method, target, body=body, headers=dict(headers))
+            raw = connection.getresponse()
+        except _CLOSED_BY_SERVER as error:
+            raise _ClosedBeforeAnswer(error) from None
+        except (OSError, http.client.HTTPException) as error:
+            raise _failure(error, sent=True) from None
+        return PoolResponse(raw, connection, self)
+
+
+class _ClosedBeforeAnswer(Exception):
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _failure(error: BaseException, *, sent: bool) -> TransportFailure:
+    if isinstance(error, TimeoutError):
+        return TransportFailure("ReadTimeout", error, sent=sent)
+    if isinstance(error, http.client.HTTPException):
+        return TransportFailure("RemoteProtocolError", error, sent=sent)
+    return TransportFailure("ReadError", error, sent=sent)

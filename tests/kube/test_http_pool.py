@@ -1,0 +1,180 @@
+"""The standard-library connection pool under KubeClient: keep-alive, a server's close of an
+idle connection, timeouts, and the request line. A raw socket server plays the peer, so
+each test decides exactly when the connection is answered or dropped."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from airflow_provider_sparkk8s.errors import KubeConnectionError
+from airflow_provider_sparkk8s.kube.client import KubeClient, RetryPolicy
+from airflow_provider_sparkk8s.kube.http_pool import HttpPool
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.transport import (
+    TransportFailure,
+    encode_query,
+    request_target,
+)
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
+FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02)
+
+
+def read_request(conn: socket.socket) -> bytes | None:
+    """One request's head and body, or None when the client closed the connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        body += conn.recv(65536)
+    return head
+
+
+@contextmanager
+def raw_server(serve: Callable[[int, socket.socket], None]) -> Iterator[tuple[str, list[bytes]]]:
+    """Calls `serve(connection_number, socket)` for each accepted connection, in a thread."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)  # so the accept loop sees `stop` soon
+    heads: list[bytes] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        number = 0
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conn.settimeout(None)
+            number += 1
+            threading.Thread(target=serve, args=(number, conn), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", heads
+    finally:
+        stop.set()
+        listener.close()
+        thread.join(5)
+
+
+def settings(url: str, timeout: float = 5.0) -> ClientSettings:
+    return ClientSettings(server=url, request_timeout=timeout)
+
+
+def test_a_kept_alive_connection_the_server_drops_is_replaced_even_for_post() -> None:
+    """The server reads the second request on the reused connection and closes it without an
+    answer, as a server timing out an idle connection does; the POST goes once more on a
+    fresh connection, and only once."""
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            while (head := read_request(conn)) is not None:
+                heads.append(head)
+                if number == 1 and len(heads) == 2:
+                    return  # close without answering
+                conn.sendall(OK)
+
+    with raw_server(serve) as (url, heads), KubeClient(settings(url), FAST) as client:
+        assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"ok": True}
+        assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"ok": True}
+    assert [h.split(b" ")[0] for h in heads] == [b"POST", b"POST", b"POST"]
+
+
+def test_a_fresh_connection_closed_without_an_answer_is_not_retried_for_post() -> None:
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            heads.append(read_request(conn) or b"")
+
+    with (
+        raw_server(serve) as (url, heads),
+        KubeClient(settings(url), FAST) as client,
+        pytest.raises(KubeConnectionError, match="RemoteProtocolError: Remote end closed") as caught,
+    ):
+        client.request("POST", "/api/v1/namespaces/ns/pods", json={})
+    assert len(heads) == 1, "a POST the server may have acted on is not sent again"
+    assert "POST /api/v1/namespaces/ns/pods" in str(caught.value)
+
+
+def test_a_silent_server_is_a_read_timeout_and_a_get_is_retried() -> None:
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            heads.append(read_request(conn) or b"")
+            stop_reading.wait(10)
+
+    stop_reading = threading.Event()
+    with (
+        raw_server(serve) as (url, heads),
+        KubeClient(settings(url, timeout=0.2), FAST) as client,
+        pytest.raises(KubeConnectionError, match="ReadTimeout"),
+    ):
+        try:
+            client.request("GET", "/version")
+        finally:
+            stop_reading.set()
+    assert len(heads) == FAST.attempts
+
+
+def test_a_server_that_closes_idle_connections_is_detected_before_reuse() -> None:
+    """An idle connection the server already closed is noticed at checkout, not sent on."""
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            head = read_request(conn)
+            heads.append(head or b"")
+            conn.sendall(OK)  # then close at once: keep-alive not honoured
+
+    with raw_server(serve) as (url, heads):
+        pool = HttpPool(url, tls=None, server_name=None, connect_timeout=2, read_timeout=2)
+        first = pool.send("GET", "/version", {}, {}, None)
+        for _ in range(50):  # wait until the close has reached our socket
+            if not pool._idle or not pool._idle[0].idle_and_open():
+                break
+            threading.Event().wait(0.01)
+        second = pool.send("GET", "/version", {}, {}, None)
+        pool.close()
+    assert first.status == second.status == 200 and len(heads) == 2
+
+
+def test_connection_refused_is_a_connect_error_that_was_not_sent() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    pool = HttpPool(
+        f"http://127.0.0.1:{port}", tls=None, server_name=None, connect_timeout=1, read_timeout=1
+    )
+    with pytest.raises(TransportFailure) as caught:
+        pool.send("POST", "/x", {}, {}, b"{}")
+    assert caught.value.kind == "ConnectError" and caught.value.sent is False
+
+
+def test_request_line_keeps_the_server_prefix_and_writes_values_as_the_api_reads_them() -> None:
+    assert encode_query({"force": True, "dryRun": False, "limit": 5, "x": None}) == (
+        "force=true&dryRun=false&limit=5&x="
+    )
+    assert encode_query({"fieldSelector": "metadata.name=a,status.phase!=Running"}) == (
+        "fieldSelector=metadata.name%3Da%2Cstatus.phase%21%3DRunning"
+    )
+    assert request_target("/k8s/clusters/c-1", "/api/v1/pods", {"watch": "1"}) == (
+        "/k8s/clusters/c-1/api/v1/pods?watch=1"
+    )
+    assert request_target("", "/api/v1/namespaces/a b/pods", {}) == (
+        "/api/v1/namespaces/a%20b/pods"
+    )
