@@ -4,7 +4,9 @@ submissions per second against the real control plane.
 Part 1 runs both tools as child processes with the same arguments against the same
 recording endpoint (tests/parity/recorder.py), alternating, and reads wall time, CPU
 (user + system) and peak RSS from the child's rusage. Part 2 renders and submits in this
-process (no child, no JVM) against kube-apiserver, sequentially and from a thread pool.
+process (no child, no JVM), sequentially and from a thread pool, against two fresh control
+planes: kube-apiserver + etcd alone, and the whole plane; it also reads how much CPU each
+process spent per submission.
 
     python -m benchmarks.bench_submit [--runs 5] [--sequential 100] [--concurrent 200]
 
@@ -39,6 +41,15 @@ APP = [
     "--conf", "spark.kubernetes.submission.waitAppCompletion=false",
     "local:///opt/spark/examples/jars/spark-examples.jar", "100",
 ]  # fmt: skip
+
+
+# Where the in-process submissions go. The API server alone is what a submission talks
+# to; the whole plane adds the scheduler, controller manager and KWOK acting on every new
+# pod and service on the same 2 cores, which is the cluster's work, not the submission's.
+PLANES = {
+    "kube-apiserver + etcd": True,
+    "whole plane (+ scheduler, controllers, KWOK)": False,
+}
 
 
 @dataclass(frozen=True)
@@ -103,42 +114,69 @@ def one_submission(client: KubeClient, namespace: str) -> None:
     submit(client, render.render(conf))
 
 
-def submissions_per_second(sequential: int, concurrent: int, workers: int) -> dict[str, float]:
+def _process_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _plane_cpu(plane) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    return {name: _process_cpu_seconds(pid) for name, pid in plane.pids().items() if pid}
+
+
+def _prepare_namespace(client: KubeClient, namespace: str, api_only: bool) -> None:
+    client.request("POST", "/api/v1/namespaces", json={"metadata": {"name": namespace}})
+    if api_only:  # no controller manager to create the default service account
+        client.request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts",
+            json={"metadata": {"name": "default"}},
+        )
+        return
+    deadline = time.monotonic() + 60
+    while not client.request(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts",
+        params={"fieldSelector": "metadata.name=default"},
+    ).get("items"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("default service account never appeared")
+        time.sleep(0.1)
+
+
+def submissions_per_second(
+    sequential: int, concurrent: int, workers: int, api_only: bool
+) -> dict[str, float]:
+    """Rates against one fresh control plane, and the CPU each process spent per submission
+    over both runs (ours: render + client, in this process)."""
     from testenv.controlplane import ControlPlane
 
-    with ControlPlane() as plane, KubeClient(_settings(plane)) as client:
+    with ControlPlane(api_only=api_only) as plane, KubeClient(_settings(plane)) as client:
         namespace = "bench"
-        client.request("POST", "/api/v1/namespaces", json={"metadata": {"name": namespace}})
-        deadline = time.monotonic() + 60
-        while not client.request(
-            "GET",
-            f"/api/v1/namespaces/{namespace}/serviceaccounts",
-            params={"fieldSelector": "metadata.name=default"},
-        ).get("items"):
-            if time.monotonic() > deadline:
-                raise RuntimeError("default service account never appeared")
-            time.sleep(0.1)
+        _prepare_namespace(client, namespace, api_only)
         one_submission(client, namespace)  # warm the connection pool and imports
-        start, cpu_start = time.perf_counter(), time.process_time()
+        time.sleep(1)  # let the plane settle after the first pod
+        cpu_before, ours_before = _plane_cpu(plane), time.process_time()
+        start = time.perf_counter()
         for _ in range(sequential):
             one_submission(client, namespace)
         seq_rate = sequential / (time.perf_counter() - start)
-        # Our side only (render + HTTP client), to tell it from the API server's time.
-        client_ms = (time.process_time() - cpu_start) / sequential * 1000
         start = time.perf_counter()
         with ThreadPoolExecutor(workers) as pool:
             for future in [pool.submit(one_submission, client, namespace)
                            for _ in range(concurrent)]:  # fmt: skip
                 future.result()
         conc_rate = concurrent / (time.perf_counter() - start)
-    return {
-        "sequential": seq_rate,
-        f"concurrent ({workers} threads)": conc_rate,
-        "our CPU per submission, ms (sequential; render + client)": client_ms,
-    }
+        ours = time.process_time() - ours_before
+        time.sleep(2)  # the plane's reaction to the last pods counts too
+        cpu_after = _plane_cpu(plane)
+    total = sequential + concurrent
+    rates = {"sequential": seq_rate, f"concurrent ({workers} threads)": conc_rate}
+    cpu_ms = {"sparkk8s (this process)": ours / total * 1000}
+    cpu_ms |= {name: (cpu_after[name] - cpu_before[name]) / total * 1000 for name in cpu_after}
+    return rates | {f"CPU ms per submission: {name}": ms for name, ms in cpu_ms.items()}
 
 
-def table(samples: dict[str, list[Sample]], rates: dict[str, float]) -> str:
+def table(samples: dict[str, list[Sample]], rates: dict[str, dict[str, float]]) -> str:
     rows = []
     if samples:
         theirs, ours = samples["spark-submit 4.3.0"], samples["sparkk8s-submit"]
@@ -157,10 +195,13 @@ def table(samples: dict[str, list[Sample]], rates: dict[str, float]) -> str:
             rows.append(f"| {label} | {a:.2f} {unit} | {b:.2f} {unit} | {a / b:.1f}x |")
         rows.append("")
     if rates:
-        rows.append("| in-process submissions against kube-apiserver | submissions/s |")
-        rows.append("| --- | ---: |")
-        for label, rate in rates.items():
-            rows.append(f"| {label} | {rate:.1f} |")
+        planes = list(rates)
+        rows.append("| in-process submissions | " + " | ".join(planes) + " |")
+        rows.append("| --- |" + " ---: |" * len(planes))
+        for label in rates[planes[0]]:
+            unit = "" if label.startswith("CPU") else "/s"
+            cells = " | ".join(f"{rates[plane].get(label, 0.0):.1f}{unit}" for plane in planes)
+            rows.append(f"| {label} | {cells} |")
         rows.append("")
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     rows.append(f"{os.cpu_count()} CPUs, load average at the end: {load}")
@@ -176,11 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("compare", "rate"), help="run one part")
     args = parser.parse_args(argv)
     samples = compare_with_spark_submit(args.runs) if args.only != "rate" else {}
-    rates = (
-        submissions_per_second(args.sequential, args.concurrent, args.workers)
-        if args.only != "compare"
-        else {}
-    )
+    rates = {}
+    if args.only != "compare":
+        for label, api_only in PLANES.items():
+            rates[label] = submissions_per_second(
+                args.sequential, args.concurrent, args.workers, api_only
+            )
     print(table(samples, rates))
     return 0
 

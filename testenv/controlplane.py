@@ -5,7 +5,8 @@ kube-scheduler, with KWOK as the kubelet of a few fake nodes.
         print(cp.server, cp.admin_kubeconfig)
 
 or standalone: `python -m testenv.controlplane` prints the kubeconfig path and
-runs until interrupted.
+runs until interrupted. `ControlPlane(api_only=True)` starts etcd and kube-apiserver
+alone: what a client talks to, without the components that act on what it creates.
 
 Every run gets its own temp dir (PKI, etcd data, logs, kubeconfigs), free
 loopback ports, and processes stopped by their pid when it ends.
@@ -114,9 +115,12 @@ def _is_ready(node: dict[str, Any]) -> bool:
 class ControlPlane:
     """See the module docstring; attributes are valid between start() and stop()."""
 
-    def __init__(self, bin_dir: Path | None = None, node_count: int = NODE_COUNT) -> None:
+    def __init__(
+        self, bin_dir: Path | None = None, node_count: int = NODE_COUNT, *, api_only: bool = False
+    ) -> None:
         self.bin_dir = bin_dir or find_binaries()
         self.node_count = node_count
+        self.api_only = api_only
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-controlplane-"))
         self.static_token = secrets.token_urlsafe(32)
         self.startup_seconds: float | None = None
@@ -277,6 +281,8 @@ class ControlPlane:
         self._mark("etcd", t0)
         self._wait_apiserver_ready()
         self._mark("kube-apiserver", t0)
+        if self.api_only:
+            return
 
         scheduler_port = self._start_controllers()
         for name in self.node_names:

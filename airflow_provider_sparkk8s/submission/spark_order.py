@@ -20,6 +20,7 @@ model was checked against Spark 4.3.0's own classes (`getAll`, `getAllWithPrefix
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 _MASK32 = 0xFFFFFFFF
@@ -30,10 +31,15 @@ def _int32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
+@functools.lru_cache(maxsize=4096)  # conf keys recur in every submission of a process
 def java_string_hash(text: str) -> int:
     """`String.hashCode()`: 31-polynomial over UTF-16 code units, as a signed 32-bit int."""
-    data = text.encode("utf-16-be", "surrogatepass")
     h = 0
+    if text.isascii():  # one code unit per character
+        for char in text:
+            h = (31 * h + ord(char)) & _MASK32
+        return _int32(h)
+    data = text.encode("utf-16-be", "surrogatepass")
     for index in range(0, len(data), 2):
         h = (31 * h + (data[index] << 8 | data[index + 1])) & _MASK32
     return _int32(h)
@@ -149,6 +155,11 @@ def get_all_order(conf: Mapping[str, str], scala_213: bool) -> list[str]:
     return [key for key, _ in ordered]
 
 
+@functools.lru_cache(maxsize=16)  # one conf is asked for several prefixes in a row
+def _get_all_order_of(items: tuple[tuple[str, str], ...], scala_213: bool) -> tuple[str, ...]:
+    return tuple(get_all_order(dict(items), scala_213))
+
+
 def _trie_order(keys: list[str], hashes: Mapping[str, int], shift: int, champ: bool) -> list[str]:
     if len(keys) <= 1 or shift >= 35:  # a full-hash collision keeps insertion order
         return list(keys)
@@ -187,7 +198,8 @@ def prefixed_map(
     client: the table sizes, and so the order, depend on how many there are.
     """
     scala_213 = version >= (4, 0, 0)
-    full_keys = [key for key in get_all_order(conf, scala_213) if key.startswith(prefix)]
+    in_order = _get_all_order_of(tuple(conf.items()), scala_213)
+    full_keys = [key for key in in_order if key.startswith(prefix)]
     entries = {key[len(prefix) :]: conf[key] for key in full_keys}
     return {key: entries[key] for key in scala_map_order(list(entries), scala_213)}
 
