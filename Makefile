@@ -40,6 +40,9 @@ parity-refresh: venv
 
 bench: venv controlplane
 	./tests/parity/install_spark.sh 4.3.0
+	# An installed wheel is byte-compiled by pip; the editable checkout is not (and
+	# PYTHONDONTWRITEBYTECODE may be set), so compile it as an install would.
+	$(PY) -m compileall -q airflow_provider_sparkk8s
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_submit
 
 clean:

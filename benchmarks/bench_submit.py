@@ -198,9 +198,13 @@ def table(samples: dict[str, list[Sample]], rates: dict[str, dict[str, float]]) 
         planes = list(rates)
         rows.append("| in-process submissions | " + " | ".join(planes) + " |")
         rows.append("| --- |" + " ---: |" * len(planes))
-        for label in rates[planes[0]]:
+        labels = list(dict.fromkeys(label for plane in planes for label in rates[plane]))
+        for label in labels:
             unit = "" if label.startswith("CPU") else "/s"
-            cells = " | ".join(f"{rates[plane].get(label, 0.0):.1f}{unit}" for plane in planes)
+            cells = " | ".join(
+                f"{rates[plane][label]:.1f}{unit}" if label in rates[plane] else "not running"
+                for plane in planes
+            )
             rows.append(f"| {label} | {cells} |")
         rows.append("")
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
