@@ -88,6 +88,13 @@ class PoolResponse:
             self._connection.close()
             raise _failure(error, sent=True) from None
         self._release()
+        if self.headers.get("Content-Encoding", "").lower() == "gzip":
+            import zlib
+
+            try:  # the API server compresses large lists when asked (wbits 47: gzip header)
+                self.content = zlib.decompress(self.content, 47)
+            except zlib.error as error:
+                raise TransportFailure("DecodingError", error, sent=True) from None
 
     @property
     def text(self) -> str:
@@ -160,6 +167,8 @@ class HttpPool:
         that never started means the server did not take the request.
         """
         target = request_target(self._prefix, path, params)
+        if not stream:  # as client-go: large lists come compressed; streams stay plain
+            headers = {**headers, "Accept-Encoding": "gzip"}
         for _ in range(2):
             connection = self._checkout()
             try:

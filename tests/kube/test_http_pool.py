@@ -178,3 +178,23 @@ def test_request_line_keeps_the_server_prefix_and_writes_values_as_the_api_reads
     assert request_target("", "/api/v1/namespaces/a b/pods", {}) == (
         "/api/v1/namespaces/a%20b/pods"
     )
+
+
+def test_a_gzip_answer_is_asked_for_and_decoded() -> None:
+    import gzip
+
+    payload = gzip.compress(b'{"items":[' + b",".join([b'{"a":1}'] * 1000) + b"]}")
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            head = read_request(conn) or b""
+            heads.append(head)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload)
+            )
+
+    with raw_server(serve) as (url, heads), KubeClient(settings(url), FAST) as client:
+        listed = client.request("GET", "/api/v1/pods")
+    assert len(listed["items"]) == 1000
+    assert b"\r\naccept-encoding: gzip" in heads[0].lower()

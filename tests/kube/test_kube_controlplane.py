@@ -7,11 +7,13 @@ the credentials were actually used, not merely that some request succeeded.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,9 @@ from kubernetes import client as k8s
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
+from airflow_provider_sparkk8s.kube.auth import ssl_context
 from airflow_provider_sparkk8s.kube.client import APPLY_PATCH, KubeClient
+from airflow_provider_sparkk8s.kube.http_pool import HttpPool
 from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,
@@ -362,3 +366,36 @@ def test_kubeconfig_exec_plugin(control_plane, tmp_path: Path) -> None:  # type:
     path.write_text(yaml.safe_dump(config))
     with KubeClient(kubeconfig_settings(path)) as client:
         assert whoami(client) == "sparkk8s-token-user"
+
+
+def test_large_lists_come_compressed_and_are_decoded(control_plane, namespace: str) -> None:  # type: ignore[no-untyped-def]
+    """The API server gzips answers over 128 KiB for a client that asks; ours asks."""
+    settings = admin_settings(control_plane)
+    path = resource_path("v1", "ConfigMap", namespace)
+    with KubeClient(settings) as client:
+        for index in range(3):
+            data = {"blob": f"{index}" * 60_000}
+            client.request("POST", path, json={"metadata": {"name": f"big-{index}"}, "data": data})
+        listed = client.request("GET", path)
+    names = sorted(item["metadata"]["name"] for item in listed["items"])
+    assert [name for name in names if name.startswith("big-")] == ["big-0", "big-1", "big-2"]
+    pool = HttpPool(
+        settings.server,
+        tls=ssl_context(settings),
+        server_name=None,
+        connect_timeout=5,
+        read_timeout=30,
+    )
+    try:
+        raw = pool.send("GET", path, {}, {"Accept": "application/json"}, None)
+    finally:
+        pool.close()
+    assert raw.headers.get("Content-Encoding") == "gzip"
+    assert len(raw.content) > 180_000  # decoded: the three 60 KB values
+    assert sorted(item["metadata"]["name"] for item in json.loads(raw.content)["items"]) == names
+
+
+def test_one_client_serves_many_threads(control_plane) -> None:  # type: ignore[no-untyped-def]
+    with KubeClient(admin_settings(control_plane)) as client, ThreadPoolExecutor(8) as pool:
+        names = list(pool.map(lambda _: whoami(client), range(64)))
+    assert names == ["admin"] * 64
