@@ -4,7 +4,7 @@
 # Prints nothing but errors; re-running is cheap (pip sees the wheel is there).
 set -euo pipefail
 ROOT="${SPARKK8S_PARITY_HOME:-$HOME/.cache/sparkk8s-parity}"
-VERSIONS="${*:-4.3.0 3.5.9}"
+VERSIONS="${*:-4.3.0 3.5.9 4.2.1 4.1.4 4.0.5}"
 PYTHON="${PYTHON:-python3}"
 mkdir -p "$ROOT"
 for version in $VERSIONS; do

@@ -4,7 +4,7 @@ For each scenario and Spark line: start a recorder, create the scenario's files 
 dir, run that line's spark-submit against the recorder in cluster mode without waiting,
 normalise the recorded requests and write them to `golden/<scenario>.<line>.json`.
 
-    python -m tests.parity.runner [--lines 4.3.0,3.5.9] [scenario ...]
+    python -m tests.parity.runner [--lines 4.3.0,3.5.9,4.2.1,4.1.4,4.0.5] [--missing] [scenario ...]
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 from tests.parity.normalise import normalise
 from tests.parity.recorder import RecordingServer
 from tests.parity.scenarios import (
+    ALL_LINES,
     GOLDEN_DIR,
-    SPARK_LINES,
     Scenario,
     all_scenarios,
     golden_path,
@@ -107,7 +107,7 @@ def refresh(scenario: Scenario, line: str) -> tuple[bool, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", default=",".join(SPARK_LINES))
+    parser.add_argument("--lines", default=",".join(ALL_LINES))
     parser.add_argument("--missing", action="store_true", help="only captures not stored yet")
     parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)

@@ -1,6 +1,8 @@
 """Parity scenarios as data: one YAML file per scenario in `scenarios/`.
 
-A scenario names the Spark lines it runs on, the spark-submit arguments (before the primary
+A scenario names the Spark lines it runs on (every scenario of the newest line also runs
+on each older 4.x line, so each line we support is checked against its own spark-submit),
+the spark-submit arguments (before the primary
 resource the runner puts `--master`, `--deploy-mode` and `waitAppCompletion=false`), extra
 `--conf` pairs, the submitter's environment, and local files to create in a temp dir.
 `{tmp}` in any argument, conf value, env value or file content stands for that temp dir.
@@ -17,7 +19,10 @@ import yaml
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 GOLDEN_DIR = Path(__file__).parent / "golden"
-SPARK_LINES = ("4.3.0", "3.5.9")
+SPARK_LINES = ("4.3.0", "3.5.9")  # the default of a scenario that names none
+NEWEST_LINE = "4.3.0"
+OLDER_4X_LINES = ("4.2.1", "4.1.4", "4.0.5")
+ALL_LINES = (*SPARK_LINES, *OLDER_4X_LINES)
 # The submitting user is part of the driver env (SPARK_USER); fixed so it is not random.
 SUBMITTING_USER = "parity-user"
 
@@ -67,12 +72,19 @@ def _as_str(value: Any) -> str:
     return str(value)
 
 
+def lines_of(declared: tuple[str, ...]) -> tuple[str, ...]:
+    """The declared lines, plus the older 4.x lines when the newest is among them."""
+    if NEWEST_LINE not in declared:
+        return declared
+    return (*declared, *(line for line in OLDER_4X_LINES if line not in declared))
+
+
 def load(path: Path) -> Scenario:
     data = yaml.safe_load(path.read_text())
     return Scenario(
         name=path.stem,
         description=data.get("description", ""),
-        spark_lines=tuple(data.get("spark_lines", SPARK_LINES)),
+        spark_lines=lines_of(tuple(data.get("spark_lines", SPARK_LINES))),
         args=tuple(_as_str(arg) for arg in data["args"]),
         conf={key: _as_str(value) for key, value in (data.get("conf") or {}).items()},
         env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},

@@ -20,7 +20,7 @@ import pytest
 from airflow_provider_sparkk8s.cli.submit import run
 from tests.parity.normalise import normalise
 from tests.parity.recorder import RecordingServer
-from tests.parity.scenarios import Scenario, all_scenarios, golden_path, real_tmp
+from tests.parity.scenarios import ALL_LINES, Scenario, all_scenarios, golden_path, real_tmp
 
 CASES = [
     pytest.param(scenario, line, id=f"{scenario.name}[{line}]")
@@ -73,4 +73,15 @@ def test_there_are_enough_scenarios() -> None:
     """The issue asks for at least 30 scenarios over both lines, each line covered."""
     lines = [line for _, line in (case.values for case in CASES)]
     assert len(CASES) >= 30
-    assert {"4.3.0", "3.5.9"} <= set(lines)
+    assert set(lines) == set(ALL_LINES), "every Spark line we support has its own captures"
+
+
+def test_every_scenario_has_a_capture_on_each_of_its_lines() -> None:
+    """A capture missing (spark-submit failed at refresh) would silently drop a case."""
+    missing = [
+        f"{scenario.name}[{line}]"
+        for scenario in all_scenarios()
+        for line in scenario.spark_lines
+        if not golden_path(scenario, line).exists()
+    ]
+    assert missing == []
