@@ -346,6 +346,7 @@ class _Entry:
     store: SnapshotStore | None = None
     users: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    error: BaseException | None = None  # why the client could not be built
 
 
 _registry: dict[tuple[int, str, str], _Entry] = {}
@@ -361,23 +362,32 @@ async def shared_store(
     """The store for (connection, namespace) in this event loop: created by the first user,
     stopped when the last one leaves. The first user's settings are the store's settings."""
     key = (id(asyncio.get_running_loop()), connection_id, namespace)
-    entry = _registry.get(key)
-    if entry is None:
-        entry = _registry[key] = _Entry()
-        try:
-            client = client_factory()
-            if inspect.isawaitable(client):
-                client = await client
-            entry.store = SnapshotStore(client, namespace, settings)  # type: ignore[arg-type]
-            entry.store.start()
-        finally:
-            entry.ready.set()
-            if entry.store is None:
-                del _registry[key]
-    else:
+    while True:
+        entry = _registry.get(key)
+        if entry is None:
+            entry = _registry[key] = _Entry()
+            try:
+                client = client_factory()
+                if inspect.isawaitable(client):
+                    client = await client
+                entry.store = SnapshotStore(client, namespace, settings)  # type: ignore[arg-type]
+                entry.store.start()
+            except Exception as error:
+                entry.error = error
+                raise
+            finally:
+                entry.ready.set()
+                if entry.store is None:
+                    del _registry[key]
+            break
         await entry.ready.wait()
-        if entry.store is None:
-            raise RuntimeError(f"the Kubernetes client for connection {connection_id!r} could not be built")
+        if entry.store is not None:
+            break
+        if entry.error is not None:
+            raise RuntimeError(
+                f"the Kubernetes client for connection {connection_id!r} could not be built"
+            ) from entry.error
+        # Its builder was cancelled (its task was killed): build it for ourselves.
     store = entry.store
     assert store is not None
     entry.users += 1

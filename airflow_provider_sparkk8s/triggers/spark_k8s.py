@@ -47,6 +47,16 @@ from airflow_provider_sparkk8s.operators.outcome import TrackedApplication, fina
 
 _NOT_STARTED = frozenset({"submitted", "pending"})
 FINAL_LOG_WAIT = 5.0  # seconds
+_closing: set[asyncio.Task] = set()  # closes of clients nobody waited for, kept until done
+
+
+def _close_when_built(building: asyncio.Future) -> None:
+    """A client finished building after its trigger was cancelled: close it."""
+    if building.cancelled() or building.exception() is not None:
+        return
+    closing = asyncio.ensure_future(building.result().aclose())
+    _closing.add(closing)
+    closing.add_done_callback(_closing.discard)
 
 
 def timed_out(
@@ -161,7 +171,20 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     # ------------------------------------------------------------------ the client
 
     async def _client(self) -> Any:
-        """An AsyncKubeClient from the connection, built here in the triggerer."""
+        """An AsyncKubeClient from the connection, built here in the triggerer.
+
+        Built in a task of its own and awaited through a shield: reading the connection hops
+        to a thread (asgiref), and a cancel landing there would lose its message, which
+        Airflow reads to tell a user's mark-failed (on_kill must run) from a shutdown.
+        """
+        building = asyncio.ensure_future(self._build_client())
+        try:
+            return await asyncio.shield(building)
+        except asyncio.CancelledError:
+            building.add_done_callback(_close_when_built)
+            raise
+
+    async def _build_client(self) -> Any:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 
         client = SparkK8sHook(self.kubernetes_conn_id, self.namespace).get_async_client()

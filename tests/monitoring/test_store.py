@@ -227,6 +227,60 @@ async def test_shared_store_accepts_an_async_factory_and_reports_its_failure():
     assert active_stores() == []
 
 
+async def test_a_waiting_user_builds_the_store_itself_when_its_builder_is_cancelled():
+    """Two triggers of one namespace start together; the first (building the client) is
+    killed by its user. The second must not fail: it builds the client for itself."""
+    started, release = asyncio.Event(), asyncio.Event()
+    built: list[FakeKube] = []
+
+    async def slow_factory():
+        started.set()
+        await release.wait()
+        built.append(FakeKube())
+        return built[-1]
+
+    async def use() -> FakeKube:
+        async with shared_store("c", "ns", slow_factory, FAST) as store:
+            return store.client
+
+    first = asyncio.create_task(use())
+    await asyncio.wait_for(started.wait(), 5)
+    second = asyncio.create_task(use())
+    await asyncio.sleep(0.01)  # the second is now waiting for the first's client
+    started.clear()
+    first.cancel()
+    await asyncio.wait([second], timeout=0.2)
+    assert not second.done(), f"the second user gave up: {second.exception()!r}"
+    await asyncio.wait_for(started.wait(), 5)  # the second has become the builder
+    release.set()
+    assert await asyncio.wait_for(second, 5) is built[-1]
+    assert first.cancelled() and active_stores() == []
+
+
+async def test_a_waiting_user_gets_the_builders_error():
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def broken():
+        started.set()
+        await release.wait()
+        raise RuntimeError("no connection c")
+
+    async def use() -> None:
+        async with shared_store("c", "ns", broken, FAST):
+            pass
+
+    first = asyncio.create_task(use())
+    await started.wait()
+    second = asyncio.create_task(use())
+    await asyncio.sleep(0.01)
+    release.set()
+    with pytest.raises(RuntimeError, match="no connection c"):
+        await first
+    with pytest.raises(RuntimeError, match="could not be built") as caught:
+        await second
+    assert "no connection c" in str(caught.value.__cause__)
+
+
 async def test_a_changed_pod_replaces_only_itself_in_its_applications_view(kube_and_store):
     kube, store = kube_and_store
     kube.put(pod("d", phase="Running", containers=[running()]))

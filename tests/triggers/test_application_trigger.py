@@ -209,3 +209,49 @@ async def test_on_kill_deletes_the_driver_pod_and_tolerates_it_being_gone(kube):
     kube.requests.clear()
     await make_trigger(delete_on_kill=False).on_kill()
     assert kube.requests == []
+
+
+async def test_a_cancel_during_the_connection_read_keeps_its_message_and_closes_the_client(
+    monkeypatch,
+):
+    """Airflow calls on_kill only when the CancelledError carries its user-action message.
+    asgiref's thread hop (the connection read) would replace that error; the trigger builds
+    the client behind a shield, so the message arrives, and the late client is closed."""
+    import threading
+
+    from asgiref.sync import sync_to_async
+
+    from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+
+    reading, release = threading.Event(), threading.Event()
+    fake = FakeKubeWithLogs()
+    closed = asyncio.Event()
+
+    async def aclose():
+        closed.set()
+
+    fake.aclose = aclose
+
+    def read_connection():
+        reading.set()
+        release.wait(5)
+
+    async def get_async_client(self):
+        await sync_to_async(read_connection)()
+        return fake
+
+    monkeypatch.setattr(SparkK8sHook, "get_async_client", get_async_client)
+
+    async def as_the_triggerer_runs_it():  # iterated in the task itself, no wait_for around
+        return [event async for event in make_trigger().run()]
+
+    task = asyncio.create_task(as_the_triggerer_runs_it())
+    await until(reading.is_set)
+    task.cancel("user action")
+    await asyncio.sleep(0.05)
+    release.set()
+    with pytest.raises(asyncio.CancelledError) as cancelled:
+        await task
+    assert cancelled.value.args == ("user action",)
+    await asyncio.wait_for(closed.wait(), 5)
+    assert active_stores() == []
