@@ -4,7 +4,9 @@ Same arguments as spark-submit (`--master k8s://... --deploy-mode cluster ...`),
 `--spark-version X.Y.Z` (which release's objects to build) and `--dry-run` (print the
 YAML of every object, secrets masked; send nothing, needs no cluster). Like spark-submit it waits for the
 driver when `spark.kubernetes.submission.waitAppCompletion` is true (the default), printing
-state changes; unlike spark-submit it exits non-zero when the application fails.
+state changes and, every `spark.kubernetes.report.interval`, spark-submit's
+`Application status for <appId> (phase: <phase>)`; unlike spark-submit it exits non-zero
+when the application fails.
 `--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
 
 Exit codes: 0 success, 1 application failed or API error, 2 invalid input.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence, TextIO
@@ -40,6 +43,7 @@ from airflow_provider_sparkk8s.submission.arguments import (
     parse_spark_submit,
     read_text_file,
 )
+from airflow_provider_sparkk8s.submission.conf_values import parse_time_ms
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.submit import (
     kill,
@@ -50,6 +54,7 @@ from airflow_provider_sparkk8s.submission.submit import (
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
+REPORT_INTERVAL_KEY = "spark.kubernetes.report.interval"
 WATCH_SECONDS = 30  # a watch is re-opened (after a fresh GET) at least this often
 
 USAGE = """\
@@ -147,17 +152,59 @@ def driver_events(
                 break  # 410 Gone and friends: GET again and re-watch
 
 
+class StatusReporter:
+    """spark-submit's `Application status for <appId> (phase: <phase>)`, every interval.
+
+    From a thread of its own, because the watch blocks in a read between pod changes.
+    """
+
+    def __init__(self, out: TextIO, app_id: str, interval_seconds: float) -> None:
+        self.phase = "unknown"
+        self._out = out
+        self._app_id = app_id
+        self._interval = interval_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._report, name="status-reporter", daemon=True)
+
+    def seen(self, pod: dict | None) -> None:
+        if pod is not None:
+            self.phase = (pod.get("status") or {}).get("phase") or "unknown"
+
+    def __enter__(self) -> StatusReporter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _report(self) -> None:
+        while not self._stop.wait(self._interval):
+            _print(self._out, f"Application status for {self._app_id} (phase: {self.phase})")
+
+
+def report_interval_seconds(conf: Mapping[str, str]) -> float:
+    """`spark.kubernetes.report.interval` (default 1s); Spark requires it to be positive."""
+    value = conf.get(REPORT_INTERVAL_KEY, "1s")
+    millis = parse_time_ms(REPORT_INTERVAL_KEY, value)
+    if millis <= 0:
+        raise SparkConfError(REPORT_INTERVAL_KEY, value, "a positive time, such as 1s or 500ms")
+    return millis / 1000
+
+
 def wait_for_driver(
     client: KubeClient,
     rendered_namespace: str,
     pod_name: str,
     out: TextIO,
     events: Callable[[KubeClient, str, str], Iterator[dict | None]] = driver_events,
+    seen: Callable[[dict | None], None] = lambda pod: None,
 ) -> ApplicationState:
-    """Follow the driver until it ends; print each state change."""
+    """Follow the driver until it ends; print each state change; hand each pod to `seen`."""
     last: str | None = None
     state = ApplicationState(state="unknown", driver_pod=pod_name)
     for pod in events(client, rendered_namespace, pod_name):
+        seen(pod)
         state = reduce_application([] if pod is None else [pod], driver_pod_name=pod_name)
         line = state.describe()
         if line != last:
@@ -250,6 +297,7 @@ def run(
     wait = arguments.spark_conf.get(WAIT_KEY, "true").strip().lower()
     if wait not in ("true", "false"):
         raise SparkConfError(WAIT_KEY, wait, "true or false")
+    interval = report_interval_seconds(arguments.spark_conf)
     with client_factory(arguments.spark_conf, environ) as client:
         result = submit(client, rendered, keep_pod_namespace=keep_pod_namespace)
         app_name = arguments.spark_conf.get("spark.app.name", "")
@@ -261,7 +309,10 @@ def run(
         if wait == "false":
             return Outcome(EXIT_OK)
         _print(err, f"Waiting for application {app_name} ({result.submission_id}) to finish...")
-        state = wait_for_driver(client, result.namespace, result.driver_pod_name, err)
+        with StatusReporter(err, result.app_id, interval) as reporter:
+            state = wait_for_driver(
+                client, result.namespace, result.driver_pod_name, err, seen=reporter.seen
+            )
     _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
     return Outcome(EXIT_OK if state.state == "succeeded" else EXIT_FAILED, state)
 

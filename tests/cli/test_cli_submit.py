@@ -4,6 +4,7 @@ scripted sequence of driver pod states."""
 from __future__ import annotations
 
 import io
+import time
 from typing import Iterator
 
 import pytest
@@ -139,3 +140,37 @@ def test_wait_treats_a_deleted_driver_as_unknown() -> None:
         None, "ns", "d", io.StringIO(), scripted(pod("Running"), None)  # type: ignore[arg-type]
     )
     assert state.state == "unknown"
+
+
+def test_the_status_line_repeats_every_report_interval_with_the_latest_phase() -> None:
+    out = io.StringIO()
+    with cli.StatusReporter(out, "spark-abc", 0.02) as reporter:
+        reporter.seen(pod("Pending"))
+        deadline = time.monotonic() + 5
+        while "phase: Pending" not in out.getvalue():
+            assert time.monotonic() < deadline
+        reporter.seen(None)  # a deleted pod keeps the last phase seen, as Spark's watcher
+        reporter.seen(pod("Running"))
+        while "phase: Running" not in out.getvalue():
+            assert time.monotonic() < deadline
+    lines = out.getvalue().splitlines()
+    assert all(line.endswith(")") and "Application status for spark-abc (phase: " in line
+               for line in lines)
+    count = len(lines)
+    time.sleep(0.1)
+    assert len(out.getvalue().splitlines()) == count, "no line after the reporter stopped"
+
+
+@pytest.mark.parametrize("value", ["0", "0s", "-1s", "soon"])
+def test_a_report_interval_that_is_not_positive_is_refused_before_any_request(value: str) -> None:
+    err = io.StringIO()
+    with pytest.raises(cli.SparkConfError) as caught:
+        run(
+            [*MASTER, *IMAGE, "--conf", f"spark.kubernetes.report.interval={value}", *JAR],
+            environ={"SPARK_USER": "alice"},
+            out=io.StringIO(),
+            err=err,
+            client_factory=no_cluster,  # type: ignore[arg-type]
+        )
+    assert "spark.kubernetes.report.interval" in str(caught.value)
+    assert value in str(caught.value)

@@ -187,6 +187,24 @@ def test_cli_waits_and_exits_zero_on_success(control_plane, ns: str, kubeconfig:
     assert "succeeded" in err
 
 
+def test_cli_prints_the_status_line_every_report_interval(
+    control_plane, ns: str, kubeconfig: Path
+) -> None:
+    conf = {
+        "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/run-ms": "1500",
+        "spark.kubernetes.report.interval": "200ms",
+    }
+    argv = submit_argv(
+        control_plane.server, ns, conf,
+        ["--name", "reports", "--class", "M", "local:///opt/app.jar"],
+    )  # fmt: skip
+    outcome, _, err = cli(argv, kubeconfig)
+    assert outcome.exit_code == 0, err
+    status_lines = [line for line in err.splitlines() if "Application status for spark-" in line]
+    assert any(line.endswith("(phase: Running)") for line in status_lines), err
+    assert len(status_lines) >= 5  # 1.5 s of running at 200 ms
+
+
 def test_cli_exits_non_zero_when_the_driver_fails(
     control_plane, ns: str, kubeconfig: Path
 ) -> None:
