@@ -169,8 +169,8 @@ class HttpPool:
         target = request_target(self._prefix, path, params)
         if not stream:  # as client-go: large lists come compressed; streams stay plain
             headers = {**headers, "Accept-Encoding": "gzip"}
-        for _ in range(2):
-            connection = self._checkout()
+        for fresh in (False, True):  # the second try never takes a kept-alive connection
+            connection = self._new_connection() if fresh else self._checkout()
             try:
                 response = self._exchange(connection, method, target, headers, body, read_timeout)
             except _ClosedBeforeAnswer as closed:
@@ -208,6 +208,9 @@ class HttpPool:
                 if connection.idle_and_open():
                     return connection
                 connection.close()
+        return self._new_connection()
+
+    def _new_connection(self) -> _Connection:
         return _Connection(
             self._host, self._port, self._tls, self._server_name, self._connect_timeout
         )

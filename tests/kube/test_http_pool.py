@@ -198,3 +198,30 @@ def test_a_gzip_answer_is_asked_for_and_decoded() -> None:
         listed = client.request("GET", "/api/v1/pods")
     assert len(listed["items"]) == 1000
     assert b"\r\naccept-encoding: gzip" in heads[0].lower()
+
+
+def test_after_one_dropped_connection_the_request_goes_on_a_fresh_one_not_another_idle_one() -> None:
+    """Two kept-alive connections, both dropped by the server: the retry must not take the
+    second stale one, or the POST would fail."""
+    both_asked = threading.Barrier(2, timeout=5)
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            answered = 0
+            while (head := read_request(conn)) is not None:
+                heads.append(head)
+                if number <= 2 and answered == 0:
+                    both_asked.wait()  # two requests at once: two connections in the pool
+                elif number <= 2:
+                    return  # the kept-alive connection is dropped when next used
+                conn.sendall(OK)
+                answered += 1
+
+    with raw_server(serve) as (url, heads), KubeClient(settings(url), FAST) as client:
+        threads = [threading.Thread(target=client.request, args=("GET", "/version")) for _ in "ab"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(5)
+        assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"ok": True}
+    assert [h.split(b" ")[0] for h in heads].count(b"POST") == 2  # the dropped one, then fresh
