@@ -97,6 +97,14 @@ def cli(argv: list[str], kubeconfig: Path, env: dict[str, str] | None = None):
     return outcome, out.getvalue(), err.getvalue()
 
 
+def submit_app(control_plane, ns: str, kubeconfig: Path, conf: dict[str, str], name: str):  # type: ignore[no-untyped-def]
+    """sparkk8s-submit of a JVM app named `name` with `conf`: (outcome, stdout, stderr)."""
+    argv = submit_argv(
+        control_plane.server, ns, conf, ["--name", name, "--class", "M", "local:///opt/app.jar"]
+    )
+    return cli(argv, kubeconfig)
+
+
 @pytest.mark.parametrize("name", REPRESENTATIVE)
 def test_stored_objects_are_owned_and_defaulted(
     name: str, control_plane, ns: str, kubeconfig: Path, admin: KubeClient
@@ -177,11 +185,7 @@ def test_deleting_the_driver_collects_everything(
 
 
 def test_cli_waits_and_exits_zero_on_success(control_plane, ns: str, kubeconfig: Path) -> None:
-    argv = submit_argv(
-        control_plane.server, ns, FAST,
-        ["--name", "waits", "--class", "M", "local:///opt/app.jar"],
-    )  # fmt: skip
-    outcome, _, err = cli(argv, kubeconfig)
+    outcome, _, err = submit_app(control_plane, ns, kubeconfig, FAST, "waits")
     assert outcome.exit_code == 0, err
     assert outcome.state is not None and outcome.state.state == "succeeded"
     assert "succeeded" in err
@@ -194,11 +198,7 @@ def test_cli_prints_the_status_line_every_report_interval(
         "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/run-ms": "1500",
         "spark.kubernetes.report.interval": "200ms",
     }
-    argv = submit_argv(
-        control_plane.server, ns, conf,
-        ["--name", "reports", "--class", "M", "local:///opt/app.jar"],
-    )  # fmt: skip
-    outcome, _, err = cli(argv, kubeconfig)
+    outcome, _, err = submit_app(control_plane, ns, kubeconfig, conf, "reports")
     assert outcome.exit_code == 0, err
     status_lines = [line for line in err.splitlines() if "Application status for spark-" in line]
     assert any(line.endswith("(phase: Running)") for line in status_lines), err
@@ -209,11 +209,7 @@ def test_cli_exits_non_zero_when_the_driver_fails(
     control_plane, ns: str, kubeconfig: Path
 ) -> None:
     conf = {**FAST, "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/exit-code": "3"}
-    argv = submit_argv(
-        control_plane.server, ns, conf,
-        ["--name", "fails", "--class", "M", "local:///opt/app.jar"],
-    )  # fmt: skip
-    outcome, _, err = cli(argv, kubeconfig)
+    outcome, _, err = submit_app(control_plane, ns, kubeconfig, conf, "fails")
     assert outcome.exit_code == 1, err
     assert outcome.state is not None and outcome.state.state == "failed"
     assert outcome.state.exit_code == 3

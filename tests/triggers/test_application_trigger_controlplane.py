@@ -22,7 +22,13 @@ from tests.support.pods import (
     wait_for_pod,
 )
 from tests.support.waiting import wait_for
-from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
+from tests.triggers.spark_pods import (
+    connection_for,
+    final_event,
+    make_trigger,
+    new_app_id,
+    spark_pod,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 
@@ -32,20 +38,6 @@ def conn_id(monkeypatch, kubeconfig):
     return connection_for(monkeypatch, kubeconfig)
 
 
-def make_trigger(conn_id, namespace, app_id, driver, **settings):
-    kwargs = dict(application_id=app_id, namespace=namespace, kubernetes_conn_id=conn_id,
-                  driver_pod_name=driver, resync_interval=5.0, stream_logs=False)
-    kwargs.update(settings)
-    return SparkK8sApplicationTrigger(**kwargs)
-
-
-async def final_event(trigger, timeout=60.0):
-    async def first():
-        events = [event async for event in trigger.run()]
-        assert len(events) == 1, events
-        return events[0].payload
-
-    return await asyncio.wait_for(first(), timeout)
 
 
 async def test_follows_a_driver_to_success(conn_id, namespace, kube_admin):

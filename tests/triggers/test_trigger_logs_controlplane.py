@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from testenv.kwok_logs import DRIVER_LINES
 from tests.support.kube import request
 from tests.support.pods import HOLD, RUN_MS, create, phase, wait_for_pod
-from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
+from tests.triggers import spark_pods
+from tests.triggers.spark_pods import connection_for, final_event, new_app_id, spark_pod
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 
@@ -26,19 +26,8 @@ def conn_id(monkeypatch, kubeconfig):
 
 
 def make_trigger(conn_id, namespace, app_id, driver, **settings):
-    kwargs = dict(application_id=app_id, namespace=namespace, kubernetes_conn_id=conn_id,
-                  driver_pod_name=driver, resync_interval=5.0, stream_logs=True, log_interval=0.3)
-    kwargs.update(settings)
-    return SparkK8sApplicationTrigger(**kwargs)
-
-
-async def final_event(trigger, timeout=60.0):
-    async def first():
-        events = [event async for event in trigger.run()]
-        assert len(events) == 1, events
-        return events[0].payload
-
-    return await asyncio.wait_for(first(), timeout)
+    return spark_pods.make_trigger(conn_id, namespace, app_id, driver,
+                                   **{"stream_logs": True, "log_interval": 0.3, **settings})
 
 
 class TaskLog:
