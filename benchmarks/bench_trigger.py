@@ -80,14 +80,25 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def terminal_status(exit_code: int, now: str) -> dict[str, Any]:
-    terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
-                  "startedAt": now, "finishedAt": now}
+    terminated = {
+        "exitCode": exit_code,
+        "reason": "Completed" if exit_code == 0 else "Error",
+        "startedAt": now,
+        "finishedAt": now,
+    }
     return {
         "phase": "Succeeded" if exit_code == 0 else "Failed",
-        "containerStatuses": [{
-            "name": DRIVER_CONTAINER, "image": "kwok", "imageID": "", "ready": False,
-            "restartCount": 0, "started": False, "state": {"terminated": terminated},
-        }],
+        "containerStatuses": [
+            {
+                "name": DRIVER_CONTAINER,
+                "image": "kwok",
+                "imageID": "",
+                "ready": False,
+                "restartCount": 0,
+                "started": False,
+                "state": {"terminated": terminated},
+            }
+        ],
     }
 
 
@@ -109,18 +120,28 @@ def make_triggers(peer: str, namespace: str, names: list[str], resync: float) ->
 
         return [
             SparkK8sApplicationTrigger(
-                application_id=app_id_of(name), namespace=namespace, kubernetes_conn_id=SPARK_CONN,
-                driver_pod_name=name, resync_interval=resync, stream_logs=False,
-                start_time=now.timestamp())
+                application_id=app_id_of(name),
+                namespace=namespace,
+                kubernetes_conn_id=SPARK_CONN,
+                driver_pod_name=name,
+                resync_interval=resync,
+                stream_logs=False,
+                start_time=now.timestamp(),
+            )
             for name in names
         ]
     from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
 
     return [
         KubernetesPodTrigger(
-            pod_name=name, pod_namespace=namespace, trigger_start_time=now,
-            base_container_name=DRIVER_CONTAINER, kubernetes_conn_id=KPT_CONN, get_logs=False,
-            on_finish_action="keep_pod")
+            pod_name=name,
+            pod_namespace=namespace,
+            trigger_start_time=now,
+            base_container_name=DRIVER_CONTAINER,
+            kubernetes_conn_id=KPT_CONN,
+            get_logs=False,
+            on_finish_action="keep_pod",
+        )
         for name in names
     ]
 
@@ -129,8 +150,9 @@ def app_id_of(name: str) -> str:
     return "spark-" + name.split("-")[1].rjust(32, "0")
 
 
-async def run_child(peer: str, namespace: str, names: list[str], warmup: float, deadline: float,
-                    resync: float) -> dict[str, Any]:
+async def run_child(
+    peer: str, namespace: str, names: list[str], warmup: float, deadline: float, resync: float
+) -> dict[str, Any]:
     make_triggers(peer, namespace, names[:1], resync)  # imports are not per-app memory
     rss_before = rss_kib()
     cpu_before = time.process_time()
@@ -183,8 +205,9 @@ def child_main(args: argparse.Namespace) -> None:
 
     logging.disable(logging.INFO)  # thousands of state-change lines would measure logging
     names = json.loads(Path(args.names_file).read_text())
-    result = asyncio.run(run_child(args.child, args.namespace, names, args.warmup,
-                                   args.deadline, args.resync))
+    result = asyncio.run(
+        run_child(args.child, args.namespace, names, args.warmup, args.deadline, args.resync)
+    )
     Path(args.result).write_text(json.dumps(result))
 
 
@@ -225,8 +248,9 @@ def create_pods(plane: Any, namespace: str, count: int) -> list[str]:
     names = [f"bench-{index}-driver" for index in range(count)]
 
     def make(name: str) -> None:
-        manifest = pod_manifest(name, {HOLD: "true"},
-                                {"spark-app-selector": app_id_of(name), "spark-role": "driver"})
+        manifest = pod_manifest(
+            name, {HOLD: "true"}, {"spark-app-selector": app_id_of(name), "spark-role": "driver"}
+        )
         create(api, namespace, manifest)
 
     with ThreadPoolExecutor(8) as pool:
@@ -246,7 +270,9 @@ def running_count(api: Any, namespace: str) -> int:
     from tests.support.kube import request
 
     body = request(api, "GET", f"/api/v1/namespaces/{namespace}/pods")
-    return sum(1 for item in body.get("items", []) if item.get("status", {}).get("phase") == "Running")
+    return sum(
+        1 for item in body.get("items", []) if item.get("status", {}).get("phase") == "Running"
+    )
 
 
 def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> dict[str, float]:
@@ -265,7 +291,9 @@ def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> di
     return written
 
 
-def measure(plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir: Path) -> PeerResult:
+def measure(
+    plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir: Path
+) -> PeerResult:
     namespace = f"bench-{peer}-{os.getpid()}"
     names = create_pods(plane, namespace, apps)
     names_file = workdir / f"{peer}-names.json"
@@ -274,15 +302,32 @@ def measure(plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir:
     kubeconfig = plane.write_kubeconfig(workdir / f"{peer}.kubeconfig", namespace)
     env = dict(os.environ)
     env[f"AIRFLOW_CONN_{SPARK_CONN.upper()}"] = json.dumps(
-        {"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}})
+        {"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}
+    )
     env[f"AIRFLOW_CONN_{KPT_CONN.upper()}"] = json.dumps(
-        {"conn_type": "kubernetes", "extra": {"kube_config_path": str(kubeconfig)}})
+        {"conn_type": "kubernetes", "extra": {"kube_config_path": str(kubeconfig)}}
+    )
 
     before, before_all = read_requests(plane.metrics_text())
-    argv = [sys.executable, "-m", "benchmarks.bench_trigger", "--child", peer, "--namespace",
-            namespace, "--names-file", str(names_file), "--result", str(result_file),
-            "--warmup", str(args.warmup), "--deadline", str(args.deadline),
-            "--resync", str(args.resync)]
+    argv = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_trigger",
+        "--child",
+        peer,
+        "--namespace",
+        namespace,
+        "--names-file",
+        str(names_file),
+        "--result",
+        str(result_file),
+        "--warmup",
+        str(args.warmup),
+        "--deadline",
+        str(args.deadline),
+        "--resync",
+        str(args.resync),
+    ]
     child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     ready = threading.Event()
 
@@ -312,10 +357,17 @@ def measure(plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir:
     wrong = sum(1 for n, s in result["statuses"].items() if s != expected[n])
     grown = result["rss_tracking_kib"] - result["rss_before_kib"]
     return PeerResult(
-        peer=peer, apps=apps, reported=len(delays), wrong=wrong,
-        requests=after - before, all_requests=after_all - before_all,
-        window=result["loop_seconds"], p50=percentile(delays, 0.50), p99=percentile(delays, 0.99),
-        cpu=usage.ru_utime + usage.ru_stime, cpu_loop=result["cpu_in_loop"],
+        peer=peer,
+        apps=apps,
+        reported=len(delays),
+        wrong=wrong,
+        requests=after - before,
+        all_requests=after_all - before_all,
+        window=result["loop_seconds"],
+        p50=percentile(delays, 0.50),
+        p99=percentile(delays, 0.99),
+        cpu=usage.ru_utime + usage.ru_stime,
+        cpu_loop=result["cpu_in_loop"],
         rss_peak_mib=usage.ru_maxrss / 1024,
         per_app_kib=grown / apps,
     )
@@ -327,22 +379,46 @@ def table(results: list[PeerResult]) -> str:
     rows = [
         ("applications tracked", lambda r: f"{r.apps}", None),
         ("final events (wrong status)", lambda r: f"{r.reported} ({r.wrong})", None),
-        ("read requests on pods+events", lambda r: f"{r.requests}", lambda a, b: a.requests / b.requests),
-        ("  per second of tracking", lambda r: f"{r.requests / r.window:.1f}",
-         lambda a, b: (a.requests / a.window) / (b.requests / b.window)),
+        (
+            "read requests on pods+events",
+            lambda r: f"{r.requests}",
+            lambda a, b: a.requests / b.requests,
+        ),
+        (
+            "  per second of tracking",
+            lambda r: f"{r.requests / r.window:.1f}",
+            lambda a, b: (a.requests / a.window) / (b.requests / b.window),
+        ),
         ("all API requests (incl. status writes)", lambda r: f"{r.all_requests}", None),
         ("tracking window (s)", lambda r: f"{r.window:.1f}", None),
         ("delay status -> event p50 (s)", lambda r: f"{r.p50:.3f}", lambda a, b: a.p50 / b.p50),
         ("delay status -> event p99 (s)", lambda r: f"{r.p99:.3f}", lambda a, b: a.p99 / b.p99),
-        ("CPU in the trigger loop (s)", lambda r: f"{r.cpu_loop:.1f}", lambda a, b: a.cpu_loop / b.cpu_loop),
-        ("CPU of the process, incl. imports (s)", lambda r: f"{r.cpu:.1f}", lambda a, b: a.cpu / b.cpu),
-        ("peak RSS (MiB)", lambda r: f"{r.rss_peak_mib:.0f}", lambda a, b: a.rss_peak_mib / b.rss_peak_mib),
-        ("RSS growth per tracked app (KiB)", lambda r: f"{r.per_app_kib:.1f}",
-         lambda a, b: a.per_app_kib / b.per_app_kib),
+        (
+            "CPU in the trigger loop (s)",
+            lambda r: f"{r.cpu_loop:.1f}",
+            lambda a, b: a.cpu_loop / b.cpu_loop,
+        ),
+        (
+            "CPU of the process, incl. imports (s)",
+            lambda r: f"{r.cpu:.1f}",
+            lambda a, b: a.cpu / b.cpu,
+        ),
+        (
+            "peak RSS (MiB)",
+            lambda r: f"{r.rss_peak_mib:.0f}",
+            lambda a, b: a.rss_peak_mib / b.rss_peak_mib,
+        ),
+        (
+            "RSS growth per tracked app (KiB)",
+            lambda r: f"{r.per_app_kib:.1f}",
+            lambda a, b: a.per_app_kib / b.per_app_kib,
+        ),
     ]
     names = [PEER_NAMES[r.peer] for r in results]
-    lines = ["| measure | " + " | ".join(names) + (" | ratio |" if ours and peer else " |"),
-             "| --- |" + " --- |" * len(results) + (" --- |" if ours and peer else "")]
+    lines = [
+        "| measure | " + " | ".join(names) + (" | ratio |" if ours and peer else " |"),
+        "| --- |" + " --- |" * len(results) + (" --- |" if ours and peer else ""),
+    ]
     for label, cell, ratio in rows:
         line = f"| {label} | " + " | ".join(cell(r) for r in results) + " |"
         if ours and peer:
@@ -392,8 +468,10 @@ def main() -> None:
             results.append(measure(plane, peer, args.apps, args, Path(tmp)))
             print(f"{peer}: {results[-1]}", file=sys.stderr, flush=True)
         print(table(results))
-        print(f"\n{args.apps} applications, statuses written over {args.write_seconds:g}s, "
-              f"warm-up {args.warmup:g}s, resync {args.resync:g}s; machine: {os.cpu_count()} CPUs")
+        print(
+            f"\n{args.apps} applications, statuses written over {args.write_seconds:g}s, "
+            f"warm-up {args.warmup:g}s, resync {args.resync:g}s; machine: {os.cpu_count()} CPUs"
+        )
 
 
 if __name__ == "__main__":

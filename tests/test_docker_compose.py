@@ -25,8 +25,13 @@ AIRFLOW_SERVICES = {
     "airflow-dag-processor": "dag-processor",
     "airflow-triggerer": "triggerer",
 }
-LONG_RUNNING = ["postgres", "airflow-apiserver", "airflow-scheduler",
-                "airflow-dag-processor", "airflow-triggerer"]
+LONG_RUNNING = [
+    "postgres",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+]
 # Components that talk to Kubernetes: task workers (LocalExecutor: the scheduler), the
 # triggerer, and the api-server, which runs the connection's Test button.
 KUBE_CLIENTS = ["airflow-scheduler", "airflow-triggerer", "airflow-apiserver"]
@@ -86,7 +91,9 @@ def test_database_and_execution_api_point_at_their_services(compose: dict[str, A
     match = re.fullmatch(r"postgresql\+psycopg2://(\w+):(\w+)@postgres/(\w+)", url)
     assert match, url
     assert match.groups() == (
-        postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"]
+        postgres["POSTGRES_USER"],
+        postgres["POSTGRES_PASSWORD"],
+        postgres["POSTGRES_DB"],
     )
     execution_api = env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"]
     assert execution_api == "http://airflow-apiserver:8080/execution/"
@@ -104,7 +111,9 @@ def test_provider_is_built_from_the_repository(compose: dict[str, Any]) -> None:
     # The build context lets exactly what the Dockerfile copies through.
     ignored = (REPO / ".dockerignore").read_text().split()
     assert ignored[ignored.index("*") + 1 :][:3] == [
-        "!pyproject.toml", "!README.md", "!airflow_provider_sparkk8s/"
+        "!pyproject.toml",
+        "!README.md",
+        "!airflow_provider_sparkk8s/",
     ]
 
 

@@ -117,9 +117,7 @@ def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
         print(f"Ignoring non-Spark config property: {key}", file=out)
 
 
-def driver_events(
-    client: KubeClient, namespace: str, pod_name: str
-) -> Iterator[dict | None]:
+def driver_events(client: KubeClient, namespace: str, pod_name: str) -> Iterator[dict | None]:
     """The driver pod as it changes: a fresh GET, then a watch from there; repeat.
 
     Yields None once the pod is gone. A 410 or a closed stream just starts over with a

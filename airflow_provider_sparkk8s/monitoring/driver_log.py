@@ -52,7 +52,9 @@ def take_new_lines(cursor: LogCursor, text: str) -> tuple[list[str], LogCursor]:
         if not sep or not stamp[:1].isdigit():
             stamp, line = timestamp or "", raw  # a line without a timestamp: keep order, no key
         if timestamp is not None and stamp:
-            order = (_sort_key(stamp) > _sort_key(timestamp)) - (_sort_key(stamp) < _sort_key(timestamp))
+            order = (_sort_key(stamp) > _sort_key(timestamp)) - (
+                _sort_key(stamp) < _sort_key(timestamp)
+            )
             if order < 0 or (order == 0 and raw in seen):
                 continue
             if order > 0:

@@ -194,7 +194,9 @@ def _was_scheduled_or_seen(pod: Pod) -> bool:
     return bool(_list(status.get("conditions")) or _str(_dict(pod.get("spec")).get("nodeName")))
 
 
-def _failed_from_termination(pod: Pod, terminated: Mapping[str, Any], base: dict) -> ApplicationState:
+def _failed_from_termination(
+    pod: Pod, terminated: Mapping[str, Any], base: dict
+) -> ApplicationState:
     annotations = _dict(_dict(pod.get("metadata")).get("annotations"))
     message = _str(terminated.get("message")) or _str(annotations.get(EXIT_EXCEPTION_ANNOTATION))
     return ApplicationState(
@@ -236,7 +238,9 @@ def _driver_state(pod: Pod, container: str, base: dict) -> ApplicationState:
             state="failed", reason=pod_reason or "PodFailed", message=pod_message, **base
         )
     if phase == "succeeded":
-        return ApplicationState(state="succeeded", reason=pod_reason or "Completed", exit_code=0, **base)
+        return ApplicationState(
+            state="succeeded", reason=pod_reason or "Completed", exit_code=0, **base
+        )
 
     running = _dict(_dict(driver_status.get("state")).get("running"))
     if phase == "running" and (running or not driver_status):
@@ -303,7 +307,9 @@ def _executor_failure(pod: Pod, container: str) -> ExecutorFailure:
     )
 
 
-def summarize_executors(pods: Iterable[Pod], container: str = EXECUTOR_CONTAINER) -> ExecutorSummary:
+def summarize_executors(
+    pods: Iterable[Pod], container: str = EXECUTOR_CONTAINER
+) -> ExecutorSummary:
     counts: dict[str, int] = {}
     failures: list[ExecutorFailure] = []
     for pod in pods:

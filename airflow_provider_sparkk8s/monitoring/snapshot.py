@@ -163,8 +163,15 @@ def slim_pod(pod: Pod) -> Pod:
     annotations = metadata.get("annotations") or {}
     kept_metadata = {
         k: metadata[k]
-        for k in ("name", "namespace", "uid", "resourceVersion", "labels",
-                  "creationTimestamp", "deletionTimestamp")
+        for k in (
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+            "labels",
+            "creationTimestamp",
+            "deletionTimestamp",
+        )
         if k in metadata
     }
     kept_annotations = {k: annotations[k] for k in _KEPT_ANNOTATIONS if k in annotations}
@@ -175,8 +182,15 @@ def slim_pod(pod: Pod) -> Pod:
         "spec": {k: spec[k] for k in ("restartPolicy", "nodeName") if k in spec},
         "status": {
             k: status[k]
-            for k in ("phase", "reason", "message", "conditions", "containerStatuses",
-                      "initContainerStatuses", "startTime")
+            for k in (
+                "phase",
+                "reason",
+                "message",
+                "conditions",
+                "containerStatuses",
+                "initContainerStatuses",
+                "startTime",
+            )
             if k in status
         },
     }

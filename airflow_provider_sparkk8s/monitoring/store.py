@@ -51,7 +51,9 @@ DEFAULT_RESYNC_INTERVAL = 30.0
 class AsyncPodsClient(Protocol):
     """What the store needs of `AsyncKubeClient`."""
 
-    async def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None) -> dict: ...
+    async def request(
+        self, method: str, path: str, *, params: Mapping[str, Any] | None = None
+    ) -> dict: ...
 
     def watch(self, path: str, params: Mapping[str, Any] | None = None) -> AsyncIterator[dict]: ...
 
@@ -113,14 +115,18 @@ class Subscription:
         return pods
 
 
-def backoff_delay(failures: int, base: float, cap: float, rng: Callable[[], float] = random.random) -> float:
+def backoff_delay(
+    failures: int, base: float, cap: float, rng: Callable[[], float] = random.random
+) -> float:
     """Exponential, capped, half of it jittered: reconnecting triggerers do not stampede."""
     ceiling = min(cap, base * (2 ** max(failures - 1, 0)))
     return ceiling * (0.5 + rng() / 2)
 
 
 class SnapshotStore:
-    def __init__(self, client: AsyncPodsClient, namespace: str, settings: StoreSettings | None = None):
+    def __init__(
+        self, client: AsyncPodsClient, namespace: str, settings: StoreSettings | None = None
+    ):
         self.client = client
         self.namespace = namespace
         self.settings = settings or StoreSettings()
@@ -258,8 +264,15 @@ class SnapshotStore:
             except Exception as error:
                 failures += 1
                 self.stats.reconnects += 1
-                delay = backoff_delay(failures, self.settings.backoff_base, self.settings.backoff_max)
-                log.info("watch on %s interrupted (%s); reconnecting in %.1fs", self.namespace, error, delay)
+                delay = backoff_delay(
+                    failures, self.settings.backoff_base, self.settings.backoff_max
+                )
+                log.info(
+                    "watch on %s interrupted (%s); reconnecting in %.1fs",
+                    self.namespace,
+                    error,
+                    delay,
+                )
                 await asyncio.sleep(delay)
 
     async def _list_then_watch(self) -> None:
@@ -272,7 +285,9 @@ class SnapshotStore:
                 delivered = await self._stream_once()
             except Gone:
                 self.stats.gone += 1
-                log.info("watch on %s: resourceVersion too old (410 Gone); relisting", self.namespace)
+                log.info(
+                    "watch on %s: resourceVersion too old (410 Gone); relisting", self.namespace
+                )
                 self._watch_rv = None
                 return
             if not delivered and time.monotonic() - started < 1.0:
@@ -298,8 +313,11 @@ class SnapshotStore:
                     if status.get("code") == 410:
                         raise Gone(status.get("message"))
                     raise KubeApiError(
-                        int(status.get("code") or 0), str(status.get("reason") or "WatchError"),
-                        str(status.get("message") or ""), method="WATCH", path=self._path,
+                        int(status.get("code") or 0),
+                        str(status.get("reason") or "WatchError"),
+                        str(status.get("message") or ""),
+                        method="WATCH",
+                        path=self._path,
                     )
                 self._on_event(event)
         except KubeApiError as error:

@@ -63,7 +63,12 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     :param stream_logs: copy the driver log into the task log (deferrable mode).
     """
 
-    template_fields: Sequence[str] = ("application_id", "driver_pod_name", "label_selector", "namespace")
+    template_fields: Sequence[str] = (
+        "application_id",
+        "driver_pod_name",
+        "label_selector",
+        "namespace",
+    )
 
     def __init__(
         self,
@@ -83,14 +88,17 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         super().__init__(**kwargs)
         given = {
             name: value
-            for name, value in (("application_id", application_id),
-                                ("driver_pod_name", driver_pod_name),
-                                ("label_selector", label_selector))
+            for name, value in (
+                ("application_id", application_id),
+                ("driver_pod_name", driver_pod_name),
+                ("label_selector", label_selector),
+            )
             if value
         }
         if len(given) != 1:
             raise SparkConfError(
-                "application_id/driver_pod_name/label_selector", given or None,
+                "application_id/driver_pod_name/label_selector",
+                given or None,
                 "exactly one of application_id, driver_pod_name or label_selector",
             )
         self.application_id = application_id
@@ -113,8 +121,9 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         return SparkK8sHook(self.kubernetes_conn_id, self.namespace)
 
     def _pods(self, client: Any, namespace: str, selector: str) -> list[Pod]:
-        body = client.request("GET", f"/api/v1/namespaces/{namespace}/pods",
-                              params={"labelSelector": selector})
+        body = client.request(
+            "GET", f"/api/v1/namespaces/{namespace}/pods", params={"labelSelector": selector}
+        )
         return [p for p in body.get("items") or [] if isinstance(p, Mapping)]
 
     def _get_pod(self, client: Any, namespace: str, name: str) -> Pod | None:
@@ -159,11 +168,17 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             driver_container=self.driver_container,
             executor_container=self.executor_container,
         )
-        self.log.info("Spark application %s: %s", target.application_id or self._what(), state.describe())
+        self.log.info(
+            "Spark application %s: %s", target.application_id or self._what(), state.describe()
+        )
         if state.state == "succeeded":
-            return PokeReturnValue(True, {"application_id": target.application_id, **state.to_dict()})
+            return PokeReturnValue(
+                True, {"application_id": target.application_id, **state.to_dict()}
+            )
         if state.state == "failed":
-            raise ApplicationFailed(f"Spark application {target.application_id} failed: {state.describe()}")
+            raise ApplicationFailed(
+                f"Spark application {target.application_id} failed: {state.describe()}"
+            )
         return False  # submitted, pending, running; unknown = executors without a driver yet
 
     def _what(self) -> str:
@@ -185,10 +200,16 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             # Not submitted yet: come back after a poke interval, without holding a worker.
             from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 
-            self.log.info("No Spark driver found yet for %s; checking again in %ss",
-                          self._what(), self.poke_interval)
-            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=self.poke_interval)),
-                       method_name="execute", timeout=timedelta(seconds=self.timeout))
+            self.log.info(
+                "No Spark driver found yet for %s; checking again in %ss",
+                self._what(),
+                self.poke_interval,
+            )
+            self.defer(
+                trigger=TimeDeltaTrigger(timedelta(seconds=self.poke_interval)),
+                method_name="execute",
+                timeout=timedelta(seconds=self.timeout),
+            )
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
         self.defer(

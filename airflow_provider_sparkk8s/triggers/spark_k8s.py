@@ -75,15 +75,22 @@ def timed_out(
             f"the application did not finish within {run_timeout:g}s "
             f"(last state: {current.describe()})"
         )
-    elif startup_timeout is not None and current.state in _NOT_STARTED and elapsed >= startup_timeout:
+    elif (
+        startup_timeout is not None and current.state in _NOT_STARTED and elapsed >= startup_timeout
+    ):
         reason = "StartupTimeout"
-        cause = current.describe() if current.reason else f"{current.state}, never scheduled or started"
+        cause = (
+            current.describe() if current.reason else f"{current.state}, never scheduled or started"
+        )
         message = f"the driver did not start within {startup_timeout:g}s ({cause})"
     else:
         return None
     return ApplicationState(
-        state="failed", reason=reason, message=message,
-        driver_pod=current.driver_pod, executors=current.executors,
+        state="failed",
+        reason=reason,
+        message=message,
+        driver_pod=current.driver_pod,
+        executors=current.executors,
     )
 
 
@@ -211,7 +218,11 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         try:
             while True:
                 failure = timed_out(
-                    self.last_state, time.time(), self.start_time, self.startup_timeout, self.run_timeout
+                    self.last_state,
+                    time.time(),
+                    self.start_time,
+                    self.startup_timeout,
+                    self.run_timeout,
                 )
                 if failure is not None:
                     return failure
@@ -226,7 +237,12 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 )
                 self._log_transition(state)
                 self.last_state = state
-                if self.stream_logs and follower is None and state.state == "running" and state.driver_pod:
+                if (
+                    self.stream_logs
+                    and follower is None
+                    and state.state == "running"
+                    and state.driver_pod
+                ):
                     follower = self._log_follower(store, state.driver_pod)
                     log_task = asyncio.create_task(follower.run(self.log_interval))
                 if state.terminal:

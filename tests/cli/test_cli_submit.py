@@ -137,7 +137,11 @@ def test_wait_prints_changes_once_and_returns_the_final_state() -> None:
 
 def test_wait_treats_a_deleted_driver_as_unknown() -> None:
     state = wait_for_driver(
-        None, "ns", "d", io.StringIO(), scripted(pod("Running"), None)  # type: ignore[arg-type]
+        None,
+        "ns",
+        "d",
+        io.StringIO(),
+        scripted(pod("Running"), None),  # type: ignore[arg-type]
     )
     assert state.state == "unknown"
 
@@ -154,8 +158,9 @@ def test_the_status_line_repeats_every_report_interval_with_the_latest_phase() -
         while "phase: Running" not in out.getvalue():
             assert time.monotonic() < deadline
     lines = out.getvalue().splitlines()
-    assert all(line.endswith(")") and "Application status for spark-abc (phase: " in line
-               for line in lines)
+    assert all(
+        line.endswith(")") and "Application status for spark-abc (phase: " in line for line in lines
+    )
     count = len(lines)
     time.sleep(0.1)
     assert len(out.getvalue().splitlines()) == count, "no line after the reporter stopped"

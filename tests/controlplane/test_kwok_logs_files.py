@@ -23,9 +23,7 @@ def test_written_config_points_each_spark_container_at_its_own_file(tmp_path: Pa
     config_path = write_spark_logs(tmp_path / "logs", START)
     config = json.loads(config_path.read_text())
     assert config["kind"] == "ClusterLogs"
-    files = {
-        entry["logsFile"]: entry["containers"] for entry in config["spec"]["logs"]
-    }
+    files = {entry["logsFile"]: entry["containers"] for entry in config["spec"]["logs"]}
     by_container = {containers[0]: Path(path) for path, containers in files.items()}
     driver = by_container["spark-kubernetes-driver"].read_text().splitlines()
     executor = by_container["spark-kubernetes-executor"].read_text().splitlines()

@@ -67,9 +67,7 @@ def test_executor_has_its_own_log_and_other_containers_have_none(
     create(
         kube_admin,
         namespace,
-        pod_manifest(
-            "executor", annotations={HOLD: "true"}, container_names=(EXECUTOR, "sidecar")
-        ),
+        pod_manifest("executor", annotations={HOLD: "true"}, container_names=(EXECUTOR, "sidecar")),
     )
     wait_for_pod(kube_admin, namespace, "executor", lambda pod: phase(pod) == "Running")
     core = CoreV1Api(kube_admin)

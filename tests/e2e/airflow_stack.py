@@ -177,9 +177,7 @@ class AirflowStack:
     def check_alive(self) -> None:
         for name, process in self.processes.items():
             if process.poll() is not None:
-                raise StackError(
-                    f"{name} exited with {process.returncode}:\n{self.tail(name)}"
-                )
+                raise StackError(f"{name} exited with {process.returncode}:\n{self.tail(name)}")
 
     def put_connection(self, conn_id: str, conn_type: str, **fields: Any) -> None:
         """Create or replace a connection through the REST API (stored in the DB)."""

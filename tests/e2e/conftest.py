@@ -31,9 +31,11 @@ def create_namespace(plane: Any, name: str) -> None:
         core.create_namespace({"metadata": {"name": name}})
         # Pods are refused until the namespace's default service account exists.
         wait_for(
-            lambda: core.list_namespaced_service_account(
-                name, field_selector="metadata.name=default"
-            ).items,
+            lambda: (
+                core.list_namespaced_service_account(
+                    name, field_selector="metadata.name=default"
+                ).items
+            ),
             60,
             f"service account {name}/default",
         )

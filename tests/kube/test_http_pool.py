@@ -21,7 +21,7 @@ from airflow_provider_sparkk8s.kube.transport import (
     request_target,
 )
 
-OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
+OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"ok":true}'
 FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02)
 
 
@@ -106,7 +106,9 @@ def test_a_fresh_connection_closed_without_an_answer_is_not_retried_for_post() -
     with (
         raw_server(serve) as (url, heads),
         KubeClient(settings(url), FAST) as client,
-        pytest.raises(KubeConnectionError, match="RemoteProtocolError: Remote end closed") as caught,
+        pytest.raises(
+            KubeConnectionError, match="RemoteProtocolError: Remote end closed"
+        ) as caught,
     ):
         client.request("POST", "/api/v1/namespaces/ns/pods", json={})
     assert len(heads) == 1, "a POST the server may have acted on is not sent again"
@@ -200,7 +202,9 @@ def test_a_gzip_answer_is_asked_for_and_decoded() -> None:
     assert b"\r\naccept-encoding: gzip" in heads[0].lower()
 
 
-def test_after_one_dropped_connection_the_request_goes_on_a_fresh_one_not_another_idle_one() -> None:
+def test_after_one_dropped_connection_the_request_goes_on_a_fresh_one_not_another_idle_one() -> (
+    None
+):
     """Two kept-alive connections, both dropped by the server: the retry must not take the
     second stale one, or the POST would fail."""
     both_asked = threading.Barrier(2, timeout=5)

@@ -64,11 +64,15 @@ class FakeKube:
             queue.put_nowait(copy.deepcopy(event))
 
     def list_count(self) -> int:
-        return sum(1 for method, _, params in self.requests if method == "GET" and "watch" not in params)
+        return sum(
+            1 for method, _, params in self.requests if method == "GET" and "watch" not in params
+        )
 
     # ---------------------------------------------------------------- the client face
 
-    async def request(self, method: str, path: str, *, params: dict | None = None, **_: Any) -> dict:
+    async def request(
+        self, method: str, path: str, *, params: dict | None = None, **_: Any
+    ) -> dict:
         self.requests.append((method, path, dict(params or {})))
         await asyncio.sleep(0)
         if self.fail_requests:
@@ -76,7 +80,9 @@ class FakeKube:
         if method == "DELETE":
             name = path.rsplit("/", 1)[-1]
             if name not in self.pods:
-                raise KubeApiError(404, "NotFound", f"pods {name!r} not found", method=method, path=path)
+                raise KubeApiError(
+                    404, "NotFound", f"pods {name!r} not found", method=method, path=path
+                )
             self.delete(name)
             return {}
         return {
@@ -91,8 +97,15 @@ class FakeKube:
             raise KubeConnectionError("cannot reach the API server (fake)")
         since = int(params.get("resourceVersion") or 0)
         if self.gone_below is not None and since < self.gone_below:
-            yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
-                                                "message": "too old resource version"}}
+            yield {
+                "type": "ERROR",
+                "object": {
+                    "kind": "Status",
+                    "code": 410,
+                    "reason": "Expired",
+                    "message": "too old resource version",
+                },
+            }
             return
         if self.hang_watches:
             await asyncio.Event().wait()
@@ -122,5 +135,7 @@ class FakeKubeWithLogs(FakeKube):
         await asyncio.sleep(0)
         name = path.split("/pods/")[1].split("/")[0]
         since = params.get("sinceTime")
-        lines = [entry for entry in self.logs.get(name, []) if since is None or entry[:19] >= since[:19]]
+        lines = [
+            entry for entry in self.logs.get(name, []) if since is None or entry[:19] >= since[:19]
+        ]
         return "".join(f"{line}\n" for line in lines)

@@ -44,7 +44,10 @@ def pod(
             "creationTimestamp": "2026-01-01T00:00:00Z",
             **metadata,
         },
-        "spec": {"restartPolicy": restart_policy, "containers": [{"name": "spark-kubernetes-driver"}]},
+        "spec": {
+            "restartPolicy": restart_policy,
+            "containers": [{"name": "spark-kubernetes-driver"}],
+        },
         "status": status,
     }
 
@@ -61,7 +64,9 @@ def waiting(reason: str, message: str | None = None, name: str = "spark-kubernet
 
 
 def terminated(
-    exit_code: int, reason: str | None = None, message: str | None = None,
+    exit_code: int,
+    reason: str | None = None,
+    message: str | None = None,
     name: str = "spark-kubernetes-driver",
 ) -> dict[str, Any]:
     state: dict[str, Any] = {"exitCode": exit_code, "finishedAt": "2026-01-01T00:01:00Z"}

@@ -35,7 +35,12 @@ def test_scheduled_pod_creating_containers_is_pending_without_problem():
 
 def test_image_pull_backoff_is_a_pending_problem_with_its_message():
     state = reduce_application(
-        [pod(conditions=SCHEDULED, containers=[waiting("ImagePullBackOff", "Back-off pulling image x")])]
+        [
+            pod(
+                conditions=SCHEDULED,
+                containers=[waiting("ImagePullBackOff", "Back-off pulling image x")],
+            )
+        ]
     )
     assert state.state == "pending"
     assert state.reason == "ImagePullBackOff"
@@ -45,16 +50,27 @@ def test_image_pull_backoff_is_a_pending_problem_with_its_message():
 
 def test_waiting_problem_in_init_container_counts():
     state = reduce_application(
-        [pod(conditions=SCHEDULED, init_containers=[waiting("InvalidImageName", name="init")],
-             containers=[waiting("PodInitializing")])]
+        [
+            pod(
+                conditions=SCHEDULED,
+                init_containers=[waiting("InvalidImageName", name="init")],
+                containers=[waiting("PodInitializing")],
+            )
+        ]
     )
     assert (state.reason, state.problem) == ("InvalidImageName", True)
     assert "init" in state.message
 
 
 def test_unschedulable_condition_gives_reason_and_message():
-    unschedulable = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                      "message": "0/3 nodes are available: node(s) didn't match selector"}]
+    unschedulable = [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/3 nodes are available: node(s) didn't match selector",
+        }
+    ]
     state = reduce_application([pod(conditions=unschedulable)])
     assert (state.state, state.reason, state.problem) == ("pending", "Unschedulable", True)
     assert state.message.startswith("0/3 nodes")
@@ -79,13 +95,22 @@ def test_driver_nonzero_exit_fails_with_reason_code_and_message():
         [pod(phase="Failed", containers=[terminated(137, "OOMKilled", "out of memory")])]
     )
     assert state.state == "failed"
-    assert (state.reason, state.exit_code, state.termination_message) == ("OOMKilled", 137, "out of memory")
+    assert (state.reason, state.exit_code, state.termination_message) == (
+        "OOMKilled",
+        137,
+        "out of memory",
+    )
     assert "exit code 137" in state.describe()
 
 
 def test_outcome_comes_from_the_named_template_container_not_the_phase():
-    statuses = [terminated(1, "Error", name="my-driver"), terminated(0, name="spark-kubernetes-driver")]
-    state = reduce_application([pod(phase="Running", containers=statuses)], driver_container="my-driver")
+    statuses = [
+        terminated(1, "Error", name="my-driver"),
+        terminated(0, name="spark-kubernetes-driver"),
+    ]
+    state = reduce_application(
+        [pod(phase="Running", containers=statuses)], driver_container="my-driver"
+    )
     assert (state.state, state.exit_code) == ("failed", 1)
 
 
@@ -93,37 +118,63 @@ def test_failed_pod_without_container_status_uses_pod_reason():
     evicted = pod(phase="Failed")
     evicted["status"].update(reason="Evicted", message="The node was low on memory.")
     state = reduce_application([evicted])
-    assert (state.state, state.reason, state.message) == ("failed", "Evicted", "The node was low on memory.")
+    assert (state.state, state.reason, state.message) == (
+        "failed",
+        "Evicted",
+        "The node was low on memory.",
+    )
 
 
 def test_exit_exception_annotation_is_the_message_when_the_container_has_none():
-    failed = pod(phase="Failed", containers=[terminated(1, "Error")],
-                 annotations={"spark.exit-exception": "java.lang.RuntimeException: boom"})
+    failed = pod(
+        phase="Failed",
+        containers=[terminated(1, "Error")],
+        annotations={"spark.exit-exception": "java.lang.RuntimeException: boom"},
+    )
     assert reduce_application([failed]).termination_message == "java.lang.RuntimeException: boom"
 
 
 def test_driver_pod_name_picks_that_pod():
-    pods = [pod("old-driver", phase="Failed", containers=[terminated(1)]),
-            pod("new-driver", phase="Running", containers=[running()])]
+    pods = [
+        pod("old-driver", phase="Failed", containers=[terminated(1)]),
+        pod("new-driver", phase="Running", containers=[running()]),
+    ]
     assert reduce_application(pods, driver_pod_name="new-driver").state == "running"
     assert reduce_application(pods, driver_pod_name="other").state == "unknown"
 
 
 def test_executor_states_follow_spark_classification():
     assert executor_state(pod(role="executor", phase="Pending")) == "pending"
-    assert executor_state(pod(role="executor", phase="Running",
-                              containers=[running("spark-kubernetes-executor")])) == "running"
-    assert executor_state(pod(role="executor", phase="Running",
-                              containers=[terminated(0, name="spark-kubernetes-executor")])) == "succeeded"
+    assert (
+        executor_state(
+            pod(role="executor", phase="Running", containers=[running("spark-kubernetes-executor")])
+        )
+        == "running"
+    )
+    assert (
+        executor_state(
+            pod(
+                role="executor",
+                phase="Running",
+                containers=[terminated(0, name="spark-kubernetes-executor")],
+            )
+        )
+        == "succeeded"
+    )
     # checkAllContainers: a side-car that failed fails the executor when restartPolicy is Never
-    sidecar_failed = pod(role="executor", phase="Running",
-                         containers=[running("spark-kubernetes-executor"), terminated(2, name="side")])
+    sidecar_failed = pod(
+        role="executor",
+        phase="Running",
+        containers=[running("spark-kubernetes-executor"), terminated(2, name="side")],
+    )
     assert executor_state(sidecar_failed) == "failed"
     sidecar_failed["spec"]["restartPolicy"] = "Always"
     assert executor_state(sidecar_failed) == "running"
     deleting = pod(role="executor", phase="Pending", deletionTimestamp="2026-01-01T00:00:00Z")
     assert executor_state(deleting) == "deleted"
-    deleting_running = pod(role="executor", phase="Running", deletionTimestamp="2026-01-01T00:00:00Z")
+    deleting_running = pod(
+        role="executor", phase="Running", deletionTimestamp="2026-01-01T00:00:00Z"
+    )
     assert executor_state(deleting_running) == "running"
     assert executor_state(pod(role="executor", phase="Weird")) == "unknown"
     assert executor_state(pod(role="executor", phase="Failed")) == "failed"
@@ -132,19 +183,36 @@ def test_executor_states_follow_spark_classification():
 def test_executor_summary_counts_and_lists_failures():
     pods = [
         pod("d", phase="Running", containers=[running()]),
-        pod("e1", role="executor", exec_id="1", phase="Running",
-            containers=[running("spark-kubernetes-executor")]),
-        pod("e2", role="executor", exec_id="2", phase="Failed",
-            containers=[terminated(137, "OOMKilled", name="spark-kubernetes-executor")]),
+        pod(
+            "e1",
+            role="executor",
+            exec_id="1",
+            phase="Running",
+            containers=[running("spark-kubernetes-executor")],
+        ),
+        pod(
+            "e2",
+            role="executor",
+            exec_id="2",
+            phase="Failed",
+            containers=[terminated(137, "OOMKilled", name="spark-kubernetes-executor")],
+        ),
         pod("e3", role="executor", exec_id="3", phase="Pending"),
-        pod("e4", role="executor", exec_id="4", phase="Failed",
-            containers=[terminated(1, "Error", "lost", name="spark-kubernetes-executor")]),
+        pod(
+            "e4",
+            role="executor",
+            exec_id="4",
+            phase="Failed",
+            containers=[terminated(1, "Error", "lost", name="spark-kubernetes-executor")],
+        ),
     ]
     summary = summarize_executors(pods)
     assert summary.counts == {"failed": 2, "pending": 1, "running": 1}
     assert summary.total == 4
     assert [(f.pod_name, f.executor_id, f.reason, f.exit_code) for f in summary.failures] == [
-        ("e2", "2", "OOMKilled", 137), ("e4", "4", "Error", 1)]
+        ("e2", "2", "OOMKilled", 137),
+        ("e4", "4", "Error", 1),
+    ]
     state = reduce_application(pods)
     assert state.executors == summary
     assert state.to_dict()["executors"]["failures"][0]["reason"] == "OOMKilled"
@@ -153,23 +221,44 @@ def test_executor_summary_counts_and_lists_failures():
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12))
 json_value = st.recursive(
     json_leaf,
-    lambda children: st.one_of(st.lists(children, max_size=3),
-                               st.dictionaries(st.text(max_size=10), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=20,
 )
-field_names = st.sampled_from(["metadata", "status", "spec", "labels", "phase", "state", "name",
-                               "containerStatuses", "conditions", "terminated", "waiting",
-                               "running", "exitCode", "reason", "type", "spark-role"])
+field_names = st.sampled_from(
+    [
+        "metadata",
+        "status",
+        "spec",
+        "labels",
+        "phase",
+        "state",
+        "name",
+        "containerStatuses",
+        "conditions",
+        "terminated",
+        "waiting",
+        "running",
+        "exitCode",
+        "reason",
+        "type",
+        "spark-role",
+    ]
+)
 pod_like = st.recursive(
     json_leaf,
-    lambda children: st.one_of(st.lists(children, max_size=3),
-                               st.dictionaries(field_names, children, max_size=5)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(field_names, children, max_size=5)
+    ),
     max_leaves=40,
 )
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(pod_like, json_value), max_size=4), st.one_of(st.none(), st.text(max_size=5)))
+@given(
+    st.lists(st.one_of(pod_like, json_value), max_size=4), st.one_of(st.none(), st.text(max_size=5))
+)
 def test_reducer_never_raises_on_pod_shaped_garbage(pods, name):
     state = reduce_application(pods, driver_pod_name=name)
     assert state.state in {"submitted", "pending", "running", "succeeded", "failed", "unknown"}
@@ -178,7 +267,10 @@ def test_reducer_never_raises_on_pod_shaped_garbage(pods, name):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(min_value=-300, max_value=300), st.sampled_from(["Pending", "Running", "Failed", "Succeeded"]))
+@given(
+    st.integers(min_value=-300, max_value=300),
+    st.sampled_from(["Pending", "Running", "Failed", "Succeeded"]),
+)
 def test_any_terminated_driver_decides_by_exit_code(code, phase):
     state = reduce_application([pod(phase=phase, containers=[terminated(code)])])
     assert state.state == ("succeeded" if code == 0 else "failed")

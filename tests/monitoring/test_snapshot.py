@@ -81,14 +81,18 @@ def test_list_older_than_watch_keeps_newer_pods_and_honours_tombstones():
     assert change.snapshot.pods["uid-a"]["status"]["phase"] == "Running"
     assert change.changed_apps == frozenset()
     # a newer list confirms the deletion and drops the tombstone
-    newer = apply_list(change.snapshot, [pod("a", phase="Running", rv="30"), pod("n", rv="31")], "40")
+    newer = apply_list(
+        change.snapshot, [pod("a", phase="Running", rv="30"), pod("n", rv="31")], "40"
+    )
     assert newer.snapshot.tombstones == {}
     assert names(newer.snapshot) == ["a", "n"]
 
 
 def test_scoped_list_touches_only_its_application():
     snap = apply_list(Snapshot(), [pod("a", rv="1"), pod("b", rv="2", app=OTHER)], "10").snapshot
-    scoped = apply_list(snap, [], "11", scope=lambda p: p["metadata"]["labels"]["spark-app-selector"] == APP)
+    scoped = apply_list(
+        snap, [], "11", scope=lambda p: p["metadata"]["labels"]["spark-app-selector"] == APP
+    )
     assert names(scoped.snapshot) == ["b"]
     assert scoped.changed_apps == {APP}
     assert scoped.snapshot.resource_version == "10"

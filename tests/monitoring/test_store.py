@@ -112,7 +112,9 @@ async def test_stream_end_resumes_from_the_last_resource_version_without_relisti
     kube.put(pod("d"))
     await next_pods(sub)
     last = str(kube.rv)
-    kube.end_streams({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": str(kube.rv + 5)}}})
+    kube.end_streams(
+        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": str(kube.rv + 5)}}}
+    )
     await until(lambda: len(kube.watch_params) == 2)
     assert kube.watch_params[1]["resourceVersion"] == str(int(last) + 5)
     assert kube.watch_params[1]["allowWatchBookmarks"] == "true"
@@ -138,8 +140,11 @@ async def test_410_gone_relists_and_recovers_missed_changes(kube_and_store):
 async def test_api_down_backs_off_and_the_resync_list_repairs_a_missed_completion():
     kube = FakeKube()
     kube.put(pod("d", phase="Running", containers=[running()]))
-    store = SnapshotStore(kube, "ns", StoreSettings(resync_interval=0.2, confirm_delay=0.01,
-                                                    backoff_base=0.01, backoff_max=0.05))
+    store = SnapshotStore(
+        kube,
+        "ns",
+        StoreSettings(resync_interval=0.2, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.05),
+    )
     store.start()
     try:
         sub = store.subscribe(APP)
@@ -171,8 +176,13 @@ async def test_watch_failures_reconnect_with_backoff():
 
 async def test_failing_lists_are_counted_and_do_not_stop_the_store():
     kube = FakeKube()
-    store = SnapshotStore(kube, "ns", StoreSettings(resync_interval=0.05, confirm_delay=0.01,
-                                                    backoff_base=0.01, backoff_max=0.02))
+    store = SnapshotStore(
+        kube,
+        "ns",
+        StoreSettings(
+            resync_interval=0.05, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.02
+        ),
+    )
     store.start()
     try:
         await until(lambda: kube.streams)

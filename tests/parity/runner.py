@@ -120,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
             if line not in lines or (args.missing and golden_path(scenario, line).exists()):
                 continue
             ok, detail = refresh(scenario, line)
-            print(f"{'ok  ' if ok else 'FAIL'} {scenario.name} [{line}] {detail if ok else ''}",
-                  flush=True)
+            print(
+                f"{'ok  ' if ok else 'FAIL'} {scenario.name} [{line}] {detail if ok else ''}",
+                flush=True,
+            )
             if not ok:
                 failures += 1
                 print(detail, file=sys.stderr, flush=True)

@@ -26,8 +26,13 @@ class FakeClient:
             raise KubeApiError(404, "NotFound", f"pods {name} not found", method=method, path=path)
         selector = (params or {}).get("labelSelector", "")
         wanted = dict(term.split("=", 1) for term in selector.split(",") if "=" in term)
-        return {"items": [p for p in self.pods
-                          if all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())]}
+        return {
+            "items": [
+                p
+                for p in self.pods
+                if all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())
+            ]
+        }
 
 
 class FakeHook:
@@ -73,8 +78,12 @@ def test_poke_fails_the_task_when_the_driver_fails(monkeypatch):
 
 def test_poke_by_driver_pod_name_resolves_the_application(monkeypatch):
     other = "spark-" + "e" * 32
-    client = FakeClient([pod("d", phase="Succeeded", containers=[terminated(0)]),
-                         pod("x", app=other, phase="Failed", containers=[terminated(1)])])
+    client = FakeClient(
+        [
+            pod("d", phase="Succeeded", containers=[terminated(0)]),
+            pod("x", app=other, phase="Failed", containers=[terminated(1)]),
+        ]
+    )
     assert sensor(client, monkeypatch, driver_pod_name="d").poke({}).is_done
     assert sensor(client, monkeypatch, driver_pod_name="missing").poke({}) is False
 
@@ -123,7 +132,16 @@ def test_deferrable_mode_without_a_driver_yet_checks_again_later(monkeypatch):
 
 def test_execute_complete_returns_success_and_raises_otherwise():
     s = SparkK8sApplicationSensor(task_id="t", application_id=APP)
-    assert s.execute_complete({}, {"status": "success", "state": "succeeded"})["state"] == "succeeded"
+    assert (
+        s.execute_complete({}, {"status": "success", "state": "succeeded"})["state"] == "succeeded"
+    )
     with pytest.raises(ApplicationFailed, match="StartupTimeout: the driver did not start"):
-        s.execute_complete({}, {"status": "timeout", "application_id": APP, "reason": "StartupTimeout",
-                                "message": "the driver did not start within 5s"})
+        s.execute_complete(
+            {},
+            {
+                "status": "timeout",
+                "application_id": APP,
+                "reason": "StartupTimeout",
+                "message": "the driver did not start within 5s",
+            },
+        )

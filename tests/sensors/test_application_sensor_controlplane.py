@@ -24,8 +24,9 @@ def conn_id(monkeypatch, kubeconfig):
 
 def test_poke_mode_follows_an_application_to_success(conn_id, namespace, kube_admin):
     app = new_app_id()
-    sensor = SparkK8sApplicationSensor(task_id="wait", application_id=app, namespace=namespace,
-                                       kubernetes_conn_id=conn_id)
+    sensor = SparkK8sApplicationSensor(
+        task_id="wait", application_id=app, namespace=namespace, kubernetes_conn_id=conn_id
+    )
     assert sensor.poke({}) is False  # not submitted yet
     create(kube_admin, namespace, spark_pod("poke-driver", app, annotations={RUN_MS: "1500"}))
     result = wait_for(lambda: sensor.poke({}), 60, "the sensor to see success")
@@ -39,8 +40,12 @@ def test_poke_mode_by_label_selector_fails_with_the_exit_code(conn_id, namespace
     manifest["metadata"]["labels"]["job"] = "nightly"
     create(kube_admin, namespace, manifest)
     wait_for_pod(kube_admin, namespace, "sel-driver", lambda p: phase(p) == "Failed", 60, "Failed")
-    sensor = SparkK8sApplicationSensor(task_id="wait", label_selector="job=nightly",
-                                       namespace=namespace, kubernetes_conn_id=conn_id)
+    sensor = SparkK8sApplicationSensor(
+        task_id="wait",
+        label_selector="job=nightly",
+        namespace=namespace,
+        kubernetes_conn_id=conn_id,
+    )
     with pytest.raises(ApplicationFailed, match="exit code 9"):
         sensor.poke({})
 
@@ -48,8 +53,14 @@ def test_poke_mode_by_label_selector_fails_with_the_exit_code(conn_id, namespace
 async def test_deferrable_mode_hands_the_wait_to_the_trigger(conn_id, namespace, kube_admin):
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("def-driver", app, annotations={HOLD: "true"}))
-    sensor = SparkK8sApplicationSensor(task_id="wait", driver_pod_name="def-driver", namespace=namespace,
-                                       kubernetes_conn_id=conn_id, deferrable=True, resync_interval=5)
+    sensor = SparkK8sApplicationSensor(
+        task_id="wait",
+        driver_pod_name="def-driver",
+        namespace=namespace,
+        kubernetes_conn_id=conn_id,
+        deferrable=True,
+        resync_interval=5,
+    )
     with pytest.raises(TaskDeferred) as deferred:
         await asyncio.to_thread(sensor.execute, {})
     trigger = deferred.value.trigger
@@ -61,7 +72,12 @@ async def test_deferrable_mode_hands_the_wait_to_the_trigger(conn_id, namespace,
 
     task = asyncio.create_task(first_event())
     await asyncio.to_thread(
-        request, kube_admin, "PATCH", f"/api/v1/namespaces/{namespace}/pods/def-driver",
-        {"metadata": {"annotations": {HOLD: "false", RUN_MS: "200"}}}, "application/merge-patch+json")
+        request,
+        kube_admin,
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/pods/def-driver",
+        {"metadata": {"annotations": {HOLD: "false", RUN_MS: "200"}}},
+        "application/merge-patch+json",
+    )
     payload = await asyncio.wait_for(task, 60)
     assert sensor.execute_complete({}, payload)["state"] == "succeeded"

@@ -10,11 +10,16 @@ SELF = "tests.submission.test_builder"
 
 
 def add_marker_step(conf, pod):
-    container = {**pod.container, "env": [*pod.container.get("env", []), {"name": "MARK", "value": "1"}]}
+    container = {
+        **pod.container,
+        "env": [*pod.container.get("env", []), {"name": "MARK", "value": "1"}],
+    }
     return StepResult(
         pod=SparkPod(pod.pod, container),
         system_properties={"spark.user.step": "ran", "spark.app.id": "overridden"},
-        pre_resources=({"apiVersion": "scheduling.x/v1", "kind": "PodGroup", "metadata": {"name": "pg"}},),
+        pre_resources=(
+            {"apiVersion": "scheduling.x/v1", "kind": "PodGroup", "metadata": {"name": "pg"}},
+        ),
         resources=({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "user-cm"}},),
     )
 
@@ -30,10 +35,20 @@ def names(conf):
     return [step.name.rsplit(".", 1)[-1] for step in builder.active_steps(conf)]
 
 
-ALL_43 = ["BasicDriverFeatureStep", "DriverKubernetesCredentialsFeatureStep", "DriverServiceFeatureStep",
-          "NetworkPolicyFeatureStep", "MountSecretsFeatureStep", "EnvSecretsFeatureStep",
-          "MountVolumesFeatureStep", "DriverCommandFeatureStep", "HadoopConfDriverFeatureStep",
-          "KerberosConfDriverFeatureStep", "PodTemplateConfigMapStep", "LocalDirsFeatureStep"]
+ALL_43 = [
+    "BasicDriverFeatureStep",
+    "DriverKubernetesCredentialsFeatureStep",
+    "DriverServiceFeatureStep",
+    "NetworkPolicyFeatureStep",
+    "MountSecretsFeatureStep",
+    "EnvSecretsFeatureStep",
+    "MountVolumesFeatureStep",
+    "DriverCommandFeatureStep",
+    "HadoopConfDriverFeatureStep",
+    "KerberosConfDriverFeatureStep",
+    "PodTemplateConfigMapStep",
+    "LocalDirsFeatureStep",
+]
 
 
 @pytest.mark.parametrize("version", ["4.2.1", "4.3.0"])
@@ -43,14 +58,20 @@ def test_order_with_network_policy(version):
 
 @pytest.mark.parametrize("version", ["3.5.9", "4.0.5", "4.1.4"])
 def test_no_network_policy_before_4_2(version):
-    assert names(make_conf(version=version)) == [n for n in ALL_43 if n != "NetworkPolicyFeatureStep"]
+    assert names(make_conf(version=version)) == [
+        n for n in ALL_43 if n != "NetworkPolicyFeatureStep"
+    ]
 
 
 def test_exclusion_since_4_1_only():
-    extra = {builder.EXCLUDED_STEPS_KEY: f"{NP}, org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep"}
+    extra = {
+        builder.EXCLUDED_STEPS_KEY: f"{NP}, org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep"
+    }
     assert "NetworkPolicyFeatureStep" not in names(make_conf(extra))
     assert "LocalDirsFeatureStep" not in names(make_conf(extra))
-    extra = {builder.EXCLUDED_STEPS_KEY: "org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep"}
+    extra = {
+        builder.EXCLUDED_STEPS_KEY: "org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep"
+    }
     assert "LocalDirsFeatureStep" in names(make_conf(extra, version="4.0.5"))
 
 
@@ -65,15 +86,24 @@ def test_user_steps_run_last_and_fold():
     assert [r["kind"] for r in spec.resources] == ["Service", "NetworkPolicy", "ConfigMap"]
     dotted = make_conf({builder.USER_STEPS_KEY: f"{SELF}.add_marker_step"})
     assert names(dotted)[-1] == "add_marker_step"
-    excluded = make_conf({builder.USER_STEPS_KEY: f"{SELF}.add_marker_step",
-                          builder.EXCLUDED_STEPS_KEY: f"{SELF}.add_marker_step"})
+    excluded = make_conf(
+        {
+            builder.USER_STEPS_KEY: f"{SELF}.add_marker_step",
+            builder.EXCLUDED_STEPS_KEY: f"{SELF}.add_marker_step",
+        }
+    )
     assert names(excluded) == ALL_43
 
 
 @pytest.mark.parametrize(
     "path",
-    ["org.apache.spark.deploy.k8s.features.VolcanoFeatureStep", f"{SELF}:missing",
-     "no_such_module_xyz:step", f"{SELF}:NOT_CALLABLE", "justaname"],
+    [
+        "org.apache.spark.deploy.k8s.features.VolcanoFeatureStep",
+        f"{SELF}:missing",
+        "no_such_module_xyz:step",
+        f"{SELF}:NOT_CALLABLE",
+        "justaname",
+    ],
 )
 def test_bad_user_steps(path):
     with pytest.raises(SparkConfError) as err:
@@ -88,16 +118,26 @@ def test_user_step_returning_wrong_type():
 
 
 def test_assembly_puts_spark_container_last_and_conf_volume_last():
-    template = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"t": "1"}},
-                "spec": {"containers": [{"name": "sidecar", "image": "s"}, {"name": "spark", "image": "x"}],
-                         "volumes": [{"name": "tv", "emptyDir": {}}]}}
-    conf = make_conf({"spark.kubernetes.driver.podTemplateContainerName": "spark"},
-                     driver_pod_template=template)
+    template = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"labels": {"t": "1"}},
+        "spec": {
+            "containers": [{"name": "sidecar", "image": "s"}, {"name": "spark", "image": "x"}],
+            "volumes": [{"name": "tv", "emptyDir": {}}],
+        },
+    }
+    conf = make_conf(
+        {"spark.kubernetes.driver.podTemplateContainerName": "spark"}, driver_pod_template=template
+    )
     assembled = builder.assemble(conf, builder.build_driver_spec(conf))
     containers = assembled.pod["spec"]["containers"]
     assert [c["name"] for c in containers] == ["sidecar", "spark"]
     assert containers[-1]["env"][-1] == {"name": "SPARK_CONF_DIR", "value": "/opt/spark/conf"}
-    assert containers[-1]["volumeMounts"][-1] == {"name": "spark-conf-volume-driver", "mountPath": "/opt/spark/conf"}
+    assert containers[-1]["volumeMounts"][-1] == {
+        "name": "spark-conf-volume-driver",
+        "mountPath": "/opt/spark/conf",
+    }
     volumes = assembled.pod["spec"]["volumes"]
     assert volumes[0]["name"] == "tv" and volumes[-1]["name"] == "spark-conf-volume-driver"
     assert assembled.pod["apiVersion"] == "v1" and assembled.pod["kind"] == "Pod"

@@ -6,9 +6,21 @@ from airflow_provider_sparkk8s.submission import conf_values as cv
 
 @pytest.mark.parametrize(
     ("value", "mib"),
-    [("1g", 1024), ("1G", 1024), ("1500k", 1), ("2047k", 1), ("2048k", 2), ("512", 512),
-     ("512m", 512), ("512MB", 512), (" 2gb ", 2048), ("1t", 1 << 20), ("1p", 1 << 30),
-     ("1048575b", 0), ("0", 0)],
+    [
+        ("1g", 1024),
+        ("1G", 1024),
+        ("1500k", 1),
+        ("2047k", 1),
+        ("2048k", 2),
+        ("512", 512),
+        ("512m", 512),
+        ("512MB", 512),
+        (" 2gb ", 2048),
+        ("1t", 1 << 20),
+        ("1p", 1 << 30),
+        ("1048575b", 0),
+        ("0", 0),
+    ],
 )
 def test_size_in_mib_truncates_like_spark(value, mib):
     assert cv.parse_size("spark.driver.memory", value, "m") == mib
@@ -21,7 +33,9 @@ def test_size_in_bytes_bare_number_is_bytes():
     assert cv.get_size_mib({}, "k") is None
 
 
-@pytest.mark.parametrize("value", ["-1g", "1.5g", "g", "1x", "1 g", "", "1gib", "99999999999999999999"])
+@pytest.mark.parametrize(
+    "value", ["-1g", "1.5g", "g", "1x", "1 g", "", "1gib", "99999999999999999999"]
+)
 def test_bad_sizes_name_key_and_value(value):
     with pytest.raises(SparkConfError) as err:
         cv.parse_size("spark.driver.memory", value, "m")
@@ -60,9 +74,18 @@ def test_doubles_and_java_formatting():
         cv.get_double({"k": "1_0"}, "k")
     with pytest.raises(SparkConfError):
         cv.get_double({"k": "ten"}, "k")
-    expected = {0.1: "0.1", 0.4: "0.4", 1.0: "1.0", 1e-4: "1.0E-4", 1e7: "1.0E7",
-                0.001: "0.001", 1234567.0: "1234567.0", 12345678.9: "1.23456789E7",
-                100.0: "100.0", 0.0: "0.0"}
+    expected = {
+        0.1: "0.1",
+        0.4: "0.4",
+        1.0: "1.0",
+        1e-4: "1.0E-4",
+        1e7: "1.0E7",
+        0.001: "0.001",
+        1234567.0: "1234567.0",
+        12345678.9: "1.23456789E7",
+        100.0: "100.0",
+        0.0: "0.0",
+    }
     for value, text in expected.items():
         assert cv.java_double_to_string(value) == text
 
@@ -78,8 +101,11 @@ def test_booleans_are_case_insensitive_and_strict():
 def test_lists_and_prefixes():
     assert cv.get_list({"k": " a, ,b ,,c "}, "k") == ["a", "b", "c"]
     assert cv.get_list({}, "k") == []
-    conf = {"spark.kubernetes.driver.label.a": "1", "spark.kubernetes.driver.labelx": "2",
-            "spark.kubernetes.driver.label.b/c": "3"}
+    conf = {
+        "spark.kubernetes.driver.label.a": "1",
+        "spark.kubernetes.driver.labelx": "2",
+        "spark.kubernetes.driver.label.b/c": "3",
+    }
     assert cv.with_prefix(conf, "spark.kubernetes.driver.label.") == {"a": "1", "b/c": "3"}
 
 

@@ -19,19 +19,24 @@ IDS = SubmissionIds(
 
 def conf(spark_conf, env=None):
     return DriverConf(
-        spark_conf=spark_conf, spark_version="4.3.0", ids=IDS,
-        main_app_resource=MainAppResource("java", None), main_class="Main",
+        spark_conf=spark_conf,
+        spark_version="4.3.0",
+        ids=IDS,
+        main_app_resource=MainAppResource("java", None),
+        main_class="Main",
         local=LocalInputs(environment=env or {}),
     )
 
 
 @pytest.mark.parametrize(
     ("name", "prefix"),
-    [("My Spark_App.v2", "my-spark-app-v2-a1b2c39ad0f8a400"),
-     ("org.apache.spark.examples.SparkPi", "org-apache-spark-examples-sparkpi-a1b2c39ad0f8a400"),
-     ("  -- odd__name ", "odd-name-a1b2c39ad0f8a400"),
-     ("7up", "xup-a1b2c39ad0f8a400"),
-     ("ÄÖ app", "app-a1b2c39ad0f8a400")],
+    [
+        ("My Spark_App.v2", "my-spark-app-v2-a1b2c39ad0f8a400"),
+        ("org.apache.spark.examples.SparkPi", "org-apache-spark-examples-sparkpi-a1b2c39ad0f8a400"),
+        ("  -- odd__name ", "odd-name-a1b2c39ad0f8a400"),
+        ("7up", "xup-a1b2c39ad0f8a400"),
+        ("ÄÖ app", "app-a1b2c39ad0f8a400"),
+    ],
 )
 def test_resource_name_prefix_examples(name, prefix):
     assert naming.resource_name_prefix(name, "a1b2c39ad0f8a400") == prefix
@@ -95,6 +100,7 @@ def test_java_date_string():
 def test_new_submission_ids_uses_given_sources():
     draws = iter([b"\x01\x02\x03", b"\x04\x05\x06", b"\x07\x08\x09", b"\x00" * 8])
     import uuid
+
     fixed = uuid.UUID("12345678-1234-5678-1234-567812345678")
     ids = naming.new_submission_ids(lambda n: next(draws), lambda: 0x19AD0F8A400, lambda: fixed)
     assert ids.app_id == "spark-12345678123456781234567812345678"

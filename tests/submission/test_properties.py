@@ -11,14 +11,20 @@ def body(text: str) -> list[str]:
 
 
 def test_header_and_sorted_entries():
-    text = properties.properties_text({"b": "2", "a": "1"}, "Java properties built from x", "Fri Nov 28 17:59:02 UTC 2025")
+    text = properties.properties_text(
+        {"b": "2", "a": "1"}, "Java properties built from x", "Fri Nov 28 17:59:02 UTC 2025"
+    )
     assert text == "#Java properties built from x\n#Fri Nov 28 17:59:02 UTC 2025\na=1\nb=2\n"
 
 
 @pytest.mark.parametrize(
     ("key", "value", "line"),
     [
-        ("spark.master", "k8s://https://10.0.0.1:6443", r"spark.master=k8s\://https\://10.0.0.1\:6443"),
+        (
+            "spark.master",
+            "k8s://https://10.0.0.1:6443",
+            r"spark.master=k8s\://https\://10.0.0.1\:6443",
+        ),
         ("k", "a=b#c!d\\e", r"k=a\=b\#c\!d\\e"),
         ("k", " lead  and trail ", r"k=\ lead  and trail "),
         ("key with space", "v", r"key\ with\ space=v"),
@@ -49,37 +55,64 @@ def conf_dir_conf(files, extra=None, env=None):
 
 def test_conf_dir_selection_and_order():
     files = {
-        "spark-defaults.conf": b"x", "spark.properties": b"x", "log4j2.properties.template": b"x",
-        "lib.jar": b"x", "a.tar": b"x", "spark-env.sh": b"export A=1\n",
-        "log4j2.properties": b"rootLogger.level=info\n", "hive-site.xml": b"<c/>",
-        "bin.dat": b"\xff\xfe", "metrics.properties": b"",
+        "spark-defaults.conf": b"x",
+        "spark.properties": b"x",
+        "log4j2.properties.template": b"x",
+        "lib.jar": b"x",
+        "a.tar": b"x",
+        "spark-env.sh": b"export A=1\n",
+        "log4j2.properties": b"rootLogger.level=info\n",
+        "hive-site.xml": b"<c/>",
+        "bin.dat": b"\xff\xfe",
+        "metrics.properties": b"",
     }
     selected = properties.conf_dir_files(conf_dir_conf(files))
     # by name length + size: 17, 18, 23, 39; undecodable, excluded and templates dropped
-    assert list(selected) == ["hive-site.xml", "metrics.properties", "spark-env.sh", "log4j2.properties"]
+    assert list(selected) == [
+        "hive-site.xml",
+        "metrics.properties",
+        "spark-env.sh",
+        "log4j2.properties",
+    ]
     assert selected["log4j2.properties"] == "rootLogger.level=info\n"
 
 
 def test_conf_dir_budget():
     files = {"a": b"x" * 40, "bb": b"y" * 50, "c": b"z" * 200}
-    selected = properties.conf_dir_files(conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "100"}))
+    selected = properties.conf_dir_files(
+        conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "100"})
+    )
     # "c" is over budget alone; a (41) fits, a + bb (41 + 52 = 93) < 100 fits.
     assert list(selected) == ["a", "bb"]
-    selected = properties.conf_dir_files(conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "93"}))
+    selected = properties.conf_dir_files(
+        conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "93"})
+    )
     assert list(selected) == ["a"]
     with pytest.raises(SparkConfError):
-        properties.conf_dir_files(conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "2000000"}))
+        properties.conf_dir_files(
+            conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "2000000"})
+        )
 
 
 def test_spark_home_conf_dir():
-    local = LocalInputs(files={"/opt/spark/conf/x.xml": b"1"}, directories={"/opt/spark/conf": ("x.xml",)})
-    assert properties.conf_dir_files(make_conf({"spark.home": "/opt/spark"}, local=local)) == {"x.xml": "1"}
+    local = LocalInputs(
+        files={"/opt/spark/conf/x.xml": b"1"}, directories={"/opt/spark/conf": ("x.xml",)}
+    )
+    assert properties.conf_dir_files(make_conf({"spark.home": "/opt/spark"}, local=local)) == {
+        "x.xml": "1"
+    }
     assert properties.conf_dir_files(make_conf(local=local)) == {}
 
 
 def test_config_map_and_volume():
     conf = conf_dir_conf({"hive-site.xml": b"<c/>"}, {"spark.kubernetes.namespace": "jobs"})
-    cm = properties.conf_config_map(conf, {"spark.app.id": "x", "spark.kubernetes.authenticate.driver.oauthToken": "<present_but_redacted>"})
+    cm = properties.conf_config_map(
+        conf,
+        {
+            "spark.app.id": "x",
+            "spark.kubernetes.authenticate.driver.oauthToken": "<present_but_redacted>",
+        },
+    )
     assert cm["metadata"] == {"name": "spark-drv-d4e5f69ad0f8a400-conf-map", "namespace": "jobs"}
     assert cm["immutable"] is True
     assert list(cm["data"]) == ["hive-site.xml", "spark.properties", "spark.kubernetes.namespace"]
@@ -92,7 +125,11 @@ def test_config_map_and_volume():
     ]
     assert properties.conf_volume(cm) == {
         "name": "spark-conf-volume-driver",
-        "configMap": {"name": "spark-drv-d4e5f69ad0f8a400-conf-map", "items": [
-            {"key": "hive-site.xml", "path": "hive-site.xml", "mode": 420},
-            {"key": "spark.properties", "path": "spark.properties", "mode": 420}]},
+        "configMap": {
+            "name": "spark-drv-d4e5f69ad0f8a400-conf-map",
+            "items": [
+                {"key": "hive-site.xml", "path": "hive-site.xml", "mode": 420},
+                {"key": "spark.properties", "path": "spark.properties", "mode": 420},
+            ],
+        },
     }

@@ -7,8 +7,10 @@ from airflow_provider_sparkk8s.submission.render import prepare, render, to_yaml
 from tests.support.driver_conf import APP_ID, IDS
 
 JAR = MainAppResource("java", "local:///opt/spark/examples/jars/spark-examples.jar")
-BASE = {"spark.kubernetes.container.image": "apache/spark:4.3.0",
-        "spark.master": "k8s://https://10.0.0.1:6443"}
+BASE = {
+    "spark.kubernetes.container.image": "apache/spark:4.3.0",
+    "spark.master": "k8s://https://10.0.0.1:6443",
+}
 
 
 def prep(extra=None, **kwargs):
@@ -19,7 +21,9 @@ def prep(extra=None, **kwargs):
 
 
 def test_plain_jvm_submission_matches_reference_shape():
-    rendered = render(prep({"spark.app.name": "pi", "spark.driver.host": "dropped"}, app_args=("100",)))
+    rendered = render(
+        prep({"spark.app.name": "pi", "spark.driver.host": "dropped"}, app_args=("100",))
+    )
     prefix = "pi-a1b2c39ad0f8a400"
     assert rendered.app_id == APP_ID
     assert rendered.driver_pod_name == f"{prefix}-driver"
@@ -27,15 +31,31 @@ def test_plain_jvm_submission_matches_reference_shape():
     pod = rendered.driver_pod
     assert pod["metadata"]["namespace"] == "default"
     container = pod["spec"]["containers"][-1]
-    assert container["args"] == ["driver", "--properties-file", "/opt/spark/conf/spark.properties",
-                                 "--class", "org.apache.spark.examples.SparkPi",
-                                 "local:///opt/spark/examples/jars/spark-examples.jar", "100"]
+    assert container["args"] == [
+        "driver",
+        "--properties-file",
+        "/opt/spark/conf/spark.properties",
+        "--class",
+        "org.apache.spark.examples.SparkPi",
+        "local:///opt/spark/examples/jars/spark-examples.jar",
+        "100",
+    ]
     assert [e["name"] for e in container["env"]] == [
-        "SPARK_USER", "SPARK_APPLICATION_ID", "SPARK_DRIVER_BIND_ADDRESS", "SPARK_LOCAL_DIRS", "SPARK_CONF_DIR"]
-    assert [m["name"] for m in container["volumeMounts"]] == ["spark-local-dir-1", "spark-conf-volume-driver"]
+        "SPARK_USER",
+        "SPARK_APPLICATION_ID",
+        "SPARK_DRIVER_BIND_ADDRESS",
+        "SPARK_LOCAL_DIRS",
+        "SPARK_CONF_DIR",
+    ]
+    assert [m["name"] for m in container["volumeMounts"]] == [
+        "spark-local-dir-1",
+        "spark-conf-volume-driver",
+    ]
     assert [(o["kind"], o["metadata"]["name"]) for o in rendered.resources] == [
-        ("Service", f"{prefix}-driver-svc"), ("NetworkPolicy", f"{prefix}-policy"),
-        ("ConfigMap", "spark-drv-d4e5f69ad0f8a400-conf-map")]
+        ("Service", f"{prefix}-driver-svc"),
+        ("NetworkPolicy", f"{prefix}-policy"),
+        ("ConfigMap", "spark-drv-d4e5f69ad0f8a400-conf-map"),
+    ]
     assert rendered.objects[0] is pod and rendered.pre_resources == ()
     props = rendered.resources[-1]["data"]["spark.properties"].splitlines()[2:]
     assert props == [
@@ -56,10 +76,13 @@ def test_plain_jvm_submission_matches_reference_shape():
 
 @pytest.mark.parametrize(
     ("version", "kinds", "label"),
-    [("3.5.9", ["Service", "ConfigMap"], "3.5.9"), ("4.0.5", ["Service", "ConfigMap"], "4.0.5"),
-     ("4.1.4", ["Service", "ConfigMap"], "4.1.4"),
-     ("4.2.1", ["Service", "NetworkPolicy", "ConfigMap"], "4.2.1"),
-     ("4.3.0", ["Service", "NetworkPolicy", "ConfigMap"], "4.3.0")],
+    [
+        ("3.5.9", ["Service", "ConfigMap"], "3.5.9"),
+        ("4.0.5", ["Service", "ConfigMap"], "4.0.5"),
+        ("4.1.4", ["Service", "ConfigMap"], "4.1.4"),
+        ("4.2.1", ["Service", "NetworkPolicy", "ConfigMap"], "4.2.1"),
+        ("4.3.0", ["Service", "NetworkPolicy", "ConfigMap"], "4.3.0"),
+    ],
 )
 def test_lines(version, kinds, label):
     rendered = render(prep(spark_version=version))
@@ -68,12 +91,19 @@ def test_lines(version, kinds, label):
 
 
 def test_redacted_tokens_and_no_secret_in_output():
-    rendered = render(prep({"spark.kubernetes.authenticate.submission.oauthToken": "TOPSECRET",
-                            "spark.kubernetes.authenticate.driver.oauthToken": "DRIVERSECRET"}))
+    rendered = render(
+        prep(
+            {
+                "spark.kubernetes.authenticate.submission.oauthToken": "TOPSECRET",
+                "spark.kubernetes.authenticate.driver.oauthToken": "DRIVERSECRET",
+            }
+        )
+    )
     text = to_yaml(rendered.objects)
     assert "TOPSECRET" not in text
     assert "DRIVERSECRET" not in text.replace(
-        rendered.resources[0]["data"]["oauth-token"], "")  # only base64 in the Secret
+        rendered.resources[0]["data"]["oauth-token"], ""
+    )  # only base64 in the Secret
     props = rendered.resources[-1]["data"]["spark.properties"]
     assert "spark.kubernetes.authenticate.submission.oauthToken=<present_but_redacted>" in props
 
@@ -82,7 +112,9 @@ def test_prepare_defaults():
     conf = prep()
     assert conf.spark_conf["spark.app.name"] == "org.apache.spark.examples.SparkPi"
     assert conf.spark_conf["spark.submit.deployMode"] == "cluster"
-    py = prep(main_app_resource=MainAppResource("python", "local:///app/jobs/etl.py"), main_class=None)
+    py = prep(
+        main_app_resource=MainAppResource("python", "local:///app/jobs/etl.py"), main_class=None
+    )
     assert py.main_class == "org.apache.spark.deploy.PythonRunner"
     assert py.spark_conf["spark.app.name"] == "etl.py"
     r = prep(main_app_resource=MainAppResource("r", "local:///a.R"), main_class=None)
@@ -93,9 +125,13 @@ def test_prepare_defaults():
 
 @pytest.mark.parametrize(
     ("kwargs", "key"),
-    [({"spark_version": "3.4.1"}, "spark_version"), ({"spark_version": "4.4.0"}, "spark_version"),
-     ({"spark_version": "4.3"}, "spark_version"), ({"main_class": None}, "main_class"),
-     ({"main_app_resource": MainAppResource("python", None)}, "main application resource")],
+    [
+        ({"spark_version": "3.4.1"}, "spark_version"),
+        ({"spark_version": "4.4.0"}, "spark_version"),
+        ({"spark_version": "4.3"}, "spark_version"),
+        ({"main_class": None}, "main_class"),
+        ({"main_app_resource": MainAppResource("python", None)}, "main application resource"),
+    ],
 )
 def test_prepare_refusals(kwargs, key):
     with pytest.raises(SparkConfError) as err:
@@ -128,8 +164,12 @@ def test_pod_body_names_namespace_only_after_a_template_did():
     plain = render(prep({"spark.kubernetes.namespace": "jobs"}))
     assert "namespace" not in plain.driver_pod_body["metadata"]
     assert plain.driver_pod["metadata"]["namespace"] == "jobs"
-    template = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "other"},
-                "spec": {"containers": [{"name": "c"}]}}
+    template = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"namespace": "other"},
+        "spec": {"containers": [{"name": "c"}]},
+    }
     templated = render(prep({"spark.kubernetes.namespace": "jobs"}, driver_pod_template=template))
     assert templated.driver_pod_body["metadata"]["namespace"] == "jobs"
 

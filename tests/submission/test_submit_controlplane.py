@@ -205,9 +205,7 @@ def test_cli_prints_the_status_line_every_report_interval(
     assert len(status_lines) >= 5  # 1.5 s of running at 200 ms
 
 
-def test_cli_exits_non_zero_when_the_driver_fails(
-    control_plane, ns: str, kubeconfig: Path
-) -> None:
+def test_cli_exits_non_zero_when_the_driver_fails(control_plane, ns: str, kubeconfig: Path) -> None:
     conf = {**FAST, "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/exit-code": "3"}
     outcome, _, err = submit_app(control_plane, ns, kubeconfig, conf, "fails")
     assert outcome.exit_code == 1, err

@@ -137,11 +137,13 @@ def test_failure_at_each_step_leaves_nothing(
     assert f"{kind}/" in message and "422 Invalid: spec is broken" in message
     assert server.recording.objects == {}, "rollback left objects behind"
     deletes = [r for r in server.recording.as_list() if r["method"] == "DELETE"]
-    created = [
-        r for r in server.recording.as_list() if r["method"] in ("POST", "PATCH")
-    ][:-1]  # the last one failed
-    assert len(deletes) == len({r["path"].split("?")[0] for r in created if r["method"] == "PATCH"}
-                               | {r["path"] for r in created if r["method"] == "POST"})
+    created = [r for r in server.recording.as_list() if r["method"] in ("POST", "PATCH")][
+        :-1
+    ]  # the last one failed
+    assert len(deletes) == len(
+        {r["path"].split("?")[0] for r in created if r["method"] == "PATCH"}
+        | {r["path"] for r in created if r["method"] == "POST"}
+    )
 
 
 def test_409_on_driver_name_is_reported_and_existing_pod_untouched(

@@ -28,8 +28,14 @@ def kube(monkeypatch):
 
 
 def make_trigger(**overrides) -> SparkK8sApplicationTrigger:
-    kwargs = dict(application_id=APP, namespace="ns", kubernetes_conn_id="k8s", driver_pod_name="d",
-                  resync_interval=60.0, stream_logs=False)
+    kwargs = dict(
+        application_id=APP,
+        namespace="ns",
+        kubernetes_conn_id="k8s",
+        driver_pod_name="d",
+        resync_interval=60.0,
+        stream_logs=False,
+    )
     kwargs.update(overrides)
     return SparkK8sApplicationTrigger(**kwargs)
 
@@ -53,9 +59,20 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
     path, kwargs = trigger.serialize()
     assert path == "airflow_provider_sparkk8s.triggers.spark_k8s.SparkK8sApplicationTrigger"
     assert set(kwargs) == {
-        "application_id", "namespace", "kubernetes_conn_id", "driver_pod_name", "driver_container",
-        "executor_container", "startup_timeout", "run_timeout", "start_time", "resync_interval",
-        "stream_logs", "log_interval", "delete_on_kill"}
+        "application_id",
+        "namespace",
+        "kubernetes_conn_id",
+        "driver_pod_name",
+        "driver_container",
+        "executor_container",
+        "startup_timeout",
+        "run_timeout",
+        "start_time",
+        "resync_interval",
+        "stream_logs",
+        "log_interval",
+        "delete_on_kill",
+    }
     assert kwargs["start_time"] == 1767225600.0
     json.dumps(kwargs)  # plain JSON: nothing live, nothing secret
     again = SparkK8sApplicationTrigger(**kwargs)
@@ -68,8 +85,15 @@ async def test_follows_a_driver_to_success_with_one_event(kube):
     task = asyncio.create_task(collect(trigger))
     await until(lambda: kube.streams)
     kube.put(pod("d", phase="Running", conditions=SCHEDULED, containers=[running()]))
-    kube.put(pod("e1", role="executor", exec_id="1", phase="Running",
-                 containers=[running("spark-kubernetes-executor")]))
+    kube.put(
+        pod(
+            "e1",
+            role="executor",
+            exec_id="1",
+            phase="Running",
+            containers=[running("spark-kubernetes-executor")],
+        )
+    )
     await until(lambda: trigger.last_state is not None and trigger.last_state.state == "running")
     kube.put(pod("d", phase="Succeeded", containers=[terminated(0, "Completed")]))
     events = await task
@@ -85,14 +109,28 @@ async def test_follows_a_driver_to_success_with_one_event(kube):
 
 async def test_failure_reports_reason_exit_code_and_failed_executors(kube):
     kube.put(pod("d", phase="Failed", containers=[terminated(1, "Error", "Job aborted")]))
-    kube.put(pod("e2", role="executor", exec_id="2", phase="Failed",
-                 containers=[terminated(137, "OOMKilled", name="spark-kubernetes-executor")]))
+    kube.put(
+        pod(
+            "e2",
+            role="executor",
+            exec_id="2",
+            phase="Failed",
+            containers=[terminated(137, "OOMKilled", name="spark-kubernetes-executor")],
+        )
+    )
     [event] = await collect(make_trigger())
     payload = event.payload
     assert (payload["status"], payload["reason"], payload["exit_code"]) == ("failed", "Error", 1)
     assert payload["termination_message"] == "Job aborted"
     assert payload["executors"]["failures"] == [
-        {"pod_name": "e2", "executor_id": "2", "reason": "OOMKilled", "exit_code": 137, "message": None}]
+        {
+            "pod_name": "e2",
+            "executor_id": "2",
+            "reason": "OOMKilled",
+            "exit_code": 137,
+            "message": None,
+        }
+    ]
 
 
 async def test_a_new_instance_from_serialize_reports_a_completion_it_never_watched(kube):
@@ -106,7 +144,11 @@ async def test_a_new_instance_from_serialize_reports_a_completion_it_never_watch
 async def test_a_vanished_driver_is_a_clear_failure(kube):
     [event] = await collect(make_trigger())
     payload = event.payload
-    assert (payload["status"], payload["state"], payload["reason"]) == ("failed", "failed", "DriverPodNotFound")
+    assert (payload["status"], payload["state"], payload["reason"]) == (
+        "failed",
+        "failed",
+        "DriverPodNotFound",
+    )
     assert "d of application" in payload["message"] and "no longer exists" in payload["message"]
 
 
@@ -121,7 +163,13 @@ async def test_driver_deleted_while_followed(kube):
 
 
 async def test_startup_timeout_names_the_pending_reason(kube):
-    kube.put(pod("d", conditions=SCHEDULED, containers=[waiting("ImagePullBackOff", "Back-off pulling image")]))
+    kube.put(
+        pod(
+            "d",
+            conditions=SCHEDULED,
+            containers=[waiting("ImagePullBackOff", "Back-off pulling image")],
+        )
+    )
     [event] = await collect(make_trigger(startup_timeout=0.3, run_timeout=60))
     payload = event.payload
     assert (payload["status"], payload["reason"]) == ("timeout", "StartupTimeout")
@@ -138,7 +186,9 @@ async def test_startup_timeout_does_not_fire_once_running_but_run_timeout_does(k
 
 
 def test_timed_out_is_pure_and_measures_from_start_time():
-    pending = ApplicationState(state="pending", reason="Unschedulable", message="0/3 nodes", problem=True)
+    pending = ApplicationState(
+        state="pending", reason="Unschedulable", message="0/3 nodes", problem=True
+    )
     assert timed_out(pending, 109.0, 100.0, 10.0, 100.0) is None
     failure = timed_out(pending, 110.0, 100.0, 10.0, 100.0)
     assert failure.reason == "StartupTimeout" and "Unschedulable" in failure.message
@@ -152,13 +202,21 @@ async def test_many_triggers_share_one_store(kube):
     apps = [f"spark-{i:032x}" for i in range(20)]
     for i, app in enumerate(apps):
         kube.put(pod(f"d{i}", app=app, phase="Running", containers=[running()]))
-    triggers = [make_trigger(application_id=app, driver_pod_name=f"d{i}") for i, app in enumerate(apps)]
+    triggers = [
+        make_trigger(application_id=app, driver_pod_name=f"d{i}") for i, app in enumerate(apps)
+    ]
     tasks = [asyncio.create_task(collect(t)) for t in triggers]
     await until(lambda: all(t.last_state is not None for t in triggers))
     assert len(active_stores()) == 1
     for i, app in enumerate(apps):
-        kube.put(pod(f"d{i}", app=app, phase="Failed" if i % 2 else "Succeeded",
-                     containers=[terminated(i % 2)]))
+        kube.put(
+            pod(
+                f"d{i}",
+                app=app,
+                phase="Failed" if i % 2 else "Succeeded",
+                containers=[terminated(i % 2)],
+            )
+        )
     results = [(await task)[0].payload["status"] for task in tasks]
     assert results == ["failed" if i % 2 else "success" for i in range(20)]
     assert kube.list_count() == 1
@@ -178,21 +236,31 @@ async def test_driver_log_is_streamed_once_even_across_polls(kube, capsys):
     [event] = await task
     assert event.payload["status"] == "success"
     output = capsys.readouterr().out  # the trigger's structlog logger writes the task log here
-    shown = [line.split("] [driver] ")[1].split("  ")[0].strip()
-             for line in output.splitlines() if "] [driver] " in line]
+    shown = [
+        line.split("] [driver] ")[1].split("  ")[0].strip()
+        for line in output.splitlines()
+        if "] [driver] " in line
+    ]
     assert shown == ["starting", "stage 1", "stage 2", "done"]
     assert kube.log_params[0]["sinceTime"] == start
     # later polls resume from the newest second seen, not from the start
     assert kube.log_params[-1]["sinceTime"] in ("2026-01-01T00:00:02Z", "2026-01-01T00:00:03Z")
-    assert all(p["container"] == "spark-kubernetes-driver" and p["timestamps"] == "true"
-               for p in kube.log_params)
+    assert all(
+        p["container"] == "spark-kubernetes-driver" and p["timestamps"] == "true"
+        for p in kube.log_params
+    )
 
 
 def test_take_new_lines_drops_what_the_cursor_has_seen():
-    lines, cursor = take_new_lines(LogCursor(), "2026-01-01T00:00:01.1Z a\n2026-01-01T00:00:01.2Z b\n")
+    lines, cursor = take_new_lines(
+        LogCursor(), "2026-01-01T00:00:01.1Z a\n2026-01-01T00:00:01.2Z b\n"
+    )
     assert lines == ["a", "b"] and cursor.since_time() == "2026-01-01T00:00:01Z"
-    again, cursor = take_new_lines(cursor, "2026-01-01T00:00:01.1Z a\n2026-01-01T00:00:01.2Z b\n"
-                                           "2026-01-01T00:00:01.2Z b2\n2026-01-01T00:00:01.25Z c\n")
+    again, cursor = take_new_lines(
+        cursor,
+        "2026-01-01T00:00:01.1Z a\n2026-01-01T00:00:01.2Z b\n"
+        "2026-01-01T00:00:01.2Z b2\n2026-01-01T00:00:01.25Z c\n",
+    )
     assert again == ["b2", "c"]
     # trailing zeros trimmed by the API still order correctly (.3 > .25)
     later, _ = take_new_lines(cursor, "2026-01-01T00:00:01.25Z c\n2026-01-01T00:00:01.3Z d\n")

@@ -38,51 +38,90 @@ def conn_id(monkeypatch, kubeconfig):
     return connection_for(monkeypatch, kubeconfig)
 
 
-
-
 async def test_follows_a_driver_to_success(conn_id, namespace, kube_admin):
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("ok-driver", app, annotations={RUN_MS: "1500"}))
-    create(kube_admin, namespace, spark_pod("ok-exec-1", app, role="executor",
-                                            annotations={RUN_MS: "60000"}))
+    create(
+        kube_admin,
+        namespace,
+        spark_pod("ok-exec-1", app, role="executor", annotations={RUN_MS: "60000"}),
+    )
     trigger = make_trigger(conn_id, namespace, app, "ok-driver")
     payload = await final_event(trigger)
-    assert (payload["status"], payload["state"], payload["exit_code"]) == ("success", "succeeded", 0)
+    assert (payload["status"], payload["state"], payload["exit_code"]) == (
+        "success",
+        "succeeded",
+        0,
+    )
     assert payload["driver_pod"] == "ok-driver"
     assert sum(payload["executors"]["counts"].values()) == 1
     assert phase(get_pod(kube_admin, namespace, "ok-driver")) == "Succeeded"
 
 
-async def test_follows_a_driver_to_failure_with_exit_code_and_reason(conn_id, namespace, kube_admin):
+async def test_follows_a_driver_to_failure_with_exit_code_and_reason(
+    conn_id, namespace, kube_admin
+):
     app = new_app_id()
-    create(kube_admin, namespace, spark_pod(
-        "bad-driver", app,
-        annotations={RUN_MS: "1000", EXIT_CODE: "3", REASON: "Error", MESSAGE: "Job aborted: stage 2"}))
-    create(kube_admin, namespace, spark_pod(
-        "bad-exec-1", app, role="executor",
-        annotations={RUN_MS: "500", EXIT_CODE: "137", REASON: "OOMKilled"}))
+    create(
+        kube_admin,
+        namespace,
+        spark_pod(
+            "bad-driver",
+            app,
+            annotations={
+                RUN_MS: "1000",
+                EXIT_CODE: "3",
+                REASON: "Error",
+                MESSAGE: "Job aborted: stage 2",
+            },
+        ),
+    )
+    create(
+        kube_admin,
+        namespace,
+        spark_pod(
+            "bad-exec-1",
+            app,
+            role="executor",
+            annotations={RUN_MS: "500", EXIT_CODE: "137", REASON: "OOMKilled"},
+        ),
+    )
     payload = await final_event(make_trigger(conn_id, namespace, app, "bad-driver"))
     assert (payload["status"], payload["reason"], payload["exit_code"]) == ("failed", "Error", 3)
     assert payload["termination_message"] == "Job aborted: stage 2"
     # the executor may or may not have finished when the driver did; if it did, it is named
     for failure in payload["executors"]["failures"]:
-        assert (failure["pod_name"], failure["reason"], failure["exit_code"]) == ("bad-exec-1", "OOMKilled", 137)
+        assert (failure["pod_name"], failure["reason"], failure["exit_code"]) == (
+            "bad-exec-1",
+            "OOMKilled",
+            137,
+        )
 
 
-async def test_image_pull_backoff_ends_in_a_startup_timeout_naming_it(conn_id, namespace, kube_admin):
+async def test_image_pull_backoff_ends_in_a_startup_timeout_naming_it(
+    conn_id, namespace, kube_admin
+):
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("pull-driver", app, image=UNPULLABLE_IMAGE))
     started = time.monotonic()
-    payload = await final_event(make_trigger(conn_id, namespace, app, "pull-driver", startup_timeout=8))
+    payload = await final_event(
+        make_trigger(conn_id, namespace, app, "pull-driver", startup_timeout=8)
+    )
     assert (payload["status"], payload["reason"]) == ("timeout", "StartupTimeout")
     assert "ImagePullBackOff" in payload["message"] or "ErrImagePull" in payload["message"]
     assert time.monotonic() - started >= 7
 
 
-async def test_unschedulable_ends_in_a_startup_timeout_with_the_scheduler_message(conn_id, namespace, kube_admin):
+async def test_unschedulable_ends_in_a_startup_timeout_with_the_scheduler_message(
+    conn_id, namespace, kube_admin
+):
     app = new_app_id()
-    create(kube_admin, namespace, spark_pod("nowhere-driver", app, node_selector={"no-such": "node"}))
-    payload = await final_event(make_trigger(conn_id, namespace, app, "nowhere-driver", startup_timeout=6))
+    create(
+        kube_admin, namespace, spark_pod("nowhere-driver", app, node_selector={"no-such": "node"})
+    )
+    payload = await final_event(
+        make_trigger(conn_id, namespace, app, "nowhere-driver", startup_timeout=6)
+    )
     assert (payload["status"], payload["reason"]) == ("timeout", "StartupTimeout")
     assert "Unschedulable" in payload["message"]
     assert "node" in payload["message"]  # the scheduler's own words: "0/3 nodes are available: ..."
@@ -90,8 +129,14 @@ async def test_unschedulable_ends_in_a_startup_timeout_with_the_scheduler_messag
 
 async def test_a_new_instance_after_the_pod_finished_still_reports(conn_id, namespace, kube_admin):
     app = new_app_id()
-    create(kube_admin, namespace, spark_pod("late-driver", app, annotations={RUN_MS: "300", EXIT_CODE: "2"}))
-    first = make_trigger(conn_id, namespace, app, "late-driver", run_timeout=600, start_time=time.time())
+    create(
+        kube_admin,
+        namespace,
+        spark_pod("late-driver", app, annotations={RUN_MS: "300", EXIT_CODE: "2"}),
+    )
+    first = make_trigger(
+        conn_id, namespace, app, "late-driver", run_timeout=600, start_time=time.time()
+    )
     wait_for_pod(kube_admin, namespace, "late-driver", lambda p: phase(p) == "Failed", 60, "Failed")
     restarted = SparkK8sApplicationTrigger(**first.serialize()[1])
     payload = await final_event(restarted)
@@ -101,14 +146,18 @@ async def test_a_new_instance_after_the_pod_finished_still_reports(conn_id, name
 async def test_driver_deleted_meanwhile_is_a_failure(conn_id, namespace, kube_admin):
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("held-driver", app, annotations={HOLD: "true"}))
-    wait_for_pod(kube_admin, namespace, "held-driver", lambda p: phase(p) == "Running", 60, "Running")
+    wait_for_pod(
+        kube_admin, namespace, "held-driver", lambda p: phase(p) == "Running", 60, "Running"
+    )
     trigger = make_trigger(conn_id, namespace, app, "held-driver")
     task = asyncio.create_task(final_event(trigger))
     deadline = time.monotonic() + 30
     while trigger.last_state is None or trigger.last_state.state != "running":
         assert time.monotonic() < deadline, "trigger never saw the running driver"
         await asyncio.sleep(0.05)
-    await asyncio.to_thread(request, kube_admin, "DELETE", f"/api/v1/namespaces/{namespace}/pods/held-driver")
+    await asyncio.to_thread(
+        request, kube_admin, "DELETE", f"/api/v1/namespaces/{namespace}/pods/held-driver"
+    )
     payload = await task
     assert (payload["status"], payload["reason"]) == ("failed", "DriverPodNotFound")
 

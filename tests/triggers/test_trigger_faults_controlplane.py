@@ -78,7 +78,9 @@ class ClientWrapper:
         return self.inner.watch(path, params)
 
 
-async def test_api_server_restart_mid_run_loses_no_completion(conn_id, fleet, kube_admin, control_plane):
+async def test_api_server_restart_mid_run_loses_no_completion(
+    conn_id, fleet, kube_admin, control_plane
+):
     start_triggers(fleet, conn_id, resync_interval=5.0)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
     first, second = fleet.apps[: APPS // 2], fleet.apps[APPS // 2 :]
@@ -111,14 +113,18 @@ async def test_410_gone_relists_and_every_completion_is_reported(
     start_triggers(fleet, conn_id, resync_interval=60.0)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
     [store] = active_stores()
-    await until(lambda: store.stats.gone >= 1 and store.stats.lists >= 2, 30, "410 Gone, then a relist")
+    await until(
+        lambda: store.stats.gone >= 1 and store.stats.lists >= 2, 30, "410 Gone, then a relist"
+    )
     assert wrappers[0].watch_calls[0]["resourceVersion"] == "1"
     await release_all(kube_admin, fleet)
     await finish(fleet)
     assert_every_completion_reported(fleet)
 
 
-async def test_a_dead_watch_is_covered_by_the_periodic_list(conn_id, fleet, kube_admin, monkeypatch):
+async def test_a_dead_watch_is_covered_by_the_periodic_list(
+    conn_id, fleet, kube_admin, monkeypatch
+):
     class DeadAfterFirstList(ClientWrapper):
         """Every watch hangs without a byte, as a half-open connection would."""
 
@@ -142,12 +148,16 @@ async def test_a_dead_watch_is_covered_by_the_periodic_list(conn_id, fleet, kube
     assert store.stats.lists >= 2
 
 
-async def test_server_side_watch_timeouts_resume_without_relisting(conn_id, fleet, kube_admin, monkeypatch):
+async def test_server_side_watch_timeouts_resume_without_relisting(
+    conn_id, fleet, kube_admin, monkeypatch
+):
     from airflow_provider_sparkk8s.monitoring import store as store_module
 
     monkeypatch.setattr(
-        SparkK8sApplicationTrigger, "_store_settings",
-        lambda self: store_module.StoreSettings(resync_interval=600.0, watch_timeout=2.0))
+        SparkK8sApplicationTrigger,
+        "_store_settings",
+        lambda self: store_module.StoreSettings(resync_interval=600.0, watch_timeout=2.0),
+    )
     start_triggers(fleet, conn_id)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
     [store] = active_stores()

@@ -26,8 +26,9 @@ def conn_id(monkeypatch, kubeconfig):
 
 
 def make_trigger(conn_id, namespace, app_id, driver, **settings):
-    return spark_pods.make_trigger(conn_id, namespace, app_id, driver,
-                                   **{"stream_logs": True, "log_interval": 0.3, **settings})
+    return spark_pods.make_trigger(
+        conn_id, namespace, app_id, driver, **{"stream_logs": True, "log_interval": 0.3, **settings}
+    )
 
 
 class TaskLog:
@@ -39,8 +40,11 @@ class TaskLog:
 
     def driver_lines(self) -> list[str]:
         self.text += self.capsys.readouterr().out
-        return [line.split("] [driver] ", 1)[1].split(" [airflow_provider_sparkk8s.")[0].strip()
-                for line in self.text.splitlines() if "] [driver] " in line]
+        return [
+            line.split("] [driver] ", 1)[1].split(" [airflow_provider_sparkk8s.")[0].strip()
+            for line in self.text.splitlines()
+            if "] [driver] " in line
+        ]
 
 
 async def test_streams_each_driver_line_once_while_running_then_reports_success(
@@ -64,7 +68,10 @@ async def test_streams_each_driver_line_once_while_running_then_reports_success(
     assert phase(pod) == "Running"
 
     await asyncio.to_thread(
-        request, kube_admin, "PATCH", f"/api/v1/namespaces/{namespace}/pods/log-driver",
+        request,
+        kube_admin,
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/pods/log-driver",
         {"metadata": {"annotations": {HOLD: "false", RUN_MS: "0"}}},
         "application/merge-patch+json",
     )

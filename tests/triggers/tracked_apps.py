@@ -35,7 +35,9 @@ class Fleet:
         return [app.payload for app in self.apps]
 
 
-def create_held_apps(api: ApiClient, namespace: str, count: int, prefix: str = "app") -> list[TrackedApp]:
+def create_held_apps(
+    api: ApiClient, namespace: str, count: int, prefix: str = "app"
+) -> list[TrackedApp]:
     """`count` drivers that KWOK runs and holds Running; every third one will fail with 3."""
     apps = []
     for index in range(count):
@@ -46,8 +48,12 @@ def create_held_apps(api: ApiClient, namespace: str, count: int, prefix: str = "
 
 
 def all_running(api: ApiClient, namespace: str, count: int) -> bool:
-    response = request(api, "GET", f"/api/v1/namespaces/{namespace}/pods",
-                       params={"labelSelector": "spark-role=driver"})
+    response = request(
+        api,
+        "GET",
+        f"/api/v1/namespaces/{namespace}/pods",
+        params={"labelSelector": "spark-role=driver"},
+    )
     phases = [item.get("status", {}).get("phase") for item in response.get("items", [])]
     return len(phases) == count and all(p == "Running" for p in phases)
 
@@ -55,8 +61,13 @@ def all_running(api: ApiClient, namespace: str, count: int) -> bool:
 def release(api: ApiClient, namespace: str, app: TrackedApp) -> None:
     """Lets KWOK end the driver: Succeeded, or Failed with the app's exit code."""
     annotations = {HOLD: "false", RUN_MS: "100", EXIT_CODE: str(app.exit_code)}
-    request(api, "PATCH", f"/api/v1/namespaces/{namespace}/pods/{app.driver}",
-            {"metadata": {"annotations": annotations}}, "application/merge-patch+json")
+    request(
+        api,
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/pods/{app.driver}",
+        {"metadata": {"annotations": annotations}},
+        "application/merge-patch+json",
+    )
 
 
 def start_triggers(fleet: Fleet, conn_id: str, **settings: Any) -> None:
@@ -69,8 +80,13 @@ def start_triggers(fleet: Fleet, conn_id: str, **settings: Any) -> None:
 
     for app in fleet.apps:
         app.trigger = SparkK8sApplicationTrigger(
-            application_id=app.app_id, namespace=fleet.namespace, kubernetes_conn_id=conn_id,
-            driver_pod_name=app.driver, stream_logs=False, **settings)
+            application_id=app.app_id,
+            namespace=fleet.namespace,
+            kubernetes_conn_id=conn_id,
+            driver_pod_name=app.driver,
+            stream_logs=False,
+            **settings,
+        )
         fleet.tasks.append(asyncio.create_task(follow(app)))
 
 
@@ -83,8 +99,10 @@ async def until(probe, timeout: float, message: str) -> None:
 
 
 def all_seen_running(fleet: Fleet) -> bool:
-    return all(a.trigger and a.trigger.last_state and a.trigger.last_state.state == "running"
-               for a in fleet.apps)
+    return all(
+        a.trigger and a.trigger.last_state and a.trigger.last_state.state == "running"
+        for a in fleet.apps
+    )
 
 
 def assert_every_completion_reported(fleet: Fleet) -> None:

@@ -46,5 +46,8 @@ def secret_key_ref_env(env_name: str, key_ref: str) -> KubeObject:
 
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
-    env = [secret_key_ref_env(name, ref) for name, ref in prefixed_map(conf.spark_conf, PREFIX, conf.version_tuple).items()]
+    env = [
+        secret_key_ref_env(name, ref)
+        for name, ref in prefixed_map(conf.spark_conf, PREFIX, conf.version_tuple).items()
+    ]
     return StepResult(pod=add_volumes_and_mounts(pod, volumes=(), mounts=(), env=env))

@@ -16,9 +16,7 @@ from airflow.sdk import DAG, BaseOperator
 class DeferOnceOperator(BaseOperator):
     def execute(self, context: Any) -> None:
         self.log.info("probe: deferring")
-        self.defer(
-            trigger=TimeDeltaTrigger(datetime.timedelta(seconds=2)), method_name="resume"
-        )
+        self.defer(trigger=TimeDeltaTrigger(datetime.timedelta(seconds=2)), method_name="resume")
 
     def resume(self, context: Any, event: Any = None) -> dict[str, Any]:
         self.log.info("probe: resumed after deferral")

@@ -15,14 +15,23 @@ def run(conf, pod=None):
 
 @pytest.mark.parametrize(
     ("primary", "resource"),
-    [("local:///opt/app.jar", "local:///opt/app.jar"), ("s3a://b/app.jar", "s3a://b/app.jar"),
-     ("/tmp/app.jar", "spark-internal"), ("file:/tmp/app.jar", "spark-internal"),
-     (None, "spark-internal")],
+    [
+        ("local:///opt/app.jar", "local:///opt/app.jar"),
+        ("s3a://b/app.jar", "s3a://b/app.jar"),
+        ("/tmp/app.jar", "spark-internal"),
+        ("file:/tmp/app.jar", "spark-internal"),
+        (None, "spark-internal"),
+    ],
 )
 def test_java_args(primary, resource):
     result = run(make_conf(primary=primary, app_args=("10", "x y")))
     assert result.pod.container["args"] == [
-        *HEAD, "org.apache.spark.examples.SparkPi", resource, "10", "x y"]
+        *HEAD,
+        "org.apache.spark.examples.SparkPi",
+        resource,
+        "10",
+        "x y",
+    ]
     assert "env" not in result.pod.container
     assert result.system_properties == {"spark.kubernetes.resource.type": "java"}
 
@@ -34,22 +43,33 @@ def test_proxy_user_and_template_args_stay_in_front():
 
 
 def test_python_args_and_env_precedence():
-    conf = make_conf(kind="python", primary="local:///app/main.py",
-                     main_class=driver_command.PYTHON_RUNNER,
-                     local=LocalInputs(environment={"PYSPARK_PYTHON": "envpy"}))
+    conf = make_conf(
+        kind="python",
+        primary="local:///app/main.py",
+        main_class=driver_command.PYTHON_RUNNER,
+        local=LocalInputs(environment={"PYSPARK_PYTHON": "envpy"}),
+    )
     result = run(conf)
     assert result.pod.container["args"] == [
-        *HEAD, "org.apache.spark.deploy.PythonRunner", "local:///app/main.py"]
+        *HEAD,
+        "org.apache.spark.deploy.PythonRunner",
+        "local:///app/main.py",
+    ]
     assert result.pod.container["env"] == [
         {"name": "PYSPARK_PYTHON", "value": "envpy"},
-        {"name": "PYSPARK_DRIVER_PYTHON", "value": "envpy"}]
+        {"name": "PYSPARK_DRIVER_PYTHON", "value": "envpy"},
+    ]
     assert result.system_properties == {"spark.kubernetes.resource.type": "python"}
-    conf = make_conf({"spark.pyspark.python": "python3.11"}, kind="python",
-                     primary="local:///a.py", local=LocalInputs(
-                         environment={"PYSPARK_DRIVER_PYTHON": "ipython", "PYSPARK_PYTHON": "p"}))
+    conf = make_conf(
+        {"spark.pyspark.python": "python3.11"},
+        kind="python",
+        primary="local:///a.py",
+        local=LocalInputs(environment={"PYSPARK_DRIVER_PYTHON": "ipython", "PYSPARK_PYTHON": "p"}),
+    )
     assert run(conf).pod.container["env"] == [
         {"name": "PYSPARK_PYTHON", "value": "python3.11"},
-        {"name": "PYSPARK_DRIVER_PYTHON", "value": "python3.11"}]
+        {"name": "PYSPARK_DRIVER_PYTHON", "value": "python3.11"},
+    ]
     conf = make_conf({"spark.pyspark.driver.python": "d"}, kind="python", primary="local:///a.py")
     assert run(conf).pod.container["env"] == [{"name": "PYSPARK_DRIVER_PYTHON", "value": "d"}]
 

@@ -30,16 +30,22 @@ def test_nothing_configured_changes_nothing():
 
 def test_shipped_credentials_make_a_secret_and_ignore_the_service_account():
     local = LocalInputs(files={"/k/ca.crt": b"CA", "/k/client.key": b"KEY"}, spark_user="alice")
-    conf = make_conf({
-        f"{P}.caCertFile": "/k/ca.crt", f"{P}.clientKeyFile": "/k/client.key",
-        f"{P}.oauthToken": "s3cr3t", f"{P}.serviceAccountName": "ignored",
-        "spark.kubernetes.authenticate.submission.oauthToken": "other",
-        f"{P}.mounted.clientCertFile": "/in/pod/cert",
-    }, local=local)
+    conf = make_conf(
+        {
+            f"{P}.caCertFile": "/k/ca.crt",
+            f"{P}.clientKeyFile": "/k/client.key",
+            f"{P}.oauthToken": "s3cr3t",
+            f"{P}.serviceAccountName": "ignored",
+            "spark.kubernetes.authenticate.submission.oauthToken": "other",
+            f"{P}.mounted.clientCertFile": "/in/pod/cert",
+        },
+        local=local,
+    )
     result = creds.step(conf, SparkPod.initial())
     secret = result.resources[0]
     assert secret == {
-        "apiVersion": "v1", "kind": "Secret",
+        "apiVersion": "v1",
+        "kind": "Secret",
         "metadata": {"name": f"{PREFIX}-kubernetes-credentials"},
         "data": {"client-key": b64(b"KEY"), "ca-cert": b64(b"CA"), "oauth-token": b64(b"s3cr3t")},
         "immutable": True,
@@ -47,10 +53,15 @@ def test_shipped_credentials_make_a_secret_and_ignore_the_service_account():
     assert list(secret["data"]) == ["client-key", "ca-cert", "oauth-token"]
     spec = result.pod.pod["spec"]
     assert "serviceAccountName" not in spec
-    assert spec["volumes"] == [{"name": "kubernetes-credentials",
-                                "secret": {"secretName": f"{PREFIX}-kubernetes-credentials"}}]
+    assert spec["volumes"] == [
+        {
+            "name": "kubernetes-credentials",
+            "secret": {"secretName": f"{PREFIX}-kubernetes-credentials"},
+        }
+    ]
     assert result.pod.container["volumeMounts"] == [
-        {"name": "kubernetes-credentials", "mountPath": "/mnt/secrets/spark-kubernetes-credentials"}]
+        {"name": "kubernetes-credentials", "mountPath": "/mnt/secrets/spark-kubernetes-credentials"}
+    ]
     m = "/mnt/secrets/spark-kubernetes-credentials"
     assert result.system_properties == {
         f"{P}.oauthToken": "<present_but_redacted>",
