@@ -7,6 +7,9 @@ ROOT="${SPARKK8S_PARITY_HOME:-$HOME/.cache/sparkk8s-parity}"
 VERSIONS="${*:-4.3.0 3.5.9 4.2.1 4.1.4 4.0.5}"
 PYTHON="${PYTHON:-python3}"
 mkdir -p "$ROOT"
+# One install at a time: parallel test sessions and make targets share this cache.
+exec 9>"$ROOT/.install.lock"
+flock 9
 for version in $VERSIONS; do
   venv="$ROOT/pyspark-$version"
   if [ ! -x "$venv/bin/spark-submit" ]; then
