@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
 
-.PHONY: venv controlplane browser test demo parity-refresh bench clean
+.PHONY: venv controlplane toxiproxy browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -18,6 +18,10 @@ venv: $(STAMP)
 controlplane:
 	./testenv/build.sh
 
+# The fault tests' TCP proxy, built from its Go module into ~/.cache (about a minute, once).
+toxiproxy:
+	./testenv/build_toxiproxy.sh >/dev/null
+
 # Debian's chromium and playwright-core for the Connections UI test; no-op once present.
 browser:
 	./tests/e2e/install_browser.sh
@@ -25,7 +29,7 @@ browser:
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
 TESTS ?= tests
-test: venv controlplane browser
+test: venv controlplane toxiproxy browser
 	bin=$$(./testenv/build.sh) && SPARKK8S_TESTENV_BIN=$$bin $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; exit $$rc
 

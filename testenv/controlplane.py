@@ -128,6 +128,7 @@ class ControlPlane:
         self.node_names = [f"kwok-node-{index}" for index in range(node_count)]
         self._pki: PkiFiles | None = None
         self._apiserver_port = 0
+        self._etcd_port = 0
         self._kwok_server_port = 0
         self._processes: dict[str, ManagedProcess] = {}
         self._admin: AdminHttp | None = None
@@ -162,14 +163,20 @@ class ControlPlane:
         return {name: process.pid for name, process in self._processes.items()}
 
     def write_kubeconfig(
-        self, path: Path, namespace: str = "default", token: str | None = None
+        self,
+        path: Path,
+        namespace: str = "default",
+        token: str | None = None,
+        server: str | None = None,
     ) -> Path:
-        """Writes a kubeconfig for `namespace`: the admin certificate, or `token`."""
+        """Writes a kubeconfig for `namespace`: the admin certificate, or `token`; `server`
+        replaces the API server's URL (a proxy in front of it)."""
+        url = server or self.server
         if token:
-            document = kubeconfig_document(self.server, self.ca_file, namespace, token=token)
+            document = kubeconfig_document(url, self.ca_file, namespace, token=token)
         else:
             document = kubeconfig_document(
-                self.server, self.ca_file, namespace, self.admin_cert_file, self.admin_key_file
+                url, self.ca_file, namespace, self.admin_cert_file, self.admin_key_file
             )
         path.write_text(json.dumps(document, indent=2))
         path.chmod(0o600)
@@ -192,6 +199,21 @@ class ControlPlane:
         if status != 200:
             raise RuntimeError(f"GET /metrics -> HTTP {status}")
         return data.decode()
+
+    @property
+    def apiserver_address(self) -> str:
+        """host:port of kube-apiserver (what a fault-injecting proxy forwards to)."""
+        return f"127.0.0.1:{self._apiserver_port}"
+
+    def restart_etcd(self, down_seconds: float = 0.0) -> None:
+        """Stops etcd, keeps it down for `down_seconds`, and starts it again on the same
+        ports and data (for fault tests); returns once etcd and kube-apiserver are ready."""
+        etcd = self._processes["etcd"]
+        etcd.stop()
+        time.sleep(down_seconds)
+        etcd.start()
+        self._wait_etcd_healthy()
+        self._wait_apiserver_ready()
 
     def restart_apiserver(self) -> None:
         """Stops the API server and starts it again on the same port and etcd
@@ -268,16 +290,11 @@ class ControlPlane:
         )
         self._mark("pki", t0)
 
-        etcd_port = self._start_etcd()
+        self._etcd_port = self._start_etcd()
         # The API server spends its first second or so setting up before it
         # needs etcd, and retries until etcd answers: start both at once.
-        self._start_apiserver(etcd_port, token_file)
-        wait_until(
-            lambda: _http_json(f"http://127.0.0.1:{etcd_port}/health").get("health") == "true",
-            20,
-            "etcd /health",
-            watch=[self._processes["etcd"]],
-        )
+        self._start_apiserver(self._etcd_port, token_file)
+        self._wait_etcd_healthy()
         self._mark("etcd", t0)
         self._wait_apiserver_ready()
         self._mark("kube-apiserver", t0)
@@ -384,6 +401,16 @@ class ControlPlane:
                 "--kubelet-preferred-address-types=InternalIP",
                 f"--kubelet-certificate-authority={pki.ca_cert}",
             ],
+        )
+
+    def _wait_etcd_healthy(self) -> None:
+        wait_until(
+            lambda: (
+                _http_json(f"http://127.0.0.1:{self._etcd_port}/health").get("health") == "true"
+            ),
+            20,
+            "etcd /health",
+            watch=[self._processes["etcd"]],
         )
 
     def _wait_apiserver_ready(self) -> None:

@@ -16,6 +16,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
+from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support import kube
 from tests.support.waiting import wait_for
 
@@ -98,6 +99,36 @@ def _exists(api: k8s_client.ApiClient, path: str) -> bool:
 def kubeconfig(control_plane: ControlPlane, namespace: str, tmp_path: Path) -> Path:
     """An admin kubeconfig file whose context namespace is `namespace`."""
     return control_plane.write_kubeconfig(tmp_path / "kubeconfig", namespace)
+
+
+@pytest.fixture(scope="session")
+def toxiproxy() -> Iterator[Toxiproxy]:
+    """toxiproxy-server on loopback (testenv/build_toxiproxy.sh builds or reuses it)."""
+    with Toxiproxy() as server:
+        yield server
+
+
+@pytest.fixture
+def api_proxy(
+    toxiproxy: Toxiproxy, control_plane: ControlPlane, request: pytest.FixtureRequest
+) -> Iterator[Proxy]:
+    """A fresh Toxiproxy proxy in front of kube-apiserver; removed (and its connections
+    closed) after the test."""
+    proxy = toxiproxy.proxy(_namespace_name(request.node.name), control_plane.apiserver_address)
+    try:
+        yield proxy
+    finally:
+        toxiproxy.delete(proxy)
+
+
+@pytest.fixture
+def proxied_kubeconfig(
+    control_plane: ControlPlane, namespace: str, api_proxy: Proxy, tmp_path: Path
+) -> Path:
+    """An admin kubeconfig for `namespace` whose server is `api_proxy`."""
+    return control_plane.write_kubeconfig(
+        tmp_path / "proxied.kubeconfig", namespace, server=api_proxy.url
+    )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

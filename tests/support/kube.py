@@ -17,7 +17,8 @@ from kubernetes.client.exceptions import ApiException
 
 
 @contextmanager
-def _http(api: ApiClient, timeout: float = 30.0) -> Iterator[httpx.Client]:
+def session(api: ApiClient, timeout: float = 30.0) -> Iterator[httpx.Client]:
+    """One keep-alive httpx client with the ApiClient's credentials, for many requests."""
     config = api.configuration
     context = ssl.create_default_context(cafile=config.ssl_ca_cert)
     if config.cert_file and config.key_file:
@@ -52,7 +53,7 @@ def request(
 ) -> Any:
     """One request; returns the decoded JSON body, raises ApiException on non-2xx."""
     content = None if body is None else json.dumps(body)
-    with _http(api) as client:
+    with session(api) as client:
         response = client.request(
             method, path, content=content, params=params, headers={"Content-Type": content_type}
         )
@@ -71,7 +72,7 @@ def watch(
         "timeoutSeconds": str(timeout_seconds),
     }
     with (
-        _http(api, timeout=timeout_seconds + 10) as client,
+        session(api, timeout=timeout_seconds + 10) as client,
         client.stream("GET", path, params=params) as response,
     ):
         if not response.is_success:

@@ -1,0 +1,274 @@
+"""Many deferred applications, one fault, and the figures the fault table reports.
+
+Shared by the fault tests (`make test`, 100 applications) and the chaos benchmark
+(`benchmarks/bench_faults.py`, 1,000). The shape of one run:
+
+1. every application's driver is Running and held by KWOK, and one trigger per application
+   runs in this event loop, all through one (possibly faulty) connection;
+2. once every trigger has seen its driver running, the fault starts;
+3. half of the drivers end while the fault lasts, at an even pace; the fault then heals and
+   the other half end over `after_seconds`. A driver "ends" when its terminal status is
+   written through the status subresource, as a kubelet does, with the admin's own
+   connection (the fault sits only between our client and kube-apiserver); a write that the
+   fault refuses (etcd down) is retried, and the end time is that of the write that took;
+4. the figures: completions reported, false failures (a final event that is not the
+   driver's real outcome), duplicate events, leaks (stores or store tasks left in the loop
+   after every trigger ended), and the delay from a status write to its trigger's event, for
+   the drivers that ended during the fault and for those that ended after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from airflow_provider_sparkk8s.monitoring.store import active_stores
+from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from tests.support.kube import session
+from tests.support.pods import terminated_status
+from tests.triggers.tracked_apps import Fleet, TrackedApp, all_seen_running, until
+
+DRIVER = "spark-kubernetes-driver"
+
+
+@dataclass
+class Fault:
+    """Something that goes wrong for `seconds`: `inject` starts it, `heal` ends it."""
+
+    name: str
+    inject: Callable[[], None]
+    heal: Callable[[], None]
+    seconds: float
+
+
+@dataclass
+class FaultReport:
+    fault: str
+    apps: int
+    completions: int = 0
+    false_failures: int = 0
+    duplicates: int = 0
+    leaks: int = 0
+    during: list[float] = field(default_factory=list)
+    after: list[float] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return (
+            self.completions == self.apps
+            and self.false_failures == 0
+            and self.duplicates == 0
+            and self.leaks == 0
+        )
+
+    def row(self) -> str:
+        cells = [
+            self.fault,
+            f"{self.completions} / {self.apps}",
+            str(self.false_failures),
+            str(self.duplicates),
+            str(self.leaks),
+            f"{percentile(self.during, 0.5):.2f} / {percentile(self.during, 0.99):.2f}",
+            f"{percentile(self.after, 0.5):.2f} / {percentile(self.after, 0.99):.2f}",
+        ]
+        return "| " + " | ".join(cells) + " |"
+
+
+TABLE_HEADER = (
+    "| fault | completions | false failures | duplicates | leaks "
+    "| delay during p50 / p99 (s) | delay after p50 / p99 (s) |\n"
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
+
+
+def expected_outcome(app: TrackedApp) -> tuple[str, int]:
+    return ("success", 0) if app.exit_code == 0 else ("failed", app.exit_code)
+
+
+@dataclass
+class _Watched:
+    app: TrackedApp
+    events: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    ended_at: float | None = None  # wall clock of the status write that took
+
+
+def start_counting_triggers(
+    apps: list[TrackedApp], namespace: str, conn_id: str, **settings: Any
+) -> tuple[list[_Watched], list[asyncio.Task]]:
+    """One trigger per app, each run to its end so a second event would be seen."""
+    watched = [_Watched(app) for app in apps]
+
+    async def follow(entry: _Watched) -> None:
+        trigger = entry.app.trigger
+        assert trigger is not None
+        async for event in trigger.run():
+            entry.events.append((time.time(), event.payload))
+            entry.app.payload = entry.app.payload or event.payload
+
+    tasks = []
+    for entry in watched:
+        entry.app.trigger = SparkK8sApplicationTrigger(
+            application_id=entry.app.app_id,
+            namespace=namespace,
+            kubernetes_conn_id=conn_id,
+            driver_pod_name=entry.app.driver,
+            stream_logs=False,
+            **settings,
+        )
+        tasks.append(asyncio.create_task(follow(entry), name=f"follow-{entry.app.driver}"))
+    return watched, tasks
+
+
+def _end_drivers(
+    api: ApiClient, namespace: str, entries: list[_Watched], seconds: float, stop: float
+) -> None:
+    """Writes each driver's terminal status, evenly over `seconds`; retries refused writes
+    until `stop` (monotonic)."""
+    started = time.monotonic()
+    with session(api, timeout=10) as client:
+        for index, entry in enumerate(entries):
+            delay = started + index * seconds / max(len(entries), 1) - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            reason = "Completed" if entry.app.exit_code == 0 else "Error"
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            body = {"status": terminated_status((DRIVER,), entry.app.exit_code, reason, now)}
+            path = f"/api/v1/namespaces/{namespace}/pods/{entry.app.driver}/status"
+            while time.monotonic() < stop:
+                try:
+                    response = client.patch(
+                        path,
+                        json=body,
+                        headers={"Content-Type": "application/strategic-merge-patch+json"},
+                    )
+                except Exception:  # noqa: BLE001 - the fault may refuse the write: retry
+                    time.sleep(0.2)
+                    continue
+                if response.is_success:
+                    entry.ended_at = time.time()
+                    break
+                time.sleep(0.2)
+
+
+def _store_leaks() -> int:
+    tasks = [
+        t for t in asyncio.all_tasks() if not t.done() and t.get_name().startswith("sparkk8s-")
+    ]
+    return len(active_stores()) + len(tasks)
+
+
+async def run_under_fault(
+    api: ApiClient,
+    fleet: Fleet,
+    conn_id: str,
+    fault: Fault,
+    *,
+    after_seconds: float = 5.0,
+    deadline: float = 120.0,
+    **trigger_settings: Any,
+) -> FaultReport:
+    """See the module docstring. `fleet`'s drivers must be Running and held."""
+    watched, tasks = start_counting_triggers(
+        fleet.apps, fleet.namespace, conn_id, **trigger_settings
+    )
+    fleet.tasks.extend(tasks)
+    report = FaultReport(fault.name, len(fleet.apps))
+    try:
+        await until(lambda: all_seen_running(fleet), deadline, "every trigger to see its driver")
+        half = len(watched) // 2
+        during, after = watched[:half], watched[half:]
+        stop = time.monotonic() + deadline
+        await asyncio.to_thread(fault.inject)
+        fault_started = time.time()
+        try:
+            await asyncio.to_thread(
+                _end_drivers, api, fleet.namespace, during, fault.seconds * 0.8, stop
+            )
+            remaining = fault_started + fault.seconds - time.time()
+            if remaining > 0:
+                await asyncio.sleep(remaining)
+        finally:
+            await asyncio.to_thread(fault.heal)
+        healed = time.time()
+        await asyncio.to_thread(_end_drivers, api, fleet.namespace, after, after_seconds, stop)
+        try:
+            await until(lambda: all(e.events for e in watched), deadline, "every final event")
+        except AssertionError as error:
+            report.problems.append(str(error))
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.sleep(0)  # let the last store stop
+    report.leaks = _store_leaks()
+    for entry in watched:
+        if not entry.events:
+            continue
+        report.completions += 1
+        report.duplicates += len(entry.events) - 1
+        fired, payload = entry.events[0]
+        if (payload.get("status"), payload.get("exit_code")) != expected_outcome(entry.app):
+            report.false_failures += 1
+            report.problems.append(
+                f"{entry.app.driver}: {payload.get('status')} {payload.get('reason')} "
+                f"{payload.get('message')}"
+            )
+        if entry.ended_at is None:
+            report.problems.append(f"{entry.app.driver}: its status write never took")
+            continue
+        delay = fired - entry.ended_at
+        (report.during if entry.ended_at < healed else report.after).append(delay)
+    return report
+
+
+def toxic_fault(proxy: Any, name: str, type_: str, seconds: float, **attributes: Any) -> Fault:
+    """A Toxiproxy toxic on both directions of `proxy` for `seconds`."""
+    added: list[str] = []
+
+    def inject() -> None:
+        for stream in ("upstream", "downstream"):
+            added.append(proxy.add_toxic(type_, stream=stream, **attributes))
+
+    def heal() -> None:
+        while added:
+            proxy.remove_toxic(added.pop())
+
+    return Fault(name, inject, heal, seconds)
+
+
+def network_faults(proxy: Any, seconds: float) -> dict[str, Fault]:
+    """The network faults of the fault table, by name (Toxiproxy attributes: ms, KB/s, us)."""
+    return {
+        "latency": toxic_fault(
+            proxy, "latency 500 ms ± 250 ms", "latency", seconds, latency=500, jitter=250
+        ),
+        "reset": toxic_fault(
+            proxy, "connection resets (every 1 s)", "reset_peer", seconds, timeout=1000
+        ),
+        "blackhole": toxic_fault(proxy, "black hole (no RST)", "timeout", seconds, timeout=0),
+        "bandwidth": toxic_fault(proxy, "bandwidth 32 KB/s", "bandwidth", seconds, rate=32),
+        "slicer": toxic_fault(
+            proxy,
+            "slicer (64 ± 32 B, 200 us)",
+            "slicer",
+            seconds,
+            average_size=64,
+            size_variation=32,
+            delay=200,
+        ),
+    }
