@@ -32,6 +32,8 @@ from typing import Any, Self
 from testenv.admin_client import AdminHttp
 from testenv.binaries import find_binaries
 from testenv.kwok_logs import write_spark_logs
+from testenv.nodeagent.kubelet import AgentConfig
+from testenv.nodeagent.setup import agent_command, node_agent_config
 from testenv.pki import PkiFiles, generate_pki
 from testenv.processes import ManagedProcess, wait_until
 
@@ -116,11 +118,20 @@ class ControlPlane:
     """See the module docstring; attributes are valid between start() and stop()."""
 
     def __init__(
-        self, bin_dir: Path | None = None, node_count: int = NODE_COUNT, *, api_only: bool = False
+        self,
+        bin_dir: Path | None = None,
+        node_count: int = NODE_COUNT,
+        *,
+        api_only: bool = False,
+        process_node: bool = False,
+        images_file: Path | None = None,
     ) -> None:
         self.bin_dir = bin_dir or find_binaries()
         self.node_count = node_count
         self.api_only = api_only
+        self.process_node = process_node
+        self.images_file = images_file
+        self.agent: AgentConfig | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-controlplane-"))
         self.static_token = secrets.token_urlsafe(32)
         self.startup_seconds: float | None = None
@@ -242,7 +253,7 @@ class ControlPlane:
 
     def stop(self) -> None:
         """Stops every process by its pid (dependents first) and removes the temp dir."""
-        for name in ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("node-agent", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             process = self._processes.get(name)
             if process is not None:
                 process.stop()
@@ -302,7 +313,11 @@ class ControlPlane:
             return
 
         scheduler_port = self._start_controllers()
-        for name in self.node_names:
+        if self.node_count:
+            self._start_kwok()
+        if self.process_node:
+            self._start_node_agent()
+        for name in self.node_names[: self.node_count]:
             self._admin_http.json("POST", "/api/v1/nodes", fake_node(name))
         watched = list(self._processes.values())
         wait_until(
@@ -312,17 +327,16 @@ class ControlPlane:
             watch=watched,
         )
         self._mark("kube-scheduler", t0)
-        wait_until(self._nodes_ready, STARTUP_TIMEOUT_SECONDS, "KWOK nodes Ready", watch=watched)
-        self._mark("kwok-nodes", t0)
-        # pods/log needs KWOK's kubelet server; it checks as the API server will (our CA).
-        wait_until(
-            lambda: _verified_get_ok(
-                f"https://127.0.0.1:{self._kwok_server_port}/healthz", self.ca_file
-            ),
-            STARTUP_TIMEOUT_SECONDS,
-            "KWOK kubelet server /healthz",
-            watch=watched,
-        )
+        wait_until(self._nodes_ready, STARTUP_TIMEOUT_SECONDS, "nodes Ready", watch=watched)
+        self._mark("nodes", t0)
+        # pods/log needs each kubelet endpoint; it is checked as the API server will (our CA).
+        for port, address, what in self._kubelet_endpoints():
+            wait_until(
+                lambda: _verified_get_ok(f"https://{address}:{port}/healthz", self.ca_file),
+                STARTUP_TIMEOUT_SECONDS,
+                f"{what} /healthz",
+                watch=watched,
+            )
         # The default service account appears once the controller manager's
         # service-account controller runs; tests' namespaces need the same.
         wait_until(
@@ -461,6 +475,11 @@ class ControlPlane:
                 "--profiling=false",
             ],
         )
+        return scheduler_port
+
+    def _start_kwok(self) -> None:
+        pki = self._pki_files
+        kubeconfig = str(self.admin_kubeconfig)
         key, value = KWOK_NODE_ANNOTATION
         logs_config = write_spark_logs(
             self.workdir / "container-logs", datetime.datetime.now(datetime.UTC)
@@ -486,7 +505,25 @@ class ControlPlane:
                 f"--tls-private-key-file={pki.serving_key}",
             ],
         )
-        return scheduler_port
+
+    def _start_node_agent(self) -> None:
+        """The process runtime's node: a node agent running its pods as local processes,
+        with its own node identity, kubelet certificate and loopback /24."""
+        self.agent = node_agent_config(
+            self._pki_files, self.workdir / "node-agent", self._apiserver_port, self.images_file
+        )
+        config_file = self.workdir / "node-agent" / "config.json"
+        config_file.write_text(self.agent.to_json())
+        self._spawn("node-agent", agent_command(config_file))
+        self.node_names.append(self.agent.node_name)
+
+    def _kubelet_endpoints(self) -> list[tuple[int, str, str]]:
+        endpoints = []
+        if self.node_count:
+            endpoints.append((self._kwok_server_port, "127.0.0.1", "KWOK kubelet server"))
+        if self.agent is not None:
+            endpoints.append((self.agent.kubelet_port, self.agent.node_ip, "node agent"))
+        return endpoints
 
     def _nodes_ready(self) -> bool:
         nodes = self._admin_http.json("GET", "/api/v1/nodes")["items"]

@@ -182,3 +182,30 @@ def generate_pki(directory: Path) -> PkiFiles:
         )
     )
     return files
+
+
+def issue_from_ca(
+    pki: PkiFiles,
+    cert_file: Path,
+    key_file: Path,
+    common_name: str,
+    organization: str | None = None,
+    server_names: list[str] | None = None,
+) -> None:
+    """Writes a key and a certificate signed by the run's CA: a serving certificate for
+    `server_names` (IP addresses or DNS names) when given, else a client certificate (a
+    node agent's kubelet endpoint, and its `system:node:<name>` identity)."""
+    ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    sans: list[x509.GeneralName] = []
+    for name in server_names or []:
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            sans.append(x509.DNSName(name))
+    key = _new_key()
+    usage = ExtendedKeyUsageOID.SERVER_AUTH if server_names else ExtendedKeyUsageOID.CLIENT_AUTH
+    cert = _issue(ca_cert, ca_key, _name(common_name, organization), key, usage, sans or None)
+    _write_key(key_file, key)
+    _write_cert(cert_file, cert)

@@ -1,0 +1,45 @@
+#!/bin/bash
+# The entrypoint of the process runtime's Spark "image" (testenv/runtime_image.py): what the
+# Spark images' entrypoint does for the two roles spark-submit's pods run, and nothing else.
+#   driver ARGS...    spark-submit in client mode, bound to the pod's address, with the pod's args
+#   executor          KubernetesExecutorBackend from the executor pod's environment
+#   anything else     run as given
+set -euo pipefail
+
+# Spark's conf directory first, then Hadoop's if any, then the distribution's jars, any extra
+# classpath and the working directory.
+classpath="${SPARK_CONF_DIR:-$SPARK_HOME/conf}"
+if [ -n "${HADOOP_CONF_DIR:-}" ]; then classpath="$classpath:$HADOOP_CONF_DIR"; fi
+classpath="$classpath:$SPARK_HOME/jars/*"
+if [ -n "${SPARK_EXTRA_CLASSPATH:-}" ]; then classpath="$classpath:$SPARK_EXTRA_CLASSPATH"; fi
+classpath="$classpath:$PWD"
+
+# Executor JVM options come as SPARK_JAVA_OPT_0, SPARK_JAVA_OPT_1, ... in that order.
+java_opts=()
+for index in $(compgen -e | sed -n 's/^SPARK_JAVA_OPT_\([0-9][0-9]*\)$/\1/p' | sort -n); do
+  name="SPARK_JAVA_OPT_$index"
+  java_opts+=("${!name}")
+done
+
+role="${1:-}"
+case "$role" in
+  driver)
+    shift
+    exec "$SPARK_HOME/bin/spark-submit" \
+      --conf "spark.driver.bindAddress=$SPARK_DRIVER_BIND_ADDRESS" \
+      --conf "spark.executorEnv.SPARK_DRIVER_POD_IP=$SPARK_DRIVER_BIND_ADDRESS" \
+      --deploy-mode client "$@"
+    ;;
+  executor)
+    exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" "${java_opts[@]}" \
+      -Xms"$SPARK_EXECUTOR_MEMORY" -Xmx"$SPARK_EXECUTOR_MEMORY" -cp "$classpath" \
+      org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend \
+      --driver-url "$SPARK_DRIVER_URL" --executor-id "$SPARK_EXECUTOR_ID" \
+      --cores "$SPARK_EXECUTOR_CORES" --app-id "$SPARK_APPLICATION_ID" \
+      --hostname "$SPARK_EXECUTOR_POD_IP" --resourceProfileId "$SPARK_RESOURCE_PROFILE_ID" \
+      --podName "$SPARK_EXECUTOR_POD_NAME"
+    ;;
+  *)
+    exec "$@"
+    ;;
+esac

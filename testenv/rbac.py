@@ -1,0 +1,61 @@
+"""The documented permissions, applied as documented: every object of `docs/rbac.yaml` in a
+namespace of the caller's choosing, the submitter's RoleBinding pointing at the caller's
+service account. The real-Spark tests and `make demo` run with exactly these Roles: Airflow
+(or sparkk8s-submit) as the submitter, the driver as `spark`, never an admin identity."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.client import KubeClient
+
+RBAC_FILE = Path(__file__).resolve().parents[1] / "docs" / "rbac.yaml"
+SUBMITTER_ROLE = "sparkk8s-submitter"
+DRIVER_SERVICE_ACCOUNT = "spark"
+_PLURALS = {"Role": "roles", "RoleBinding": "rolebindings", "ServiceAccount": "serviceaccounts"}
+
+
+def documented_objects(namespace: str, submitter: str) -> list[dict[str, Any]]:
+    """docs/rbac.yaml for `namespace`, with the service account `submitter` (in the same
+    namespace) as the submitter."""
+    objects = []
+    for document in yaml.safe_load_all(RBAC_FILE.read_text()):
+        if not document:
+            continue
+        obj = copy.deepcopy(document)
+        obj["metadata"]["namespace"] = namespace
+        if obj["kind"] == "RoleBinding":
+            if obj["roleRef"]["name"] == SUBMITTER_ROLE:
+                obj["subjects"] = [
+                    {"kind": "ServiceAccount", "name": submitter, "namespace": namespace}
+                ]
+            else:
+                for subject in obj["subjects"]:
+                    subject["namespace"] = namespace
+        objects.append(obj)
+    return objects
+
+
+def _path(obj: dict[str, Any]) -> str:
+    group = "/api/v1" if obj["apiVersion"] == "v1" else f"/apis/{obj['apiVersion']}"
+    return f"{group}/namespaces/{obj['metadata']['namespace']}/{_PLURALS[obj['kind']]}"
+
+
+def apply_documented_rbac(admin: KubeClient, namespace: str, submitter: str) -> None:
+    """Creates the submitter's service account and every documented object (set-up only:
+    this is the cluster administrator's step, so it runs as admin)."""
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": submitter}}
+    for obj in [
+        {**account, "metadata": {"name": submitter, "namespace": namespace}},
+        *documented_objects(namespace, submitter),
+    ]:
+        try:
+            admin.request("POST", _path(obj), json=obj)
+        except KubeApiError as error:
+            if error.status != 409:
+                raise

@@ -1,0 +1,135 @@
+"""The process runtime's Spark "image": pyspark's Spark distribution laid out as the Spark
+images lay it out, with our entrypoint and example programs, described in an images file
+the node agent reads (testenv/nodeagent/images.py).
+
+    python -m testenv.runtime_image      # builds (or finds) it; prints the images file
+
+The distribution is the pyspark package the parity tests install
+(`tests/parity/install_spark.sh`, one venv per Spark line under ~/.cache/sparkk8s-parity,
+with a lock). The tree goes under ~/.cache/sparkk8s-runtime, keyed by the Spark version and
+a digest of our files, built under a lock and renamed into place when complete:
+
+    opt/spark/{bin,sbin,jars,python,...}  -> the pyspark package's directories
+    opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
+    opt/entrypoint.sh                       testenv/image/entrypoint.sh
+    opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py)
+    home/spark                              the containers' HOME (holds no kubeconfig)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SPARK_VERSION = "4.3.0"
+IMAGE_NAME = f"sparkk8s/spark:{SPARK_VERSION}"
+EXAMPLES = "/opt/sparkk8s/examples"  # where pi.py and fail.py are, inside the image
+REPO = Path(__file__).resolve().parents[1]
+IMAGE_SOURCES = REPO / "testenv" / "image"
+INSTALL_SPARK = REPO / "tests" / "parity" / "install_spark.sh"
+# The parts of the pyspark package that make a Spark distribution (the rest is Python code,
+# which the pyspark venv's interpreter imports itself).
+DISTRIBUTION_DIRS = ("bin", "sbin", "jars", "python", "data", "licenses")
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("SPARKK8S_RUNTIME_CACHE", Path.home() / ".cache/sparkk8s-runtime"))
+
+
+def parity_root() -> Path:
+    return Path(os.environ.get("SPARKK8S_PARITY_HOME", Path.home() / ".cache/sparkk8s-parity"))
+
+
+def pyspark_venv(version: str = SPARK_VERSION) -> Path:
+    """The pyspark install of `version`, installed first if needed (its script locks)."""
+    venv = parity_root() / f"pyspark-{version}"
+    if not (venv / "bin" / "spark-submit").exists():
+        subprocess.run([str(INSTALL_SPARK), version], check=True)
+    return venv
+
+
+def _package_dir(venv: Path) -> Path:
+    found = sorted(venv.glob("lib/python*/site-packages/pyspark"))
+    if not found:
+        raise FileNotFoundError(f"no pyspark package under {venv}")
+    return found[0]
+
+
+def _java_home() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise FileNotFoundError("no java on PATH: the process runtime's Spark needs Java 17")
+    return str(Path(java).resolve().parent.parent)
+
+
+def _sources_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(IMAGE_SOURCES.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(IMAGE_SOURCES)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _build_tree(tree: Path, package: Path) -> None:
+    spark = tree / "opt" / "spark"
+    spark.mkdir(parents=True)
+    for name in DISTRIBUTION_DIRS:
+        (spark / name).symlink_to(package / name)
+    (spark / "conf").mkdir()
+    (spark / "work-dir").mkdir()
+    shutil.copy2(IMAGE_SOURCES / "entrypoint.sh", tree / "opt" / "entrypoint.sh")
+    examples = tree / EXAMPLES.lstrip("/")
+    examples.parent.mkdir(parents=True)
+    shutil.copytree(IMAGE_SOURCES / "examples", examples)
+    (tree / "home" / "spark").mkdir(parents=True)
+
+
+def image_config(tree: Path, venv: Path) -> dict[str, object]:
+    java_home = _java_home()
+    return {
+        "tree": str(tree),
+        "entrypoint": ["/opt/entrypoint.sh"],
+        "workingDir": "/opt/spark/work-dir",
+        "env": {
+            "SPARK_HOME": "/opt/spark",
+            "JAVA_HOME": java_home,
+            # The pyspark venv's interpreter runs the driver's program and the Python workers.
+            "PYSPARK_PYTHON": str(venv / "bin" / "python"),
+            "PATH": f"/opt/spark/bin:{java_home}/bin:{venv / 'bin'}:{DEFAULT_PATH}",
+            "HOME": "/home/spark",
+            "LANG": "C.UTF-8",
+        },
+    }
+
+
+def spark_image(version: str = SPARK_VERSION) -> Path:
+    """The images file naming `sparkk8s/spark:<version>`, built if missing."""
+    venv = pyspark_venv(version)
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    key = f"spark-{version}-{_sources_digest()}"
+    images_file = root / f"{key}.json"
+    with open(root / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        tree = root / key
+        if not tree.is_dir():
+            partial = root / f".{key}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            _build_tree(partial, _package_dir(venv))
+            partial.rename(tree)
+        images_file.write_text(
+            json.dumps({f"sparkk8s/spark:{version}": image_config(tree, venv)}, indent=2)
+        )
+    return images_file
+
+
+if __name__ == "__main__":
+    print(spark_image(*sys.argv[1:2]))
