@@ -15,6 +15,7 @@ loopback ports, and processes stopped by their pid when it ends.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import secrets
 import shutil
@@ -253,7 +254,14 @@ class ControlPlane:
 
     def stop(self) -> None:
         """Stops every process by its pid (dependents first) and removes the temp dir."""
-        for name in ("node-agent", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in (
+            "node-agent",
+            "kwok",
+            "kube-scheduler",
+            "kube-controller-manager",
+            "kube-apiserver",
+            "etcd",
+        ):
             process = self._processes.get(name)
             if process is not None:
                 process.stop()
@@ -331,8 +339,9 @@ class ControlPlane:
         self._mark("nodes", t0)
         # pods/log needs each kubelet endpoint; it is checked as the API server will (our CA).
         for port, address, what in self._kubelet_endpoints():
+            url = f"https://{address}:{port}/healthz"
             wait_until(
-                lambda: _verified_get_ok(f"https://{address}:{port}/healthz", self.ca_file),
+                functools.partial(_verified_get_ok, url, self.ca_file),
                 STARTUP_TIMEOUT_SECONDS,
                 f"{what} /healthz",
                 watch=watched,

@@ -9,6 +9,7 @@ import secrets
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client as k8s_client
@@ -16,6 +17,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
+from testenv.runtime_image import spark_image
 from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support import kube
 from tests.support.waiting import wait_for
@@ -23,20 +25,32 @@ from tests.support.waiting import wait_for
 _started: list[ControlPlane] = []
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    """etcd, kube-apiserver, controller manager, scheduler and KWOK, once per session.
-    Binaries come from $SPARKK8S_TESTENV_BIN, else testenv/build.sh builds or reuses them."""
+def _session_plane(**options: Any) -> Iterator[ControlPlane]:
     # SIGTERM (e.g. from `timeout`) would end pytest without teardown; as an
     # interrupt it lets the control plane stop and its temp dir go.
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    plane = ControlPlane().start()
+    plane = ControlPlane(**options).start()
     _started.append(plane)
     try:
         yield plane
     finally:
         plane.stop()
         signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """etcd, kube-apiserver, controller manager, scheduler and KWOK, once per session.
+    Binaries come from $SPARKK8S_TESTENV_BIN, else testenv/build.sh builds or reuses them."""
+    yield from _session_plane()
+
+
+@pytest.fixture(scope="session")
+def runtime_plane() -> Iterator[ControlPlane]:
+    """A second plane whose only node is the node agent (testenv/nodeagent): its pods run as
+    real processes, the Spark image (`sparkk8s/spark:4.3.0`, testenv/runtime_image.py) is
+    pyspark 4.3.0's distribution. No KWOK node, so nothing real lands on a fake node."""
+    yield from _session_plane(node_count=0, process_node=True, images_file=spark_image())
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -66,8 +80,28 @@ def kube_admin(control_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
 def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace whose `default` service account exists (pods need it to
     pass the ServiceAccount admission plugin). Deleted after the test."""
+    yield from _fresh_namespace(control_plane, request)
+
+
+@pytest.fixture
+def runtime_namespace(runtime_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
+    """`namespace`, on the runtime plane."""
+    yield from _fresh_namespace(runtime_plane, request)
+
+
+@pytest.fixture
+def runtime_admin(runtime_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
+    """`kube_admin`, on the runtime plane."""
+    api = _admin_client(runtime_plane)
+    try:
+        yield api
+    finally:
+        api.close()
+
+
+def _fresh_namespace(plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
     name = _namespace_name(request.node.name)
-    api = _admin_client(control_plane)
+    api = _admin_client(plane)
     try:
         kube.request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
         wait_for(

@@ -32,7 +32,9 @@ def main(argv: list[str]) -> int:
     kubelet = Kubelet(config, client, runtime, load_images(config.images_file))
     try:
         kubelet.start()
-        logging.info("node %s ready at %s", config.node_name, config.node_ip)
+        logging.getLogger("testenv.nodeagent").info(
+            "node %s ready at %s", config.node_name, config.node_ip
+        )
         stop.wait()
     finally:
         kubelet.stop()

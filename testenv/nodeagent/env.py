@@ -167,9 +167,7 @@ def _keyed(
     return data[key].decode(errors="replace"), None
 
 
-def _from_sources(
-    container: Mapping[str, Any], objects: Objects, namespace: str
-) -> dict[str, str]:
+def _from_sources(container: Mapping[str, Any], objects: Objects, namespace: str) -> dict[str, str]:
     env: dict[str, str] = {}
     for source in container.get("envFrom") or []:
         prefix = source.get("prefix") or ""

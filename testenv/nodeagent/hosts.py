@@ -50,7 +50,9 @@ def service_addresses(
             addresses.append(ServiceAddress(namespace, name, api_ip))
             continue
         selector = (service.get("spec") or {}).get("selector") or {}
-        ips = sorted(p.ip for p in live if p.namespace == namespace and _selects(selector, p.labels))
+        ips = sorted(
+            p.ip for p in live if p.namespace == namespace and _selects(selector, p.labels)
+        )
         if ips:
             addresses.append(ServiceAddress(namespace, name, ips[0]))
     if not any((a.namespace, a.name) == API_SERVICE for a in addresses):

@@ -9,8 +9,10 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import signal
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,6 +161,7 @@ class PodWorker:
         self.states: dict[str, ContainerState] = {}
         self.init_states: dict[str, ContainerState] = {}
         self.processes: dict[str, ContainerProcess] = {}
+        self.collected: set[str] = set()  # containers whose end is in the status
         self.last_sent: dict[str, Any] | None = None
         self.thread = threading.Thread(target=self.run, name=f"pod {self.name}", daemon=True)
 
@@ -232,7 +235,9 @@ class PodWorker:
                     self.states[name] = not_ready.state
                 log.info("pod %s/%s: %s", self.namespace, self.name, not_ready)
             except KubeApiError as error:
-                log.info("pod %s/%s: API error while preparing: %s", self.namespace, self.name, error)
+                log.info(
+                    "pod %s/%s: API error while preparing: %s", self.namespace, self.name, error
+                )
             self.sync()
             self.changed.wait(delay)
             self.changed.clear()
@@ -250,7 +255,9 @@ class PodWorker:
                 reason = "ImagePullBackOff" if self._pulled_before(spec["name"]) else "ErrImagePull"
                 known = ", ".join(sorted(kubelet.images))
                 raise PodNotReady(
-                    Waiting(reason, f'image "{spec.get("image")}" is not known here (known: {known})')
+                    Waiting(
+                        reason, f'image "{spec.get("image")}" is not known here (known: {known})'
+                    )
                 )
             images[spec["name"]] = image
         objects = kubelet.fetch_objects(self.namespace, referenced_objects(self.pod))
@@ -297,22 +304,21 @@ class PodWorker:
             prepared.volumes,
         )
         self.processes[process.name] = process
-        started = rfc3339(process.started_at)
-        if container in prepared.init_containers:
-            self.init_states[process.name] = Running(started)
-        else:
-            self.states[process.name] = Running(started)
-        threading.Thread(target=self._wake_on_exit, args=(process,), daemon=True).start()
+        threading.Thread(target=self._wake_on_change, args=(process,), daemon=True).start()
         return process
 
-    def _wake_on_exit(self, process: ContainerProcess) -> None:
+    def _wake_on_change(self, process: ContainerProcess) -> None:
+        """Wakes the worker when the container's command starts, and when it ends."""
+        while not process.started.wait(0.5):
+            if process.popen.poll() is not None:
+                break
+        self.changed.set()
         process.popen.wait()
         self.changed.set()
 
     def _run_containers(self, prepared: Prepared) -> None:
         for container in prepared.init_containers:
             process = self._start(prepared, container)
-            self.sync()
             if not self._wait_for_exits([process]):
                 return
             ended = self.init_states[process.name]
@@ -325,7 +331,6 @@ class PodWorker:
             self.states[name] = Waiting("ContainerCreating")
         processes = [self._start(prepared, c) for c in prepared.containers]
         self.sync()
-        self.kubelet.hosts_changed()
         self._wait_for_exits(processes)
         self.kubelet.hosts_changed()
 
@@ -333,8 +338,8 @@ class PodWorker:
         """Until every process ended (True), or the pod is deleted (its containers are then
         stopped; False)."""
         while True:
-            self._collect(processes)
-            if all(p.name not in self._running_names() for p in processes):
+            self._observe(processes)
+            if all(p.name in self.collected for p in processes):
                 return True
             if self.terminating:
                 self._stop(processes)
@@ -342,31 +347,44 @@ class PodWorker:
             self.changed.wait(5)
             self.changed.clear()
 
-    def _running_names(self) -> set[str]:
-        states = {**self.init_states, **self.states}
-        return {name for name, state in states.items() if isinstance(state, Running)}
+    def _set_state(self, name: str, state: ContainerState) -> None:
+        target = self.init_states if name in self.init_states else self.states
+        target[name] = state
 
-    def _collect(self, processes: list[ContainerProcess]) -> None:
+    def _observe(self, processes: list[ContainerProcess]) -> None:
+        """Moves each container to Running once its command started, and to Terminated once
+        it ended (reason `StartError` if it ended before its command ran)."""
         changed = False
         for process in processes:
-            code = process.exit_status()
-            if code is None or process.name not in self._running_names():
+            if process.name in self.collected:
                 continue
-            oom = process.oom_killed()
+            code = process.exit_status()
+            if code is None:
+                if process.started.is_set() and not isinstance(
+                    {**self.init_states, **self.states}.get(process.name), Running
+                ):
+                    self._set_state(process.name, Running(rfc3339(process.started_at)))
+                    self.kubelet.hosts_changed()
+                    changed = True
+                continue
             spec = next(
                 c for c in [*self._init_specs(), *self._specs()] if c["name"] == process.name
             )
+            started = process.started.is_set()
             state = Terminated(
                 exit_code=code,
-                reason=terminated_reason(code, oom),
+                reason=terminated_reason(code, process.oom_killed()) if started else "StartError",
                 started_at=rfc3339(process.started_at),
                 finished_at=rfc3339(process.finished_at or _now()),
                 message=termination_message(
-                    spec, code, process.termination_text(), process.log_entries()
+                    spec if started else {"terminationMessagePolicy": "FallbackToLogsOnError"},
+                    code,
+                    process.termination_text(),
+                    process.log_entries(),
                 ),
             )
-            target = self.init_states if process.name in self.init_states else self.states
-            target[process.name] = state
+            self._set_state(process.name, state)
+            self.collected.add(process.name)
             self.kubelet.runtime.cleanup(process)
             log.info(
                 "pod %s/%s: container %s exited %d (%s)",
@@ -383,24 +401,29 @@ class PodWorker:
             grace = spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
         return 0.0 if self.gone_from_api else float(grace)
 
-    def _stop(self, processes: list[ContainerProcess]) -> None:
-        """SIGTERM, the grace period, then SIGKILL, as a kubelet stops a deleted pod."""
-        running = [p for p in processes if p.name in self._running_names()]
-        if not running:
-            return
-        grace = self._grace_seconds()
-        log.info("pod %s/%s: stopping (grace %.0fs)", self.namespace, self.name, grace)
-        for process in running:
-            self.kubelet.runtime.signal(process, 15)
-        deadline = _now() + datetime.timedelta(seconds=grace)
-        while any(p.popen.poll() is None for p in running) and _now() < deadline:
-            self.changed.wait(0.2)
+    def _wait(self, until: Callable[[], bool], deadline: float) -> None:
+        while not until() and time.monotonic() < deadline:
+            self.changed.wait(0.1)
             self.changed.clear()
-        for process in running:
-            if process.popen.poll() is None:
-                self.kubelet.runtime.kill(process)
-                process.popen.wait()
-        self._collect(processes)
+
+    def _stop(self, processes: list[ContainerProcess]) -> None:
+        """SIGTERM, the grace period, then SIGKILL, as a kubelet stops a deleted pod. A
+        container still being set up gets its SIGTERM once its command runs."""
+        running = [p for p in processes if p.popen.poll() is None]
+        if running:
+            grace = self._grace_seconds()
+            log.info("pod %s/%s: stopping (grace %.0fs)", self.namespace, self.name, grace)
+            deadline = time.monotonic() + grace
+            self._wait(lambda: all(p.started.is_set() or p.popen.poll() is not None
+                                   for p in running), deadline)  # fmt: skip
+            for process in running:
+                self.kubelet.runtime.signal(process, signal.SIGTERM)
+            self._wait(lambda: all(p.popen.poll() is not None for p in running), deadline)
+            for process in running:
+                if process.popen.poll() is None:
+                    self.kubelet.runtime.kill(process)
+                    process.popen.wait()
+        self._observe(processes)
 
     def _finish(self) -> None:
         """The pod is deleted: its containers are stopped; remove the object for good."""
@@ -638,7 +661,9 @@ class Kubelet:
         for kind, name in sorted(keys):
             plural = "configmaps" if kind == "ConfigMap" else "secrets"
             try:
-                found = self.client.request("GET", f"/api/v1/namespaces/{namespace}/{plural}/{name}")
+                found = self.client.request(
+                    "GET", f"/api/v1/namespaces/{namespace}/{plural}/{name}"
+                )
                 objects[(kind, name)] = object_data(kind, found)
             except KubeApiError as error:
                 # 403: the node authorizer learns of the pod's references a moment after

@@ -38,7 +38,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: KubeletServer
     protocol_version = "HTTP/1.1"  # chunked answers, as a kubelet streams logs
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: object) -> None:
         log.debug("kubelet endpoint: " + format, *args)
 
     def _answer(self, status: int, message: str) -> None:
@@ -52,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - the base's name
+    def do_GET(self) -> None:
         url = urlsplit(self.path)
         if url.path == "/healthz":
             self.send_response(200)

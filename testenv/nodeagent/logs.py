@@ -85,9 +85,7 @@ def _positive_int(query: Mapping[str, Sequence[str]], name: str) -> int | None:
     return number
 
 
-def options_from_query(
-    query: Mapping[str, Sequence[str]], now: datetime.datetime
-) -> LogOptions:
+def options_from_query(query: Mapping[str, Sequence[str]], now: datetime.datetime) -> LogOptions:
     """The kubelet's query parameters; `sinceSeconds` becomes a time against `now`.
     Raises ValueError naming the parameter for a bad value."""
     since: datetime.datetime | None = None

@@ -13,7 +13,7 @@ _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), ""
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$")
 
 
-def parse_quantity(text: str | int | float) -> Decimal:
+def parse_quantity(text: str | float) -> Decimal:
     """The value of a quantity; raises ValueError naming the text when it is not one."""
     if isinstance(text, (int, float)):
         return Decimal(str(text))
@@ -32,6 +32,6 @@ def parse_quantity(text: str | int | float) -> Decimal:
     return value * _DECIMAL[suffix]
 
 
-def ceil_units(text: str | int | float, divisor: str | int | float = 1) -> int:
+def ceil_units(text: str | float, divisor: str | float = 1) -> int:
     """`text` divided by `divisor`, rounded up, as the downward API reports resources."""
     return math.ceil(parse_quantity(text) / parse_quantity(divisor))

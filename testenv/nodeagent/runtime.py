@@ -20,6 +20,7 @@ import datetime
 import logging
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -110,6 +111,11 @@ class ContainerProcess:
     readers: list[threading.Thread] = field(default_factory=list)
     finished_at: datetime.datetime | None = None
     cleaned: bool = False
+    started: threading.Event = field(default_factory=threading.Event)  # its command runs
+
+    def mark_started(self) -> None:
+        self.started_at = _now()
+        self.started.set()
 
     @property
     def pid(self) -> int:
@@ -142,9 +148,26 @@ class ContainerProcess:
             return []
 
 
-def _copy_output(stream: IO[bytes], name: str, sink: IO[str], lock: threading.Lock) -> None:
-    """One of the container's streams into its CRI log, line by line, as it comes."""
+def _copy_output(
+    stream: IO[bytes],
+    name: str,
+    sink: IO[str],
+    lock: threading.Lock,
+    marker: tuple[bytes, Callable[[], None]] | None = None,
+) -> None:
+    """One of the container's streams into its CRI log, line by line, as it comes. On
+    stdout, the sandbox's start marker (its first line, never logged) marks the start."""
     with stream:
+        if marker is not None:
+            first = stream.readline(MAX_LINE)
+            if first == marker[0]:
+                marker[1]()
+            elif first:
+                with lock:
+                    sink.write(
+                        cri_line(_now(), name, first.rstrip(b"\n").decode("utf-8", "replace"))
+                    )
+                    sink.flush()
         while chunk := stream.readline(MAX_LINE):
             partial = not chunk.endswith(b"\n")
             text = chunk.rstrip(b"\n").decode("utf-8", "replace")
@@ -236,8 +259,10 @@ class ProcessRuntime:
         binds.append(Bind(str(dirs.hosts), "/etc/hosts", is_file=True))
         message_path = container.get("terminationMessagePath") or "/dev/termination-log"
         binds.append(Bind(str(termination), message_path, is_file=True))
+        marker = f"sparkk8s-started-{secrets.token_hex(8)}"
         plan = SandboxPlan(
             sandbox_dir=str(sandbox),
+            started_marker=marker,
             hostname=hostname[:63],
             working_dir=container.get("workingDir") or image.working_dir,
             argv=tuple(argv),
@@ -260,10 +285,14 @@ class ProcessRuntime:
         )
         process = ContainerProcess(name, popen, log_path, termination, _now(), cgroup)
         lock = threading.Lock()
-        for stream, label in ((popen.stdout, "stdout"), (popen.stderr, "stderr")):
+        started = (f"{marker}\n".encode(), process.mark_started)
+        for stream, label, first in (
+            (popen.stdout, "stdout", started),
+            (popen.stderr, "stderr", None),
+        ):
             assert stream is not None
             reader = threading.Thread(
-                target=_copy_output, args=(stream, label, sink, lock), daemon=True
+                target=_copy_output, args=(stream, label, sink, lock, first), daemon=True
             )
             reader.start()
             process.readers.append(reader)

@@ -65,14 +65,16 @@ class SandboxPlan:
     binds: tuple[Bind, ...] = ()
     cgroup_procs: str | None = None
     tmpfs_size: str = "2g"
+    started_marker: str | None = None  # printed on stdout right before the command runs
 
 
 def _q(text: str) -> str:
     return shlex.quote(text)
 
 
-def _inside(root: str, target: str) -> str:
-    return root + posixpath.normpath("/" + target)
+def _absolute(path: str) -> str:
+    """`path` as one clean absolute path (normpath keeps a leading "//")."""
+    return "/" + posixpath.normpath(path).lstrip("/")
 
 
 def _binds_inside(plan: SandboxPlan, tools: Tools) -> str:
@@ -80,9 +82,9 @@ def _binds_inside(plan: SandboxPlan, tools: Tools) -> str:
     t = tools
     lines = []
     for index, bind in enumerate(plan.binds):
-        target = _q(posixpath.normpath("/" + bind.target))
+        target = _q(_absolute(bind.target))
         if bind.is_file:
-            parent = _q(posixpath.dirname(posixpath.normpath("/" + bind.target)))
+            parent = _q(posixpath.dirname(_absolute(bind.target)))
             lines.append(f"{t.mkdir} -p {parent} && {{ [ -e {target} ] || {t.touch} {target}; }}")
         else:
             lines.append(f"{t.mkdir} -p {target}")
@@ -90,8 +92,10 @@ def _binds_inside(plan: SandboxPlan, tools: Tools) -> str:
     lines += [
         f"{t.umount} -l {STAGE} && rmdir {STAGE}",
         f'{t.mkdir} -p "$1" && cd "$1" && shift',
-        'exec "$@"',
     ]
+    if plan.started_marker:
+        lines.append(f"echo {_q(plan.started_marker)}")
+    lines.append('exec "$@"')
     return "\n".join(lines)
 
 
@@ -125,7 +129,7 @@ def sandbox_script(plan: SandboxPlan, tools: Tools = Tools()) -> str:
     ]
     for index, (layer, target) in enumerate(plan.image_layers):
         upper, work = f"{sandbox}/image-{index}/upper", f"{sandbox}/image-{index}/work"
-        host_dir = "/" + posixpath.normpath(target).strip("/")
+        host_dir = _absolute(target)
         if host_dir.count("/") != 1 or host_dir == "/":
             raise ValueError(f"image layer {layer}: {target} is not a top-level directory")
         inside = _q(root + host_dir)
@@ -134,9 +138,9 @@ def sandbox_script(plan: SandboxPlan, tools: Tools = Tools()) -> str:
             f"{t.mkdir} -p {_q(upper)} {_q(work)} {inside}",
             # The image's directory wins over the host's, as an upper image layer would.
             f"if [ -d {_q(host_dir)} ]; then lower={_q(layer + ':' + host_dir)}; "
-            f"else lower={_q(layer)}; fi",
-            f"{t.mount} -t overlay sparkk8s-image -o "
-            f'"lowerdir=$lower,upperdir={upper},workdir={work}" {inside}',
+            + f"else lower={_q(layer)}; fi",
+            f'{t.mount} -t overlay sparkk8s-image -o "lowerdir=$lower,upperdir={upper},'
+            + f'workdir={work}" {inside}',
         ]
     for index, bind in enumerate(plan.binds):
         staged = _q(f"{stage}/{index}")

@@ -104,7 +104,8 @@ def _container_status(
         "name": container["name"],
         "image": container.get("image", ""),
         "imageID": f"{CONTAINER_ID_SCHEME}-image://{container.get('image', '')}",
-        "ready": isinstance(state, Running) and not init
+        "ready": isinstance(state, Running)
+        and not init
         or (init and isinstance(state, Terminated) and state.exit_code == 0),
         "restartCount": 0,
         "started": isinstance(state, Running),
@@ -162,9 +163,7 @@ def pod_status(pod: Mapping[str, Any], view: PodView, now: str) -> dict[str, Any
         for n in init_names
     )
     all_running = bool(names) and all(isinstance(view.containers.get(n), Running) for n in names)
-    previous = {
-        c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or [] if c
-    }
+    previous = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or [] if c}
     ids = view.container_ids
     status: dict[str, Any] = {
         "phase": pod_phase,
@@ -180,7 +179,9 @@ def pod_status(pod: Mapping[str, Any], view: PodView, now: str) -> dict[str, Any
             _condition("Ready", all_running, now, previous, "ContainersNotReady"),
         ],
         "containerStatuses": [
-            _container_status(c, view.containers.get(c["name"], Waiting()), ids.get(c["name"]), False)
+            _container_status(
+                c, view.containers.get(c["name"], Waiting()), ids.get(c["name"]), False
+            )
             for c in specs
         ],
     }
@@ -197,5 +198,3 @@ def pod_status(pod: Mapping[str, Any], view: PodView, now: str) -> dict[str, Any
                 _container_status(c, Waiting("PodInitializing"), None, False) for c in specs
             ]
     return status
-
-

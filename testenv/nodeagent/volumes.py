@@ -103,7 +103,9 @@ def _keyed_files(
         raise VolumeNotReady(f'{kind.lower()} "{name}" not found')
     items = source.get("items")
     if not items:
-        return [VolumeFile(_clean_path(k, volume), v, default_mode) for k, v in sorted(data.items())]
+        return [
+            VolumeFile(_clean_path(k, volume), v, default_mode) for k, v in sorted(data.items())
+        ]
     files = []
     for item in items:
         if item["key"] not in data:
