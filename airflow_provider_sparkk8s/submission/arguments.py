@@ -150,9 +150,24 @@ def load_java_properties(text: str) -> dict[str, str]:
     """`java.util.Properties.load` on text: comments, continuations, separators, escapes."""
     result: dict[str, str] = {}
     for logical in _logical_lines(text):
-        key, rest = _split_key(logical)
-        result[_unescape(key)] = _unescape(rest)
+        raw_key, rest = _split_key(logical)
+        try:
+            key = _unescape(raw_key)
+            result[key] = _unescape(rest)
+        except _MalformedEscape as malformed:
+            # The escape only, never the whole value: a properties file may hold secrets.
+            raise SparkConfError(
+                f"properties file key {raw_key}",
+                malformed.escape,
+                "\\u followed by exactly four hex digits (Java: Malformed \\uxxxx encoding)",
+            ) from None
     return result
+
+
+class _MalformedEscape(ValueError):
+    def __init__(self, escape: str) -> None:
+        super().__init__(escape)
+        self.escape = escape
 
 
 _BLANKS = " \t\f"
@@ -196,9 +211,12 @@ def _split_key(line: str) -> tuple[str, str]:
 
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 def _unescape(text: str) -> str:
+    """Properties.loadConvert: `\\uXXXX` takes exactly four hex digits or is an error, as in
+    Java; other escaped characters stand for themselves."""
     out: list[str] = []
     index = 0
     while index < len(text):
@@ -210,15 +228,21 @@ def _unescape(text: str) -> str:
         nxt = text[index + 1]
         if nxt == "u":
             digits = text[index + 2 : index + 6]
-            try:
-                out.append(chr(int(digits, 16)))
-            except ValueError:
-                raise SparkConfError("properties file", text, "valid \\uXXXX escapes") from None
+            if len(digits) < 4 or not _HEX_DIGITS.issuperset(digits):
+                raise _MalformedEscape(f"\\u{digits}")
+            out.append(chr(int(digits, 16)))
             index += 6
             continue
         out.append(_ESCAPES.get(nxt, nxt))
         index += 2
-    return "".join(out)
+    return _join_surrogate_pairs("".join(out))
+
+
+def _join_surrogate_pairs(text: str) -> str:
+    """Java strings are UTF-16: `\\ud83d\\ude00` is one character there, so it is one here."""
+    if not any("\ud800" <= char <= "\udfff" for char in text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
 def _java_trim(text: str) -> str:
