@@ -44,13 +44,20 @@ from airflow_provider_sparkk8s.submission.arguments import (
     read_text_file,
 )
 from airflow_provider_sparkk8s.submission.conf_values import parse_time_ms
+from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.storage_options import (
+    secret_values,
+    spark_conf_storage_options,
+)
 from airflow_provider_sparkk8s.submission.submit import (
     kill,
     status,
     submit,
     template_has_namespace,
 )
+from airflow_provider_sparkk8s.submission.upload_plan import UploadPlan, plan_uploads
+from airflow_provider_sparkk8s.submission.uploader import Storage, upload_all
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
@@ -79,9 +86,10 @@ class Outcome:
 
 def build(
     arguments: SubmitArguments, environ: Mapping[str, str], spark_version: str
-) -> tuple[RenderedSubmission, bool]:
+) -> tuple[RenderedSubmission, bool, UploadPlan]:
     """IMPURE (reads local files, draws random ids): the rendered objects of a submission,
-    and whether the driver template names a namespace (see submit.template_has_namespace)."""
+    whether the driver template names a namespace (see submit.template_has_namespace), and
+    the local files to upload before the first request."""
     local = local_inputs.gather(arguments.spark_conf, environ)
     conf = render.prepare(
         arguments.spark_conf,
@@ -94,7 +102,12 @@ def build(
         ids=naming.new_submission_ids(),
     )
     rendered = render.render(conf)
-    return rendered, template_has_namespace(pod_template.driver_template(conf))
+    return rendered, template_has_namespace(pod_template.driver_template(conf)), plan_uploads(conf)
+
+
+def storage_for(conf: Mapping[str, str]) -> Storage:
+    """Where uploads go: `spark.hadoop.fs.s3a.*` keys, else the backend's environment."""
+    return Storage(spark_conf_storage_options(conf), secrets=secret_values(conf))
 
 
 def _print(out: TextIO, message: str) -> None:
@@ -269,6 +282,7 @@ def run(
         read_text=read_text_file,
         submit_time_ms=time.time_ns() // 1_000_000,
         cwd=os.getcwd(),
+        list_files=list_local_files,
     )
     spark_version = arguments.spark_version or render.DEFAULT_SPARK_VERSION
     if arguments.action == "help":
@@ -284,11 +298,13 @@ def run(
         with client_factory(arguments.spark_conf, environ) as client:
             return Outcome(_kill_or_status(arguments, client, out))
 
-    rendered, keep_pod_namespace = build(arguments, environ, spark_version)
+    rendered, keep_pod_namespace, plan = build(arguments, environ, spark_version)
     if arguments.dry_run:
         # Secret values, secret-looking env values and properties are masked, as Spark does
         # when it prints conf: a dry run's output ends up in terminals and CI logs.
         pattern = redaction_pattern(arguments.spark_conf)
+        for upload in plan.uploads:
+            print(f"Would upload {upload.source} to {upload.target}", file=err)
         out.write(render.to_yaml(redact_objects(rendered.objects, pattern)))
         return Outcome(EXIT_OK)
 
@@ -297,7 +313,18 @@ def run(
         raise SparkConfError(WAIT_KEY, wait, "true or false")
     interval = report_interval_seconds(arguments.spark_conf)
     with client_factory(arguments.spark_conf, environ) as client:
-        result = submit(client, rendered, keep_pod_namespace=keep_pod_namespace)
+        # Every upload happens before the first API request; a failed submission removes them.
+        uploaded = upload_all(
+            plan,
+            storage_for(arguments.spark_conf),
+            on_upload=lambda up: _print(err, f"Uploaded {up.source} to {up.target}"),
+        )
+        try:
+            result = submit(client, rendered, keep_pod_namespace=keep_pod_namespace)
+        except BaseException:
+            for left in uploaded.remove():
+                _print(err, f"Could not remove uploaded folder {left}")
+            raise
         app_name = arguments.spark_conf.get("spark.app.name", "")
         _print(
             err,

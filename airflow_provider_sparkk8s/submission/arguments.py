@@ -22,6 +22,11 @@ from typing import Callable, Literal, Mapping, Sequence
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.kube.settings import normalize_master_url
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
+from airflow_provider_sparkk8s.submission.local_globs import (
+    ListFiles,
+    no_listing,
+    resolve_local_globs,
+)
 from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, uri_scheme
 
 log = logging.getLogger(__name__)
@@ -343,8 +348,13 @@ def parse_spark_submit(
     read_text: ReadText | None = None,
     submit_time_ms: int = 0,
     cwd: str | None = None,
+    list_files: ListFiles = no_listing,
 ) -> SubmitArguments:
-    """spark-submit's argv -> the Spark conf and main resource the k8s client would get."""
+    """spark-submit's argv -> the Spark conf and main resource the k8s client would get.
+
+    `list_files` expands local dependency entries (local_globs.py); the shell passes
+    `list_local_files`.
+    """
     environ = dict(os.environ if environ is None else environ)
     read_text = read_text or _no_files
     cwd = cwd or "/"
@@ -411,7 +421,7 @@ def parse_spark_submit(
     for flag, key in DEPENDENCY_FLAGS.items():
         value = parsed.options.get(flag) or conf.get(key)
         if value is not None:
-            conf[key] = resolve_uri_list(value, cwd)
+            conf[key] = resolve_local_globs(key, resolve_uri_list(value, cwd), list_files)
     if resource.kind == "java":
         # The primary jar reaches the driver through spark.jars (set even when empty).
         jars = [j for j in conf.get("spark.jars", "").split(",") if j]

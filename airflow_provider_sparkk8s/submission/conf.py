@@ -36,6 +36,7 @@ class SubmissionIds:
     local_dir_uuids: tuple[str, ...] = ()  # UUIDs for default spark-local-dir paths
     properties_date: str = ""  # java.util.Date.toString() in the properties header
     shuffle_seed: int = 0  # seeds the random order Spark gives the local dirs
+    upload_seed: int = 0  # seeds the spark-upload-<uuid> folder names (upload_plan.py)
 
 
 @dataclass(frozen=True)

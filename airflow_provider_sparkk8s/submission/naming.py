@@ -159,4 +159,5 @@ def new_submission_ids(
         local_dir_uuids=(str(new_uuid()),),
         properties_date=java_date_string(now_ms / 1000),
         shuffle_seed=int.from_bytes(random_bytes(8), "big"),
+        upload_seed=new_uuid().int,
     )

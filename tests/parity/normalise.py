@@ -98,8 +98,21 @@ def _structural(request: dict[str, Any]) -> dict[str, Any]:
 
 def normalise(capture: list[dict[str, Any]], tmp_dirs: list[str]) -> list[dict[str, Any]]:
     """The capture with everything random per submission replaced by stable tokens."""
+    return normalise_submission(capture, {}, tmp_dirs)["requests"]
+
+
+def normalise_submission(
+    capture: list[dict[str, Any]], uploads: dict[str, str], tmp_dirs: list[str]
+) -> dict[str, Any]:
+    """{"requests": ..., "uploads": ...} normalised together, so an upload folder's uuid gets
+    the same token in the uploaded file's path as in the settings that name it."""
     structural = [_structural(request) for request in capture]
-    text = json.dumps(structural, sort_keys=True)
+    text = json.dumps({"requests": structural, "uploads": uploads}, sort_keys=True)
+    return json.loads(normalise_text(text, tmp_dirs))
+
+
+def normalise_text(text: str, tmp_dirs: list[str]) -> str:
+    """Temp dirs, ports, times, app ids, uuids and uniqueIDs replaced by stable tokens."""
     # Longest first, so /private/tmp/x is not cut by /tmp/x.
     for tmp in sorted({t for t in tmp_dirs if t}, key=len, reverse=True):
         text = text.replace(tmp, "<TMP>")
@@ -107,5 +120,4 @@ def normalise(capture: list[dict[str, Any]], tmp_dirs: list[str]) -> list[dict[s
     text = SUBMIT_TIME.sub(r"\1<TIMESTAMP>", text)
     text = APP_ID.sub("<APP_ID>", text)
     text = _numbered(UUID, "UUID", text)
-    text = _numbered(UNIQUE_ID, "UNIQUE_ID", text)
-    return json.loads(text)
+    return _numbered(UNIQUE_ID, "UNIQUE_ID", text)

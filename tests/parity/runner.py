@@ -16,10 +16,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.parity.normalise import normalise
+from tests.parity.normalise import normalise_submission, normalise_text
 from tests.parity.recorder import RecordingServer
 from tests.parity.scenarios import (
     ALL_LINES,
@@ -28,6 +29,7 @@ from tests.parity.scenarios import (
     all_scenarios,
     golden_path,
     real_tmp,
+    uploaded_files,
 )
 
 PARITY_HOME = Path(os.environ.get("SPARKK8S_PARITY_HOME", Path.home() / ".cache/sparkk8s-parity"))
@@ -60,10 +62,16 @@ def oracle_environment(line: str, scenario_env: dict[str, str], home: Path) -> d
     return env
 
 
-def run_oracle(
-    scenario: Scenario, line: str, timeout: float = 180
-) -> tuple[list[dict[str, Any]], list[str], subprocess.CompletedProcess[str]]:
-    """Run real spark-submit for one scenario; returns (raw capture, temp dirs, process)."""
+@dataclass(frozen=True)
+class OracleRun:
+    capture: list[dict[str, Any]]
+    uploads: dict[str, str]  # what the upload folder holds afterwards
+    tmp_dirs: list[str]
+    process: subprocess.CompletedProcess[str]
+
+
+def run_oracle(scenario: Scenario, line: str, timeout: float = 180) -> OracleRun:
+    """Run real spark-submit for one scenario: its requests, uploads and process."""
     with tempfile.TemporaryDirectory(prefix="parity-") as tmp_name, RecordingServer() as server:
         tmp = Path(tmp_name)
         scenario.materialise(tmp)
@@ -87,18 +95,32 @@ def run_oracle(
             stdout, stderr = child.communicate()
             stderr += f"\ntimed out after {timeout}s"
         process = subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
-        return server.recording.as_list(), [str(tmp), str(real_tmp(tmp))], process
+        tmp_dirs = [str(tmp), str(real_tmp(tmp))]
+        return OracleRun(
+            server.recording.as_list(), uploaded_files(scenario, tmp), tmp_dirs, process
+        )
+
+
+def spark_failure(stderr: str) -> str:
+    """The first exception line spark-submit printed (what it refused and why)."""
+    return next(
+        (line.strip() for line in stderr.splitlines() if "Exception" in line), stderr.strip()
+    )
 
 
 def refresh(scenario: Scenario, line: str) -> tuple[bool, str]:
-    capture, tmp_dirs, process = run_oracle(scenario, line)
-    if process.returncode != 0 or not capture:
+    run = run_oracle(scenario, line)
+    process = run.process
+    failed = process.returncode != 0 or not run.capture
+    if failed != scenario.expect_failure:
         return False, (process.stderr or process.stdout)[-3000:]
-    golden = {
-        "scenario": scenario.name,
-        "spark_version": line,
-        "requests": normalise(capture, tmp_dirs),
-    }
+    golden: dict[str, Any] = {"scenario": scenario.name, "spark_version": line}
+    normalised = normalise_submission(run.capture, run.uploads, run.tmp_dirs)
+    golden["requests"] = normalised["requests"]
+    if scenario.upload_dir is not None:
+        golden["uploads"] = normalised["uploads"]
+    if scenario.expect_failure:
+        golden["failure"] = normalise_text(spark_failure(process.stderr), run.tmp_dirs)
     path = golden_path(scenario, line)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")

@@ -6,6 +6,9 @@ the spark-submit arguments (before the primary
 resource the runner puts `--master`, `--deploy-mode` and `waitAppCompletion=false`), extra
 `--conf` pairs, the submitter's environment, and local files to create in a temp dir.
 `{tmp}` in any argument, conf value, env value or file content stands for that temp dir.
+`upload_dir` names the folder (under the temp dir) a `file://` upload path points at: every
+file found there after the submission is part of the capture. `expect_failure` marks a
+scenario where spark-submit refuses before any request.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ class Scenario:
     conf: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    upload_dir: str | None = None
+    expect_failure: bool = False
 
     def materialise(self, tmp: Path) -> None:
         """Create the scenario's local files under `tmp`."""
@@ -89,6 +94,8 @@ def load(path: Path) -> Scenario:
         conf={key: _as_str(value) for key, value in (data.get("conf") or {}).items()},
         env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},
         files=dict(data.get("files") or {}),
+        upload_dir=data.get("upload_dir"),
+        expect_failure=bool(data.get("expect_failure", False)),
     )
 
 
@@ -98,6 +105,20 @@ def all_scenarios() -> list[Scenario]:
 
 def golden_path(scenario: Scenario, line: str) -> Path:
     return GOLDEN_DIR / f"{scenario.name}.{line}.json"
+
+
+def uploaded_files(scenario: Scenario, tmp: Path) -> dict[str, str]:
+    """Every file under the scenario's upload folder: relative path -> text content."""
+    if scenario.upload_dir is None:
+        return {}
+    root = tmp / scenario.upload_dir
+    if not root.exists():
+        return {}
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.endswith(".crc"):
+            found[path.relative_to(root).as_posix()] = path.read_bytes().decode("utf-8")
+    return found
 
 
 def real_tmp(tmp: Path) -> Path:

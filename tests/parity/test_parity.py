@@ -18,9 +18,17 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from tests.parity.normalise import normalise
+from airflow_provider_sparkk8s.errors import SparkConfError
+from tests.parity.normalise import normalise_submission
 from tests.parity.recorder import RecordingServer
-from tests.parity.scenarios import ALL_LINES, Scenario, all_scenarios, golden_path, real_tmp
+from tests.parity.scenarios import (
+    ALL_LINES,
+    Scenario,
+    all_scenarios,
+    golden_path,
+    real_tmp,
+    uploaded_files,
+)
 
 CASES = [
     pytest.param(scenario, line, id=f"{scenario.name}[{line}]")
@@ -30,7 +38,8 @@ CASES = [
 ]
 
 
-def run_ours(scenario: Scenario, line: str) -> list[dict[str, Any]]:
+def run_ours(scenario: Scenario, line: str) -> dict[str, Any]:
+    """Our requests and uploads (normalised), and the error when we refused."""
     with tempfile.TemporaryDirectory(prefix="parity-") as tmp_name, RecordingServer() as server:
         tmp = Path(tmp_name)
         scenario.materialise(tmp)
@@ -41,9 +50,18 @@ def run_ours(scenario: Scenario, line: str) -> list[dict[str, Any]]:
         }
         # --spark-version goes first: everything after the primary resource is app args.
         argv = ["--spark-version", line, *scenario.argv(f"k8s://{server.url}", tmp)]
-        outcome = run(argv, environ=environ, out=io.StringIO(), err=io.StringIO())
-        assert outcome.exit_code == 0
-        return normalise(server.recording.as_list(), [str(tmp), str(real_tmp(tmp))])
+        refusal: SparkConfError | None = None
+        try:
+            outcome = run(argv, environ=environ, out=io.StringIO(), err=io.StringIO())
+            assert outcome.exit_code == 0
+        except SparkConfError as error:
+            refusal = error
+        tmp_dirs = [str(tmp), str(real_tmp(tmp))]
+        ours = normalise_submission(
+            server.recording.as_list(), uploaded_files(scenario, tmp), tmp_dirs
+        )
+        ours["refusal"] = refusal
+        return ours
 
 
 def _diff(expected: dict[str, Any], actual: dict[str, Any]) -> str:
@@ -59,8 +77,19 @@ def _summary(requests: list[dict[str, Any]]) -> list[str]:
 
 @pytest.mark.parametrize(("scenario", "line"), CASES)
 def test_same_requests_as_spark_submit(scenario: Scenario, line: str) -> None:
-    golden = json.loads(golden_path(scenario, line).read_text())["requests"]
-    ours = run_ours(scenario, line)
+    captured = json.loads(golden_path(scenario, line).read_text())
+    result = run_ours(scenario, line)
+    if scenario.expect_failure:
+        # spark-submit refused before any request; so do we, before writing anything (it
+        # may have uploaded the files ahead of the bad one and left them: see the golden).
+        assert captured["requests"] == [] and result["requests"] == []
+        assert result["refusal"] is not None, "spark-submit refused: " + captured["failure"]
+        assert result["uploads"] == {}
+        return
+    assert result["refusal"] is None, str(result["refusal"])
+    # The uploaded files, byte for byte, in the same spark-upload-<uuid> folders.
+    assert result["uploads"] == captured.get("uploads", {})
+    golden, ours = captured["requests"], result["requests"]
     assert _summary(ours) == _summary(golden)
     for expected, actual in zip(golden, ours):
         what = f"{expected['method']} {expected['path']}"

@@ -16,7 +16,7 @@ from airflow_provider_sparkk8s.submission.podops import (
 )
 from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
-from airflow_provider_sparkk8s.submission.uris import reject_local
+from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.BasicDriverFeatureStep"
 SINCE = (2, 3, 0)
@@ -32,7 +32,6 @@ DRIVER_LABEL_PREFIX = "spark.kubernetes.driver.label."
 DRIVER_ANNOTATION_PREFIX = "spark.kubernetes.driver.annotation."
 DRIVER_ENV_PREFIX = "spark.kubernetes.driverEnv."
 RESERVED_LABELS = ("spark-version", "spark-app-selector", "spark-app-name", "spark-role")
-DEPENDENCY_KEYS = ("spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles")
 
 
 def substitute_ids(value: str, app_id: str) -> str:
@@ -215,13 +214,6 @@ def spark_user(conf: DriverConf) -> str:
     return conf.local.spark_user
 
 
-def check_dependencies_are_remote(conf: DriverConf) -> None:
-    for key in DEPENDENCY_KEYS:
-        for entry in cv.get_list(conf, key):
-            # spark.archives entries may carry a `#alias` fragment; the URI is what matters.
-            reject_local(key, entry.split("#", 1)[0] if key == "spark.archives" else entry)
-
-
 def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
     memory = f"{driver_memory_mib(conf)}Mi"
     request = cpu_request(conf)
@@ -287,7 +279,8 @@ def _pod(conf: DriverConf, pod: KubeObject) -> KubeObject:
 
 
 def system_properties(conf: DriverConf) -> dict[str, str]:
-    check_dependencies_are_remote(conf)
+    # Local dependencies point at their uploaded copies (the shell uploads the same plan).
+    uploaded = plan_uploads(conf).properties
     return {
         "spark.kubernetes.driver.pod.name": naming.driver_pod_name(conf),
         "spark.app.id": conf.app_id,
@@ -295,6 +288,7 @@ def system_properties(conf: DriverConf) -> dict[str, str]:
         "spark.kubernetes.memoryOverheadFactor": cv.java_double_to_string(
             default_overhead_factor(conf)
         ),
+        **uploaded,
     }
 
 

@@ -6,7 +6,8 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
-from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, is_local_dependency, reject_local
+from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
+from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, is_local_dependency
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.DriverCommandFeatureStep"
 SINCE = (2, 3, 0)
@@ -61,8 +62,10 @@ def main_resource(conf: DriverConf) -> str:
             None,
             f"a {resource.kind} file for a {resource.kind} application",
         )
-    if resource.kind == "python":
-        reject_local("primary resource (application .py file)", primary)
+    if resource.kind == "python" and is_local_dependency(primary):
+        uploaded = plan_uploads(conf).main_resource
+        assert uploaded is not None  # the plan uploads every local Python main file
+        return uploaded
     return primary
 
 

@@ -312,12 +312,22 @@ def test_template_values_are_merged_not_lost():
 @pytest.mark.parametrize(
     "entry", ["/tmp/app.jar", "file:///tmp/app.jar", "file:/tmp/a.zip#env", "app.jar"]
 )
-def test_local_dependencies_are_refused(key, entry):
+def test_local_dependencies_without_upload_path_are_refused(key, entry):
     with pytest.raises(SparkConfError) as err:
         run(make_conf({key: f"local:///ok.jar,{entry}"}))
-    assert err.value.key == key
-    assert "spark.kubernetes.file.upload.path" in str(err.value)
-    assert "not supported yet" in str(err.value)
+    assert err.value.key == key and err.value.value == entry
+    assert "Please specify spark.kubernetes.file.upload.path property." in str(err.value)
+
+
+def test_local_dependencies_point_at_their_uploads():
+    extra = {
+        "spark.jars": "local:///ok.jar,file:/work/app.jar",
+        "spark.kubernetes.file.upload.path": "s3a://bucket/up",
+    }
+    jars = run(make_conf(extra)).system_properties["spark.jars"]
+    uploaded, remote = jars.split(",")
+    assert uploaded.startswith("s3a://bucket/up/spark-upload-") and uploaded.endswith("/app.jar")
+    assert remote == "local:///ok.jar"
 
 
 def test_remote_dependencies_pass_unchanged():

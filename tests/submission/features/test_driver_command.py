@@ -74,10 +74,21 @@ def test_python_args_and_env_precedence():
     assert run(conf).pod.container["env"] == [{"name": "PYSPARK_DRIVER_PYTHON", "value": "d"}]
 
 
-def test_local_python_file_is_refused():
+def test_local_python_file_without_upload_path_is_refused():
     with pytest.raises(SparkConfError) as err:
         run(make_conf(kind="python", primary="/home/me/app.py"))
-    assert "not supported yet" in str(err.value)
+    assert err.value.key == "primary resource" and err.value.value == "/home/me/app.py"
+    assert "Please specify spark.kubernetes.file.upload.path property." in str(err.value)
+
+
+def test_local_python_file_is_replaced_by_its_upload():
+    conf = make_conf(
+        {"spark.kubernetes.file.upload.path": "file:///shared"},
+        kind="python",
+        primary="file:/home/me/app.py",
+    )
+    resource = run(conf).pod.container["args"][-1]
+    assert resource.startswith("file:///shared/spark-upload-") and resource.endswith("/app.py")
 
 
 def test_r_keeps_resource():

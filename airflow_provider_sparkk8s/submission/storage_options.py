@@ -1,0 +1,57 @@
+"""fsspec options for the upload path from what a spark-submit user already has: pure.
+
+spark-submit uploads through Hadoop's file system, configured by `spark.hadoop.fs.s3a.*`
+keys; a user who has them set expects the same submission to work here. What they do not
+set is left to the backend's own lookup in the environment (s3fs: `AWS_ACCESS_KEY_ID`,
+`AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_ENDPOINT_URL`, `AWS_PROFILE`; gcsfs:
+`GOOGLE_APPLICATION_CREDENTIALS`; adlfs: `AZURE_STORAGE_*`), which is how
+`sparkk8s-submit` gets credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+S3A = "spark.hadoop.fs.s3a."
+SECRET_S3A_KEYS = ("secret.key", "session.token")
+
+
+def _true(value: str | None, default: bool) -> bool:
+    return default if value is None else value.strip().lower() == "true"
+
+
+def s3_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
+    """s3fs keyword arguments from the `spark.hadoop.fs.s3a.*` keys that are set."""
+    s3a = {key[len(S3A) :]: value for key, value in spark_conf.items() if key.startswith(S3A)}
+    options: dict[str, Any] = {}
+    client: dict[str, Any] = {}
+    endpoint = s3a.get("endpoint")
+    if endpoint:
+        if "://" not in endpoint:  # Hadoop adds the scheme from connection.ssl.enabled
+            ssl = _true(s3a.get("connection.ssl.enabled"), True)
+            endpoint = ("https://" if ssl else "http://") + endpoint
+        client["endpoint_url"] = endpoint
+    region = s3a.get("endpoint.region")
+    if region:
+        client["region_name"] = region
+    if client:
+        options["client_kwargs"] = client
+    if s3a.get("access.key") and s3a.get("secret.key"):
+        options["key"] = s3a["access.key"]
+        options["secret"] = s3a["secret.key"]
+        if s3a.get("session.token"):
+            options["token"] = s3a["session.token"]
+    if _true(s3a.get("path.style.access"), False):
+        options["config_kwargs"] = {"s3": {"addressing_style": "path"}}
+    return options
+
+
+def secret_values(spark_conf: Mapping[str, str]) -> tuple[str, ...]:
+    """The credential values found in the conf, to scrub from error messages."""
+    return tuple(value for name in SECRET_S3A_KEYS if (value := spark_conf.get(S3A + name)))
+
+
+def spark_conf_storage_options(spark_conf: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Options per fsspec protocol (only S3 has Hadoop keys worth mapping)."""
+    return {"s3": s3_options(spark_conf)}

@@ -1,0 +1,187 @@
+"""Which local files spark-submit uploads to `spark.kubernetes.file.upload.path`, and how it
+rewrites every setting that named them. Pure: the shell (`uploader.py`) does the I/O.
+
+Spark does this inside BasicDriverFeatureStep (`spark.jars`, `spark.files`, `spark.archives`,
+`spark.submit.pyFiles`, in that order) and DriverCommandFeatureStep (a Python main file):
+
+- an entry is local when it has no scheme or the `file:` scheme and is not `spark-internal`;
+- each local entry is copied to `<upload path>/spark-upload-<uuid>/<file name>`, a new
+  random folder per entry (a file named twice is uploaded twice);
+- an archive loses its `#fragment` for the copy and gets it back in the new value, which
+  Spark writes through a URI builder: an empty authority goes (`file:///x` -> `file:/x`)
+  and what a URI path may not hold is percent-encoded (`my env.zip` -> `my%20env.zip`);
+- a setting with at least one local entry becomes the uploaded entries (in their order)
+  followed by the remote ones (in theirs); a setting without one is left as it was;
+- a local Java main jar needs no upload of its own: spark-submit put it in `spark.jars`,
+  and the driver's command names it `spark-internal`.
+
+The folder names come from `SubmissionIds.upload_seed`, so the steps and the shell, which
+all call `plan_uploads`, agree on every name without sharing state.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
+
+from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import conf_values as cv
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.uris import is_local_dependency, uri_scheme
+
+UPLOAD_PATH_KEY = "spark.kubernetes.file.upload.path"
+DEPENDENCY_KEYS = ("spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles")
+ARCHIVES_KEY = "spark.archives"
+PRIMARY_RESOURCE = "primary resource"
+UPLOAD_DIR_PREFIX = "spark-upload-"
+SPARK_REFUSAL = "Please specify spark.kubernetes.file.upload.path property."
+UPLOAD_PATH_ACCEPTED = (
+    "remote or in-image URIs (local://, s3a://, https://, ...), or set "
+    f"{UPLOAD_PATH_KEY} (such as s3a://bucket/spark-uploads or file:///shared/uploads) "
+    "so local files are uploaded there"
+)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One local file copied to the upload path."""
+
+    key: str  # the conf key that names it, or "primary resource"
+    entry: str  # the entry as written, e.g. file:/work/env.tar.gz#env
+    source: str  # the local path read on the submitting machine
+    directory: str  # <upload path>/spark-upload-<uuid>, created for this file alone
+    target: str  # <directory>/<file name>
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    """Every upload of one submission and the settings rewritten to point at them."""
+
+    upload_path: str | None
+    uploads: tuple[Upload, ...] = ()
+    properties: dict[str, str] = field(default_factory=dict)  # key -> rewritten value
+    main_resource: str | None = None  # the uploaded Python main file; None: unchanged
+
+    @property
+    def directories(self) -> tuple[str, ...]:
+        return tuple(upload.directory for upload in self.uploads)
+
+
+def upload_dir_names(seed: int) -> Iterator[str]:
+    """`spark-upload-<random v4 UUID>` names, the same sequence for the same seed."""
+    draw = random.Random(seed)
+    while True:
+        yield UPLOAD_DIR_PREFIX + str(uuid.UUID(int=draw.getrandbits(128), version=4))
+
+
+def split_fragment(entry: str) -> tuple[str, str | None]:
+    base, hash_, fragment = entry.partition("#")
+    return base, (fragment if hash_ else None)
+
+
+def local_path(entry: str) -> str:
+    """The file-system path of a local entry: `URI.getPath` of Spark's resolved URI
+    (percent-escapes decoded, fragment dropped)."""
+    base, _ = split_fragment(entry)
+    if uri_scheme(base) == "file":
+        path = base[len("file:") :]
+        if path.startswith("//"):  # file://host/path or file:///path: the authority goes
+            path = "/" + path[2:].partition("/")[2]
+        return unquote(path)
+    return base
+
+
+def file_name(path: str) -> str:
+    """The last path segment (Java's `split("/").last`: trailing empties are dropped)."""
+    segments = [segment for segment in path.split("/") if segment]
+    if not segments:
+        raise ValueError(path)
+    return segments[-1]
+
+
+# What a URI path (RFC 3986 pchar and "/") and a fragment (also "?") may hold unencoded.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_FRAGMENT_SAFE = _PATH_SAFE + "?"
+
+
+def _encode(text: str, safe: str) -> str:
+    # A valid %XX escape stays as it is; anything else outside `safe` is UTF-8 encoded.
+    parts = re.split(r"(%[0-9A-Fa-f]{2})", text)
+    return "".join(
+        part if index % 2 else quote(part, safe=safe) for index, part in enumerate(parts)
+    )
+
+
+def built_uri(target: str, fragment: str | None) -> str:
+    """`target` with `fragment` as Spark's URI builder writes it (for `spark.archives`)."""
+    scheme = uri_scheme(target)
+    rest = target if scheme is None else target[len(scheme) + 1 :]
+    prefix = "" if scheme is None else target[: len(scheme) + 1]
+    if rest.startswith("//"):
+        authority, slash, path = rest[2:].partition("/")
+        rest = slash + path
+        if authority:
+            prefix += "//" + authority
+    built = prefix + _encode(rest, _PATH_SAFE)
+    return built if fragment is None else f"{built}#{_encode(fragment, _FRAGMENT_SAFE)}"
+
+
+class _Planner:
+    def __init__(self, conf: DriverConf):
+        self.upload_path = conf.get(UPLOAD_PATH_KEY)
+        self.names = upload_dir_names(conf.ids.upload_seed)
+        self.uploads: list[Upload] = []
+
+    def upload(self, key: str, entry: str) -> str:
+        """The target URI of `entry`'s copy (Spark's `uploadFileUri`)."""
+        if self.upload_path is None:
+            raise SparkConfError(key, entry, UPLOAD_PATH_ACCEPTED, SPARK_REFUSAL)
+        source = local_path(entry)
+        try:
+            name = file_name(source)
+        except ValueError:
+            raise SparkConfError(key, entry, "the path of a local file") from None
+        directory = f"{self.upload_path}/{next(self.names)}"
+        target = f"{directory}/{name}"
+        self.uploads.append(Upload(key, entry, source, directory, target))
+        return target
+
+    def rewrite(self, key: str, entries: list[str]) -> str | None:
+        local = [entry for entry in entries if is_local_dependency(entry)]
+        if not local:
+            return None
+        remote = [entry for entry in entries if not is_local_dependency(entry)]
+        uploaded = []
+        for entry in local:
+            target = self.upload(key, entry)
+            if key == ARCHIVES_KEY:
+                target = built_uri(target, split_fragment(entry)[1])
+            uploaded.append(target)
+        return ",".join(uploaded + remote)
+
+
+def plan_uploads(conf: DriverConf) -> UploadPlan:
+    """The uploads and rewritten settings of `conf`, in Spark's order.
+
+    Raises SparkConfError naming the key and the entry when a local file has nowhere to
+    go (no upload path): spark-submit's own refusal.
+    """
+    planner = _Planner(conf)
+    properties = {}
+    for key in DEPENDENCY_KEYS:
+        value = planner.rewrite(key, cv.get_list(conf, key))
+        if value is not None:
+            properties[key] = value
+    main = conf.main_app_resource
+    main_resource = None
+    if (
+        main.kind == "python"
+        and main.primary_resource
+        and is_local_dependency(main.primary_resource)
+    ):
+        main_resource = planner.upload(PRIMARY_RESOURCE, main.primary_resource)
+    return UploadPlan(planner.upload_path, tuple(planner.uploads), properties, main_resource)

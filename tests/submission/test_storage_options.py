@@ -1,0 +1,42 @@
+"""fsspec options from the spark.hadoop.fs.s3a.* keys a spark-submit user already has."""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.submission.storage_options import s3_options, secret_values
+
+S3A = "spark.hadoop.fs.s3a."
+
+
+def test_nothing_set_leaves_everything_to_the_environment():
+    assert s3_options({"spark.app.name": "x"}) == {}
+
+
+def test_endpoint_credentials_region_and_path_style():
+    conf = {
+        S3A + "endpoint": "http://127.0.0.1:7070",
+        S3A + "endpoint.region": "eu-west-1",
+        S3A + "access.key": "AK",
+        S3A + "secret.key": "SK",
+        S3A + "session.token": "TK",
+        S3A + "path.style.access": "true",
+    }
+    assert s3_options(conf) == {
+        "client_kwargs": {"endpoint_url": "http://127.0.0.1:7070", "region_name": "eu-west-1"},
+        "key": "AK",
+        "secret": "SK",
+        "token": "TK",
+        "config_kwargs": {"s3": {"addressing_style": "path"}},
+    }
+    assert secret_values(conf) == ("SK", "TK")
+
+
+def test_endpoint_without_scheme_follows_ssl_setting():
+    assert s3_options({S3A + "endpoint": "minio:9000"})["client_kwargs"] == {
+        "endpoint_url": "https://minio:9000"
+    }
+    plain = {S3A + "endpoint": "minio:9000", S3A + "connection.ssl.enabled": "false"}
+    assert s3_options(plain)["client_kwargs"]["endpoint_url"] == "http://minio:9000"
+
+
+def test_a_key_without_its_secret_is_left_to_the_environment():
+    assert "key" not in s3_options({S3A + "access.key": "AK"})
