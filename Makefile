@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
 
-.PHONY: venv controlplane toxiproxy browser test demo parity-refresh bench clean
+.PHONY: venv controlplane toxiproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,6 +22,10 @@ controlplane:
 toxiproxy:
 	./testenv/build_toxiproxy.sh >/dev/null
 
+# versitygw, the S3-compatible server of the upload tests (cached under ~/.cache).
+s3server:
+	./testenv/build_s3.sh >/dev/null
+
 # Debian's chromium and playwright-core for the Connections UI test; no-op once present.
 browser:
 	./tests/e2e/install_browser.sh
@@ -29,8 +33,9 @@ browser:
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
 TESTS ?= tests
-test: venv controlplane toxiproxy browser
-	bin=$$(./testenv/build.sh) && SPARKK8S_TESTENV_BIN=$$bin $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
+test: venv controlplane toxiproxy s3server browser
+	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
+	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; exit $$rc
 
 demo: venv controlplane

@@ -18,6 +18,7 @@ from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
 from testenv.runtime_image import spark_image
+from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support import kube
 from tests.support.waiting import wait_for
@@ -51,6 +52,17 @@ def runtime_plane() -> Iterator[ControlPlane]:
     real processes, the Spark image (`sparkk8s/spark:4.3.0`, testenv/runtime_image.py) is
     pyspark 4.3.0's distribution. No KWOK node, so nothing real lands on a fake node."""
     yield from _session_plane(node_count=0, process_node=True, images_file=spark_image())
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3-compatible server (versitygw) on loopback, once per session; binary from
+    $SPARKK8S_S3_SERVER_BIN, else testenv/build_s3.sh builds or reuses it."""
+    server = S3Server().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -27,6 +27,11 @@ from airflow_provider_sparkk8s.submission.local_globs import (
     no_listing,
     resolve_local_globs,
 )
+from airflow_provider_sparkk8s.submission.packages import (
+    IVY_SETTINGS_KEY,
+    PACKAGE_FLAGS,
+    check_packages,
+)
 from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, uri_scheme
 
 log = logging.getLogger(__name__)
@@ -50,11 +55,7 @@ SWITCHES = {
     # ours
     "--dry-run",
 }  # fmt: skip
-# Dependency resolution happens on the submitter in spark-submit (Ivy); we have no JVM.
 UNSUPPORTED = {
-    "--packages": "list the jars in --jars (remote URIs) instead; Maven resolution needs Ivy",
-    "--exclude-packages": "--packages is not supported",
-    "--repositories": "--packages is not supported",
     "--queue": "a YARN option",
     "--supervise": "a standalone-cluster option",
     "--total-executor-cores": "a standalone option",
@@ -418,6 +419,12 @@ def parse_spark_submit(
         value = parsed.options.get(flag) or conf.get(key) or (env_var and environ.get(env_var))
         if value:
             conf[key] = value
+    # Passed through for the driver to resolve (packages.py); checked as spark-submit does.
+    for flag, key in PACKAGE_FLAGS.items():
+        if parsed.options.get(flag):
+            conf[key] = parsed.options[flag]
+    ivy_settings = conf.get(IVY_SETTINGS_KEY)
+    check_packages(conf, None if ivy_settings is None else read_text(ivy_settings) is not None)
     for flag, key in DEPENDENCY_FLAGS.items():
         value = parsed.options.get(flag) or conf.get(key)
         if value is not None:

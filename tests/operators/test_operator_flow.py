@@ -4,6 +4,7 @@ test_operator_controlplane.py; these pin the decisions quickly and exactly."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -20,6 +21,7 @@ from airflow_provider_sparkk8s.operators.task_identity import (
     driver_labels,
     driver_pod_name,
 )
+from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
 
 SECRET = "planted-secret-7f3a9c"
@@ -372,10 +374,24 @@ def test_a_spark_submit_operator_task_moves_over_by_adding_an_image(cluster):
         assert expected in properties, expected
 
 
-def test_packages_need_ivy_and_are_refused_before_any_request(cluster):
+def test_packages_reach_the_driver_unresolved(cluster):
+    cluster.on_list = progress(driver_status("finished"))
+    make_operator(
+        packages="org.apache.spark:spark-avro_2.13:4.0.1",
+        exclude_packages="com.example:unwanted",
+        repositories="https://repo.example.com/m2",
+    ).execute(context())
+    applied = next(a["content"] for a in cluster.applied if "configmaps" in a["path"])
+    properties = load_java_properties(json.loads(applied)["data"]["spark.properties"])
+    assert properties["spark.jars.packages"] == "org.apache.spark:spark-avro_2.13:4.0.1"
+    assert properties["spark.jars.excludes"] == "com.example:unwanted"
+    assert properties["spark.jars.repositories"] == "https://repo.example.com/m2"
+
+
+def test_bad_package_coordinate_is_refused_before_any_request(cluster):
     with pytest.raises(SparkConfError) as error:
-        make_operator(packages="org.apache.spark:spark-avro_2.13:4.0.1").execute(context())
-    assert error.value.key == "--packages"
+        make_operator(packages="org.apache.spark:spark-avro_2.13").execute(context())
+    assert error.value.key == "spark.jars.packages"
     assert cluster.requests == []
 
 

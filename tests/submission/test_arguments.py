@@ -127,7 +127,12 @@ def test_proxy_user_kill_status_and_our_flags() -> None:
         ([*MASTER, JAR], "--class"),
         ([*MASTER, "--class", "M"], "primary resource"),
         ([*MASTER, "--bogus", JAR], "argument"),
-        ([*MASTER, "--packages", "g:a:1", "--class", "M", JAR], "--packages"),
+        ([*MASTER, "--packages", "g:a", "--class", "M", JAR], "spark.jars.packages"),
+        ([*MASTER, "--exclude-packages", "g:a:1", "--class", "M", JAR], "spark.jars.excludes"),
+        (
+            [*MASTER, "--conf", "spark.jars.ivySettings=/nope.xml", "--class", "M", JAR],
+            "spark.jars.ivySettings",
+        ),  # fmt: skip
         (["--master", "yarn", "--deploy-mode", "cluster", "--class", "M", JAR], "spark.master"),
         ([*MASTER, "--properties-file", "/missing", "--class", "M", JAR], "--properties-file"),
         ([*MASTER, "--class"], "--class"),
@@ -166,3 +171,23 @@ def test_java_properties_loader() -> None:
         "empty": "",
         "tab\tkey": "x\ty",
     }
+
+
+def test_packages_pass_through_to_the_driver_unresolved() -> None:
+    argv = [
+        *MASTER, "--packages", "g:a:1,g/b:2", "--exclude-packages", "g:x",
+        "--repositories", "https://repo.example.com/m2", "--class", "M", JAR,
+    ]  # fmt: skip
+    conf = parse_spark_submit(argv, environ={}, read_text=lambda path: None).spark_conf
+    assert conf["spark.jars.packages"] == "g:a:1,g/b:2"
+    assert conf["spark.jars.excludes"] == "g:x"
+    assert conf["spark.jars.repositories"] == "https://repo.example.com/m2"
+    assert conf["spark.jars"] == JAR  # nothing resolved on this side
+
+
+def test_package_flags_win_over_conf_keys() -> None:
+    argv = [*MASTER, "--conf", "spark.jars.packages=g:old:1", "--packages", "g:new:1",
+            "--conf", "spark.jars.ivySettings=/etc/ivy.xml", "--class", "M", JAR]  # fmt: skip
+    conf = parse_spark_submit(argv, environ={}, read_text=lambda path: "<ivysettings/>").spark_conf
+    assert conf["spark.jars.packages"] == "g:new:1"
+    assert conf["spark.jars.ivySettings"] == "/etc/ivy.xml"
