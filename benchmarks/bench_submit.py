@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource

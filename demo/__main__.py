@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
 from testenv.controlplane import ControlPlane
 

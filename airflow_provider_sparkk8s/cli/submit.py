@@ -28,7 +28,7 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.settings import spark_submit_settings
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application

@@ -29,7 +29,7 @@ from airflow.sdk.bases.hook import BaseHook
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.paths import Access, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     SERVICE_ACCOUNT_ROOT,

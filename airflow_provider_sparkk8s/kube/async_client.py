@@ -1,14 +1,13 @@
-"""AsyncKubeClient: the trigger's client, on httpx.AsyncClient.
+"""AsyncKubeClient: the async sender (trigger, snapshot store), on httpx.AsyncClient.
 
-Request building, auth, retry rules and errors are `client`'s; only sending, sleeping and
-streaming are async here. httpx failures become `TransportFailure`, so a retry decision
-reads the same for both clients.
+Request building, auth, retry rules and errors are `core`'s; only sending, sleeping and
+streaming are written here. httpx failures become `TransportFailure`, so a retry decision
+reads the same for both senders.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json as jsonlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -22,13 +21,14 @@ if "httpx" not in sys.modules:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import httpx
 
-from airflow_provider_sparkk8s.kube.client import (
+from airflow_provider_sparkk8s.kube.core import (
+    Attempts,
     KubeRequest,
     RetryPolicy,
-    _Attempts,
-    _ClientBase,
+    SenderBase,
     build_request,
     decode_json,
+    decode_watch_line,
     watch_params,
 )
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
@@ -44,7 +44,7 @@ def transport_failure(error: httpx.TransportError) -> TransportFailure:
     return TransportFailure(type(error).__name__, error, sent=not isinstance(error, _NOT_SENT))
 
 
-class AsyncKubeClient(_ClientBase):
+class AsyncKubeClient(SenderBase):
     """Asynchronous client (trigger). Same settings, same auth, same retries."""
 
     def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
@@ -55,7 +55,7 @@ class AsyncKubeClient(_ClientBase):
         )
         self._http = httpx.AsyncClient(
             base_url=settings.server,
-            verify=self._tls if self._tls is not None else False,
+            verify=self.tls if self.tls is not None else False,
             timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
             trust_env=False,  # proxies from the environment are not ours to pick up
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
@@ -84,7 +84,7 @@ class AsyncKubeClient(_ClientBase):
         json: Any = None,
         content: bytes | str | None = None,
         content_type: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         request = build_request(
             method, path, params=params, json=json, content=content, content_type=content_type
         )
@@ -94,15 +94,22 @@ class AsyncKubeClient(_ClientBase):
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         return (await self._send(build_request("GET", path, params=params))).text
 
-    async def version(self) -> dict:
+    async def version(self) -> dict[str, Any]:
         return await self.request("GET", "/version")
 
     async def stream_lines(
-        self, path: str, params: Mapping[str, Any] | None = None
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
     ) -> AsyncIterator[str]:
+        """As `KubeClient.stream_lines`: ends when the server closes or the connection breaks."""
         request = build_request("GET", path, params=params)
         response = await self._send(
-            request, stream=True, read_timeout=self._watch_read_timeout(request.params)
+            request,
+            stream=True,
+            read_timeout=read_timeout or self.watch_read_timeout(request.params),
         )
         try:
             async for line in response.aiter_lines():
@@ -113,11 +120,17 @@ class AsyncKubeClient(_ClientBase):
             await response.aclose()
 
     async def watch(
-        self, path: str, params: Mapping[str, Any] | None = None
-    ) -> AsyncIterator[dict]:
-        async for line in self.stream_lines(path, watch_params(params)):
-            if line.strip():
-                yield jsonlib.loads(line)
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        lines = self.stream_lines(path, watch_params(params), read_timeout=read_timeout)
+        async for line in lines:
+            event = decode_watch_line(line)
+            if event is not None:
+                yield event
 
     def _http_request(self, request: KubeRequest, read_timeout: float | None) -> httpx.Request:
         extensions: dict[str, Any] = dict(self._extensions)
@@ -132,14 +145,14 @@ class AsyncKubeClient(_ClientBase):
             request.path,
             params=request.params,
             content=request.content,
-            headers=self._headers(request),
+            headers=self.headers_for(request),
             extensions=extensions,
         )
 
     async def _send(
         self, request: KubeRequest, *, stream: bool = False, read_timeout: float | None = None
     ) -> httpx.Response:
-        attempts = _Attempts(self, request)
+        attempts = Attempts(self, request)
         while True:
             attempts.attempt += 1
             try:

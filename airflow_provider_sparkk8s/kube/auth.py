@@ -35,7 +35,7 @@ def ssl_context(settings: ClientSettings) -> ssl.SSLContext:
         except (ssl.SSLError, OSError) as error:
             what = settings.ca_file or "inline CA data"
             raise KubeConfigError(
-                f"cannot load the CA certificate {what}{_from(settings)}: {_reason(error)}"
+                f"cannot load the CA certificate {what}{settings.origin()}: {_reason(error)}"
             ) from None
         if not (settings.ca_file or settings.ca_data):
             context.load_default_certs()
@@ -52,7 +52,7 @@ def warn_if_insecure(settings: ClientSettings) -> None:
         log.warning(
             "TLS verification is OFF for %s%s: the API server's identity is not checked",
             settings.server,
-            _from(settings),
+            settings.origin(),
         )
 
 
@@ -67,7 +67,7 @@ def _load_client_certificate(context: ssl.SSLContext, settings: ClientSettings) 
             cert = settings.client_cert_file or "inline client certificate"
             key = settings.client_key_file or "inline client key"
             raise KubeConfigError(
-                f"cannot load the client certificate {cert} with key {key}{_from(settings)}: "
+                f"cannot load the client certificate {cert} with key {key}{settings.origin()}: "
                 f"{_reason(error)}"
             ) from None
 
@@ -98,10 +98,6 @@ def _reason(error: BaseException) -> str:
     return type(error).__name__
 
 
-def _from(settings: ClientSettings) -> str:
-    return f" (from {settings.source})" if settings.source else ""
-
-
 class TokenSource:
     """The bearer token: static, or a file re-read when it changes (and on demand after a 401).
 
@@ -114,10 +110,6 @@ class TokenSource:
         self._file = token_file
         self._stamp: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
-
-    @property
-    def from_file(self) -> bool:
-        return self._file is not None
 
     def authorization(self) -> str | None:
         """The Authorization header value, or None when requests carry no token."""

@@ -68,11 +68,11 @@ class ClientSettings:
     def __post_init__(self) -> None:
         if not self.server.startswith(("https://", "http://")):
             raise KubeConfigError(
-                f"API server URL {self.server!r} must start with https:// or http://{self._from()}"
+                f"API server URL {self.server!r} must start with https:// or http://{self.origin()}"
             )
         if self.token and self.token_file:
             raise KubeConfigError(
-                f"both a token and a token file ({self.token_file}) are set{self._from()}; "
+                f"both a token and a token file ({self.token_file}) are set{self.origin()}; "
                 "keep only one"
             )
         has_cert = bool(self.client_cert_file or self.client_cert_data)
@@ -81,10 +81,11 @@ class ClientSettings:
             missing = "client key" if has_cert else "client certificate"
             raise KubeConfigError(
                 f"a client certificate needs its key and vice versa: the {missing} is "
-                f"missing{self._from()}"
+                f"missing{self.origin()}"
             )
 
-    def _from(self) -> str:
+    def origin(self) -> str:
+        """` (from <source>)` for messages, or nothing when the source is unknown."""
         return f" (from {self.source})" if self.source else ""
 
     def effective_namespace(self, explicit: str | None = None) -> str:

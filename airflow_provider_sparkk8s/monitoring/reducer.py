@@ -18,8 +18,9 @@ Decisions, and why:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]

@@ -18,8 +18,9 @@ Spark itself compares them as numbers. When one is not a number we trust arrival
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 

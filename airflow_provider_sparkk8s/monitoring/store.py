@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.core import backoff_delay
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
@@ -113,14 +114,6 @@ class Subscription:
         self._ready.clear()
         pods, self._latest = self._latest, None
         return pods
-
-
-def backoff_delay(
-    failures: int, base: float, cap: float, rng: Callable[[], float] = random.random
-) -> float:
-    """Exponential, capped, half of it jittered: reconnecting triggerers do not stampede."""
-    ceiling = min(cap, base * (2 ** max(failures - 1, 0)))
-    return ceiling * (0.5 + rng() / 2)
 
 
 class SnapshotStore:

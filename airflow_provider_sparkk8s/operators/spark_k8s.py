@@ -78,7 +78,7 @@ except ImportError:  # Airflow < 3.1
     from airflow.models import BaseOperator  # type: ignore[no-redef,attr-defined]
 
 if TYPE_CHECKING:
-    from airflow_provider_sparkk8s.kube.client import KubeClient
+    from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 
 DEFAULT_CONN_ID = "spark_k8s_default"
 APPLICATION_XCOM_KEY = "spark_application"

@@ -23,7 +23,7 @@ from kubernetes import client as k8s
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.auth import ssl_context
-from airflow_provider_sparkk8s.kube.client import APPLY_PATCH, KubeClient
+from airflow_provider_sparkk8s.kube.core import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool
 from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
@@ -32,6 +32,7 @@ from airflow_provider_sparkk8s.kube.settings import (
     kubeconfig_settings,
     spark_submit_settings,
 )
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from tests.kube.tlsfiles import Pki
 from tests.support.waiting import wait_for
 

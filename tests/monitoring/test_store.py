@@ -11,7 +11,6 @@ from airflow_provider_sparkk8s.monitoring.store import (
     SnapshotStore,
     StoreSettings,
     active_stores,
-    backoff_delay,
     shared_store,
 )
 from tests.monitoring.fake_kube import FakeKube
@@ -194,13 +193,6 @@ async def test_failing_lists_are_counted_and_do_not_stop_the_store():
         assert len(await next_pods(sub)) == 1
     finally:
         await store.stop()
-
-
-def test_backoff_is_capped_and_jittered():
-    assert backoff_delay(1, 0.5, 30, rng=lambda: 0.0) == 0.25
-    assert backoff_delay(1, 0.5, 30, rng=lambda: 1.0) == 0.5
-    assert backoff_delay(20, 0.5, 30, rng=lambda: 1.0) == 30
-    assert backoff_delay(20, 0.5, 30, rng=lambda: 0.0) == 15
 
 
 async def test_shared_store_is_one_per_connection_and_namespace_and_stops_with_the_last_user():

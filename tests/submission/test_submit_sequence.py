@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.errors import SubmissionError
-from airflow_provider_sparkk8s.kube.client import KubeClient, RetryPolicy
+from airflow_provider_sparkk8s.kube.core import RetryPolicy
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult

@@ -1,15 +1,14 @@
-"""The provider's HTTP client for the Kubernetes API: the shared rules and the sync client.
+"""What the sync and async senders share: building a request, the retry rules, the errors.
 
-Building a request and judging a response are plain functions here. `KubeClient` sends
-through a standard-library connection pool (`http_pool`), `AsyncKubeClient`
-(`async_client`) through httpx.AsyncClient; they differ only in how they send, sleep and
-stream. Both keep connections alive between requests, which is most of a submission's
-latency.
+Building a request and judging an answer are plain functions here, so `sync_client` and
+`async_client` differ only in how they send, sleep and stream (lightkube's split).
+`SenderBase` reads the settings once: the retry policy, the token source and the TLS
+context; a sender adds its transport and nothing else.
 
-Retries happen inside `request`: 429 (honouring Retry-After), 5xx and transport failures,
-with capped, jittered exponential backoff and a bounded number of attempts. A request that
-is not idempotent (POST, JSON/merge PATCH) is retried only when the server certainly did
-not act on it: the connection was never made, or the server answered 429.
+Retries: 429 (honouring Retry-After), 5xx and transport failures, with capped, jittered
+exponential backoff and a bounded number of attempts. A request that is not idempotent
+(POST, JSON/merge PATCH) is retried only when the server certainly did not act on it: the
+connection was never made, or the server answered 429.
 """
 
 from __future__ import annotations
@@ -18,15 +17,19 @@ import json as jsonlib
 import logging
 import random
 import ssl
-import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any
 
 from airflow_provider_sparkk8s import __version__
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
-from airflow_provider_sparkk8s.kube.auth import ssl_context, token_source, warn_if_insecure
-from airflow_provider_sparkk8s.kube.http_pool import HttpPool, PoolResponse
+from airflow_provider_sparkk8s.kube.auth import (
+    ExecTokenSource,
+    TokenSource,
+    ssl_context,
+    token_source,
+    warn_if_insecure,
+)
 from airflow_provider_sparkk8s.kube.paths import access_of
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
@@ -110,18 +113,54 @@ def watch_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return merged
 
 
+def decode_json(request: KubeRequest, body: bytes) -> dict[str, Any]:
+    if not body:
+        return {}
+    try:
+        parsed = jsonlib.loads(body)
+    except ValueError:
+        raise KubeApiError(
+            0,
+            "InvalidResponse",
+            "the API server answered with something that is not JSON",
+            method=request.method,
+            path=request.path,
+        ) from None
+    return parsed if isinstance(parsed, dict) else {"items": parsed}
+
+
+def decode_watch_line(line: str) -> dict[str, Any] | None:
+    """One watch event from one line of the stream; None for a keep-alive blank line."""
+    return jsonlib.loads(line) if line.strip() else None
+
+
+# --------------------------------------------------------------------------- retry rules
+
+
 def backoff_delay(
-    policy: RetryPolicy, attempt: int, retry_after: str | None = None, rng: Any = random
+    attempt: int, base: float, cap: float, rng: Callable[[], float] = random.random
 ) -> float:
-    """Seconds before try `attempt + 1`: Retry-After if the server gave one, else jittered
-    exponential backoff (half fixed, half random, so retries spread but still grow)."""
+    """Seconds to wait after failure number `attempt` (from 1): exponential from `base`,
+    capped at `cap`, half of it jittered, so many clients retrying at once spread out
+    but still back off. Used by request retries and by watch reconnects alike."""
+    ceiling = min(cap, base * (2 ** max(attempt - 1, 0)))
+    return ceiling / 2 + rng() * ceiling / 2
+
+
+def retry_delay(
+    policy: RetryPolicy,
+    attempt: int,
+    retry_after: str | None = None,
+    rng: Callable[[], float] = random.random,
+) -> float:
+    """Seconds before try `attempt + 1`: Retry-After if the server gave one (capped, with a
+    little jitter), else `backoff_delay`."""
     if retry_after is not None:
         try:
-            return min(max(float(retry_after), 0.0), policy.max_retry_after) + rng.uniform(0, 0.05)
+            return min(max(float(retry_after), 0.0), policy.max_retry_after) + rng() * 0.05
         except ValueError:
             pass  # an HTTP date; rare for the API server, fall back to our own backoff
-    ceiling = min(policy.max_delay, policy.base_delay * (2 ** (attempt - 1)))
-    return ceiling / 2 + rng.uniform(0, ceiling / 2)
+    return backoff_delay(attempt, policy.base_delay, policy.max_delay, rng)
 
 
 def should_retry_status(request: KubeRequest, status: int) -> bool:
@@ -136,6 +175,9 @@ def should_retry_transport(request: KubeRequest, failure: TransportFailure) -> b
     if not failure.sent:
         return True  # the request never left: safe even for POST
     return request.idempotent
+
+
+# --------------------------------------------------------------------------- errors
 
 
 def api_error(
@@ -165,7 +207,7 @@ def api_error(
     elif status == 401:
         message = (
             f"{message}: the API server rejected the credentials "
-            f"({settings.auth_description}{_from(settings)})"
+            f"({settings.auth_description}){settings.origin()}"
         )
     return KubeApiError(
         status, reason, message, method=request.method, path=request.path, body=parsed
@@ -186,31 +228,15 @@ def connection_error(
             )
             detail = tls.verify_message or str(tls.reason)
             return KubeConnectionError(
-                f"TLS verification of {target} failed: {detail}; {hint}{_from(settings)}"
+                f"TLS verification of {target} failed: {detail}; {hint}{settings.origin()}"
             )
         return KubeConnectionError(
             f"TLS handshake with {target} failed: {tls.reason or type(tls).__name__}"
-            f"{_from(settings)}"
+            f"{settings.origin()}"
         )
     return KubeConnectionError(
-        f"cannot reach the API server {target}: {failure.kind}: {failure.cause}{_from(settings)}"
+        f"cannot reach the API server {target}: {failure.kind}: {failure.cause}{settings.origin()}"
     )
-
-
-def decode_json(request: KubeRequest, body: bytes) -> dict:
-    if not body:
-        return {}
-    try:
-        parsed = jsonlib.loads(body)
-    except ValueError:
-        raise KubeApiError(
-            0,
-            "InvalidResponse",
-            "the API server answered with something that is not JSON",
-            method=request.method,
-            path=request.path,
-        ) from None
-    return parsed if isinstance(parsed, dict) else {"items": parsed}
 
 
 def _tls_failure(failure: TransportFailure) -> ssl.SSLError | None:
@@ -222,37 +248,40 @@ def _tls_failure(failure: TransportFailure) -> ssl.SSLError | None:
     return None
 
 
-def _from(settings: ClientSettings) -> str:
-    return f"; settings from {settings.source}" if settings.source else ""
+# --------------------------------------------------------------------------- the senders' base
 
 
-class _Attempts:
-    """Bookkeeping of one request's tries; decides whether and when to try again."""
+class Attempts:
+    """Bookkeeping of one request's tries: whether and when to try again, or the error.
 
-    def __init__(self, client: _ClientBase, request: KubeRequest):
-        self.client = client
+    A sender's loop counts `attempt`, sends, and asks `after_error` or `after_status` how
+    long to sleep; both raise the final error once retrying is over.
+    """
+
+    def __init__(self, sender: SenderBase, request: KubeRequest):
+        self.sender = sender
         self.request = request
         self.attempt = 0
         self.reauthenticated = False
 
     def after_error(self, failure: TransportFailure) -> float:
-        policy = self.client.retry
+        policy = self.sender.retry
         if self.attempt >= policy.attempts or not should_retry_transport(self.request, failure):
-            raise connection_error(self.request, failure, self.client.settings) from None
-        delay = backoff_delay(policy, self.attempt)
+            raise connection_error(self.request, failure, self.sender.settings) from None
+        delay = retry_delay(policy, self.attempt)
         self._log(failure.kind, delay)
         return delay
 
     def after_status(self, status: int, body: bytes, reason: str, retry_after: str | None) -> float:
-        if status == 401 and not self.reauthenticated and self.client.tokens.reload():
-            self.reauthenticated = True  # the token file rotated under us: one more try
+        if status == 401 and not self.reauthenticated and self.sender.tokens.reload():
+            self.reauthenticated = True  # the token rotated under us: one more try
             self.attempt -= 1
             log.info("401 from %s %s; retrying with the re-read token", *self._what())
             return 0.0
-        policy = self.client.retry
+        policy = self.sender.retry
         if self.attempt >= policy.attempts or not should_retry_status(self.request, status):
-            raise api_error(self.request, status, body, reason, self.client.settings)
-        delay = backoff_delay(policy, self.attempt, retry_after)
+            raise api_error(self.request, status, body, reason, self.sender.settings)
+        delay = retry_delay(policy, self.attempt, retry_after)
         self._log(str(status), delay)
         return delay
 
@@ -265,131 +294,34 @@ class _Attempts:
             *self._what(),
             why,
             self.attempt,
-            self.client.retry.attempts - 1,
+            self.sender.retry.attempts - 1,
             delay,
         )
 
 
-class _ClientBase:
+class SenderBase:
+    """Settings read once: retry policy, bearer-token source, TLS context (or none)."""
+
     def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
         self.settings = settings
         self.retry = retry or RetryPolicy()
-        self.tokens = token_source(settings)
+        self.tokens: TokenSource | ExecTokenSource = token_source(settings)
         warn_if_insecure(settings)
-        self._tls: ssl.SSLContext | None = (
+        self.tls: ssl.SSLContext | None = (
             ssl_context(settings) if settings.server.startswith("https://") else None
         )
 
-    def _headers(self, request: KubeRequest) -> dict[str, str]:
+    def headers_for(self, request: KubeRequest) -> dict[str, str]:
+        """The request's headers plus the current Authorization (a token may rotate)."""
         headers = request.headers()
         authorization = self.tokens.authorization()
         if authorization:
             headers["Authorization"] = authorization
         return headers
 
-    def _watch_read_timeout(self, params: Mapping[str, Any]) -> float:
+    def watch_read_timeout(self, params: Mapping[str, Any]) -> float:
         """A watch waits for the server's own timeout, plus slack; without one, an hour."""
         server_timeout = params.get("timeoutSeconds")
         if server_timeout:
             return float(server_timeout) + self.settings.request_timeout
         return _WATCH_IDLE_LIMIT
-
-
-class KubeClient(_ClientBase):
-    """Synchronous client (operator, CLI). Thread-safe; reuse one per connection."""
-
-    def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
-        super().__init__(settings, retry)
-        self._pool = HttpPool(
-            settings.server,
-            tls=self._tls,
-            server_name=settings.tls_server_name,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.request_timeout,
-        )
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._pool.close()
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | str | None = None,
-        content_type: str | None = None,
-    ) -> dict:
-        request = build_request(
-            method, path, params=params, json=json, content=content, content_type=content_type
-        )
-        return decode_json(request, self._send(request).content)
-
-    def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
-        """GET a plain-text resource (pods/log)."""
-        return self._send(build_request("GET", path, params=params)).text
-
-    def version(self) -> dict:
-        return self.request("GET", "/version")
-
-    def stream_lines(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[str]:
-        """GET a streaming resource line by line (watches, followed logs).
-
-        Ends when the server closes the stream or the connection breaks: the caller
-        reconnects (from the last resourceVersion for a watch).
-        """
-        request = build_request("GET", path, params=params)
-        response = self._send(
-            request, stream=True, read_timeout=self._watch_read_timeout(request.params)
-        )
-        try:
-            yield from response.iter_lines()
-        except TransportFailure as failure:
-            log.debug("stream %s ended: %s", path, failure.kind)
-        finally:
-            response.close()
-
-    def watch(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[dict]:
-        """Watch events `{"type": ..., "object": {...}}`; ERROR events are yielded as is."""
-        for line in self.stream_lines(path, watch_params(params)):
-            if line.strip():
-                yield jsonlib.loads(line)
-
-    def _send(
-        self, request: KubeRequest, *, stream: bool = False, read_timeout: float | None = None
-    ) -> PoolResponse:
-        attempts = _Attempts(self, request)
-        while True:
-            attempts.attempt += 1
-            try:
-                response = self._pool.send(
-                    request.method,
-                    request.path,
-                    request.params,
-                    self._headers(request),
-                    request.content,
-                    stream=stream,
-                    read_timeout=read_timeout,
-                )
-            except TransportFailure as failure:
-                delay = attempts.after_error(failure)
-            else:
-                if response.status < 400:
-                    return response
-                if stream:
-                    response.read()
-                delay = attempts.after_status(
-                    response.status,
-                    response.content,
-                    response.reason,
-                    response.headers.get("Retry-After"),
-                )
-            if delay:
-                time.sleep(delay)

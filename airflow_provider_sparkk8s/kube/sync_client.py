@@ -1,0 +1,146 @@
+"""KubeClient: the sync sender (operator, CLI, hook), on the standard-library pool.
+
+Request building, auth, retry rules and errors are `core`'s; only sending, sleeping and
+streaming are written here, through `http_pool` (no httpx on sparkk8s-submit's import
+path). Keep-alive connections are reused between requests, which is most of a
+submission's latency.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any, Self
+
+from airflow_provider_sparkk8s.kube.core import (
+    Attempts,
+    KubeRequest,
+    RetryPolicy,
+    SenderBase,
+    build_request,
+    decode_json,
+    decode_watch_line,
+    watch_params,
+)
+from airflow_provider_sparkk8s.kube.http_pool import HttpPool, PoolResponse
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.transport import TransportFailure
+
+log = logging.getLogger(__name__)
+
+
+class KubeClient(SenderBase):
+    """Synchronous client (operator, CLI). Thread-safe; reuse one per connection."""
+
+    def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
+        super().__init__(settings, retry)
+        self._pool = HttpPool(
+            settings.server,
+            tls=self.tls,
+            server_name=settings.tls_server_name,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.request_timeout,
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | str | None = None,
+        content_type: str | None = None,
+    ) -> dict[str, Any]:
+        request = build_request(
+            method, path, params=params, json=json, content=content, content_type=content_type
+        )
+        return decode_json(request, self._send(request).content)
+
+    def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """GET a plain-text resource (pods/log)."""
+        return self._send(build_request("GET", path, params=params)).text
+
+    def version(self) -> dict[str, Any]:
+        return self.request("GET", "/version")
+
+    def stream_lines(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+    ) -> Iterator[str]:
+        """GET a streaming resource line by line (watches, followed logs).
+
+        Ends when the server closes the stream or the connection breaks: the caller
+        reconnects (from the last resourceVersion for a watch). `read_timeout` bounds the
+        wait for the next line; by default, the server's timeoutSeconds plus slack.
+        """
+        request = build_request("GET", path, params=params)
+        response = self._send(
+            request,
+            stream=True,
+            read_timeout=read_timeout or self.watch_read_timeout(request.params),
+        )
+        try:
+            yield from response.iter_lines()
+        except TransportFailure as failure:
+            log.debug("stream %s ended: %s", path, failure.kind)
+        finally:
+            response.close()
+
+    def watch(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Watch events `{"type": ..., "object": {...}}`; ERROR events are yielded as is."""
+        for line in self.stream_lines(path, watch_params(params), read_timeout=read_timeout):
+            event = decode_watch_line(line)
+            if event is not None:
+                yield event
+
+    def _send(
+        self, request: KubeRequest, *, stream: bool = False, read_timeout: float | None = None
+    ) -> PoolResponse:
+        attempts = Attempts(self, request)
+        while True:
+            attempts.attempt += 1
+            try:
+                response = self._pool.send(
+                    request.method,
+                    request.path,
+                    request.params,
+                    self.headers_for(request),
+                    request.content,
+                    stream=stream,
+                    read_timeout=read_timeout,
+                )
+            except TransportFailure as failure:
+                delay = attempts.after_error(failure)
+            else:
+                if response.status < 400:
+                    return response
+                if stream:
+                    response.read()
+                delay = attempts.after_status(
+                    response.status,
+                    response.content,
+                    response.reason,
+                    response.headers.get("Retry-After"),
+                )
+            if delay:
+                time.sleep(delay)

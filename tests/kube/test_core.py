@@ -1,0 +1,75 @@
+"""The senders' shared core: request building, retry rules and backoff, as plain functions."""
+
+from __future__ import annotations
+
+import random
+import ssl
+
+import httpx
+import pytest
+
+from airflow_provider_sparkk8s.kube.async_client import transport_failure
+from airflow_provider_sparkk8s.kube.core import (
+    APPLY_PATCH,
+    RetryPolicy,
+    backoff_delay,
+    build_request,
+    retry_delay,
+    should_retry_status,
+    should_retry_transport,
+)
+from airflow_provider_sparkk8s.kube.transport import TransportFailure
+
+
+def test_build_request_json_patch_defaults_to_merge_patch() -> None:
+    request = build_request("patch", "/api/v1/namespaces/ns/pods/p", json={"a": 1})
+    assert request.method == "PATCH"
+    assert request.content == b'{"a":1}'
+    assert request.content_type == "application/merge-patch+json"
+    assert not request.idempotent
+
+
+def test_build_request_apply_is_idempotent_post_is_not() -> None:
+    apply = build_request("PATCH", "/x", content="a: 1", content_type=APPLY_PATCH)
+    assert apply.idempotent and apply.content == b"a: 1"
+    assert not build_request("POST", "/x", json={}).idempotent
+    assert build_request("DELETE", "/x").idempotent
+    with pytest.raises(TypeError):
+        build_request("POST", "/x", json={}, content="y", content_type="text/plain")
+    with pytest.raises(ValueError):
+        build_request("GET", "api/v1")
+
+
+def test_retry_rules_by_method_and_status() -> None:
+    post = build_request("POST", "/x", json={})
+    get = build_request("GET", "/x")
+    assert should_retry_status(post, 429) and should_retry_status(get, 429)
+    assert not should_retry_status(post, 503) and should_retry_status(get, 503)
+    assert not should_retry_status(get, 404) and not should_retry_status(get, 409)
+    connect = TransportFailure("ConnectError", ConnectionRefusedError(), sent=False)
+    read = TransportFailure("ReadError", ConnectionResetError(), sent=True)
+    assert should_retry_transport(post, connect) and should_retry_transport(get, read)
+    assert not should_retry_transport(post, read)
+    # The async client's httpx failures read the same way.
+    assert should_retry_transport(post, transport_failure(httpx.ConnectError("refused")))
+    assert not should_retry_transport(post, transport_failure(httpx.ReadError("reset")))
+    tls = TransportFailure("ConnectError", ssl.SSLCertVerificationError(), sent=False)
+    assert not should_retry_transport(get, tls)
+
+
+def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
+    policy = RetryPolicy(base_delay=0.1, max_delay=1.0, max_retry_after=3.0)
+    rng = random.Random(1)
+    delays = [retry_delay(policy, attempt, rng=rng.random) for attempt in range(1, 9)]
+    assert 0.05 <= delays[0] <= 0.1
+    assert all(0.5 <= d <= 1.0 for d in delays[4:])  # capped at max_delay, never below half
+    assert 2.0 <= retry_delay(policy, 1, "2", rng=rng.random) <= 2.05
+    assert retry_delay(policy, 1, "120", rng=rng.random) <= 3.05  # capped
+
+
+def test_backoff_is_capped_and_jittered() -> None:
+    # The store's reconnects use the same backoff as request retries.
+    assert backoff_delay(1, 0.5, 30, rng=lambda: 0.0) == 0.25
+    assert backoff_delay(1, 0.5, 30, rng=lambda: 1.0) == 0.5
+    assert backoff_delay(20, 0.5, 30, rng=lambda: 1.0) == 30
+    assert backoff_delay(20, 0.5, 30, rng=lambda: 0.0) == 15
