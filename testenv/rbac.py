@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 
 RBAC_FILE = Path(__file__).resolve().parents[1] / "docs" / "rbac.yaml"
 SUBMITTER_ROLE = "sparkk8s-submitter"

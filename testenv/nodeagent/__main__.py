@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
 from testenv.nodeagent.images import load_images
 from testenv.nodeagent.kubelet import AgentConfig, Kubelet

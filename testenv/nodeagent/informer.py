@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 
 log = logging.getLogger(__name__)
 Handler = Callable[[str, dict[str, Any]], None]  # ("ADDED" | "MODIFIED" | "DELETED", object)

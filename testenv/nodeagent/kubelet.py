@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.nodeagent.api_forward import TcpForward
 from testenv.nodeagent.env import (
     ContainerConfigError,
