@@ -217,15 +217,22 @@ class ControlPlane:
         """host:port of kube-apiserver (what a fault-injecting proxy forwards to)."""
         return f"127.0.0.1:{self._apiserver_port}"
 
-    def restart_etcd(self, down_seconds: float = 0.0) -> None:
-        """Stops etcd, keeps it down for `down_seconds`, and starts it again on the same
-        ports and data (for fault tests); returns once etcd and kube-apiserver are ready."""
-        etcd = self._processes["etcd"]
-        etcd.stop()
-        time.sleep(down_seconds)
-        etcd.start()
+    def stop_etcd(self) -> None:
+        """Stops etcd (SIGTERM); kube-apiserver stays up and fails what needs storage."""
+        self._processes["etcd"].stop()
+
+    def start_etcd(self) -> None:
+        """Starts etcd again on the same ports and data; returns once etcd is healthy and
+        kube-apiserver ready again."""
+        self._processes["etcd"].start()
         self._wait_etcd_healthy()
         self._wait_apiserver_ready()
+
+    def restart_etcd(self, down_seconds: float = 0.0) -> None:
+        """stop_etcd, `down_seconds` of outage, start_etcd (for fault tests)."""
+        self.stop_etcd()
+        time.sleep(down_seconds)
+        self.start_etcd()
 
     def restart_apiserver(self) -> None:
         """Stops the API server and starts it again on the same port and etcd

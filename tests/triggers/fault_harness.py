@@ -105,6 +105,7 @@ class _Watched:
     app: TrackedApp
     events: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     ended_at: float | None = None  # wall clock of the status write that took
+    write_error: str | None = None  # why the last refused write was refused
 
 
 def start_counting_triggers(
@@ -156,12 +157,14 @@ def _end_drivers(
                         json=body,
                         headers={"Content-Type": "application/strategic-merge-patch+json"},
                     )
-                except Exception:  # noqa: BLE001 - the fault may refuse the write: retry
+                except Exception as error:  # noqa: BLE001 - the fault may refuse the write
+                    entry.write_error = repr(error)
                     time.sleep(0.2)
                     continue
                 if response.is_success:
                     entry.ended_at = time.time()
                     break
+                entry.write_error = f"HTTP {response.status_code}: {response.text[:200]}"
                 time.sleep(0.2)
 
 
@@ -194,17 +197,17 @@ async def run_under_fault(
         during, after = watched[:half], watched[half:]
         stop = time.monotonic() + deadline
         await asyncio.to_thread(fault.inject)
-        fault_started = time.time()
+        # The writes run beside the fault's clock: a fault that refuses them (etcd down)
+        # must still heal on time, and its refused writes take once it has.
+        writing = asyncio.create_task(
+            asyncio.to_thread(_end_drivers, api, fleet.namespace, during, fault.seconds * 0.8, stop)
+        )
         try:
-            await asyncio.to_thread(
-                _end_drivers, api, fleet.namespace, during, fault.seconds * 0.8, stop
-            )
-            remaining = fault_started + fault.seconds - time.time()
-            if remaining > 0:
-                await asyncio.sleep(remaining)
+            await asyncio.sleep(fault.seconds)
         finally:
             await asyncio.to_thread(fault.heal)
         healed = time.time()
+        await writing
         await asyncio.to_thread(_end_drivers, api, fleet.namespace, after, after_seconds, stop)
         try:
             await until(lambda: all(e.events for e in watched), deadline, "every final event")
@@ -217,6 +220,10 @@ async def run_under_fault(
     await asyncio.sleep(0)  # let the last store stop
     report.leaks = _store_leaks()
     for entry in watched:
+        if entry.ended_at is None:
+            report.problems.append(
+                f"{entry.app.driver}: its terminal status was never written ({entry.write_error})"
+            )
         if not entry.events:
             continue
         report.completions += 1
@@ -229,7 +236,6 @@ async def run_under_fault(
                 f"{payload.get('message')}"
             )
         if entry.ended_at is None:
-            report.problems.append(f"{entry.app.driver}: its status write never took")
             continue
         delay = fired - entry.ended_at
         (report.during if entry.ended_at < healed else report.after).append(delay)
@@ -272,3 +278,48 @@ def network_faults(proxy: Any, seconds: float) -> dict[str, Fault]:
             delay=200,
         ),
     }
+
+
+def etcd_outage(plane: Any, seconds: float) -> Fault:
+    """etcd stopped for `seconds` and started again on the same data."""
+    return Fault("etcd restart", plane.stop_etcd, plane.start_etcd, seconds)
+
+
+def apf_throttling(
+    api: ApiClient, plane: Any, namespace: str, user: str, seconds: float, noise: int = 4
+) -> Fault:
+    """API Priority and Fairness gives `user` one seat and rejects the rest with 429, while
+    `noise` busy clients of the same user keep that seat taken (a tenant's other jobs)."""
+    import ssl
+    import threading
+
+    import httpx
+
+    from tests.support.apf import throttle_user, unthrottle
+
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def busy() -> None:
+        context = ssl.create_default_context(cafile=str(plane.ca_file))
+        headers = {"Authorization": f"Bearer {plane.static_token}"}
+        with httpx.Client(base_url=plane.server, verify=context, headers=headers) as client:
+            while not stop.is_set():
+                try:
+                    client.get(f"/api/v1/namespaces/{namespace}/pods", params={"limit": "500"})
+                except httpx.HTTPError:
+                    time.sleep(0.05)
+
+    def inject() -> None:
+        throttle_user(api, user)
+        for _ in range(noise):
+            threads.append(threading.Thread(target=busy, daemon=True))
+            threads[-1].start()
+
+    def heal() -> None:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        unthrottle(api)
+
+    return Fault("API Priority and Fairness 429s", inject, heal, seconds)
