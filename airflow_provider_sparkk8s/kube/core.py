@@ -239,10 +239,21 @@ def connection_error(
     )
 
 
+# TLS flow control and a peer that closed: the TLS layer raises these inside every read and
+# handshake that waits, so they sit in the context of any read timeout or dropped
+# connection. They say nothing wrong with certificates, and such a failure is retried.
+_NOT_TLS_FAULTS = (
+    ssl.SSLWantReadError,
+    ssl.SSLWantWriteError,
+    ssl.SSLEOFError,
+    ssl.SSLZeroReturnError,
+)
+
+
 def _tls_failure(failure: TransportFailure) -> ssl.SSLError | None:
     seen: BaseException | None = failure.cause
     while seen is not None:
-        if isinstance(seen, ssl.SSLError):
+        if isinstance(seen, ssl.SSLError) and not isinstance(seen, _NOT_TLS_FAULTS):
             return seen
         seen = seen.__cause__ or seen.__context__
     return None

@@ -14,10 +14,12 @@ from airflow_provider_sparkk8s.kube.core import (
     RetryPolicy,
     backoff_delay,
     build_request,
+    connection_error,
     retry_delay,
     should_retry_status,
     should_retry_transport,
 )
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 
 
@@ -55,6 +57,25 @@ def test_retry_rules_by_method_and_status() -> None:
     assert not should_retry_transport(post, transport_failure(httpx.ReadError("reset")))
     tls = TransportFailure("ConnectError", ssl.SSLCertVerificationError(), sent=False)
     assert not should_retry_transport(get, tls)
+
+
+def test_a_timeout_inside_tls_is_a_transport_failure_not_a_tls_one() -> None:
+    # A read that times out while TLS waits for bytes (an API server blocked on a stopped
+    # etcd, a black-holed link) carries SSLWantReadError in its context: retried, and not
+    # described as a TLS problem.
+    get = build_request("GET", "/x")
+    try:
+        try:
+            raise ssl.SSLWantReadError(2, "The operation did not complete (read)")
+        except ssl.SSLWantReadError:
+            raise httpx.ReadTimeout("The read operation timed out") from None
+    except httpx.ReadTimeout as error:
+        error.__context__ = ssl.SSLWantReadError()
+        timeout = transport_failure(error)
+    assert should_retry_transport(get, timeout)
+    settings = ClientSettings(server="https://127.0.0.1:6443")
+    message = str(connection_error(get, timeout, settings))
+    assert "TLS" not in message and "ReadTimeout" in message
 
 
 def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
