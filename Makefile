@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
 
-.PHONY: venv controlplane toxiproxy s3server browser test demo parity-refresh bench clean
+.PHONY: venv lint controlplane toxiproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -30,10 +30,21 @@ s3server:
 browser:
 	./tests/e2e/install_browser.sh
 
+# ruff (lint + format) and mypy, with the config in pyproject.toml. mypy's cache lives in
+# ~/.cache (keyed by file content, so a fresh clone reuses it); the lock keeps two
+# checkouts from writing it at once.
+LINT_PATHS := airflow_provider_sparkk8s testenv tests benchmarks demo dags
+MYPY_CACHE := $(HOME)/.cache/sparkk8s-mypy
+lint: venv
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	mkdir -p $(MYPY_CACHE)
+	flock $(MYPY_CACHE).lock $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE) $(LINT_PATHS)
+
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
 TESTS ?= tests
-test: venv controlplane toxiproxy s3server browser
+test: venv lint controlplane toxiproxy s3server browser
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; exit $$rc

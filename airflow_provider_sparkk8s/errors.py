@@ -39,7 +39,7 @@ class KubeApiError(SparkK8sError):
         *,
         method: str = "",
         path: str = "",
-        body: dict | None = None,
+        body: dict[str, object] | None = None,
     ):
         self.status = status
         self.reason = reason

@@ -185,8 +185,10 @@ def table(samples: dict[str, list[Sample]], rates: dict[str, dict[str, float]]) 
             return statistics.median(getattr(s, attr) for s in values)
 
         rows += [
-            f"| per submission (median of {len(ours)}) | spark-submit 4.3.0 | sparkk8s-submit "
-            "| ratio |",
+            (
+                f"| per submission (median of {len(ours)}) | spark-submit 4.3.0 | sparkk8s-submit "
+                "| ratio |"
+            ),
             "| --- | ---: | ---: | ---: |",
         ]
         for label, attr, unit in (("wall", "wall", "s"), ("CPU", "cpu", "s"),

@@ -42,7 +42,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +114,7 @@ def rss_kib() -> int:
 
 
 def make_triggers(peer: str, namespace: str, names: list[str], resync: float) -> list[Any]:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     if peer == "ours":
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
@@ -167,13 +167,13 @@ async def run_child(
             return
 
     started = time.monotonic()
-    tasks = [asyncio.create_task(follow(n, t)) for n, t in zip(names, triggers)]
+    tasks = [asyncio.create_task(follow(n, t)) for n, t in zip(names, triggers, strict=True)]
     if peer == "ours":  # tracked = every trigger has seen its driver
         while not all(t.last_state is not None for t in triggers):
             if time.monotonic() - started > deadline:
                 break
             await asyncio.sleep(0.1)
-    while time.monotonic() - started < warmup:
+    while time.monotonic() - started < warmup:  # noqa: ASYNC110 - a fixed warm-up period
         await asyncio.sleep(0.1)
     rss_tracking = rss_kib()
     stores = []
@@ -183,7 +183,7 @@ async def run_child(
         stores = active_stores()
     print("READY", flush=True)
     end = time.monotonic() + deadline
-    while len(fired) < len(names) and time.monotonic() < end:
+    while len(fired) < len(names) and time.monotonic() < end:  # noqa: ASYNC110 - with a deadline
         await asyncio.sleep(0.05)
     stats = {k: v for store in stores for k, v in vars(store.stats).items()}
     for task in tasks:
@@ -285,7 +285,7 @@ def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> di
         delay = start + index * seconds / len(names) - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         written[name] = time.time()
         set_pod_status(api, namespace, name, terminal_status(1 if index % 3 == 0 else 0, now))
     return written

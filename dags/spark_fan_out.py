@@ -35,4 +35,4 @@ with DAG(
         deferrable=True,
     ).expand(application_args=partitions())
 
-    summary(jobs.output)
+    summary(jobs.output)  # type: ignore[arg-type]  # an XComArg resolves to the list at run time

@@ -61,7 +61,8 @@ GATED_CLI = """
 import pathlib, sys, time
 import airflow.cli.cli_parser, airflow.cli.commands.dag_command  # noqa: F401 (warm-up)
 import airflow.sdk.execution_time.supervisor as supervisor
-import airflow_provider_sparkk8s.operators.spark_k8s, airflow_provider_sparkk8s.triggers.spark_k8s  # noqa: F401,E501
+import airflow_provider_sparkk8s.operators.spark_k8s  # noqa: F401
+import airflow_provider_sparkk8s.triggers.spark_k8s  # noqa: F401
 supervisor.in_process_api_server().app  # dags test builds this in-process API app per run
 gate = pathlib.Path(sys.argv[1])
 deadline = time.monotonic() + 600
@@ -150,10 +151,8 @@ class ClusterWatcher:
     def _show(self, event: dict[str, Any]) -> None:
         obj = event.get("object") or {}
         kind, metadata = obj.get("kind"), obj.get("metadata") or {}
-        if (
-            event.get("type") not in ("ADDED", "MODIFIED", "DELETED")
-            or kind == "ConfigMap"
-            and (metadata.get("name") == "kube-root-ca.crt")
+        if event.get("type") not in ("ADDED", "MODIFIED", "DELETED") or (
+            kind == "ConfigMap" and (metadata.get("name") == "kube-root-ca.crt")
         ):
             return
         key = f"{kind}/{metadata.get('name')}"

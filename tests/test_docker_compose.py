@@ -105,9 +105,9 @@ def test_provider_is_built_from_the_repository(compose: dict[str, Any]) -> None:
     build = compose["x-airflow-common"]["build"]
     assert (REPO / build["context"]).resolve() == REPO
     dockerfile = (REPO / build["dockerfile"]).read_text()
-    assert re.search(r"^FROM apache/airflow:\$\{AIRFLOW_VERSION\}$", dockerfile, re.M)
+    assert re.search(r"^FROM apache/airflow:\$\{AIRFLOW_VERSION\}$", dockerfile, re.MULTILINE)
     assert "COPY --chown=airflow:0 airflow_provider_sparkk8s " in dockerfile
-    assert re.search(r"^RUN pip install .*/opt/sparkk8s$", dockerfile, re.M)
+    assert re.search(r"^RUN pip install .*/opt/sparkk8s$", dockerfile, re.MULTILINE)
     # The build context lets exactly what the Dockerfile copies through.
     ignored = (REPO / ".dockerignore").read_text().split()
     assert ignored[ignored.index("*") + 1 :][:3] == [

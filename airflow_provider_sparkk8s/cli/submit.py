@@ -2,9 +2,9 @@
 
 Same arguments as spark-submit (`--master k8s://... --deploy-mode cluster ...`), plus
 `--spark-version X.Y.Z` (which release's objects to build) and `--dry-run` (print the
-YAML of every object, secrets masked; send nothing, needs no cluster). Like spark-submit it waits for the
-driver when `spark.kubernetes.submission.waitAppCompletion` is true (the default), printing
-state changes and, every `spark.kubernetes.report.interval`, spark-submit's
+YAML of every object, secrets masked; send nothing, needs no cluster). Like spark-submit
+it waits for the driver when `spark.kubernetes.submission.waitAppCompletion` is true (the
+default), printing state changes and, every `spark.kubernetes.report.interval`, spark-submit's
 `Application status for <appId> (phase: <phase>)`; unlike spark-submit it exits non-zero
 when the application fails.
 `--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
@@ -19,8 +19,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Sequence, TextIO
+from typing import Self, TextIO
 
 from airflow_provider_sparkk8s.errors import (
     KubeApiError,
@@ -181,7 +182,7 @@ class StatusReporter:
         if pod is not None:
             self.phase = (pod.get("status") or {}).get("phase") or "unknown"
 
-    def __enter__(self) -> StatusReporter:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

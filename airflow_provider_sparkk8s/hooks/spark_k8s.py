@@ -352,7 +352,7 @@ class SparkK8sHook(BaseHook):
             from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
             from flask_babel import lazy_gettext
         except ImportError:  # no FAB UI: wtforms' own widgets render the same fields
-            BS3TextFieldWidget = BS3PasswordFieldWidget = None  # type: ignore[assignment]
+            BS3TextFieldWidget = BS3PasswordFieldWidget = None  # type: ignore[assignment]  # noqa: N806
 
             def lazy_gettext(text: str) -> str:
                 return text

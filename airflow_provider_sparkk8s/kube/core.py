@@ -13,6 +13,7 @@ connection was never made, or the server answered 429.
 
 from __future__ import annotations
 
+import contextlib
 import json as jsonlib
 import logging
 import random
@@ -189,10 +190,8 @@ def api_error(
 ) -> KubeApiError:
     """KubeApiError from a failed response, with the Status body's reason and message."""
     parsed: Any = None
-    try:
+    with contextlib.suppress(ValueError):
         parsed = jsonlib.loads(body) if body else None
-    except ValueError:
-        pass
     if isinstance(parsed, dict) and parsed.get("kind") == "Status":
         reason = parsed.get("reason") or http_reason
         message = parsed.get("message") or http_reason

@@ -44,7 +44,7 @@ def _sort_key(timestamp: str) -> tuple[str, int]:
 
 
 def take_new_lines(cursor: LogCursor, text: str) -> tuple[list[str], LogCursor]:
-    """Lines of `text` (a `timestamps=true` log) that the cursor has not seen, and the new cursor."""
+    """Lines of `text` (a `timestamps=true` log) the cursor has not seen, and the new cursor."""
     fresh: list[str] = []
     timestamp, seen = cursor.timestamp, set(cursor.seen_at_timestamp)
     for raw in text.splitlines():
@@ -99,7 +99,7 @@ class DriverLogFollower:
         except (KubeApiError, OSError) as error:
             log.debug("driver log not available yet: %s", error)
             return 0
-        except Exception as error:  # the connection layer's own errors: try again next time
+        except Exception as error:  # noqa: BLE001 - the connection layer's errors: try again next time
             log.debug("driver log poll failed: %s", error)
             return 0
         lines, self.cursor = take_new_lines(self.cursor, text)

@@ -96,7 +96,7 @@ class ApplicationState:
 
     def describe(self) -> str:
         """One line for logs and exception messages."""
-        parts = [self.state]
+        parts: list[str] = [self.state]
         if self.reason:
             parts.append(self.reason)
         if self.exit_code is not None:
@@ -183,8 +183,8 @@ def _pending_problem(pod: Pod) -> tuple[str, str | None] | None:
                 name = _str(_dict(status).get("name")) or "?"
                 message = _str(waiting.get("message"))
                 return reason, f"container {name}: {message}" if message else f"container {name}"
-    for condition in _list(_dict(pod.get("status")).get("conditions")):
-        condition = _dict(condition)
+    for entry in _list(_dict(pod.get("status")).get("conditions")):
+        condition = _dict(entry)
         if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
             return _str(condition.get("reason")) or "Unschedulable", _str(condition.get("message"))
     return None
@@ -196,7 +196,7 @@ def _was_scheduled_or_seen(pod: Pod) -> bool:
 
 
 def _failed_from_termination(
-    pod: Pod, terminated: Mapping[str, Any], base: dict
+    pod: Pod, terminated: Mapping[str, Any], base: dict[str, Any]
 ) -> ApplicationState:
     annotations = _dict(_dict(pod.get("metadata")).get("annotations"))
     message = _str(terminated.get("message")) or _str(annotations.get(EXIT_EXCEPTION_ANNOTATION))
@@ -210,7 +210,7 @@ def _failed_from_termination(
     )
 
 
-def _driver_state(pod: Pod, container: str, base: dict) -> ApplicationState:
+def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> ApplicationState:
     status = _dict(pod.get("status"))
     driver_status = _container_status(pod, container)
     terminated = _terminated(driver_status)

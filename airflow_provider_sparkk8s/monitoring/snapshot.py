@@ -129,13 +129,13 @@ def apply_list(
         if list_version is not None and not is_newer(list_version, version)
     }
     for key, pod in listed.items():
-        held = pods.get(key)
+        kept = pods.get(key)
         if key in tombstones:
             continue
-        if held is not None and not is_newer(resource_version(pod), resource_version(held)):
+        if kept is not None and not is_newer(resource_version(pod), resource_version(kept)):
             continue
-        if held is None or resource_version(held) != resource_version(pod):
-            changed |= _apps(held, pod)
+        if kept is None or resource_version(kept) != resource_version(pod):
+            changed |= _apps(kept, pod)
         pods[key] = pod
 
     overall = snapshot.resource_version

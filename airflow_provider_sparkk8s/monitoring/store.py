@@ -239,7 +239,7 @@ class SnapshotStore:
                 await self._full_list()
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # the watch, or the next round, will catch up
+            except Exception as error:  # noqa: BLE001 - the watch, or the next round, will catch up
                 self.stats.list_failures += 1
                 log.warning("listing Spark pods in %s failed: %s", self.namespace, error)
 
@@ -254,7 +254,7 @@ class SnapshotStore:
                 failures = 0
             except asyncio.CancelledError:
                 raise
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - any failure: reconnect after a backoff
                 failures += 1
                 self.stats.reconnects += 1
                 delay = backoff_delay(

@@ -26,9 +26,8 @@ def _redact_properties(text: str, pattern: re.Pattern[str]) -> str:
     lines = []
     for line in text.splitlines():
         key, sep, value = line.partition("=")
-        if sep and not line.startswith("#") and (pattern.search(key) or pattern.search(value)):
-            line = f"{key}={REDACTED}"
-        lines.append(line)
+        secret = sep and not line.startswith("#") and (pattern.search(key) or pattern.search(value))
+        lines.append(f"{key}={REDACTED}" if secret else line)
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
@@ -51,7 +50,7 @@ def redact_objects(
         if kind == "Secret":
             for field in ("data", "stringData"):
                 if isinstance(obj.get(field), dict):
-                    obj[field] = {key: REDACTED for key in obj[field]}
+                    obj[field] = dict.fromkeys(obj[field], REDACTED)
         elif kind == "ConfigMap" and isinstance(obj.get("data"), dict):
             obj["data"] = {
                 key: _redact_properties(value, pattern)

@@ -272,7 +272,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.get_logs = get_logs
         self.log_tail_lines = log_tail_lines
         self.reattach_on_restart = reattach_on_restart
-        self.dry_run = dry_run
+        # Not `self.dry_run`: that is BaseOperator.dry_run(), which `airflow tasks test` calls.
+        self.render_only = dry_run
         self._tracked: TrackedApplication | None = None
         self._stop = threading.Event()
 
@@ -354,7 +355,7 @@ class SparkK8sSubmitOperator(BaseOperator):
     def execute(self, context: Any) -> Any:
         ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
-        if self.dry_run:
+        if self.render_only:
             return self._dry_run(hook, ref)
         namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
         ids = new_submission_ids()

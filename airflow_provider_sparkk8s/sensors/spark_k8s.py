@@ -227,6 +227,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout),
         )
+        return None
 
     def execute_complete(self, context: Any, event: Mapping[str, Any]) -> dict[str, Any]:
         if event.get("status") == "success":

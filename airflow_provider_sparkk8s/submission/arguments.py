@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.kube.settings import normalize_master_url
@@ -362,7 +363,7 @@ def parse_spark_submit(
     parsed = parse_command_line(argv)
     switches = parsed.switches
     spark_version = parsed.options.get("--spark-version")
-    common = {
+    common: dict[str, Any] = {
         "verbose": bool({"--verbose", "-v"} & switches),
         "dry_run": "--dry-run" in switches,
         "spark_version": spark_version,
@@ -378,10 +379,11 @@ def parse_spark_submit(
     conf, ignored = _merged_conf(parsed, environ, read_text)
     conf["spark.master"] = _master(parsed, conf, environ)
 
-    for action, flag in (("kill", "--kill"), ("status", "--status")):
+    actions: tuple[tuple[Action, str], ...] = (("kill", "--kill"), ("status", "--status"))
+    for action, flag in actions:
         if flag in parsed.options:
             return SubmitArguments(
-                action, conf, MainAppResource("java", None), None,  # type: ignore[arg-type]
+                action, conf, MainAppResource("java", None), None,
                 submission_glob=parsed.options[flag], ignored_keys=ignored, **common,
             )  # fmt: skip
 

@@ -85,7 +85,7 @@ def load_user_step(path: str) -> FeatureStep:
         ) from None
     if not callable(target):
         raise SparkConfError(USER_STEPS_KEY, path, _USER_STEP_ACCEPTED, "it is not callable")
-    return target  # type: ignore[return-value]
+    return target
 
 
 def user_steps(conf: DriverConf) -> list[NamedStep]:

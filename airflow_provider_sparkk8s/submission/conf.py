@@ -11,8 +11,9 @@ this module only holds the data and the derived names.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 MainResourceKind = Literal["java", "python", "r"]
 
@@ -82,5 +83,5 @@ class DriverConf:
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:
-        parts = (self.spark_version.split("-")[0].split(".") + ["0", "0"])[:3]
+        parts = ([*self.spark_version.split("-")[0].split("."), "0", "0"])[:3]
         return (int(parts[0]), int(parts[1]), int(parts[2]))

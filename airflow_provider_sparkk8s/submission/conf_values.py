@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Protocol
+from typing import Protocol, cast
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 
@@ -31,8 +31,8 @@ def as_mapping(conf: ConfLike) -> Mapping[str, str]:
     """The plain key -> value mapping behind a DriverConf, or the mapping itself."""
     inner = getattr(conf, "spark_conf", None)
     if inner is not None:
-        return inner
-    return conf  # type: ignore[return-value]
+        return cast(Mapping[str, str], inner)
+    return cast(Mapping[str, str], conf)
 
 
 def get_str(conf: ConfLike, key: str, default: str | None = None) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -94,7 +94,7 @@ def _template_loader() -> type:
     def construct_timestamp(loader: Any, node: Any) -> str:
         return str(node.value)  # Kubernetes timestamps are strings
 
-    class TemplateLoader(yaml.SafeLoader):
+    class TemplateLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no stubs here
         pass
 
     TemplateLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
@@ -130,7 +130,7 @@ def _texts_in_list(obj: Any, field: str) -> None:
         obj[field] = [_text(v) for v in obj[field]]
 
 
-def _coerce_string_fields(pod: dict) -> None:
+def _coerce_string_fields(pod: dict[str, Any]) -> None:
     """Turn scalars in String-typed fields into text. Works on the freshly parsed tree only."""
     _texts_in_map(pod.get("metadata"), "labels")
     _texts_in_map(pod.get("metadata"), "annotations")
@@ -160,8 +160,8 @@ def _plain(value: Any) -> Any:
     """A fabric8 round trip: drop nulls and empty lists/maps, unwrap remembered scalars."""
     if isinstance(value, dict):
         result = {}
-        for key, item in value.items():
-            item = _plain(item)
+        for key, raw in value.items():
+            item = _plain(raw)
             if item is None or item == [] or (item == {} and key in _MAP_FIELDS):
                 continue
             result[str(_text(key))] = item
@@ -265,14 +265,14 @@ def parse_template(key: str, source: str, content: bytes | str) -> KubeObject:
         raise SparkConfError(key, source, ACCEPTED, f"it holds {len(documents)} documents")
     pod = _validated(key, source, documents[0] if documents else None)
     _coerce_string_fields(pod)
-    return _plain(pod)
+    return cast(KubeObject, _plain(pod))
 
 
 def template_from_dict(key: str, template: Mapping[str, Any]) -> KubeObject:
     """Validate and normalise a template given as a Python dict (the caller's dict untouched)."""
     pod = _validated(key, DICT_SOURCE, _deep_copy_tree(template))
     _coerce_string_fields(pod)
-    return _plain(pod)
+    return cast(KubeObject, _plain(pod))
 
 
 def _template_file(conf: DriverConf, key: str, path: str) -> bytes:
@@ -357,7 +357,7 @@ def executor_template_text(conf: DriverConf) -> str | None:
         import yaml
 
         template = template_from_dict(EXECUTOR_TEMPLATE_KEY, conf.executor_pod_template)
-        return yaml.safe_dump(template, sort_keys=False, default_flow_style=False)
+        return str(yaml.safe_dump(template, sort_keys=False, default_flow_style=False))
     path = conf.get(EXECUTOR_TEMPLATE_KEY)
     if path is None:
         return None

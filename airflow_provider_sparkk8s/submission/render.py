@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import builder, naming
 from airflow_provider_sparkk8s.submission.conf import (
@@ -186,7 +185,7 @@ def to_yaml(objects: Iterable[KubeObject]) -> str:
     """
     import yaml  # only dry runs and people need YAML; submissions send JSON
 
-    class BlockStrDumper(yaml.SafeDumper):
+    class BlockStrDumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML has no stubs here
         pass
 
     def block_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
@@ -194,8 +193,10 @@ def to_yaml(objects: Iterable[KubeObject]) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     BlockStrDumper.add_representer(str, block_str)
-    return yaml.dump_all(
-        list(objects), Dumper=BlockStrDumper, sort_keys=False, default_flow_style=False
+    return str(
+        yaml.dump_all(
+            list(objects), Dumper=BlockStrDumper, sort_keys=False, default_flow_style=False
+        )
     )
 
 

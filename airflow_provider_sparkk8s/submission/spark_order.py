@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 _MASK32 = 0xFFFFFFFF
 
@@ -239,7 +240,7 @@ def product_hash(prefix: str, field_hashes: list[int], scala_213: bool) -> int:
     return _murmur_finalize(h, len(field_hashes))
 
 
-def _map_hash(entries: dict, scala_213: bool) -> int:
+def _map_hash(entries: dict[str, Any], scala_213: bool) -> int:
     """MurmurHash3.mapHash: an unordered combination of the entries' pair hashes."""
     a = b = 0
     c = 1
@@ -263,7 +264,7 @@ def hash_set_order(element_hashes: list[int], scala_213: bool) -> list[int]:
     if len(element_hashes) <= 4:
         return list(range(len(element_hashes)))
     keys = [str(index) for index in range(len(element_hashes))]
-    hashes = {key: scala_improve(_int32(h)) for key, h in zip(keys, element_hashes)}
+    hashes = {key: scala_improve(_int32(h)) for key, h in zip(keys, element_hashes, strict=True)}
     return [int(key) for key in _trie_order(keys, hashes, 0, champ=scala_213)]
 
 

@@ -7,8 +7,9 @@ plain dicts in their JSON (camelCase) form, exactly as sent to the API server.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 KubeObject = dict[str, Any]
 
@@ -25,7 +26,7 @@ class SparkPod:
     container: KubeObject
 
     @staticmethod
-    def initial() -> "SparkPod":
+    def initial() -> SparkPod:
         return SparkPod(pod={"metadata": {}, "spec": {}}, container={})
 
 

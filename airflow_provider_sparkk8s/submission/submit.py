@@ -15,8 +15,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
@@ -82,7 +83,7 @@ class _Sender:
     def path(self, obj: Mapping[str, Any]) -> str:
         return object_path(obj, self.namespace)
 
-    def apply(self, obj: Mapping[str, Any]) -> dict:
+    def apply(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         result = self.client.request(
             "PATCH",
             self.path(obj),
@@ -93,7 +94,7 @@ class _Sender:
         self._remember(obj)
         return result
 
-    def create_pod(self, pod: Mapping[str, Any]) -> dict:
+    def create_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
         namespace = (pod.get("metadata") or {}).get("namespace") or self.namespace
         body = _pod_body(pod, self.keep_pod_namespace)
         created = self.client.request("POST", resource_path("v1", "Pod", namespace), json=body)
@@ -190,7 +191,9 @@ def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str
     return namespace or default_namespace, pattern
 
 
-def find_drivers(client: KubeClient, submission_id: str, default_namespace: str) -> list[dict]:
+def find_drivers(
+    client: KubeClient, submission_id: str, default_namespace: str
+) -> list[dict[str, Any]]:
     """Driver pods matching `ns:pod`, where pod may hold shell-style globs (`*`, `?`)."""
     namespace, pattern = split_submission_id(submission_id, default_namespace)
     if not any(char in pattern for char in "*?["):
@@ -232,6 +235,6 @@ def kill(
     return killed
 
 
-def status(client: KubeClient, submission_id: str, default_namespace: str) -> list[dict]:
+def status(client: KubeClient, submission_id: str, default_namespace: str) -> list[dict[str, Any]]:
     """The matching driver pods as returned by the API server."""
     return find_drivers(client, submission_id, default_namespace)

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
@@ -100,7 +100,7 @@ def _epoch(value: float | str | datetime | None) -> float:
     if isinstance(value, datetime):
         return value.timestamp()
     if isinstance(value, str):
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(value).timestamp()
     return float(value)
 
 
@@ -109,7 +109,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     :param application_id: the `spark-app-selector` label value (`spark-...`).
     :param namespace: where the driver runs.
-    :param kubernetes_conn_id: the `spark_k8s` connection id, read through the hook in the triggerer.
+    :param kubernetes_conn_id: the `spark_k8s` connection, read through the hook in the triggerer.
     :param driver_pod_name: pins the driver pod (else the newest pod with `spark-role=driver`).
     :param driver_container: the driver container's name (a template's container name).
     :param startup_timeout: seconds the driver may stay submitted/pending (None: no limit).
@@ -194,7 +194,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     async def _build_client(self) -> Any:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 
-        client = SparkK8sHook(self.kubernetes_conn_id, self.namespace).get_async_client()
+        client: Any = SparkK8sHook(self.kubernetes_conn_id, self.namespace).get_async_client()
         if asyncio.iscoroutine(client):
             client = await client
         return client
@@ -286,7 +286,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             return await store.client.text(path, params)
 
         # From the submission on: a follower that restarts re-reads at most this run's log.
-        since = datetime.fromtimestamp(self.start_time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        since = datetime.fromtimestamp(self.start_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return DriverLogFollower(
             fetch, lambda line: self.log.info("[driver] %s", line), self.driver_container, since
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 import yaml
@@ -137,7 +137,7 @@ def test_wait_prints_changes_once_and_returns_the_final_state() -> None:
 
 def test_wait_treats_a_deleted_driver_as_unknown() -> None:
     state = wait_for_driver(
-        None,
+        None,  # type: ignore[arg-type]
         "ns",
         "d",
         io.StringIO(),

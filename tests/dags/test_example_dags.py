@@ -40,4 +40,4 @@ def test_the_examples_cover_what_the_docs_promise(dag_bag):
     assert type(fan_out).__name__ == "MappedOperator"
     sensor = dags["spark_application_sensor"].get_task("wait_for_application")
     assert isinstance(sensor, SparkK8sApplicationSensor)
-    assert dags["spark_dry_run"].get_task("render_spark_pi").dry_run is True
+    assert dags["spark_dry_run"].get_task("render_spark_pi").render_only is True

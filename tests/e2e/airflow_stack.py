@@ -19,7 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -200,10 +200,8 @@ class AirflowStack:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
             # Workers may outlive their parent; the group id is still the parent's pid.
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     # --- REST API ---------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ def create_namespace(plane: Any, name: str) -> None:
     api = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
     try:
         core = k8s_client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": name}})
+        core.create_namespace({"metadata": {"name": name}})  # type: ignore[arg-type]
         # Pods are refused until the namespace's default service account exists.
         wait_for(
             lambda: (

@@ -47,7 +47,8 @@ def service_account_connection(
 ) -> tuple[str, str]:
     """A `spark_k8s` connection authenticating as a new service account: (conn id, token)."""
     k8s.CoreV1Api(kube_admin).create_namespaced_service_account(
-        namespace, {"metadata": {"name": account}}
+        namespace,
+        {"metadata": {"name": account}},  # type: ignore[arg-type]  # the client takes dicts
     )
     token = wait_for(
         lambda: control_plane.request_token(namespace, account), 30, f"a token for {account}"
@@ -183,7 +184,7 @@ def test_role_without_network_policies_names_them_and_rolls_back(  # type: ignor
         submit(hook.get_client(), rendered_application(namespace, control_plane.server))
     assert "networkpolicies.networking.k8s.io" in str(caught.value)
     left = k8s.CoreV1Api(kube_admin).list_namespaced_pod(namespace).items
-    assert [p.metadata.name for p in left if p.metadata.deletion_timestamp is None] == []
+    assert [p.metadata.name for p in left if p.metadata.deletion_timestamp is None] == []  # type: ignore[union-attr]
     hook.close()
 
 

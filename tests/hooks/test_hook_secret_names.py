@@ -4,6 +4,8 @@ redact an extra by its key NAME (should_hide_value_for_key), not by the form's
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from airflow._shared.secrets_masker import redact, should_hide_value_for_key
 
@@ -42,7 +44,7 @@ def test_airflow_hides_every_password_extra_by_its_name(name: str) -> None:
 def test_rest_api_redaction_of_a_whole_extra_hides_exactly_the_secrets() -> None:
     # The REST API runs this same redact() over the connection's extra dict.
     extra = {name: f"{SECRET}-{name}" for name in conn_fields()}
-    redacted = redact(extra)
+    redacted: Any = redact(extra)
     for name in password_extras():
         assert redacted[name] != extra[name], name
         assert SECRET not in str(redacted[name]), name

@@ -101,7 +101,7 @@ class FakeApiServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815 (http.server's names)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
         self._httpd.daemon_threads = True

@@ -123,7 +123,7 @@ def test_a_silent_server_is_a_read_timeout_and_a_get_is_retried() -> None:
             stop_reading.wait(10)
 
     stop_reading = threading.Event()
-    with (
+    with (  # noqa: PT012 - the server is released whatever the request does
         raw_server(serve) as (url, heads),
         KubeClient(settings(url, timeout=0.2), FAST) as client,
         pytest.raises(KubeConnectionError, match="ReadTimeout"),

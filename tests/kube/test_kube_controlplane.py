@@ -48,7 +48,8 @@ def whoami(client: KubeClient) -> str:
 
 def service_account(kube_admin: k8s.ApiClient, namespace: str, name: str) -> None:
     k8s.CoreV1Api(kube_admin).create_namespaced_service_account(
-        namespace, {"metadata": {"name": name}}
+        namespace,
+        {"metadata": {"name": name}},  # type: ignore[arg-type]  # the client takes dicts
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -47,7 +49,7 @@ def test_cluster_scope_and_subresource() -> None:
         == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
     )
     assert resource_path("v1", "Pod", "ns", "d", "log") == "/api/v1/namespaces/ns/pods/d/log"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="subresource needs an object name"):
         resource_path("v1", "Pod", "ns", None, "log")
 
 
@@ -74,7 +76,7 @@ def test_names_that_would_change_the_url_are_rejected(name: str) -> None:
 
 
 def test_object_path_uses_metadata_then_fallback_namespace() -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}}
+    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}}
     assert object_path(pod, "fallback") == "/api/v1/namespaces/fallback/pods/d"
     pod["metadata"]["namespace"] = "own"
     assert object_path(pod, "fallback") == "/api/v1/namespaces/own/pods/d"

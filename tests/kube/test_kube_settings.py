@@ -153,7 +153,8 @@ def test_inline_kubeconfig_yaml_error_never_echoes_the_content() -> None:
 
 def test_kubeconfig_list_merge_first_definition_wins(tmp_path: Path) -> None:
     first_dir, second_dir = tmp_path / "a", tmp_path / "b"
-    first_dir.mkdir(), second_dir.mkdir()
+    first_dir.mkdir()
+    second_dir.mkdir()
     first = {
         "clusters": [
             {

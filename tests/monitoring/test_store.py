@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -203,10 +204,12 @@ async def test_shared_store_is_one_per_connection_and_namespace_and_stops_with_t
         return kubes[-1]
 
     async with shared_store("c", "ns", factory, FAST) as first:
-        async with shared_store("c", "ns", factory, FAST) as second:
-            async with shared_store("c", "other", factory, FAST) as third:
-                assert first is second and first is not third
-                assert len(active_stores()) == 2
+        async with (
+            shared_store("c", "ns", factory, FAST) as second,
+            shared_store("c", "other", factory, FAST) as third,
+        ):
+            assert first is second and first is not third
+            assert len(active_stores()) == 2
         assert third.client.closed and not first.client.closed
     assert first.client.closed
     assert active_stores() == []
@@ -241,7 +244,7 @@ async def test_a_waiting_user_builds_the_store_itself_when_its_builder_is_cancel
         built.append(FakeKube())
         return built[-1]
 
-    async def use() -> FakeKube:
+    async def use() -> Any:
         async with shared_store("c", "ns", slow_factory, FAST) as store:
             return store.client
 

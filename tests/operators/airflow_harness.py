@@ -149,7 +149,7 @@ class AirflowRun:
             self.kill()
             raise AssertionError(
                 f"{self.dag_id} still running after {timeout}s:\n{self.output()[-6000:]}"
-            )
+            ) from None
         self._sink.close()
         db = json.loads(self.result_path.read_text()) if self.result_path.exists() else {}
         return RunResult(code, self.output(), db)

@@ -88,6 +88,7 @@ class FakeClient:
                 if ns == namespace and _matches(p["metadata"].get("labels") or {}, selector)
             ]
             return {"items": items}
+        assert name is not None  # every other pod request names one pod
         if method == "GET":
             if (namespace, name) not in cluster.pods:
                 raise KubeApiError(404, "NotFound", "not found", method=method, path=path)

@@ -35,7 +35,7 @@ def dump(dag_id: str) -> dict[str, Any]:
                 {
                     "task_id": ti.task_id,
                     "map_index": ti.map_index,
-                    "state": str(ti.state.value if hasattr(ti.state, "value") else ti.state),
+                    "state": str(getattr(ti.state, "value", ti.state)),
                     "try_number": ti.try_number,
                     "next_kwargs": json.dumps(ti.next_kwargs, default=str),
                 }

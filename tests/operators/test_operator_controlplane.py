@@ -368,7 +368,7 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
     async def run_and_cancel() -> None:
         runner = TriggerRunner()
         runner.triggers[1] = {
-            "task": None,
+            "task": None,  # type: ignore[typeddict-item]  # never started: cancelled first
             "name": "killed_deferred",
             "events": 0,
             "is_watcher": False,

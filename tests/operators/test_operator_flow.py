@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
@@ -28,7 +29,7 @@ SECRET = "planted-secret-7f3a9c"
 
 
 def make_operator(**overrides) -> SparkK8sSubmitOperator:
-    params = {
+    params: dict[str, Any] = {
         "task_id": "spark_pi",
         "application": "local:///opt/spark/examples/jars/spark-examples.jar",
         "java_class": "org.apache.spark.examples.SparkPi",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,7 +26,11 @@ DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 
 def ref(**overrides) -> TaskInstanceRef:
-    values = {"dag_id": "etl", "task_id": "spark_pi", "run_id": "manual__2026-11-29T18:00:00+00:00"}
+    values: dict[str, Any] = {
+        "dag_id": "etl",
+        "task_id": "spark_pi",
+        "run_id": "manual__2026-11-29T18:00:00+00:00",
+    }
     values.update(overrides)
     return TaskInstanceRef(**values)
 

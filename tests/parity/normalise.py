@@ -66,7 +66,7 @@ def _canonical_local_dirs(pod: dict[str, Any]) -> None:
             key=lambda item: item["name"],
         )
         result = list(items)
-        for position, item in zip(positions, block):
+        for position, item in zip(positions, block, strict=True):
             result[position] = item
         return result
 

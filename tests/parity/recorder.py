@@ -20,9 +20,9 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -129,7 +129,7 @@ def _stored_path(path: str, body: dict[str, Any] | None) -> str:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "RecordingServer"
+    server: RecordingServer
     protocol_version = "HTTP/1.1"
 
     def setup(self) -> None:
@@ -138,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
         # delayed ACK adds ~40 ms to every keep-alive request.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return  # keep test and benchmark output clean
 
     def _answer(self, code: int, payload: Any) -> None:
@@ -172,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
         code, payload = self.server.respond(self.command, split.path, body)
         self._answer(code, payload)
 
-    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle  # noqa: N815 (http.server's names)
 
 
 class RecordingServer(ThreadingHTTPServer):
@@ -192,7 +192,7 @@ class RecordingServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "RecordingServer":
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -201,7 +201,7 @@ class RecordingServer(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
 
-    def __enter__(self) -> "RecordingServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -251,9 +251,7 @@ class RecordingServer(ThreadingHTTPServer):
                 return 409, _status(409, "AlreadyExists", f'"{name}" already exists')
             metadata["uid"] = (existing or {}).get("metadata", {}).get("uid") or str(uuid.uuid4())
             metadata["resourceVersion"] = str(len(self.recording.requests))
-            metadata["creationTimestamp"] = datetime.now(timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            )
+            metadata["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             self.recording.objects[key] = stored
         return 201 if method == "POST" else 200, stored
 

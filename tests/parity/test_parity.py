@@ -91,7 +91,7 @@ def test_same_requests_as_spark_submit(scenario: Scenario, line: str) -> None:
     assert result["uploads"] == captured.get("uploads", {})
     golden, ours = captured["requests"], result["requests"]
     assert _summary(ours) == _summary(golden)
-    for expected, actual in zip(golden, ours):
+    for expected, actual in zip(golden, ours, strict=True):
         what = f"{expected['method']} {expected['path']}"
         assert actual["query"] == expected["query"], what
         assert actual["content_type"] == expected["content_type"], what

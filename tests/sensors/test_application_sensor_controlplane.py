@@ -69,6 +69,7 @@ async def test_deferrable_mode_hands_the_wait_to_the_trigger(conn_id, namespace,
     async def first_event():
         async for event in trigger.run():
             return event.payload
+        return None
 
     task = asyncio.create_task(first_event())
     await asyncio.to_thread(

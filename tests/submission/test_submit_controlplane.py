@@ -3,11 +3,12 @@ collection, the CLI waiting on KWOK-driven pods, and --kill / --status with glob
 
 from __future__ import annotations
 
+import contextlib
 import io
 import secrets
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -61,10 +62,8 @@ def ns(admin: KubeClient) -> Iterator[str]:
         30, f"service account {name}/default",
     )  # fmt: skip
     yield name
-    try:
+    with contextlib.suppress(KubeApiError):
         admin.request("DELETE", f"/api/v1/namespaces/{name}")
-    except KubeApiError:
-        pass
 
 
 @pytest.fixture

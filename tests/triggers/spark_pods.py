@@ -44,14 +44,14 @@ def make_trigger(conn_id: str, namespace: str, app_id: str, driver: str, **setti
     """A trigger for the test plane: quick resyncs, logs off unless a test turns them on."""
     from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
-    kwargs: dict[str, Any] = dict(
-        application_id=app_id,
-        namespace=namespace,
-        kubernetes_conn_id=conn_id,
-        driver_pod_name=driver,
-        resync_interval=5.0,
-        stream_logs=False,
-    )
+    kwargs: dict[str, Any] = {
+        "application_id": app_id,
+        "namespace": namespace,
+        "kubernetes_conn_id": conn_id,
+        "driver_pod_name": driver,
+        "resync_interval": 5.0,
+        "stream_logs": False,
+    }
     kwargs.update(settings)
     return SparkK8sApplicationTrigger(**kwargs)
 

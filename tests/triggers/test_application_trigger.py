@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -28,14 +29,14 @@ def kube(monkeypatch):
 
 
 def make_trigger(**overrides) -> SparkK8sApplicationTrigger:
-    kwargs = dict(
-        application_id=APP,
-        namespace="ns",
-        kubernetes_conn_id="k8s",
-        driver_pod_name="d",
-        resync_interval=60.0,
-        stream_logs=False,
-    )
+    kwargs: dict[str, Any] = {
+        "application_id": APP,
+        "namespace": "ns",
+        "kubernetes_conn_id": "k8s",
+        "driver_pod_name": "d",
+        "resync_interval": 60.0,
+        "stream_logs": False,
+    }
     kwargs.update(overrides)
     return SparkK8sApplicationTrigger(**kwargs)
 

@@ -32,7 +32,7 @@ def first_clash(pod: SparkPod, volumes: list[KubeObject], mounts: list[KubeObjec
     in the pod (or earlier in the lists): the API server would refuse the pod."""
     names = {volume.get("name") for volume in (pod.pod.get("spec") or {}).get("volumes") or ()}
     paths = {mount.get("mountPath") for mount in pod.container.get("volumeMounts") or ()}
-    for index, (volume, mount) in enumerate(zip(volumes, mounts)):
+    for index, (volume, mount) in enumerate(zip(volumes, mounts, strict=True)):
         if volume["name"] in names or mount["mountPath"] in paths:
             return index
         names.add(volume["name"])

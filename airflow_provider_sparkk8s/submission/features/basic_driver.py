@@ -90,7 +90,7 @@ def pull_policy(conf: DriverConf) -> str:
     policy = conf.get(key, "IfNotPresent")
     if policy not in PULL_POLICIES:
         raise SparkConfError(key, policy, " or ".join(PULL_POLICIES))
-    return policy  # type: ignore[return-value]
+    return policy
 
 
 def port(conf: DriverConf, key: str, default: int, *, trim: bool = False) -> int:

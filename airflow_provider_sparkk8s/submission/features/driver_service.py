@@ -35,7 +35,7 @@ def _choice(conf: DriverConf, key: str, default: str, allowed: tuple[str, ...]) 
     value = conf.get(key, default)
     if value not in allowed:
         raise SparkConfError(key, value, " or ".join(allowed))
-    return value  # type: ignore[return-value]
+    return value
 
 
 def service(conf: DriverConf) -> KubeObject:

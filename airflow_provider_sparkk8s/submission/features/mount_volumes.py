@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -234,11 +235,11 @@ def _option(value: str | None) -> object:
     return None if value is None else ("Some", value)
 
 
-def _as_scala(spec: VolumeSpec, since_4: bool) -> tuple:
+def _as_scala(spec: VolumeSpec, since_4: bool) -> tuple[Any, ...]:
     """The spec as Spark's case classes, for their hash: more than four volumes are a Scala
     HashSet in Spark, iterated in the order of those hashes."""
     options = spec.options
-    conf: tuple
+    conf: tuple[Any, ...]
     if spec.volume_type == HOST_PATH:
         conf = ("KubernetesHostPathVolumeConf", options["path"])
         conf += (options["type"],) if since_4 else ()

@@ -6,13 +6,14 @@ annotations of the test control plane (docs/architecture.md).
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
 FAILURE_MESSAGE = "java.lang.IllegalStateException: e2e failure on purpose"
-COMMON = {
+COMMON: dict[str, Any] = {
     "application": "local:///opt/spark/examples/jars/spark-examples.jar",
     "java_class": "org.apache.spark.examples.SparkPi",
     "application_args": ["10"],

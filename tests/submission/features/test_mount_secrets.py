@@ -46,7 +46,7 @@ def test_secrets_are_appended_after_template_entries_and_inputs_stay_untouched()
     result = mount_secrets.step(conf, TEMPLATE_POD)
     assert [v["name"] for v in result.pod.pod["spec"]["volumes"]] == ["tpl", "s-volume"]
     assert [m["name"] for m in result.pod.container["volumeMounts"]] == ["tpl", "s-volume"]
-    assert TEMPLATE_POD == before
+    assert before == TEMPLATE_POD
 
 
 def test_a_secret_mounted_where_something_else_is_mounted_is_refused():
@@ -90,7 +90,7 @@ def test_secret_key_refs_become_env_vars_after_template_env():
         {"name": name, "valueFrom": expected[name]} for name in order
     ]
     assert result.pod.pod == TEMPLATE_POD.pod
-    assert TEMPLATE_POD == before
+    assert before == TEMPLATE_POD
 
 
 @pytest.mark.parametrize(
