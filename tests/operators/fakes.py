@@ -74,11 +74,11 @@ class FakeClient:
         cluster.requests.append((method, path))
         parts = path.strip("/").split("/")  # api v1 namespaces <ns> <plural> [<name>]
         namespace, plural = parts[3], parts[4]
-        name = parts[5] if len(parts) > 5 else None
+        name = parts[5] if len(parts) > 5 else ""  # "": the collection
         if plural != "pods":
             cluster.applied.append({"method": method, "path": path, "content": content})
             return {}
-        if method == "GET" and name is None:
+        if method == "GET" and not name:
             if cluster.on_list:
                 cluster.on_list(cluster)
             selector = (params or {}).get("labelSelector", "")
@@ -88,7 +88,6 @@ class FakeClient:
                 if ns == namespace and _matches(p["metadata"].get("labels") or {}, selector)
             ]
             return {"items": items}
-        assert name is not None  # every other pod request names one pod
         if method == "GET":
             if (namespace, name) not in cluster.pods:
                 raise KubeApiError(404, "NotFound", "not found", method=method, path=path)
