@@ -7,6 +7,7 @@ untouched: the driver verifies the API server's own certificate, which names
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -22,10 +23,8 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
         pass
     finally:
         for sock, how in ((sink, socket.SHUT_WR), (source, socket.SHUT_RD)):
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(how)
-            except OSError:
-                pass
 
 
 class TcpForward:

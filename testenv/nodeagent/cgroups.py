@@ -8,6 +8,7 @@ no `OOMKilled`, stragglers found by process group only) and says so in its log.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -61,10 +62,8 @@ class MemoryCgroup:
         deadline = time.monotonic() + deadline_seconds
         while (pids := self.pids()) and time.monotonic() < deadline:
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             time.sleep(0.05)
 
     def remove(self) -> None:

@@ -6,6 +6,7 @@ modules' job.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import logging
@@ -746,10 +747,8 @@ class Kubelet:
             for worker in workers:
                 dirs = self.runtime.pod_dirs(worker.uid)
                 if dirs.hosts.exists():
-                    try:
+                    with contextlib.suppress(OSError):  # the pod went meanwhile
                         self.runtime.write_hosts(dirs, self.hosts_for(worker))
-                    except OSError:
-                        pass  # the pod went meanwhile
 
     # -- logs --
 

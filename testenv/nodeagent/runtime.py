@@ -14,6 +14,7 @@ Layout under the agent's state directory, one directory per pod (removed with th
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import datetime
@@ -308,17 +309,13 @@ class ProcessRuntime:
         return Bind(str(source), mount.target, mount.read_only, is_file=source.is_file())
 
     def signal(self, process: ContainerProcess, signum: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signum)
-        except ProcessLookupError:
-            pass
 
     def kill(self, process: ContainerProcess) -> None:
         """SIGKILL the container and everything it started (its cgroup, else its group)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         if process.cgroup is not None:
             process.cgroup.kill_all()
 

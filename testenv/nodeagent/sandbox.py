@@ -137,10 +137,14 @@ def sandbox_script(plan: SandboxPlan, tools: Tools = Tools()) -> str:
             f"if [ -L {_q(host_dir)} ]; then echo {_q(host_dir + ' is a symlink')} >&2; exit 1; fi",
             f"{t.mkdir} -p {_q(upper)} {_q(work)} {inside}",
             # The image's directory wins over the host's, as an upper image layer would.
-            f"if [ -d {_q(host_dir)} ]; then lower={_q(layer + ':' + host_dir)}; "
-            + f"else lower={_q(layer)}; fi",
-            f'{t.mount} -t overlay sparkk8s-image -o "lowerdir=$lower,upperdir={upper},'
-            + f'workdir={work}" {inside}',
+            (
+                f"if [ -d {_q(host_dir)} ]; then lower={_q(layer + ':' + host_dir)}; "
+                f"else lower={_q(layer)}; fi"
+            ),
+            (
+                f'{t.mount} -t overlay sparkk8s-image -o "lowerdir=$lower,upperdir={upper},'
+                f'workdir={work}" {inside}'
+            ),
         ]
     for index, bind in enumerate(plan.binds):
         staged = _q(f"{stage}/{index}")

@@ -69,7 +69,10 @@ def node_agent_config(
                 "apiVersion": "v1",
                 "kind": "Config",
                 "clusters": [
-                    {"name": "plane", "cluster": {"server": server, "certificate-authority": str(pki.ca_cert)}}
+                    {
+                        "name": "plane",
+                        "cluster": {"server": server, "certificate-authority": str(pki.ca_cert)},
+                    }
                 ],
                 "users": [
                     {"name": "node", "user": {"client-certificate": str(directory / "node.crt"),

@@ -104,8 +104,7 @@ def _container_status(
         "name": container["name"],
         "image": container.get("image", ""),
         "imageID": f"{CONTAINER_ID_SCHEME}-image://{container.get('image', '')}",
-        "ready": isinstance(state, Running)
-        and not init
+        "ready": (isinstance(state, Running) and not init)
         or (init and isinstance(state, Terminated) and state.exit_code == 0),
         "restartCount": 0,
         "started": isinstance(state, Running),

@@ -67,7 +67,7 @@ def test_field_refs_read_the_pod_and_the_addresses_the_agent_gave_it():
 
 
 def test_an_unknown_field_path_is_a_config_error():
-    with pytest.raises(ContainerConfigError, match="unsupported fieldPath: status.nothing"):
+    with pytest.raises(ContainerConfigError, match=r"unsupported fieldPath: status\.nothing"):
         resolve_env(container([{"name": "X", **field("status.nothing")}]), FACTS, {})
 
 
@@ -84,7 +84,7 @@ def test_key_refs_read_configmaps_and_secrets_and_name_what_is_missing():
     assert env == {"MODE": "fast", "PW": "s3cret"}
 
     missing = {"valueFrom": {"secretKeyRef": {"name": "absent", "key": "k"}}}
-    with pytest.raises(ContainerConfigError, match='^secret "absent" not found$'):
+    with pytest.raises(ContainerConfigError, match=r'^secret "absent" not found$'):
         resolve_env(container([{"name": "X", **missing}]), FACTS, {("Secret", "absent"): None})
     no_key = {"valueFrom": {"configMapKeyRef": {"name": "conf", "key": "other"}}}
     with pytest.raises(

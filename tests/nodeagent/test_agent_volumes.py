@@ -112,7 +112,7 @@ def test_downward_api_labels_empty_dir_and_host_path():
 
 def test_unsupported_volume_types_say_which_are_supported():
     with pytest.raises(
-        VolumeNotReady, match="type persistentVolumeClaim is not supported.*configMap"
+        VolumeNotReady, match=r"type persistentVolumeClaim is not supported.*configMap"
     ):
         plan_volume({"name": "data", "persistentVolumeClaim": {"claimName": "c"}}, FACTS, {}, {})
 

@@ -74,7 +74,9 @@ def test_escapes_as_java_reads_them() -> None:
     expected = java(texts)
     assert len(expected) == len(texts)
     mismatches = [
-        (text, want, got) for text, want in zip(texts, expected) if (got := ours(text)) != want
+        (text, want, got)
+        for text, want in zip(texts, expected, strict=True)
+        if (got := ours(text)) != want
     ]
     assert not mismatches, mismatches[:5]
     refused = sum(answer == "ERR" for answer in expected)
