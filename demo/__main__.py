@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
 
 REPO = Path(__file__).resolve().parents[1]

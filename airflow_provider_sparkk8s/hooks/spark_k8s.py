@@ -29,7 +29,6 @@ from airflow.sdk.bases.hook import BaseHook
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.paths import Access, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     SERVICE_ACCOUNT_ROOT,
@@ -40,6 +39,7 @@ from airflow_provider_sparkk8s.kube.settings import (
     require_readable,
     with_overrides,
 )
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 
 CONN_TYPE = "spark_k8s"
 _PREFIX = f"extra__{CONN_TYPE}__"

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 
 log = logging.getLogger(__name__)

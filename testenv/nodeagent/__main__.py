@@ -9,8 +9,8 @@ import sys
 import threading
 from pathlib import Path
 
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.nodeagent.images import load_images
 from testenv.nodeagent.kubelet import AgentConfig, Kubelet
 from testenv.nodeagent.runtime import ProcessRuntime

@@ -38,7 +38,7 @@ def test_build_request_apply_is_idempotent_post_is_not() -> None:
     assert build_request("DELETE", "/x").idempotent
     with pytest.raises(TypeError):
         build_request("POST", "/x", json={}, content="y", content_type="text/plain")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be absolute"):
         build_request("GET", "api/v1")
 
 

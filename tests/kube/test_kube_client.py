@@ -334,10 +334,8 @@ def test_wrong_ca_gives_a_clear_tls_error_without_retries(pki: Pki) -> None:
             client.request("GET", "/version")
     message = str(caught.value)
     assert (
-        "TLS verification" in message
-        and "certificate verify failed" in message.lower()
-        or "unable to get local issuer" in message
-    )
+        "TLS verification" in message and "certificate verify failed" in message.lower()
+    ) or "unable to get local issuer" in message
     assert pki.other_ca_file in message
     assert time.monotonic() - started < 2
 

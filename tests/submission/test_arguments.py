@@ -132,7 +132,7 @@ def test_proxy_user_kill_status_and_our_flags() -> None:
         (
             [*MASTER, "--conf", "spark.jars.ivySettings=/nope.xml", "--class", "M", JAR],
             "spark.jars.ivySettings",
-        ),  # fmt: skip
+        ),
         (["--master", "yarn", "--deploy-mode", "cluster", "--class", "M", JAR], "spark.master"),
         ([*MASTER, "--properties-file", "/missing", "--class", "M", JAR], "--properties-file"),
         ([*MASTER, "--class"], "--class"),

@@ -14,8 +14,8 @@ import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from tests.parity.scenarios import SCENARIO_DIR, load
 from tests.support.waiting import wait_for
 
