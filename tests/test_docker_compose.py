@@ -109,12 +109,27 @@ def test_provider_is_built_from_the_repository(compose: dict[str, Any]) -> None:
     assert "COPY --chown=airflow:0 airflow_provider_sparkk8s " in dockerfile
     assert re.search(r"^RUN pip install .*/opt/sparkk8s$", dockerfile, re.MULTILINE)
     # The build context lets exactly what the Dockerfile copies through.
+    copied = {
+        source
+        for line in re.findall(r"^COPY --chown=\S+ (.+) \S+$", dockerfile, re.MULTILINE)
+        for source in line.split()
+    }
     ignored = (REPO / ".dockerignore").read_text().split()
-    assert ignored[ignored.index("*") + 1 :][:3] == [
-        "!pyproject.toml",
-        "!README.md",
-        "!airflow_provider_sparkk8s/",
-    ]
+    after_all = ignored[ignored.index("*") + 1 :]
+    allowed = {entry[1:].rstrip("/") for entry in after_all if entry.startswith("!")}
+    assert {"pyproject.toml", "README.md", "LICENSE", "airflow_provider_sparkk8s"} <= copied
+    assert allowed == copied
+
+
+def test_the_readme_sections_the_compose_file_points_to_exist() -> None:
+    readme_headings = {
+        line.lstrip("#").strip()
+        for line in (REPO / "README.md").read_text().splitlines()
+        if line.startswith("#")
+    }
+    references = re.findall(r'README,[\s#]*"([^"]+)"', COMPOSE_FILE.read_text())
+    assert references, "the compose file names the README section it relies on"
+    assert set(references) <= readme_headings
 
 
 def test_dags_and_kubeconfig_are_mounted(compose: dict[str, Any]) -> None:

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# A virtual environment with another Airflow release, for the compatibility runs.
+#
+#   tests/compat/airflow_venv.sh VERSION OUT_DIR    -> prints OUT_DIR/bin/python
+#   tests/compat/airflow_venv.sh VERSION --bare     -> prints the bare layer's directory
+#
+# Three layers, so a warm run installs nothing heavy:
+#   ~/.cache/sparkk8s-airflow/<VERSION>/bare        apache-airflow==VERSION alone (cached)
+#   ~/.cache/sparkk8s-airflow/<VERSION>/test-<key>  the test extra's other packages (cached,
+#                                                   keyed by pyproject.toml's dependencies)
+#   OUT_DIR                                         this checkout, editable (seconds)
+# Upper layers see the lower ones through a .pth file calling site.addsitedir, so pip finds
+# Airflow's dependencies installed and never pulls a second Airflow. The caches are built
+# under a lock, so parallel checkouts never build the same layer at once.
+set -euo pipefail
+version=${1:?usage: airflow_venv.sh VERSION OUT_DIR}
+out=${2:?usage: airflow_venv.sh VERSION OUT_DIR}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${SPARKK8S_AIRFLOW_CACHE:-$HOME/.cache/sparkk8s-airflow}/$version
+mkdir -p "$cache"
+pyver=$(python3 -c 'import sys; print(f"python{sys.version_info[0]}.{sys.version_info[1]}")')
+
+site_of() { echo "$1/lib/$pyver/site-packages"; }
+
+# Venvs without their own pip and setuptools (an old bundled setuptools would shadow the
+# layers' newer one); the machine's pip installs into them with --python.
+pip_into() {
+    local python=$1
+    shift
+    nice -n 10 python3 -m pip --python "$python" install -q "$@" >&2
+}
+
+# $1: venv dir; $2...: venvs whose site-packages it sees, first wins.
+overlay_venv() {
+    local dir=$1
+    shift
+    rm -rf "$dir"
+    python3 -m venv --without-pip "$dir"
+    local pth
+    pth="$(site_of "$dir")/_sparkk8s_layers.pth"
+    : >"$pth"
+    for lower in "$@"; do
+        echo "import site; site.addsitedir('$(site_of "$lower")')" >>"$pth"
+    done
+}
+
+# The test extra minus Airflow itself and this project, as pip requirement lines.
+test_requirements() {
+    python3 - "$repo/pyproject.toml" <<'EOF'
+import re, sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+for requirement in project["dependencies"] + project["optional-dependencies"]["test"]:
+    if not re.match(r"apache-airflow\b(?!-)", requirement):
+        print(requirement)
+EOF
+}
+
+key=$(test_requirements | md5sum | cut -c1-8)
+bare=$cache/bare
+tests=$cache/test-$key
+
+(
+    flock 9
+    if [ ! -f "$bare/.complete" ]; then
+        echo "airflow_venv: installing apache-airflow==$version into $bare" >&2
+        rm -rf "$bare"
+        python3 -m venv --without-pip "$bare"
+        pip_into "$bare/bin/python" "apache-airflow==$version"
+        touch "$bare/.complete"
+    fi
+    if [ "$out" = --bare ]; then
+        exit 0
+    fi
+    if [ ! -f "$tests/.complete" ]; then
+        echo "airflow_venv: installing the test packages into $tests" >&2
+        overlay_venv "$tests" "$bare"
+        mapfile -t requirements < <(test_requirements)
+        # setuptools: the checkout layer installs editable without build isolation.
+        pip_into "$tests/bin/python" "apache-airflow==$version" "setuptools>=77" \
+            "${requirements[@]}"
+        touch "$tests/.complete"
+    fi
+) 9>"$cache/.lock"
+
+if [ "$out" = --bare ]; then
+    echo "$bare"
+    exit 0
+fi
+if [ ! -f "$out/.complete-$key" ] || [ "$(cat "$out/.complete-$key")" != "$repo" ]; then
+    overlay_venv "$out" "$tests" "$bare"
+    pip_into "$out/bin/python" --no-deps --no-build-isolation -e "$repo"
+    # Airflow's command next to the interpreter, as the tests look for it there.
+    printf '#!%s\nimport sys\nfrom airflow.__main__ import main\nsys.exit(main())\n' \
+        "$out/bin/python" >"$out/bin/airflow"
+    chmod +x "$out/bin/airflow"
+    echo "$repo" >"$out/.complete-$key"
+fi
+echo "$out/bin/python"
