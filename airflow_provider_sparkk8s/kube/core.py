@@ -144,7 +144,7 @@ def backoff_delay(
     """Seconds to wait after failure number `attempt` (from 1): exponential from `base`,
     capped at `cap`, half of it jittered, so many clients retrying at once spread out
     but still back off. Used by request retries and by watch reconnects alike."""
-    ceiling = min(cap, base * (2 ** max(attempt - 1, 0)))
+    ceiling = min(cap, base * float(2 ** max(attempt - 1, 0)))
     return ceiling / 2 + rng() * ceiling / 2
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from airflow_provider_sparkk8s.kube.listwatch import resource_version
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 
 PodKey = str
@@ -45,11 +46,6 @@ class Change:
 def pod_key(pod: Pod) -> PodKey:
     metadata = pod.get("metadata") or {}
     return str(metadata.get("uid") or f"{metadata.get('namespace')}/{metadata.get('name')}")
-
-
-def resource_version(obj: Mapping[str, Any]) -> str | None:
-    value = (obj.get("metadata") or {}).get("resourceVersion")
-    return str(value) if value not in (None, "") else None
 
 
 def is_newer(candidate: str | None, current: str | None) -> bool:

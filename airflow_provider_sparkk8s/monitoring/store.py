@@ -4,13 +4,9 @@ The triggerer runs all deferred tasks in one event loop, so one `SnapshotStore` 
 every Spark pod of a namespace and hand each trigger its own application's pods. That is
 Spark's `ExecutorPodsSnapshotsStore` one level up: a watch delivers changes at once, and a
 full list every `resync_interval` repairs whatever the watch missed (a dropped or silently
-dead connection, an API server restart). The merge rules live in `snapshot.py` (pure).
-
-The watch is layered like kopf's:
-- `_watch_forever`: the endless loop; reconnects with capped, jittered backoff;
-- `_list_then_watch`: lists when it has no resourceVersion, then watches from it; returns
-  on `410 Gone` so the next round relists;
-- `_stream_once`: one HTTP watch stream with a server-side timeout, applying events.
+dead connection, an API server restart). The merge rules live in `snapshot.py` (pure); the
+watch itself is `kube.watch_async`'s three layers (reconnect, list-then-watch with a relist
+on 410, one stream). The store keeps the snapshot, the subscriptions and the resync.
 
 Subscribers are keyed by application id (`spark-app-selector`). A subscriber is told the
 application's pods when they change, and once right away if the store already knows them.
@@ -23,15 +19,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.core import backoff_delay
+from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.watch_async import list_objects, watch_forever
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
@@ -39,7 +34,6 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
     apply_list,
     pod_key,
     pods_by_application,
-    resource_version,
     slim_pod,
 )
 
@@ -54,9 +48,15 @@ class AsyncPodsClient(Protocol):
 
     async def request(
         self, method: str, path: str, *, params: Mapping[str, Any] | None = None
-    ) -> dict: ...
+    ) -> dict[str, Any]: ...
 
-    def watch(self, path: str, params: Mapping[str, Any] | None = None) -> AsyncIterator[dict]: ...
+    def watch(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+    ) -> AsyncIterator[dict[str, Any]]: ...
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
 
@@ -72,22 +72,22 @@ class StoreSettings:
     confirm_delay: float = 0.2  # new subscribers within this window share one confirming list
     label_selector: str = SPARK_PODS_SELECTOR
 
+    def watch_spec(self, path: str) -> WatchSpec:
+        return WatchSpec(
+            path,
+            {"labelSelector": self.label_selector},
+            timeout_seconds=self.watch_timeout,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+        )
+
 
 @dataclass
-class StoreStats:
-    """Counters for tests, logs and the benchmark."""
+class StoreStats(WatchStats):
+    """The watch layers' counters, plus the store's own."""
 
-    lists: int = 0
     list_failures: int = 0
-    streams: int = 0
-    events: int = 0
-    gone: int = 0
-    reconnects: int = 0
     notifications: int = 0
-
-
-class Gone(Exception):
-    """The resourceVersion we resume from was compacted away: relist."""
 
 
 class Subscription:
@@ -127,16 +127,15 @@ class SnapshotStore:
         self.snapshot = Snapshot()
         self._by_app: dict[str, tuple[Pod, ...]] = {}
         self._subscribers: dict[str, set[Subscription]] = {}
-        self._watch_rv: str | None = None
         self._list_now = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
-        self._path = f"/api/v1/namespaces/{namespace}/pods"
+        self._tasks: list[asyncio.Task[None]] = []
+        self._spec = self.settings.watch_spec(f"/api/v1/namespaces/{namespace}/pods")
 
     # -------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(self._watch_forever(), name=f"sparkk8s-watch-{self.namespace}"),
+            asyncio.create_task(self._follow(), name=f"sparkk8s-watch-{self.namespace}"),
             asyncio.create_task(self._resync_forever(), name=f"sparkk8s-resync-{self.namespace}"),
         ]
 
@@ -146,10 +145,6 @@ class SnapshotStore:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         await self.client.aclose()
-
-    @property
-    def subscriber_count(self) -> int:
-        return sum(len(subs) for subs in self._subscribers.values())
 
     # -------------------------------------------------------------- subscribers
 
@@ -189,20 +184,21 @@ class SnapshotStore:
                     self._by_app.pop(app, None)
             self._notify(changed)
 
-    # -------------------------------------------------------------- the periodic list
+    # -------------------------------------------------------------- what the watch delivers
 
-    async def _full_list(self) -> str | None:
-        started = time.monotonic()
-        body = await self.client.request(
-            "GET", self._path, params={"labelSelector": self.settings.label_selector}
-        )
-        self.stats.lists += 1
-        items = [slim_pod(p) for p in body.get("items") or [] if isinstance(p, Mapping)]
-        list_rv = resource_version(body)
-        change = apply_list(self.snapshot, items, list_rv)
+    async def _follow(self) -> None:
+        """Apply what the watch layers deliver, for as long as the store runs."""
+        async for item in watch_forever(self.client, self._spec, self.stats):
+            if isinstance(item, Listed):
+                self._take_list(item)
+            else:
+                self._take_event(item)
+
+    def _take_list(self, listed: Listed) -> None:
+        items = [slim_pod(pod) for pod in listed.items]
+        change = apply_list(self.snapshot, items, listed.resource_version)
         self._apply(change.snapshot, change.changed_apps)
-        self._confirm_subscribers_before(started)
-        return list_rv
+        self._confirm_subscribers_before(listed.started)
 
     def _confirm_subscribers_before(self, list_started: float) -> None:
         """Subscribers that joined before this list began now know their pods, even none."""
@@ -211,6 +207,31 @@ class SnapshotStore:
             for subscription in waiting:
                 subscription.confirmed = True
                 subscription.push(self._by_app.get(app, ()))
+
+    def _take_event(self, event: Mapping[str, Any]) -> None:
+        obj = event.get("object")
+        if not isinstance(obj, Mapping):
+            return
+        if event.get("type") == "BOOKMARK":
+            self.snapshot = apply_event(self.snapshot, event).snapshot
+            return
+        slim = slim_pod(obj)
+        change = apply_event(self.snapshot, {"type": event.get("type"), "object": slim})
+        self.snapshot = change.snapshot
+        # One pod changed: patch its applications' tuples instead of regrouping every pod.
+        key = pod_key(slim)
+        current = change.snapshot.pods.get(key)
+        for app in change.changed_apps:
+            kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
+            if current is not None and application_id(current) == app:
+                kept.append(current)
+            if kept:
+                self._by_app[app] = tuple(kept)
+            else:
+                self._by_app.pop(app, None)
+        self._notify(change.changed_apps)
+
+    # -------------------------------------------------------------- the periodic list
 
     def _has_unconfirmed(self) -> bool:
         return any(not s.confirmed for subs in self._subscribers.values() for s in subs)
@@ -236,115 +257,10 @@ class SnapshotStore:
             self._list_now.clear()
             next_resync = time.monotonic() + interval
             try:
-                await self._full_list()
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:  # noqa: BLE001 - the watch, or the next round, will catch up
+                self._take_list(await list_objects(self.client, self._spec, self.stats))
+            except Exception as error:  # noqa: BLE001 - the watch, or the next round, catches up
                 self.stats.list_failures += 1
                 log.warning("listing Spark pods in %s failed: %s", self.namespace, error)
-
-    # -------------------------------------------------------------- the watch, in three layers
-
-    async def _watch_forever(self) -> None:
-        """Layer 1: never give up; back off after failures, reset after a healthy stream."""
-        failures = 0
-        while True:
-            try:
-                await self._list_then_watch()
-                failures = 0
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:  # noqa: BLE001 - any failure: reconnect after a backoff
-                failures += 1
-                self.stats.reconnects += 1
-                delay = backoff_delay(
-                    failures, self.settings.backoff_base, self.settings.backoff_max
-                )
-                log.info(
-                    "watch on %s interrupted (%s); reconnecting in %.1fs",
-                    self.namespace,
-                    error,
-                    delay,
-                )
-                await asyncio.sleep(delay)
-
-    async def _list_then_watch(self) -> None:
-        """Layer 2: list if we have nothing to resume from, then watch stream after stream."""
-        if self._watch_rv is None:
-            self._watch_rv = await self._full_list()
-        while True:
-            started = time.monotonic()
-            try:
-                delivered = await self._stream_once()
-            except Gone:
-                self.stats.gone += 1
-                log.info(
-                    "watch on %s: resourceVersion too old (410 Gone); relisting", self.namespace
-                )
-                self._watch_rv = None
-                return
-            if not delivered and time.monotonic() - started < 1.0:
-                # The server closed at once without a word: treat as a failure and back off.
-                raise ConnectionError("watch stream closed immediately")
-
-    async def _stream_once(self) -> int:
-        """Layer 3: one watch stream from the last resourceVersion; returns events seen."""
-        self.stats.streams += 1
-        timeout = int(self.settings.watch_timeout * random.uniform(0.8, 1.0)) or 1
-        params = {
-            "labelSelector": self.settings.label_selector,
-            "resourceVersion": self._watch_rv,
-            "timeoutSeconds": str(timeout),
-            "allowWatchBookmarks": "true",
-        }
-        delivered = 0
-        try:
-            async for event in self.client.watch(self._path, params):
-                delivered += 1
-                if event.get("type") == "ERROR":
-                    status = event.get("object") or {}
-                    if status.get("code") == 410:
-                        raise Gone(status.get("message"))
-                    raise KubeApiError(
-                        int(status.get("code") or 0),
-                        str(status.get("reason") or "WatchError"),
-                        str(status.get("message") or ""),
-                        method="WATCH",
-                        path=self._path,
-                    )
-                self._on_event(event)
-        except KubeApiError as error:
-            if error.status == 410:
-                raise Gone(error.api_message) from None
-            raise
-        return delivered
-
-    def _on_event(self, event: Mapping[str, Any]) -> None:
-        self.stats.events += 1
-        obj = event.get("object")
-        if not isinstance(obj, Mapping):
-            return
-        version = resource_version(obj)
-        if version is not None:
-            self._watch_rv = version
-        if event.get("type") == "BOOKMARK":
-            self.snapshot = apply_event(self.snapshot, event).snapshot
-            return
-        slim = slim_pod(obj)
-        change = apply_event(self.snapshot, {"type": event.get("type"), "object": slim})
-        self.snapshot = change.snapshot
-        # One pod changed: patch its applications' tuples instead of regrouping every pod.
-        key = pod_key(slim)
-        current = change.snapshot.pods.get(key)
-        for app in change.changed_apps:
-            kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
-            if current is not None and application_id(current) == app:
-                kept.append(current)
-            if kept:
-                self._by_app[app] = tuple(kept)
-            else:
-                self._by_app.pop(app, None)
-        self._notify(change.changed_apps)
 
 
 # ------------------------------------------------------------------ the per-loop registry
@@ -381,7 +297,7 @@ async def shared_store(
                 client = client_factory()
                 if inspect.isawaitable(client):
                     client = await client
-                entry.store = SnapshotStore(client, namespace, settings)  # type: ignore[arg-type]
+                entry.store = SnapshotStore(client, namespace, settings)
                 entry.store.start()
             except Exception as error:
                 entry.error = error

@@ -21,10 +21,12 @@ import yaml
 from kubernetes import client as k8s
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.kube import watch_sync
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.auth import ssl_context
 from airflow_provider_sparkk8s.kube.core import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool
+from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,
@@ -295,6 +297,37 @@ def test_watch_and_async_client(control_plane, namespace: str) -> None:  # type:
             return seen
 
     assert asyncio.run(async_flow()) == ["async-watched"]
+
+
+def test_sync_watch_layers_list_then_follow_across_server_timeouts(  # type: ignore[no-untyped-def]
+    control_plane, namespace: str
+) -> None:
+    """The driver-pods service's way of following one object, on the real API server:
+    a list, then streams that the server ends every 2-3 s, each resumed without a list."""
+    path = resource_path("v1", "ConfigMap", namespace)
+    spec = WatchSpec(path, {"fieldSelector": "metadata.name=followed"}, timeout_seconds=3)
+    stats = WatchStats()
+    seen: list[str] = []
+    with KubeClient(admin_settings(control_plane)) as client:
+
+        def follow() -> None:
+            for item in watch_sync.watch_forever(client, spec, stats):
+                seen.append("listed" if isinstance(item, Listed) else item["type"])
+                if seen[-1] == "DELETED":
+                    return
+
+        watcher = threading.Thread(target=follow, daemon=True)
+        watcher.start()
+        wait_for(lambda: stats.streams >= 3, 30, "two streams ended by the server's timeout")
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "followed"}}
+        client.request("POST", path, json=body)
+        client.request("POST", path, json={**body, "metadata": {"name": "not-followed"}})
+        wait_for(lambda: "ADDED" in seen, 20, "the ADDED event")
+        client.request("DELETE", resource_path("v1", "ConfigMap", namespace, "followed"))
+        watcher.join(timeout=20)
+    assert not watcher.is_alive()
+    assert [kind for kind in seen if kind != "BOOKMARK"] == ["listed", "ADDED", "DELETED"]
+    assert stats.lists == 1 and stats.gone == 0 and stats.reconnects == 0
 
 
 def test_server_side_apply(control_plane, namespace: str) -> None:  # type: ignore[no-untyped-def]

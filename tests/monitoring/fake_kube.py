@@ -90,7 +90,7 @@ class FakeKube:
             "items": [copy.deepcopy(p) for p in self.pods.values()],
         }
 
-    async def watch(self, path: str, params: dict | None = None):
+    async def watch(self, path: str, params: dict | None = None, *, read_timeout=None):
         params = dict(params or {})
         self.watch_params.append(params)
         if self.fail_watches:

@@ -73,9 +73,9 @@ class ClientWrapper:
     async def aclose(self):
         await self.inner.aclose()
 
-    def watch(self, path, params=None):
+    def watch(self, path, params=None, **kwargs):
         self.watch_calls.append(dict(params or {}))
-        return self.inner.watch(path, params)
+        return self.inner.watch(path, params, **kwargs)
 
 
 async def test_api_server_restart_mid_run_loses_no_completion(
@@ -103,11 +103,11 @@ async def test_410_gone_relists_and_every_completion_is_reported(
     class ExpiredResume(ClientWrapper):
         """The first resume asks for resourceVersion 1, long compacted: the server says 410."""
 
-        def watch(self, path, params=None):
+        def watch(self, path, params=None, **kwargs):
             params = dict(params or {})
             if not self.watch_calls:
                 params["resourceVersion"] = "1"
-            return super().watch(path, params)
+            return super().watch(path, params, **kwargs)
 
     wrap_client(monkeypatch, lambda inner: wrappers.append(ExpiredResume(inner)) or wrappers[-1])
     start_triggers(fleet, conn_id, resync_interval=60.0)
@@ -128,7 +128,7 @@ async def test_a_dead_watch_is_covered_by_the_periodic_list(
     class DeadAfterFirstList(ClientWrapper):
         """Every watch hangs without a byte, as a half-open connection would."""
 
-        def watch(self, path, params=None):
+        def watch(self, path, params=None, **kwargs):
             self.watch_calls.append(dict(params or {}))
 
             async def silent():

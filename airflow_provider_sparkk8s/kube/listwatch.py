@@ -1,0 +1,149 @@
+"""List-then-watch as plain data and rules, shared by the sync and the async watch layers.
+
+`watch_sync` and `watch_async` follow a collection in the same three layers (kopf's): an
+endless loop that reconnects, a list-then-watch that returns on `410 Gone` so the loop
+relists, and one HTTP stream. Everything those layers decide is written once, here, without
+I/O: the query of a stream, what an ERROR event means, where to resume, when a stream that
+ended is a failure. What they hand their consumer is plain too: a `Listed` after every
+(re)list, raw watch events in between.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.core import backoff_delay
+
+log = logging.getLogger(__name__)
+
+# A stream that ends this soon after it opened without delivering anything is a failure
+# (the server or a proxy cut it at once), so the next one waits for a backoff.
+IMMEDIATE_CLOSE_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class WatchSpec:
+    """What to follow and how patiently."""
+
+    path: str  # the collection, e.g. resource_path("v1", "Pod", namespace)
+    selector: Mapping[str, str] = field(default_factory=dict)  # labelSelector / fieldSelector
+    timeout_seconds: float = 300.0  # server-side; each stream asks for 80-100% of it
+    backoff_base: float = 0.5  # seconds after the first failure; doubles per failure
+    backoff_max: float = 30.0
+    # Client-side bound on a silent stream; None lets the sender wait for the server's
+    # timeout plus slack. A shorter one (with bookmarks) detects half-open connections.
+    read_timeout: float | None = None
+
+    def list_params(self) -> dict[str, str]:
+        return dict(self.selector)
+
+    def stream_params(self, since: str | None) -> dict[str, Any]:
+        """One stream's query: from resourceVersion `since`, bookmarks on, a jittered
+        timeout so many watchers do not reconnect in step."""
+        timeout = int(self.timeout_seconds * random.uniform(0.8, 1.0)) or 1
+        return {
+            **self.selector,
+            "resourceVersion": since,
+            "timeoutSeconds": str(timeout),
+            "allowWatchBookmarks": "true",
+        }
+
+    def reconnect_delay(self, failures: int) -> float:
+        return backoff_delay(failures, self.backoff_base, self.backoff_max)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A full list: the consumer replaces what it knows of the collection with `items`."""
+
+    items: tuple[Mapping[str, Any], ...]
+    resource_version: str | None
+    started: float  # time.monotonic() when the list was asked for
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any], started: float) -> Listed:
+        items = tuple(item for item in body.get("items") or () if isinstance(item, Mapping))
+        return cls(items, resource_version(body), started)
+
+
+@dataclass
+class WatchStats:
+    """Counters for logs, tests and benchmarks."""
+
+    lists: int = 0
+    streams: int = 0
+    events: int = 0
+    gone: int = 0
+    reconnects: int = 0
+
+
+@dataclass
+class WatchCursor:
+    """Where the next stream resumes; None means list first. Kept across reconnects, so a
+    dropped connection resumes without a list and only `410 Gone` costs one."""
+
+    resource_version: str | None = None
+
+    def advance(self, event: Mapping[str, Any]) -> None:
+        obj = event.get("object")
+        if isinstance(obj, Mapping):
+            version = resource_version(obj)
+            if version is not None:
+                self.resource_version = version
+
+
+class Gone(Exception):
+    """The resourceVersion we resume from was compacted away: relist."""
+
+
+def resource_version(obj: Mapping[str, Any]) -> str | None:
+    value = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(value) if value not in (None, "") else None
+
+
+def checked_event(event: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    """The event itself, or the error an ERROR event stands for (`Gone` for a 410)."""
+    if event.get("type") != "ERROR":
+        return event
+    status = event.get("object") or {}
+    if status.get("code") == 410:
+        raise Gone(status.get("message"))
+    raise KubeApiError(
+        int(status.get("code") or 0),
+        str(status.get("reason") or "WatchError"),
+        str(status.get("message") or ""),
+        method="WATCH",
+        path=path,
+    )
+
+
+def gone_or_same(error: KubeApiError) -> Exception:
+    """A 410 answer to the watch request itself means the same as a 410 ERROR event."""
+    return Gone(error.api_message) if error.status == 410 else error
+
+
+def check_stream_end(delivered: int, opened: float) -> None:
+    """A stream that ended on its own is normal (the server's timeout); one that ended at
+    once with nothing in it is treated as a failure, so the loop backs off."""
+    if not delivered and time.monotonic() - opened < IMMEDIATE_CLOSE_SECONDS:
+        raise ConnectionError("watch stream closed immediately")
+
+
+def note_gone(spec: WatchSpec, cursor: WatchCursor, stats: WatchStats) -> None:
+    stats.gone += 1
+    cursor.resource_version = None
+    log.info("watch on %s: resourceVersion too old (410 Gone); relisting", spec.path)
+
+
+def note_failure(spec: WatchSpec, failures: int, stats: WatchStats, error: Exception) -> float:
+    """Count a failed round and say how long to wait before the next."""
+    stats.reconnects += 1
+    delay = spec.reconnect_delay(failures)
+    log.info("watch on %s interrupted (%s); reconnecting in %.1fs", spec.path, error, delay)
+    return delay

@@ -1,0 +1,162 @@
+"""The three watch layers, sync and async, against a scripted collection.
+
+Every scenario runs on both faces (`watch_sync`, `watch_async`): they must behave the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.kube import watch_async, watch_sync
+from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchCursor, WatchSpec, WatchStats
+from tests.kube.fake_watch import (
+    AsyncCollection,
+    ScriptedCollection,
+    Stream,
+    SyncCollection,
+    event,
+    gone_event,
+    pod,
+)
+
+SPEC = WatchSpec(
+    "/api/v1/namespaces/ns/pods",
+    {"labelSelector": "spark-role"},
+    timeout_seconds=30,
+    backoff_base=0.001,
+    backoff_max=0.002,
+)
+FACES = ["sync", "async"]
+
+
+def listing(version: int, *items: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"resourceVersion": str(version)}, "items": list(items)}
+
+
+def make(face: str, lists: list[dict[str, Any]], streams: list[Stream]) -> ScriptedCollection:
+    return (SyncCollection if face == "sync" else AsyncCollection)(lists, streams)
+
+
+def take(
+    face: str,
+    collection: ScriptedCollection,
+    count: int,
+    spec: WatchSpec = SPEC,
+    stats: WatchStats | None = None,
+    cursor: WatchCursor | None = None,
+) -> list[Any]:
+    """The first `count` items `watch_forever` yields; then the loop is left."""
+    if face == "sync":
+        items = watch_sync.watch_forever(collection, spec, stats, cursor)  # type: ignore[arg-type]
+        taken = list(itertools.islice(items, count))
+        items.close()
+        return taken
+
+    async def run() -> list[Any]:
+        taken: list[Any] = []
+        items = watch_async.watch_forever(collection, spec, stats, cursor)  # type: ignore[arg-type]
+        async for item in items:
+            taken.append(item)
+            if len(taken) == count:
+                break
+        await items.aclose()
+        return taken
+
+    return asyncio.run(run())
+
+
+def kinds(items: list[Any]) -> list[str]:
+    return [f"listed@{i.resource_version}" if isinstance(i, Listed) else i["type"] for i in items]
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_lists_then_watches_from_the_lists_version(face: str) -> None:
+    collection = make(
+        face,
+        [listing(10, pod("a", 9))],
+        [Stream([event("ADDED", "b", 11), event("MODIFIED", "a", 12)])],
+    )
+    items = take(face, collection, 3)
+    assert kinds(items) == ["listed@10", "ADDED", "MODIFIED"]
+    assert items[0].items == (pod("a", 9),)
+    assert collection.list_params == [{"labelSelector": "spark-role"}]
+    params = collection.watch_params[0]
+    assert params["resourceVersion"] == "10" and params["labelSelector"] == "spark-role"
+    assert params["allowWatchBookmarks"] == "true"
+    assert 24 <= int(params["timeoutSeconds"]) <= 30
+    assert collection.read_timeouts == [None]
+    assert collection.closed == 1  # leaving the loop closed the open stream
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_stream_that_ends_resumes_from_the_last_version_without_listing(face: str) -> None:
+    bookmark = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "15"}}}
+    collection = make(
+        face,
+        [listing(10)],
+        [Stream([event("ADDED", "b", 11), bookmark]), Stream([event("MODIFIED", "b", 16)])],
+    )
+    stats = WatchStats()
+    items = take(face, collection, 4, stats=stats)
+    assert kinds(items) == ["listed@10", "ADDED", "BOOKMARK", "MODIFIED"]
+    assert [p["resourceVersion"] for p in collection.watch_params] == ["10", "15"]
+    assert (stats.lists, stats.streams, stats.events, stats.gone) == (1, 2, 3, 0)
+
+
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("how", ["error event", "error answer"])
+def test_410_gone_relists_and_watches_from_the_new_list(face: str, how: str) -> None:
+    gone = (
+        Stream([gone_event()])
+        if how == "error event"
+        else Stream(error=KubeApiError(410, "Expired", "too old", method="GET", path="/x"))
+    )
+    collection = make(
+        face, [listing(10), listing(20, pod("c", 19))], [gone, Stream([event("ADDED", "d", 21)])]
+    )
+    stats = WatchStats()
+    items = take(face, collection, 3, stats=stats)
+    assert kinds(items) == ["listed@10", "listed@20", "ADDED"]
+    assert [p["resourceVersion"] for p in collection.watch_params] == ["10", "20"]
+    assert (stats.gone, stats.lists, stats.reconnects) == (1, 2, 0)
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_failures_back_off_and_resume_from_the_cursor_without_listing(face: str) -> None:
+    refused = KubeConnectionError("cannot reach the API server (scripted)")
+    other_error = {"type": "ERROR", "object": {"code": 500, "reason": "InternalError"}}
+    collection = make(
+        face,
+        [listing(10)],
+        [
+            Stream([event("ADDED", "a", 11)], error=refused),  # the connection breaks
+            Stream([]),  # closed at once, nothing delivered
+            Stream([other_error]),  # an ERROR that is not 410
+            Stream([event("MODIFIED", "a", 12)]),
+        ],
+    )
+    stats = WatchStats()
+    items = take(face, collection, 3, stats=stats)
+    assert kinds(items) == ["listed@10", "ADDED", "MODIFIED"]
+    assert [p["resourceVersion"] for p in collection.watch_params] == ["10", "11", "11", "11"]
+    assert (stats.reconnects, stats.lists, stats.gone) == (3, 1, 0)
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_given_cursor_resumes_without_listing_and_read_timeout_reaches_the_sender(
+    face: str,
+) -> None:
+    collection = make(face, [listing(99)], [Stream([event("ADDED", "a", 51)])])
+    spec = WatchSpec(SPEC.path, SPEC.selector, read_timeout=7.5)
+    cursor = WatchCursor("50")
+    items = take(face, collection, 1, spec=spec, cursor=cursor)
+    assert kinds(items) == ["ADDED"]
+    assert collection.list_params == []
+    assert collection.watch_params[0]["resourceVersion"] == "50"
+    assert collection.read_timeouts == [7.5]
+    assert cursor.resource_version == "51"
