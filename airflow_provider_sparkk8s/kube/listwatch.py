@@ -19,6 +19,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.core import backoff_delay
+from airflow_provider_sparkk8s.kube.paths import resource_version
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +101,6 @@ class WatchCursor:
 
 class Gone(Exception):
     """The resourceVersion we resume from was compacted away: relist."""
-
-
-def resource_version(obj: Mapping[str, Any]) -> str | None:
-    value = (obj.get("metadata") or {}).get("resourceVersion")
-    return str(value) if value not in (None, "") else None
 
 
 def checked_event(event: Mapping[str, Any], path: str) -> Mapping[str, Any]:

@@ -1,6 +1,7 @@
 """REST paths of Kubernetes objects, and the reverse: which permission a request needs.
 
 Pure functions. `resource_path` builds the URL path for (apiVersion, kind, namespace, name);
+`object_path` and `resource_version` read an object dict's identity;
 `access_of` reads a path back into the RBAC verb and resource that the API server checks,
 so a 403 and `test_connection` can name exactly what is missing.
 """
@@ -81,6 +82,12 @@ def object_path(obj: Mapping[str, Any], namespace: str | None = None) -> str:
     return resource_path(
         obj["apiVersion"], obj["kind"], metadata.get("namespace") or namespace, metadata.get("name")
     )
+
+
+def resource_version(obj: Mapping[str, Any]) -> str | None:
+    """An object's (or a list's) `metadata.resourceVersion`, or None when it has none."""
+    value = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(value) if value not in (None, "") else None
 
 
 def apply_params(field_manager: str, force: bool = False) -> dict[str, str]:

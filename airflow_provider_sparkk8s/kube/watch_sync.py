@@ -9,7 +9,7 @@ asyncio here: this is on sparkk8s-submit's import path.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
@@ -58,7 +58,7 @@ def watch_forever(
     spec: WatchSpec,
     stats: WatchStats | None = None,
     cursor: WatchCursor | None = None,
-) -> Iterator[Item]:
+) -> Generator[Item, None, None]:
     """Layer 1: never give up; back off after a failure, resume from the cursor."""
     stats = stats or WatchStats()
     cursor = cursor or WatchCursor()
@@ -74,7 +74,7 @@ def watch_forever(
 
 def list_then_watch(
     client: WatchClient, spec: WatchSpec, cursor: WatchCursor, stats: WatchStats
-) -> Iterator[Item]:
+) -> Generator[Item, None, None]:
     """Layer 2: list when there is nothing to resume from, then stream after stream;
     returns on `410 Gone`, so layer 1 lists again."""
     if cursor.resource_version is None:
@@ -98,7 +98,7 @@ def list_then_watch(
 
 def watch_stream(
     client: WatchClient, spec: WatchSpec, since: str | None
-) -> Iterator[Mapping[str, Any]]:
+) -> Generator[Mapping[str, Any], None, None]:
     """Layer 3: one HTTP watch stream from `since`; ERROR events become exceptions."""
     try:
         for event in client.watch(

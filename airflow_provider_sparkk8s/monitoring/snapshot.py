@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.listwatch import resource_version
+from airflow_provider_sparkk8s.kube.paths import resource_version
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 
 PodKey = str
