@@ -68,8 +68,24 @@ def builtin_steps(conf: DriverConf) -> list[NamedStep]:
     return steps
 
 
+# Spark's optional steps, recognised by their class name in the user-steps key.
+OPTIONAL_SPARK_STEPS = ("volcano",)
+
+
+def optional_spark_step(name: str) -> FeatureStep | None:
+    for module_name in OPTIONAL_SPARK_STEPS:
+        module = _builtin_module(module_name)
+        if name == module.SPARK_CLASS:
+            return module.step  # type: ignore[no-any-return]
+    return None
+
+
 def load_user_step(path: str) -> FeatureStep:
-    """Import `package.module:function` or `package.module.function`."""
+    """Spark's own optional step by class name, else import `package.module:function` or
+    `package.module.function`."""
+    optional = optional_spark_step(path)
+    if optional is not None:
+        return optional
     module_name, sep, attribute = path.partition(":")
     if not sep:
         module_name, _, attribute = path.rpartition(".")

@@ -26,6 +26,7 @@ FILE_KEYS = (
     "spark.kubernetes.authenticate.driver.caCertFile",
     "spark.kubernetes.authenticate.driver.clientKeyFile",
     "spark.kubernetes.authenticate.driver.clientCertFile",
+    "spark.kubernetes.scheduler.volcano.podGroupTemplateFile",
 )
 # Environment variables whose value Spark's steps read; nothing else is kept (no secrets).
 ENVIRONMENT_KEYS = (

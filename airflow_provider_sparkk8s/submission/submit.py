@@ -128,6 +128,13 @@ def _failure(
     message = f"could not {action} {where}: {error.status} {error.reason}: {error.api_message}"
     if error.status == 409 and action == "create":
         message += " (a pod of that name already exists; it was left untouched)"
+    if error.status == 404 and "/" in str(obj.get("apiVersion", "")):
+        # A custom resource the API server does not serve: its CRD is not installed.
+        message += (
+            f" (the API server does not serve {obj.get('kind')} of {obj['apiVersion']}: "
+            "install its CustomResourceDefinition, e.g. Volcano for a PodGroup, or drop the "
+            "feature step that makes it)"
+        )
     message += f"; rolled back: {', '.join(removed) or 'nothing had been created'}"
     if left:
         message += f"; could NOT remove: {', '.join(left)}"

@@ -84,12 +84,18 @@ def lines_of(declared: tuple[str, ...]) -> tuple[str, ...]:
     return (*declared, *(line for line in OLDER_4X_LINES if line not in declared))
 
 
+def _declared_lines(data: dict[str, Any]) -> tuple[str, ...]:
+    declared = tuple(data.get("spark_lines", SPARK_LINES))
+    # `exact_lines`: a feature only some lines ship (Volcano: 4.2+), so no older 4.x lines.
+    return declared if data.get("exact_lines") else lines_of(declared)
+
+
 def load(path: Path) -> Scenario:
     data = yaml.safe_load(path.read_text())
     return Scenario(
         name=path.stem,
         description=data.get("description", ""),
-        spark_lines=lines_of(tuple(data.get("spark_lines", SPARK_LINES))),
+        spark_lines=_declared_lines(data),
         args=tuple(_as_str(arg) for arg in data["args"]),
         conf={key: _as_str(value) for key, value in (data.get("conf") or {}).items()},
         env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},

@@ -102,13 +102,23 @@ DRIVER_KEYS = [
     "--executor-cores",
     "--num-executors",
     "--verbose",
+    "--packages",
+    "--exclude-packages",
+    "--repositories",
+    "spark.jars.packages",
+    "spark.jars.excludes",
+    "spark.jars.repositories",
+    "spark.jars.ivySettings",
+    "spark.kubernetes.driver.pod.featureSteps: org.apache.spark.deploy.k8s.features.VolcanoFeatureStep",
+    "spark.kubernetes.scheduler.volcano.podGroupTemplateFile",
+    "spark.kubernetes.scheduler.volcano.podGroupTemplateJson",
 ]
 
 # Driver keys no scenario sets, and why real spark-submit cannot be the oracle for them here.
 NOT_COVERED = {
-    # A user feature step is a JVM class for spark-submit; ours are Python callables, so the
-    # two cannot be given the same step. Covered by the pipeline's own tests.
-    "spark.kubernetes.driver.pod.featureSteps": "user steps are JVM classes for spark-submit",
+    # A user's own feature step is a JVM class for spark-submit and a Python callable for us,
+    # so only Spark's optional steps (Volcano) can go through the oracle.
+    "spark.kubernetes.driver.pod.featureSteps (user steps)": "JVM classes for spark-submit",
     # Only change how the submitting client authenticates, never an object; the recorder is
     # plain http and fabric8 wants real PEM material for the files.
     "spark.kubernetes.authenticate.submission.clientCertFile": "client auth only",

@@ -98,7 +98,7 @@ def test_user_steps_run_last_and_fold():
 @pytest.mark.parametrize(
     "path",
     [
-        "org.apache.spark.deploy.k8s.features.VolcanoFeatureStep",
+        "org.apache.spark.deploy.k8s.features.KubernetesDriverBuilder",
         f"{SELF}:missing",
         "no_such_module_xyz:step",
         f"{SELF}:NOT_CALLABLE",
