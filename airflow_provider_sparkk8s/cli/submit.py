@@ -30,7 +30,6 @@ from airflow_provider_sparkk8s.errors import (
     SparkK8sError,
 )
 from airflow_provider_sparkk8s.kube.paths import resource_path
-from airflow_provider_sparkk8s.kube.settings import spark_submit_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
 from airflow_provider_sparkk8s.operators.redaction import (
@@ -44,6 +43,7 @@ from airflow_provider_sparkk8s.submission.arguments import (
     parse_spark_submit,
     read_text_file,
 )
+from airflow_provider_sparkk8s.submission.client_settings import spark_submit_settings
 from airflow_provider_sparkk8s.submission.conf_values import parse_time_ms
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission

@@ -9,8 +9,10 @@ exactly once. Builders, one per source:
 - `auto_settings()`: what a bare kubectl / spark-submit would use (KUBECONFIG or ~/.kube/config,
   else in-cluster);
 - `with_overrides()`: explicit fields (server, token, token file, CA, client cert/key, TLS
-  server name, verify, namespace) laid over any of the above; the explicit field always wins;
-- `spark_submit_settings()`: spark-submit's `spark.master` / `spark.kubernetes.*` keys.
+  server name, verify, namespace) laid over any of the above; the explicit field always wins.
+
+spark-submit's own keys (`spark.master`, `spark.kubernetes.authenticate.submission.*`) are
+translated in `submission/client_settings.py`, on top of these.
 
 Secrets (token, inline client key, inline kubeconfig) never reach `repr`, logs or messages.
 """
@@ -20,16 +22,13 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
-
-log = logging.getLogger(__name__)
+from airflow_provider_sparkk8s.errors import KubeConfigError
 
 SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_NAMESPACE = "default"
@@ -259,7 +258,7 @@ def auto_settings(
     )
 
 
-def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict:
+def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(content, Mapping):
         return dict(content)
     import yaml  # here, not at the top: most CLI runs read no kubeconfig
@@ -276,7 +275,7 @@ def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict:
     return parsed
 
 
-def _load_kubeconfig_file(path: str) -> dict:
+def _load_kubeconfig_file(path: str) -> dict[str, Any]:
     resolved = Path(path).expanduser()
     try:
         text = resolved.read_text()
@@ -295,7 +294,9 @@ def _load_kubeconfig_file(path: str) -> dict:
     return parsed
 
 
-def _merge_kubeconfigs(configs: list[tuple[dict, str]]) -> tuple[dict, dict[tuple[str, str], str]]:
+def _merge_kubeconfigs(
+    configs: list[tuple[dict[str, Any], str]],
+) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
     """kubectl's merge of a KUBECONFIG list: the first file to define a name wins.
 
     Also returns, per (section, name), the directory of the file it came from.
@@ -315,7 +316,7 @@ def _merge_kubeconfigs(configs: list[tuple[dict, str]]) -> tuple[dict, dict[tupl
     return merged, base_dirs
 
 
-def _named(config: dict, section: str, name: str, label: str) -> dict:
+def _named(config: dict[str, Any], section: str, name: str, label: str) -> dict[str, Any]:
     for entry in config.get(section) or []:
         if isinstance(entry, dict) and entry.get("name") == name:
             body = entry.get(section[:-1])  # clusters -> cluster, ...
@@ -324,7 +325,7 @@ def _named(config: dict, section: str, name: str, label: str) -> dict:
 
 
 def _settings_from_config(
-    config: dict,
+    config: dict[str, Any],
     context: str | None,
     *,
     label: str,
@@ -409,7 +410,7 @@ def _exec_plugin(
     }
 
 
-def _b64_field(section: dict, key: str, where: str) -> str | None:
+def _b64_field(section: dict[str, Any], key: str, where: str) -> str | None:
     value = section.get(key)
     if not value:
         return None
@@ -420,105 +421,15 @@ def _b64_field(section: dict, key: str, where: str) -> str | None:
         raise KubeConfigError(f"{key} in {where} is not valid base64-encoded PEM") from None
 
 
-def require_readable(path: str, what: str, key: str | None = None) -> None:
-    """Fail before any request when a file we will need cannot be read."""
+def unreadable_reason(path: str) -> str | None:
+    """Why a file we will need cannot be read, or None when it can."""
     if os.access(path, os.R_OK) and os.path.isfile(path):
-        return
-    reason = "does not exist" if not os.path.exists(path) else "is not a readable file"
-    if key is not None:
-        raise SparkConfError(key, path, "a readable file", hint=f"{what}: {path} {reason}")
-    raise KubeConfigError(f"{what}: {path} {reason}")
+        return None
+    return "does not exist" if not os.path.exists(path) else "is not a readable file"
 
 
-# --------------------------------------------------------------------------- spark-submit
-
-SUBMISSION_PREFIX = "spark.kubernetes.authenticate.submission"
-
-
-def normalize_master_url(master: str) -> str:
-    """`spark.master` `k8s://...` -> API server URL (Spark's checkAndGetK8sMasterUrl).
-
-    `k8s://host:port` without a scheme means https; http is kept with a warning.
-    """
-    if not master.startswith("k8s://"):
-        raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
-    rest = master[len("k8s://") :]
-    if "://" not in rest:
-        log.info("spark.master %s has no scheme; using https://%s", master, rest)
-        rest = f"https://{rest}"
-    scheme = rest.split("://", 1)[0].lower()
-    if scheme == "http":
-        log.warning("spark.master %s uses plain http: requests are not encrypted", master)
-    elif scheme != "https":
-        raise SparkConfError("spark.master", master, "a k8s:// URL with scheme https or http")
-    if not rest.split("://", 1)[1].strip("/"):
-        raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
-    return rest.rstrip("/")
-
-
-def spark_submit_settings(
-    conf: Mapping[str, str],
-    environ: Mapping[str, str] | None = None,
-    in_cluster_root: str = SERVICE_ACCOUNT_ROOT,
-) -> ClientSettings:
-    """spark-submit's submission client: kubeconfig/in-cluster base, then the conf overrides.
-
-    Mirrors SparkKubernetesClientFactory: start from the kubeconfig (context
-    `spark.kubernetes.context`, else the current one) or in-cluster files, then override the
-    master URL, `spark.kubernetes.trust.certificates`, and whichever of
-    `spark.kubernetes.authenticate.submission.{oauthToken,oauthTokenFile,caCertFile,
-    clientKeyFile,clientCertFile}` are set; namespace `spark.kubernetes.namespace`.
-    """
-    master = conf.get("spark.master")
-    if not master:
-        raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
-    server = normalize_master_url(master)
-    context = conf.get("spark.kubernetes.context") or None
-    try:
-        base: ClientSettings | None = auto_settings(environ, context, in_cluster_root)
-    except KubeConfigError as error:
-        if context:
-            raise KubeConfigError(f"spark.kubernetes.context={context!r}: {error}") from None
-        base = None  # nothing to inherit; the conf alone must be enough
-    token = conf.get(f"{SUBMISSION_PREFIX}.oauthToken") or None
-    token_file = conf.get(f"{SUBMISSION_PREFIX}.oauthTokenFile") or None
-    if token and token_file:
-        raise SparkConfError(
-            f"{SUBMISSION_PREFIX}.oauthToken",
-            "<redacted>",
-            f"not both {SUBMISSION_PREFIX}.oauthToken and .oauthTokenFile",
-        )
-    files = {
-        "token_file": f"{SUBMISSION_PREFIX}.oauthTokenFile",
-        "ca_file": f"{SUBMISSION_PREFIX}.caCertFile",
-        "client_key_file": f"{SUBMISSION_PREFIX}.clientKeyFile",
-        "client_cert_file": f"{SUBMISSION_PREFIX}.clientCertFile",
-    }
-    overrides: dict[str, Any] = {"server": server, "token": token}
-    for field, key in files.items():
-        value = conf.get(key) or None
-        if value:
-            require_readable(value, key, key=key)
-        overrides[field] = value
-    trust = conf.get("spark.kubernetes.trust.certificates", "false").strip().lower()
-    if trust not in ("true", "false"):
-        raise SparkConfError("spark.kubernetes.trust.certificates", trust, "true or false")
-    overrides["verify"] = trust != "true"
-    overrides["namespace"] = conf.get("spark.kubernetes.namespace") or None
-    for field, key in (
-        ("request_timeout", "spark.kubernetes.submission.requestTimeout"),
-        ("connect_timeout", "spark.kubernetes.submission.connectionTimeout"),
-    ):
-        if conf.get(key):
-            overrides[field] = _millis(key, conf[key])
-    return with_overrides(base, overrides, source="spark conf")
-
-
-def _millis(key: str, value: str) -> float:
-    try:
-        millis = int(value.strip())
-    except ValueError:
-        raise SparkConfError(key, value, "a whole number of milliseconds") from None
-    if millis <= 0:
-        raise SparkConfError(key, value, "a positive number of milliseconds")
-    return millis / 1000.0
+def require_readable(path: str, what: str) -> None:
+    """Fail before any request when a file we will need cannot be read."""
+    reason = unreadable_reason(path)
+    if reason is not None:
+        raise KubeConfigError(f"{what}: {path} {reason}")

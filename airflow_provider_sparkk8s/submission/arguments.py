@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.kube.settings import normalize_master_url
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.local_globs import (
     ListFiles,
     no_listing,
     resolve_local_globs,
 )
+from airflow_provider_sparkk8s.submission.master_url import normalize_master_url
 from airflow_provider_sparkk8s.submission.packages import (
     IVY_SETTINGS_KEY,
     PACKAGE_FLAGS,

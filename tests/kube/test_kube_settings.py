@@ -1,97 +1,22 @@
-"""ClientSettings builders: kubeconfig parsing, in-cluster, overrides, spark-submit conf."""
+"""ClientSettings builders: kubeconfig parsing, in-cluster, overrides."""
 
 from __future__ import annotations
 
-import base64
-import logging
 import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
+from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,
     auto_settings,
     in_cluster_settings,
     kubeconfig_settings,
-    normalize_master_url,
-    spark_submit_settings,
     with_overrides,
 )
-
-SECRET = "planted-secret-4c1d"
-KEY_PEM = f"-----BEGIN PRIVATE KEY-----\n{SECRET}\n-----END PRIVATE KEY-----\n"
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
-
-
-def two_context_config(tmp_path: Path) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "current-context": "admin",
-        "clusters": [
-            {
-                "name": "main",
-                "cluster": {"server": "https://10.0.0.1:6443", "certificate-authority": "ca.crt"},
-            },
-            {
-                "name": "edge",
-                "cluster": {
-                    "server": "https://edge:443/",
-                    "certificate-authority-data": b64("CA PEM"),
-                    "tls-server-name": "kubernetes",
-                    "insecure-skip-tls-verify": False,
-                },
-            },
-        ],
-        "users": [
-            {
-                "name": "admin",
-                "user": {"client-certificate": "admin.crt", "client-key": "/abs/admin.key"},
-            },
-            {"name": "robot", "user": {"token": SECRET}},
-            {
-                "name": "inline",
-                "user": {
-                    "client-certificate-data": b64("CERT PEM"),
-                    "client-key-data": b64(KEY_PEM),
-                },
-            },
-            {
-                "name": "plugin",
-                "user": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "command": "bin/get-token",
-                        "args": ["--cluster", "main"],
-                        "env": [{"name": "PROFILE", "value": SECRET}],
-                    }
-                },
-            },
-            {"name": "legacy", "user": {"auth-provider": {"name": "gcp"}}},
-        ],
-        "contexts": [
-            {"name": "admin", "context": {"cluster": "main", "user": "admin"}},
-            {
-                "name": "robot",
-                "context": {"cluster": "edge", "user": "robot", "namespace": "spark"},
-            },
-            {"name": "inline", "context": {"cluster": "edge", "user": "inline"}},
-            {"name": "plugin", "context": {"cluster": "main", "user": "plugin"}},
-            {"name": "legacy", "context": {"cluster": "main", "user": "legacy"}},
-        ],
-    }
-
-
-def write_config(tmp_path: Path, config: dict, name: str = "config") -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(config))
-    return path
+from tests.support.kubeconfig import KEY_PEM, SECRET, two_context_config, write_config
 
 
 def test_kubeconfig_current_context_resolves_paths_relative_to_the_file(tmp_path: Path) -> None:
@@ -278,102 +203,6 @@ def test_settings_validation(fields: dict, message: str) -> None:
     with pytest.raises(KubeConfigError, match=message) as caught:
         ClientSettings(**fields)
     assert SECRET not in str(caught.value)
-
-
-# --------------------------------------------------------------------------- spark-submit
-
-
-@pytest.mark.parametrize(
-    ("master", "url"),
-    [
-        ("k8s://10.0.0.1:6443", "https://10.0.0.1:6443"),
-        ("k8s://https://api.example:443/", "https://api.example:443"),
-        ("k8s://http://127.0.0.1:8080", "http://127.0.0.1:8080"),
-    ],
-)
-def test_master_url_normalisation(master: str, url: str) -> None:
-    assert normalize_master_url(master) == url
-
-
-@pytest.mark.parametrize("master", ["local[2]", "k8s://ftp://h:1", "spark://h:7077", "k8s://"])
-def test_master_url_rejected(master: str) -> None:
-    with pytest.raises(SparkConfError) as caught:
-        normalize_master_url(master)
-    assert caught.value.key == "spark.master"
-
-
-def test_master_http_warns(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO)
-    normalize_master_url("k8s://http://h:1")
-    assert any(
-        r.levelno == logging.WARNING and "plain http" in r.getMessage() for r in caplog.records
-    )
-
-
-def test_spark_submit_keys_override_the_kubeconfig(tmp_path: Path) -> None:
-    env = {
-        "KUBECONFIG": str(write_config(tmp_path, two_context_config(tmp_path))),
-        "HOME": str(tmp_path),
-    }
-    files = {}
-    for name in ("ca", "key", "cert", "token"):
-        files[name] = tmp_path / f"{name}.pem"
-        files[name].write_text(name)
-    prefix = "spark.kubernetes.authenticate.submission"
-    conf = {
-        "spark.master": "k8s://127.0.0.1:6443",
-        "spark.kubernetes.context": "robot",
-        f"{prefix}.caCertFile": str(files["ca"]),
-        f"{prefix}.clientKeyFile": str(files["key"]),
-        f"{prefix}.clientCertFile": str(files["cert"]),
-        f"{prefix}.oauthTokenFile": str(files["token"]),
-        "spark.kubernetes.namespace": "jobs",
-        "spark.kubernetes.submission.requestTimeout": "2500",
-    }
-    settings = spark_submit_settings(conf, env)
-    assert settings.server == "https://127.0.0.1:6443"
-    assert settings.ca_file == str(files["ca"]) and settings.ca_data is None
-    assert settings.client_key_file == str(files["key"])
-    assert settings.client_cert_file == str(files["cert"])
-    assert settings.token_file == str(files["token"]) and settings.token is None  # robot's token
-    assert settings.tls_server_name == "kubernetes"  # kept from the kubeconfig cluster
-    assert settings.namespace == "jobs" and settings.verify and settings.request_timeout == 2.5
-    trusting = spark_submit_settings(
-        {
-            "spark.master": "k8s://h:1",
-            "spark.kubernetes.trust.certificates": "true",
-            f"{prefix}.oauthToken": SECRET,
-        },
-        {"HOME": str(tmp_path / "none")},
-    )
-    assert not trusting.verify and trusting.token == SECRET and trusting.source == "spark conf"
-
-
-def test_spark_submit_unreadable_file_names_key_and_path(tmp_path: Path) -> None:
-    key = "spark.kubernetes.authenticate.submission.clientKeyFile"
-    conf = {"spark.master": "k8s://h:1", key: str(tmp_path / "absent.key")}
-    with pytest.raises(SparkConfError) as caught:
-        spark_submit_settings(conf, {"HOME": str(tmp_path)})
-    assert caught.value.key == key and str(tmp_path / "absent.key") in str(caught.value)
-
-
-def test_spark_submit_token_and_token_file_conflict(tmp_path: Path) -> None:
-    prefix = "spark.kubernetes.authenticate.submission"
-    (tmp_path / "t").write_text("x")
-    conf = {
-        "spark.master": "k8s://h:1",
-        f"{prefix}.oauthToken": SECRET,
-        f"{prefix}.oauthTokenFile": str(tmp_path / "t"),
-    }
-    with pytest.raises(SparkConfError) as caught:
-        spark_submit_settings(conf, {"HOME": str(tmp_path)})
-    assert SECRET not in str(caught.value)
-
-
-def test_spark_submit_missing_context_is_an_error(tmp_path: Path) -> None:
-    conf = {"spark.master": "k8s://h:1", "spark.kubernetes.context": "ghost"}
-    with pytest.raises(KubeConfigError, match="ghost"):
-        spark_submit_settings(conf, {"HOME": str(tmp_path)})
 
 
 def test_kubeconfig_exec_plugin(tmp_path: Path) -> None:
