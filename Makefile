@@ -3,14 +3,16 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-8)
+# The Airflow the tests run on, pinned: an unpinned resolve picked 3.3.1 on a fresh machine.
+AIRFLOW_VERSION := 3.3.2
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | md5sum | cut -c1-8)
 
 .PHONY: venv lint controlplane toxiproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test]' 'apache-airflow==$(AIRFLOW_VERSION)'
 	touch $@
 
 venv: $(STAMP)
