@@ -186,24 +186,45 @@ def test_connection_report_is_pure() -> None:
     assert not ok and "create pods" in message and "(unknown version)" in message
 
 
-def test_rbac_manifest_grants_exactly_the_required_access() -> None:
-    documents = list(yaml.safe_load_all((REPO / "docs" / "rbac.yaml").read_text()))
-    (role,) = [d for d in documents if d["kind"] == "Role"]
-    (binding,) = [d for d in documents if d["kind"] == "RoleBinding"]
-    granted = {
+def _granted(role: dict) -> set[tuple[str, str, str]]:
+    return {
         (verb, group, resource)
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
+
+
+def test_rbac_manifest_grants_exactly_the_required_access() -> None:
+    documents = list(yaml.safe_load_all((REPO / "docs" / "rbac.yaml").read_text()))
+    roles = {d["metadata"]["name"]: d for d in documents if d["kind"] == "Role"}
+    bindings = {d["metadata"]["name"]: d for d in documents if d["kind"] == "RoleBinding"}
+    assert set(roles) == set(bindings) == {"sparkk8s-submitter", "spark-driver"}
+    # The submitter (Airflow, sparkk8s-submit): what the hook checks, nothing more.
     needed = {
         (a.verb, a.group, a.resource + (f"/{a.subresource}" if a.subresource else ""))
         for a in REQUIRED_ACCESS
     }
-    assert granted == needed
-    assert binding["roleRef"] == {
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Role",
-        "name": role["metadata"]["name"],
+    assert _granted(roles["sparkk8s-submitter"]) == needed
+    # The driver: its executor pods, their ConfigMap, services and claims (the real-Spark
+    # tests run their drivers with exactly this Role).
+    assert _granted(roles["spark-driver"]) == {
+        (verb, "", resource)
+        for verb in ("create", "get", "list", "watch", "delete", "deletecollection")
+        for resource in ("pods", "services", "configmaps", "persistentvolumeclaims")
     }
+    for name, binding in bindings.items():
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": name,
+        }
+    (account,) = [d for d in documents if d["kind"] == "ServiceAccount"]
+    assert bindings["spark-driver"]["subjects"] == [
+        {
+            "kind": "ServiceAccount",
+            "name": account["metadata"]["name"],
+            "namespace": account["metadata"]["namespace"],
+        }
+    ]
