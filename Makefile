@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 AIRFLOW_VERSION := 3.3.2
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | md5sum | cut -c1-8)
 
-.PHONY: venv lint controlplane toxiproxy s3server browser test demo parity-refresh bench clean
+.PHONY: venv lint controlplane toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -25,6 +25,10 @@ toxiproxy:
 	./testenv/build_toxiproxy.sh >/dev/null
 
 # versitygw, the S3-compatible server of the upload tests (cached under ~/.cache).
+# Debian's tinyproxy (a real HTTP CONNECT proxy) for the proxy tests, unpacked into ~/.cache.
+tinyproxy:
+	./testenv/install_tinyproxy.sh >/dev/null
+
 s3server:
 	./testenv/build_s3.sh >/dev/null
 
@@ -46,7 +50,7 @@ lint: venv
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
 TESTS ?= tests
-test: venv lint controlplane toxiproxy s3server browser
+test: venv lint controlplane toxiproxy tinyproxy s3server browser
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; exit $$rc

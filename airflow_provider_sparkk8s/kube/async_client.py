@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
@@ -31,6 +32,7 @@ from airflow_provider_sparkk8s.kube.core import (
     decode_watch_line,
     watch_params,
 )
+from airflow_provider_sparkk8s.kube.proxy import Proxy
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 
@@ -53,11 +55,14 @@ class AsyncKubeClient(SenderBase):
         self._extensions = (
             {"sni_hostname": settings.tls_server_name} if settings.tls_server_name else {}
         )
+        if self.proxy is not None and self.tls is not None and settings.tls_server_name:
+            _pin_server_name(self.tls, settings.tls_server_name)
         self._http = httpx.AsyncClient(
             base_url=settings.server,
             verify=self.tls if self.tls is not None else False,
             timeout=httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout),
-            trust_env=False,  # proxies from the environment are not ours to pick up
+            trust_env=False,  # the proxy is chosen by client-go's rules (kube/proxy.py)
+            proxy=_httpx_proxy(self.proxy),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
         )
 
@@ -175,3 +180,35 @@ class AsyncKubeClient(SenderBase):
                 )
             if delay:
                 await asyncio.sleep(delay)
+
+
+def _httpx_proxy(proxy: Proxy | None) -> httpx.Proxy | None:
+    if proxy is None:
+        return None
+    headers = {"Proxy-Authorization": proxy.authorization} if proxy.authorization else None
+    return httpx.Proxy(proxy.url, headers=headers)
+
+
+def _pin_server_name(context: ssl.SSLContext, name: str) -> None:
+    """Every TLS session of `context` uses `name` for SNI and hostname verification.
+
+    httpcore's CONNECT tunnel ignores the `sni_hostname` extension and verifies the URL's
+    host; the context is this client's own, so pinning the name here is safe.
+    """
+
+    class PinnedName(ssl.SSLObject):
+        @classmethod
+        def _create(  # type: ignore[override]
+            cls,
+            incoming: ssl.MemoryBIO,
+            outgoing: ssl.MemoryBIO,
+            server_side: bool = False,
+            server_hostname: str | None = None,
+            session: ssl.SSLSession | None = None,
+            context: ssl.SSLContext | None = None,
+        ) -> ssl.SSLObject:
+            return super()._create(  # type: ignore[misc]
+                incoming, outgoing, server_side, name, session, context
+            )
+
+    context.sslobject_class = PinnedName

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json as jsonlib
 import logging
+import os
 import random
 import ssl
 from collections.abc import Callable, Mapping
@@ -32,6 +33,7 @@ from airflow_provider_sparkk8s.kube.auth import (
     warn_if_insecure,
 )
 from airflow_provider_sparkk8s.kube.paths import access_of
+from airflow_provider_sparkk8s.kube.proxy import Proxy, proxy_for
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 
@@ -320,6 +322,11 @@ class SenderBase:
         self.tls: ssl.SSLContext | None = (
             ssl_context(settings) if settings.server.startswith("https://") else None
         )
+        self.proxy: Proxy | None = proxy_for(
+            settings.server, settings.proxy_url, os.environ, settings.source
+        )
+        if self.proxy is not None:
+            log.info("Reaching %s through the proxy %s", settings.server, self.proxy)
 
     def headers_for(self, request: KubeRequest) -> dict[str, str]:
         """The request's headers plus the current Authorization (a token may rotate)."""

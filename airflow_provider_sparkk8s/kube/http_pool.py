@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from email.message import Message
 from urllib.parse import urlsplit
 
+from airflow_provider_sparkk8s.kube.proxy import Proxy
 from airflow_provider_sparkk8s.kube.transport import TransportFailure, base_path, request_target
 
 MAX_IDLE = 16  # kept-alive connections; more concurrent requests open more, then close them
@@ -40,15 +41,25 @@ class _Connection(http.client.HTTPConnection):
         tls: ssl.SSLContext | None,
         server_name: str | None,
         connect_timeout: float,
+        proxy: Proxy | None = None,
     ) -> None:
         super().__init__(host, port, timeout=connect_timeout)
         self._tls = tls
         self._server_name = server_name or host
+        self._proxy = proxy
         self.reused = False
 
     def connect(self) -> None:
-        sock = socket.create_connection((self.host, self.port), self.timeout)
+        proxy = self._proxy
+        address = (proxy.host, proxy.port) if proxy else (self.host, self.port)
+        sock = socket.create_connection(address, self.timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if proxy is not None and self._tls is not None:
+            try:  # https through a proxy: a CONNECT tunnel, then TLS end to end
+                _open_tunnel(sock, proxy, self.host, self.port)
+            except BaseException:
+                sock.close()
+                raise
         if self._tls is not None:
             try:  # SNI and hostname verification both use the TLS server name
                 sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
@@ -65,6 +76,31 @@ class _Connection(http.client.HTTPConnection):
             return not select.select([self.sock], [], [], 0)[0]
         except (OSError, ValueError):
             return False
+
+
+class ProxyRefused(OSError):
+    """The proxy answered CONNECT with something other than 2xx."""
+
+
+def _open_tunnel(sock: socket.socket, proxy: Proxy, host: str, port: int) -> None:
+    """CONNECT host:port through `proxy` on `sock`; returns once the tunnel is open."""
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    lines = [f"CONNECT {target} HTTP/1.1", f"Host: {target}"]
+    if proxy.authorization:
+        lines.append(f"Proxy-Authorization: {proxy.authorization}")
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("ascii"))
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):  # byte by byte: never read into the TLS stream
+        chunk = sock.recv(1)
+        if not chunk:
+            raise ProxyRefused(f"the proxy {proxy} closed the connection during CONNECT {target}")
+        head += chunk
+        if len(head) > 65536:
+            raise ProxyRefused(f"the proxy {proxy} sent an oversized answer to CONNECT")
+    status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[1].isdigit() or not 200 <= int(parts[1]) < 300:
+        raise ProxyRefused(f"the proxy {proxy} refused CONNECT {target}: {status_line}")
 
 
 class PoolResponse:
@@ -134,6 +170,7 @@ class HttpPool:
         server_name: str | None,
         connect_timeout: float,
         read_timeout: float,
+        proxy: Proxy | None = None,
     ) -> None:
         parts = urlsplit(server)
         if parts.hostname is None:
@@ -145,6 +182,10 @@ class HttpPool:
         self._server_name = server_name
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        self._proxy = proxy
+        # Plain http through a proxy: absolute-form targets, as Go's transport sends them.
+        plain_through_proxy = proxy is not None and self._tls is None
+        self._origin = f"http://{parts.netloc.rsplit('@', 1)[-1]}" if plain_through_proxy else ""
         self._idle: list[_Connection] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -166,7 +207,9 @@ class HttpPool:
         the request sent once more whatever its method, as Go's client does: an answer
         that never started means the server did not take the request.
         """
-        target = request_target(self._prefix, path, params)
+        target = self._origin + request_target(self._prefix, path, params)
+        if self._origin and self._proxy and self._proxy.authorization:
+            headers = {**headers, "Proxy-Authorization": self._proxy.authorization}
         if not stream:  # as client-go: large lists come compressed; streams stay plain
             headers = {**headers, "Accept-Encoding": "gzip"}
         for fresh in (False, True):  # the second try never takes a kept-alive connection
@@ -212,7 +255,12 @@ class HttpPool:
 
     def _new_connection(self) -> _Connection:
         return _Connection(
-            self._host, self._port, self._tls, self._server_name, self._connect_timeout
+            self._host,
+            self._port,
+            self._tls,
+            self._server_name,
+            self._connect_timeout,
+            self._proxy,
         )
 
     def _exchange(

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
+from airflow_provider_sparkk8s.kube.proxy import parse_proxy, without_credentials
 
 SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_NAMESPACE = "default"
@@ -48,6 +49,9 @@ class ClientSettings:
     ca_data: str | None = None  # PEM text
     verify: bool = True
     tls_server_name: str | None = None
+    # A kubeconfig cluster's proxy-url: every request goes through it. Without it, the
+    # environment's HTTPS_PROXY/HTTP_PROXY/NO_PROXY decide (kube/proxy.py, client-go's rules).
+    proxy_url: str | None = None
     client_cert_file: str | None = None
     client_cert_data: str | None = None  # PEM text
     client_key_file: str | None = None
@@ -117,6 +121,8 @@ class ClientSettings:
                 value = "<redacted>"
             elif field.name == "exec_env":
                 value = repr([name for name, _ in value])  # values may be credentials
+            elif field.name == "proxy_url":
+                value = repr(without_credentials(value))
             elif field.name in _ELIDED_FIELDS:
                 value = "<pem>"
             else:
@@ -373,6 +379,7 @@ def _settings_from_config(
         ca_data=_b64_field(cluster, "certificate-authority-data", where),
         verify=not bool(cluster.get("insecure-skip-tls-verify")),
         tls_server_name=cluster.get("tls-server-name") or None,
+        proxy_url=_proxy_url(cluster, where),
         client_cert_file=resolve("users", user_name, user.get("client-certificate")),
         client_cert_data=_b64_field(user, "client-certificate-data", where),
         client_key_file=resolve("users", user_name, user.get("client-key")),
@@ -408,6 +415,14 @@ def _exec_plugin(
         "exec_env": env,
         "exec_api_version": plugin.get("apiVersion") or "client.authentication.k8s.io/v1",
     }
+
+
+def _proxy_url(cluster: dict[str, Any], where: str) -> str | None:
+    value = cluster.get("proxy-url")
+    if not value:
+        return None
+    parse_proxy(str(value), "proxy-url", where)  # an unusable proxy fails before any request
+    return str(value)
 
 
 def _b64_field(section: dict[str, Any], key: str, where: str) -> str | None:

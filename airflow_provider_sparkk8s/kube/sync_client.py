@@ -41,6 +41,7 @@ class KubeClient(SenderBase):
             server_name=settings.tls_server_name,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.request_timeout,
+            proxy=self.proxy,
         )
 
     def __enter__(self) -> Self:
