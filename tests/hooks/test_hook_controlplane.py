@@ -28,8 +28,13 @@ RBAC = Path(__file__).resolve().parents[2] / "docs" / "rbac.yaml"
 def bind_documented_role(
     kube_admin: k8s.ApiClient, namespace: str, account: str, drop_group: str | None = None
 ) -> None:
-    """docs/rbac.yaml, pointed at `namespace` and `account` (minus one API group's rules)."""
-    role, binding = yaml.safe_load_all(RBAC.read_text())
+    """docs/rbac.yaml's submitter Role, pointed at `namespace` and `account` (minus one API
+    group's rules)."""
+    documents = {
+        (d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(RBAC.read_text())
+    }
+    role = documents[("Role", "sparkk8s-submitter")]
+    binding = documents[("RoleBinding", "sparkk8s-submitter")]
     role["metadata"]["namespace"] = binding["metadata"]["namespace"] = namespace
     role["rules"] = [r for r in role["rules"] if drop_group not in r["apiGroups"]]
     binding["subjects"] = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
