@@ -19,6 +19,16 @@ the only ones either trigger makes; the status writes are PATCHes and are not co
 child's RSS growth from before the triggers were created to the moment all were tracked.
 
     python -m benchmarks.bench_trigger [--apps 1000] [--peers ours,kpt] [--write-seconds 20]
+    python -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200
+
+`--scale` runs ours alone at each size (one fresh control plane per size), then the peer at
+`--kpt-apps` (the largest N it can follow) beside ours at the same N, and prints the scale
+table: RSS per tracked application, p50/p99 change -> event, the loop's CPU per status
+change (CPU from READY to the last event, divided by the status writes), read requests, and
+the CPU of each process over the tracking window (the triggerer child from its rusage,
+kube-apiserver, etcd, KWOK, scheduler and controller manager from /proc). `--executors-at N`
+gives every application two executor pods (Running, held) in the N run: the store follows
+them too.
 
 KubernetesPodTrigger comes from apache-airflow-providers-cncf-kubernetes, installed with
 `pip install --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles`
@@ -181,6 +191,7 @@ async def run_child(
         from airflow_provider_sparkk8s.monitoring.store import active_stores
 
         stores = active_stores()
+    cpu_ready = time.process_time()
     print("READY", flush=True)
     end = time.monotonic() + deadline
     while len(fired) < len(names) and time.monotonic() < end:  # noqa: ASYNC110 - with a deadline
@@ -196,6 +207,7 @@ async def run_child(
         "rss_before_kib": rss_before,
         "rss_tracking_kib": rss_tracking,
         "cpu_in_loop": time.process_time() - cpu_before,
+        "cpu_after_ready": time.process_time() - cpu_ready,
         "loop_seconds": time.monotonic() - started,
     }
 
@@ -229,6 +241,10 @@ class PeerResult:
     cpu_loop: float
     rss_peak_mib: float
     per_app_kib: float
+    executors: int = 0
+    cpu_per_change_ms: float = 0.0
+    plane_cpu: dict[str, float] | None = None  # seconds over the tracking window, by process
+    load: str = ""
 
 
 def admin_api(plane: Any) -> Any:
@@ -237,25 +253,42 @@ def admin_api(plane: Any) -> Any:
     return k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
 
 
-def create_pods(plane: Any, namespace: str, count: int) -> list[str]:
-    from tests.support.kube import request
-    from tests.support.pods import HOLD, create, pod_manifest
+def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> list[str]:
+    """`count` held drivers (and `executors` held executor pods each), bound to the KWOK
+    nodes round-robin: the scheduler would only add its own CPU to the figures."""
+    from tests.support.kube import request, session
+    from tests.support.pods import HOLD, pod_manifest
     from tests.support.waiting import wait_for
 
     api = admin_api(plane)
     request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     wait_for(lambda: service_account_ready(api, namespace), 60, "default service account")
     names = [f"bench-{index}-driver" for index in range(count)]
+    manifests = []
+    for index, name in enumerate(names):
+        app = app_id_of(name)
+        roles = [("driver", name)] + [
+            ("executor", f"bench-{index}-exec-{e + 1}") for e in range(executors)
+        ]
+        for role, pod_name in roles:
+            labels = {"spark-app-selector": app, "spark-role": role}
+            container = DRIVER_CONTAINER if role == "driver" else "spark-kubernetes-executor"
+            manifest = pod_manifest(pod_name, {HOLD: "true"}, labels, container_names=(container,))
+            manifest["spec"]["nodeName"] = plane.node_names[len(manifests) % len(plane.node_names)]
+            manifests.append(manifest)
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    chunks = [manifests[i::8] for i in range(8)]
 
-    def make(name: str) -> None:
-        manifest = pod_manifest(
-            name, {HOLD: "true"}, {"spark-app-selector": app_id_of(name), "spark-role": "driver"}
-        )
-        create(api, namespace, manifest)
+    def make(chunk: list[dict[str, Any]]) -> None:
+        with session(api, timeout=60) as client:
+            for manifest in chunk:
+                response = client.post(path, json=manifest)
+                if response.status_code != 201:
+                    raise RuntimeError(f"creating {manifest['metadata']['name']}: {response.text}")
 
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(make, names))
-    wait_for(lambda: running_count(api, namespace) == count, 600, f"{count} pods Running")
+        list(pool.map(make, chunks))
+    wait_for(lambda: not_running(api, namespace) == 0, 1800, f"{len(manifests)} pods Running")
     return names
 
 
@@ -266,36 +299,55 @@ def service_account_ready(api: Any, namespace: str) -> bool:
     return any(item["metadata"]["name"] == "default" for item in body.get("items", []))
 
 
-def running_count(api: Any, namespace: str) -> int:
+def not_running(api: Any, namespace: str) -> int:
+    """Pods not Running yet (one page of at most 500; 0 means all are)."""
     from tests.support.kube import request
 
-    body = request(api, "GET", f"/api/v1/namespaces/{namespace}/pods")
-    return sum(
-        1 for item in body.get("items", []) if item.get("status", {}).get("phase") == "Running"
+    body = request(
+        api,
+        "GET",
+        f"/api/v1/namespaces/{namespace}/pods",
+        params={"fieldSelector": "status.phase!=Running", "limit": "500"},
     )
+    return len(body.get("items", []))
 
 
 def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> dict[str, float]:
-    from tests.support.pods import set_pod_status
+    from tests.support.kube import session
 
     api = admin_api(plane)
     written: dict[str, float] = {}
     start = time.monotonic()
-    for index, name in enumerate(names):
-        delay = start + index * seconds / len(names) - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        written[name] = time.time()
-        set_pod_status(api, namespace, name, terminal_status(1 if index % 3 == 0 else 0, now))
+    headers = {"Content-Type": "application/strategic-merge-patch+json"}
+    with session(api, timeout=60) as client:
+        for index, name in enumerate(names):
+            delay = start + index * seconds / len(names) - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            body = {"status": terminal_status(1 if index % 3 == 0 else 0, now)}
+            written[name] = time.time()
+            response = client.patch(
+                f"/api/v1/namespaces/{namespace}/pods/{name}/status", json=body, headers=headers
+            )
+            response.raise_for_status()
     return written
 
 
+def process_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def plane_cpu(plane: Any) -> dict[str, float]:
+    return {name: process_cpu_seconds(pid) for name, pid in plane.pids().items() if pid}
+
+
 def measure(
-    plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir: Path
+    plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir: Path, executors: int = 0
 ) -> PeerResult:
-    namespace = f"bench-{peer}-{os.getpid()}"
-    names = create_pods(plane, namespace, apps)
+    namespace = f"bench-{peer}-{apps}-{os.getpid()}"
+    names = create_pods(plane, namespace, apps, executors)
     names_file = workdir / f"{peer}-names.json"
     names_file.write_text(json.dumps(names))
     result_file = workdir / f"{peer}-result.json"
@@ -309,6 +361,7 @@ def measure(
     )
 
     before, before_all = read_requests(plane.metrics_text())
+    cpu_before = plane_cpu(plane)
     argv = [
         sys.executable,
         "-m",
@@ -349,6 +402,7 @@ def measure(
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{peer} child failed")
     after, after_all = read_requests(plane.metrics_text())
+    cpu_after = plane_cpu(plane)
     result = json.loads(result_file.read_text())
     if result.get("store_stats"):
         print(f"{peer} store: {result['store_stats']}", file=sys.stderr, flush=True)
@@ -370,6 +424,13 @@ def measure(
         cpu_loop=result["cpu_in_loop"],
         rss_peak_mib=usage.ru_maxrss / 1024,
         per_app_kib=grown / apps,
+        executors=executors,
+        cpu_per_change_ms=1000 * result["cpu_after_ready"] / apps,
+        plane_cpu={
+            "triggerer": usage.ru_utime + usage.ru_stime,
+            **{name: cpu_after[name] - cpu_before.get(name, 0.0) for name in cpu_after},
+        },
+        load=load_average(),
     )
 
 
@@ -433,6 +494,90 @@ def table(results: list[PeerResult]) -> str:
     return "\n".join(lines)
 
 
+def require_peer() -> None:
+    try:
+        import airflow.providers.cncf.kubernetes.triggers.pod  # noqa: F401
+    except ImportError:
+        sys.exit(
+            "KubernetesPodTrigger is missing. Install it without its pins (it wants "
+            "kubernetes<37, the tests use 37):\n  .venv/bin/pip install --no-deps "
+            "apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles"
+        )
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def scale_table(ours: list[PeerResult], peer: PeerResult | None, same_n: PeerResult | None) -> str:
+    """One column per run: ours at each N, then the peer and ours at the peer's N."""
+    runs = [("SparkK8sApplicationTrigger", r) for r in ours]
+    if peer is not None and same_n is not None:
+        runs += [("KubernetesPodTrigger", peer), ("SparkK8sApplicationTrigger", same_n)]
+    processes = ["triggerer", "kube-apiserver", "etcd", "kwok", "kube-scheduler"]
+    processes.append("kube-controller-manager")
+    rows: list[tuple[str, Any]] = [
+        ("applications (executor pods each)", lambda r: f"{r.apps} ({r.executors})"),
+        ("final events (wrong status)", lambda r: f"{r.reported} ({r.wrong})"),
+        ("RSS growth per tracked app (KiB)", lambda r: f"{r.per_app_kib:.1f}"),
+        ("peak RSS (MiB)", lambda r: f"{r.rss_peak_mib:.0f}"),
+        ("delay change -> event p50 (s)", lambda r: f"{r.p50:.3f}"),
+        ("delay change -> event p99 (s)", lambda r: f"{r.p99:.3f}"),
+        ("loop CPU per status change (ms)", lambda r: f"{r.cpu_per_change_ms:.2f}"),
+        ("read requests on pods+events", lambda r: f"{r.requests}"),
+        *[
+            (
+                f"CPU s over the window: {name}",
+                lambda r, n=name: f"{(r.plane_cpu or {}).get(n, 0):.1f}",
+            )
+            for name in processes
+        ],
+        ("tracking window (s)", lambda r: f"{r.window:.1f}"),
+        ("load average at the end", lambda r: r.load),
+    ]
+    lines = [
+        "| measure | " + " | ".join(f"{name} {r.apps}" for name, r in runs) + " |",
+        "| --- |" + " ---: |" * len(runs),
+    ]
+    for label, cell in rows:
+        lines.append(f"| {label} | " + " | ".join(cell(r) for _, r in runs) + " |")
+    if peer is not None and same_n is not None:
+        ratios = {
+            "p99": same_n.p99 / peer.p99,
+            "loop CPU": same_n.cpu_loop / peer.cpu_loop,
+            "RSS per app": same_n.per_app_kib / peer.per_app_kib,
+            "read requests": same_n.requests / max(peer.requests, 1),
+        }
+        text = ", ".join(f"{k} {v:.3f}" for k, v in ratios.items())
+        lines.append(f"\nAt N={peer.apps}, ours / KubernetesPodTrigger: {text}")
+    return "\n".join(lines)
+
+
+def run_scale(args: argparse.Namespace) -> None:
+    from testenv.controlplane import ControlPlane
+
+    sizes = [int(n) for n in args.scale.split(",")]
+    ours: list[PeerResult] = []
+    peer = same_n = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for apps in sizes:
+            executors = 2 if apps == args.executors_at else 0
+            pods = apps * (1 + executors)
+            with ControlPlane(node_count=max(3, math.ceil(pods / 200) + 1)) as plane:
+                ours.append(measure(plane, "ours", apps, args, Path(tmp), executors))
+            print(f"ours {apps}: {ours[-1]}", file=sys.stderr, flush=True)
+        if args.kpt_apps:
+            with ControlPlane(node_count=max(3, math.ceil(args.kpt_apps / 200) + 1)) as plane:
+                peer = measure(plane, "kpt", args.kpt_apps, args, Path(tmp))
+                same_n = measure(plane, "ours", args.kpt_apps, args, Path(tmp))
+            print(f"kpt {args.kpt_apps}: {peer}", file=sys.stderr, flush=True)
+    print(scale_table(ours, peer, same_n))
+    print(
+        f"\nstatuses written over {args.write_seconds:g}s, warm-up {args.warmup:g}s, resync "
+        f"{args.resync:g}s; machine: {os.cpu_count()} CPUs"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--apps", type=int, default=1000)
@@ -441,6 +586,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=10.0)
     parser.add_argument("--deadline", type=float, default=180.0)
     parser.add_argument("--resync", type=float, default=30.0)
+    parser.add_argument("--scale", help="comma-separated sizes, e.g. 1000,3000,10000")
+    parser.add_argument("--executors-at", type=int, default=0)
+    parser.add_argument("--kpt-apps", type=int, default=0)
     parser.add_argument("--child")
     parser.add_argument("--namespace")
     parser.add_argument("--names-file")
@@ -450,15 +598,13 @@ def main() -> None:
         child_main(args)
         return
 
+    if args.scale:
+        if args.kpt_apps:
+            require_peer()
+        run_scale(args)
+        return
     if "kpt" in args.peers.split(","):
-        try:
-            import airflow.providers.cncf.kubernetes.triggers.pod  # noqa: F401
-        except ImportError:
-            sys.exit(
-                "KubernetesPodTrigger is missing. Install it without its pins (it wants "
-                "kubernetes<37, the tests use 37):\n  .venv/bin/pip install --no-deps "
-                "apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles"
-            )
+        require_peer()
     from testenv.controlplane import ControlPlane
 
     nodes = max(3, math.ceil(args.apps / 200) + 1)  # KWOK nodes hold 250 pods each

@@ -93,10 +93,16 @@ class Proxy:
         return f"https://{self.listen}"
 
     def add_toxic(
-        self, type_: str, name: str | None = None, stream: str = "downstream", **attributes: Any
+        self,
+        type_: str,
+        name: str | None = None,
+        stream: str = "downstream",
+        toxicity: float = 1.0,
+        **attributes: Any,
     ) -> str:
+        """`toxicity`: the share of connections the toxic applies to (drawn per connection)."""
         name = name or f"{type_}_{stream}"
-        body = {"name": name, "type": type_, "stream": stream, "toxicity": 1.0}
+        body = {"name": name, "type": type_, "stream": stream, "toxicity": toxicity}
         body["attributes"] = attributes
         self.api.call("POST", f"/proxies/{self.name}/toxics", body)
         return name

@@ -15,11 +15,13 @@ from __future__ import annotations
 import fnmatch
 import json
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, SubmissionError
+from airflow_provider_sparkk8s.kube.core import retry_delay
 from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
@@ -30,6 +32,14 @@ log = logging.getLogger(__name__)
 FIELD_MANAGER = "sparkk8s"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
+# Sends of the driver pod's POST when answers are lost (each send is the client's own,
+# with its retries of what certainly did not reach the server).
+AMBIGUOUS_POST_ATTEMPTS = 4
+ROLLBACK_ROUNDS = 4
+
+
+def application_id(obj: Mapping[str, Any]) -> str | None:
+    return ((obj.get("metadata") or {}).get("labels") or {}).get("spark-app-selector")
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,7 @@ class _Sender:
         self.namespace = namespace
         self.field_manager = field_manager
         self.created: list[Mapping[str, Any]] = []
+        self.maybe_created: Mapping[str, Any] | None = None  # a POST whose answer was lost
 
     def path(self, obj: Mapping[str, Any]) -> str:
         return object_path(obj, self.namespace)
@@ -95,11 +106,59 @@ class _Sender:
         return result
 
     def create_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        """POST the driver pod. A POST is not repeated by the client once it may have reached
+        the server; when its answer is lost (a reset, a timeout, a 5xx) it is sent again here
+        under the same name, so the server decides: created now, or 409 because the first
+        one was. A 409 on a pod carrying this submission's application id (a random id, so
+        no other submission's) is that first POST's pod: adopted, never created twice. The
+        client's own retry of a POST on a keep-alive connection the server reset can meet
+        the same 409."""
         namespace = (pod.get("metadata") or {}).get("namespace") or self.namespace
         body = _pod_body(pod, self.keep_pod_namespace)
-        created = self.client.request("POST", resource_path("v1", "Pod", namespace), json=body)
-        self._remember(pod)
-        return created
+        path = resource_path("v1", "Pod", namespace)
+        ambiguous = False
+        for attempt in range(1, AMBIGUOUS_POST_ATTEMPTS + 1):
+            try:
+                created = self.client.request("POST", path, json=body)
+            except KubeApiError as error:
+                if error.status == 409:  # ours after a lost answer, or someone else's
+                    created = self._adopt_own_pod(pod, namespace, error)
+                elif error.status >= 500 and attempt < AMBIGUOUS_POST_ATTEMPTS:
+                    ambiguous = True
+                    time.sleep(retry_delay(self.client.retry, attempt))
+                    continue
+                else:
+                    self._forget_if_ambiguous(pod, ambiguous or error.status >= 500)
+                    raise
+            except KubeConnectionError:
+                if attempt == AMBIGUOUS_POST_ATTEMPTS:
+                    self._forget_if_ambiguous(pod, True)
+                    raise
+                ambiguous = True
+                time.sleep(retry_delay(self.client.retry, attempt))
+                continue
+            self._remember(pod)
+            return created
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _adopt_own_pod(
+        self, pod: Mapping[str, Any], namespace: str, conflict: KubeApiError
+    ) -> dict[str, Any]:
+        """The pod behind a 409 is ours when it carries this submission's application id;
+        anything else keeps the 409."""
+        name = (pod.get("metadata") or {}).get("name")
+        existing = self.client.request("GET", resource_path("v1", "Pod", namespace, name))
+        if application_id(existing) != application_id(pod):
+            raise conflict
+        log.info(
+            "driver pod %s/%s was created by a POST whose answer was lost; adopted", namespace, name
+        )
+        return existing
+
+    def _forget_if_ambiguous(self, pod: Mapping[str, Any], ambiguous: bool) -> None:
+        """Giving up on a POST that may have taken: the roll-back must look for the pod."""
+        if ambiguous:
+            self.maybe_created = pod
 
     def _remember(self, obj: Mapping[str, Any]) -> None:
         if all(self.path(o) != self.path(obj) for o in self.created):
@@ -107,17 +166,57 @@ class _Sender:
 
     def roll_back(self) -> tuple[list[str], list[str]]:
         """Delete what this submission created, newest first: (removed, left behind)."""
-        removed, left = [], []
+        removed: list[str] = []
+        left: list[str] = []
+        if self.maybe_created is not None:
+            self._delete_pod_if_ours(self.maybe_created, removed, left)
         for obj in reversed(self.created):
             try:
-                self.client.request("DELETE", self.path(obj))
+                self._delete(self.path(obj))
                 removed.append(describe(obj))
             except KubeApiError as error:
                 if error.status == 404:
                     removed.append(describe(obj))
                 else:
                     left.append(f"{describe(obj)} ({error.status} {error.reason})")
+            except KubeConnectionError as error:
+                left.append(f"{describe(obj)} ({error})")
         return removed, left
+
+    def _delete(self, path: str, body: Mapping[str, Any] | None = None) -> None:
+        """A DELETE is safe to repeat, and a roll-back that gives up leaves objects behind:
+        past the client's own retries, throttling (429), 5xx and lost connections get
+        ROLLBACK_ROUNDS more rounds before the object is reported as left."""
+        for round_ in range(1, ROLLBACK_ROUNDS + 1):
+            try:
+                self.client.request("DELETE", path, json=body)
+                return
+            except KubeApiError as error:
+                if (error.status != 429 and error.status < 500) or round_ == ROLLBACK_ROUNDS:
+                    raise
+            except KubeConnectionError:
+                if round_ == ROLLBACK_ROUNDS:
+                    raise
+            time.sleep(retry_delay(self.client.retry, round_ + 2))
+
+    def _delete_pod_if_ours(
+        self, pod: Mapping[str, Any], removed: list[str], left: list[str]
+    ) -> None:
+        """The pod of a POST whose answer never came: deleted if it exists and is ours (by
+        uid, so a pod someone else created meanwhile under the name is never touched)."""
+        path = self.path(pod)
+        try:
+            existing = self.client.request("GET", path)
+            if application_id(existing) != application_id(pod):
+                return
+            uid = existing["metadata"]["uid"]
+            self._delete(path, {"preconditions": {"uid": uid}})
+            removed.append(describe(pod))
+        except KubeApiError as error:
+            if error.status != 404:
+                left.append(f"{describe(pod)} ({error.status} {error.reason})")
+        except KubeConnectionError as error:
+            left.append(f"{describe(pod)} ({error})")
 
 
 def _failure(

@@ -167,7 +167,9 @@ def test_a_retry_after_a_finished_attempt_submits_anew_under_the_next_number(clu
 def test_a_409_on_create_means_another_worker_won_so_its_driver_is_adopted(cluster):
     def other_worker_wins(cluster: FakeCluster, pod: dict) -> None:
         cluster.before_create = None
-        metadata = {**pod["metadata"], "namespace": "team-a"}
+        # The other worker rendered its own submission: same pod name, its own app id.
+        labels = {**pod["metadata"]["labels"], "spark-app-selector": "spark-other-worker"}
+        metadata = {**pod["metadata"], "namespace": "team-a", "labels": labels}
         cluster.add_pod({**pod, "metadata": metadata, "status": driver_status("running")})
 
     cluster.before_create = other_worker_wins

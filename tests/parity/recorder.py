@@ -57,6 +57,7 @@ class InjectedFailure:
     message: str = "injected failure"
     nth: int = 1
     seen: int = 0
+    applied: bool = False  # the request takes effect, and then the error is answered
 
     def matches(self, method: str, path: str) -> bool:
         if method != self.method or not re.search(self.path_pattern, path):
@@ -167,6 +168,8 @@ class _Handler(BaseHTTPRequestHandler):
                 (f for f in recording.failures if f.matches(self.command, split.path)), None
             )
         if failure is not None:
+            if failure.applied:
+                self.server.respond(self.command, split.path, body)
             self._answer(failure.status, _status(failure.status, failure.reason, failure.message))
             return
         code, payload = self.server.respond(self.command, split.path, body)

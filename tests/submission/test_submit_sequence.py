@@ -147,19 +147,17 @@ def test_failure_at_each_step_leaves_nothing(
     )
 
 
-def test_409_on_driver_name_is_reported_and_existing_pod_untouched(
+def test_the_same_submission_sent_again_adopts_its_pod_instead_of_a_second_one(
     server: RecordingServer, client: KubeClient
 ) -> None:
     rendered = rendered_submission(pre_resource=False)
     first = submit(client, rendered)
     pod_path = f"/api/v1/namespaces/{NAMESPACE}/pods/{rendered.driver_pod_name}"
-    uid_before = server.recording.objects[pod_path]["metadata"]["uid"]
     server.recording.requests.clear()
-    with pytest.raises(SubmissionError, match=r"409 AlreadyExists.*left untouched"):
-        submit(client, rendered)
-    assert server.recording.objects[pod_path]["metadata"]["uid"] == uid_before
-    assert [r["method"] for r in server.recording.as_list()] == ["POST"]
-    assert first.driver_pod_name in str(first.created)
+    again = submit(client, rendered)  # the same application id: its 409 is its own pod
+    assert again.driver_pod_uid == first.driver_pod_uid
+    assert server.recording.objects[pod_path]["metadata"]["uid"] == first.driver_pod_uid
+    assert [r["method"] for r in server.recording.as_list()][:2] == ["POST", "GET"]
 
 
 def test_403_names_the_missing_permission(server: RecordingServer, client: KubeClient) -> None:
@@ -189,3 +187,65 @@ def test_kill_and_status_with_globs(server: RecordingServer, client: KubeClient)
     assert kill(client, f"{NAMESPACE}:{names[0]}", "default") == [f"{NAMESPACE}:{names[0]}"]
     assert status(client, f"{NAMESPACE}:{names[0]}", "default") == []
     assert kill(client, names[1], NAMESPACE) == [f"{NAMESPACE}:{names[1]}"]
+
+
+def pod_posts(server: RecordingServer) -> int:
+    return sum(
+        1
+        for r in server.recording.as_list()
+        if r["method"] == "POST" and r["path"].endswith("/pods")
+    )
+
+
+def test_a_post_whose_answer_was_lost_is_sent_again_and_its_409_adopted(
+    server: RecordingServer, client: KubeClient
+) -> None:
+    rendered = rendered_submission(pre_resource=False)
+    # The API server created the pod, but the answer was a 504 (as when etcd is slow).
+    server.fail(
+        InjectedFailure("POST", r"/pods$", 504, "Timeout", "request timed out", applied=True)
+    )
+    result = submit(client, rendered)
+    assert pod_posts(server) == 2  # the second POST met the first one's pod: 409, adopted
+    pods = [k for k in server.recording.objects if "/pods/" in k]
+    assert pods == [f"/api/v1/namespaces/{NAMESPACE}/pods/{rendered.driver_pod_name}"]
+    assert result.driver_pod_uid == server.recording.objects[pods[0]]["metadata"]["uid"]
+
+
+def test_a_5xx_that_did_not_apply_is_sent_again_and_creates_the_pod_once(
+    server: RecordingServer, client: KubeClient
+) -> None:
+    rendered = rendered_submission(pre_resource=False)
+    server.fail(InjectedFailure("POST", r"/pods$", 503, "ServiceUnavailable", "try later"))
+    submit(client, rendered)
+    assert pod_posts(server) == 2
+    assert sum(1 for k in server.recording.objects if "/pods/" in k) == 1
+
+
+def test_a_409_on_another_applications_pod_is_reported_and_the_pod_untouched(
+    server: RecordingServer, client: KubeClient
+) -> None:
+    rendered = rendered_submission(pre_resource=False)
+    other = dict(rendered.driver_pod)
+    other["metadata"] = {**other["metadata"], "labels": {"spark-app-selector": "spark-other"}}
+    server.respond("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", other)
+    server.fail(InjectedFailure("POST", r"/pods$", 503, "ServiceUnavailable", "try later"))
+    with pytest.raises(SubmissionError, match=r"409 AlreadyExists.*left untouched"):
+        submit(client, rendered)
+    remaining = server.recording.objects[
+        f"/api/v1/namespaces/{NAMESPACE}/pods/{rendered.driver_pod_name}"
+    ]
+    assert remaining["metadata"]["labels"] == {"spark-app-selector": "spark-other"}  # untouched
+
+
+def test_giving_up_on_lost_answers_removes_the_pod_the_first_post_made(
+    server: RecordingServer, client: KubeClient
+) -> None:
+    rendered = rendered_submission(pre_resource=False)
+    server.fail(InjectedFailure("POST", r"/pods$", 504, "Timeout", "timed out", applied=True))
+    for _ in range(3):  # every later send fails too (each failure counts from its own start)
+        server.fail(InjectedFailure("POST", r"/pods$", 500, "InternalError", "etcd"))
+    with pytest.raises(SubmissionError) as raised:
+        submit(client, rendered)
+    assert "500 InternalError" in str(raised.value)
+    assert server.recording.objects == {}, "the pod of the lost answer was left behind"

@@ -75,34 +75,39 @@ def unthrottle(api: ApiClient, name: str = "sparkk8s-throttled") -> None:
                 raise
 
 
-def grant_pod_access(api: ApiClient, namespace: str, user: str) -> None:
-    """What a trigger needs in `namespace`, bound to `user`: read pods and their logs."""
+POD_READER = [
+    {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list", "watch"]}
+]
+SUBMITTER = [
+    {
+        "apiGroups": [""],
+        "resources": ["pods", "configmaps", "services"],
+        "verbs": ["get", "list", "watch", "create", "patch", "delete"],
+    },
+    {
+        "apiGroups": ["networking.k8s.io"],
+        "resources": ["networkpolicies"],
+        "verbs": ["get", "create", "patch", "delete"],
+    },
+]
+
+
+def grant(api: ApiClient, namespace: str, user: str, rules: list[dict], name: str) -> None:
+    """A Role `name` with `rules` in `namespace`, bound to `user` (a token identity, which
+    unlike the admin certificate is not exempt from Priority and Fairness)."""
     request(
         api,
         "POST",
         f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles",
-        {
-            "metadata": {"name": "spark-pods-reader"},
-            "rules": [
-                {
-                    "apiGroups": [""],
-                    "resources": ["pods", "pods/log"],
-                    "verbs": ["get", "list", "watch"],
-                }
-            ],
-        },
+        {"metadata": {"name": name}, "rules": rules},
     )
     request(
         api,
         "POST",
         f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings",
         {
-            "metadata": {"name": "spark-pods-reader"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "Role",
-                "name": "spark-pods-reader",
-            },
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
         },
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from testenv.controlplane import STATIC_TOKEN_USER
-from tests.support.apf import grant_pod_access, unthrottle
+from tests.support.apf import POD_READER, grant, unthrottle
 from tests.support.waiting import wait_for
 from tests.triggers.fault_harness import apf_throttling, etcd_outage, run_under_fault
 from tests.triggers.spark_pods import connection_for
@@ -39,7 +39,7 @@ async def test_etcd_restart_loses_no_completion(
 async def test_429s_from_priority_and_fairness_lose_no_completion(
     fleet, kube_admin, control_plane, namespace, tmp_path, monkeypatch
 ):
-    grant_pod_access(kube_admin, namespace, STATIC_TOKEN_USER)
+    grant(kube_admin, namespace, STATIC_TOKEN_USER, POD_READER, "spark-pods-reader")
     kubeconfig = control_plane.write_kubeconfig(
         tmp_path / "token.kubeconfig", namespace, token=control_plane.static_token
     )
