@@ -71,5 +71,13 @@ bench: venv controlplane
 	$(PY) -m compileall -q airflow_provider_sparkk8s
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_submit
 
+# The heavy runs: the fault table with 1,000 applications per fault (about 15 minutes), and
+# the scale table at 1k, 3k (2 executor pods each) and 10k applications beside
+# KubernetesPodTrigger at the largest N it follows (installed unpinned, as the README says).
+chaos: venv controlplane toxiproxy
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_faults
+	$(PY) -c 'import airflow.providers.cncf.kubernetes' 2>/dev/null || $(VENV)/bin/pip install -q --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200
+
 clean:
 	rm -rf $(VENV) .airflow

@@ -264,7 +264,7 @@ def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> l
     request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     wait_for(lambda: service_account_ready(api, namespace), 60, "default service account")
     names = [f"bench-{index}-driver" for index in range(count)]
-    manifests = []
+    manifests: list[dict[str, Any]] = []
     for index, name in enumerate(names):
         app = app_id_of(name)
         roles = [("driver", name)] + [

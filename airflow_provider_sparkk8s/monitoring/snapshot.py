@@ -18,8 +18,9 @@ Spark itself compares them as numbers. When one is not a number we trust arrival
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_sparkk8s.kube.paths import resource_version
@@ -72,23 +73,36 @@ def _apps(*pods: Pod | None) -> set[str]:
 
 def apply_event(snapshot: Snapshot, event: Mapping[str, Any]) -> Change:
     """One watch event (ADDED, MODIFIED, DELETED, BOOKMARK) applied to the snapshot."""
+    pods, tombstones = dict(snapshot.pods), dict(snapshot.tombstones)
+    overall, changed = merge_event(pods, tombstones, snapshot.resource_version, event)
+    if not changed and overall == snapshot.resource_version:
+        return Change(snapshot, frozenset())
+    return Change(Snapshot(pods, tombstones, overall), changed)
+
+
+def merge_event(
+    pods: dict[PodKey, Pod],
+    tombstones: dict[PodKey, str],
+    overall: str | None,
+    event: Mapping[str, Any],
+) -> tuple[str | None, frozenset[str]]:
+    """`apply_event`'s rules on the store's own dicts, changed in place: the snapshot's new
+    resourceVersion and the applications whose pods changed. The store's hot path: copying
+    10,000 pods for every event would make each change cost O(applications)."""
     kind = event.get("type")
     obj = event.get("object")
     if not isinstance(obj, Mapping) or kind not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
-        return Change(snapshot, frozenset())
+        return overall, frozenset()
     version = resource_version(obj)
-    overall = _latest(snapshot.resource_version, version)
+    overall = _latest(overall, version)
     if kind == "BOOKMARK":
-        return Change(replace(snapshot, resource_version=overall), frozenset())
+        return overall, frozenset()
 
     key = pod_key(obj)
-    held = snapshot.pods.get(key)
-    held_version = resource_version(held) if held is not None else snapshot.tombstones.get(key)
+    held = pods.get(key)
+    held_version = resource_version(held) if held is not None else tombstones.get(key)
     if held_version is not None and not is_newer(version, held_version):
-        return Change(replace(snapshot, resource_version=overall), frozenset())
-
-    pods = dict(snapshot.pods)
-    tombstones = dict(snapshot.tombstones)
+        return overall, frozenset()
     if kind == "DELETED":
         pods.pop(key, None)
         if version is not None:
@@ -96,7 +110,7 @@ def apply_event(snapshot: Snapshot, event: Mapping[str, Any]) -> Change:
     else:
         pods[key] = obj
         tombstones.pop(key, None)
-    return Change(Snapshot(pods, tombstones, overall), frozenset(_apps(held, obj)))
+    return overall, frozenset(_apps(held, obj))
 
 
 def apply_list(
@@ -149,45 +163,73 @@ def pods_by_application(snapshot: Snapshot) -> dict[str, list[Pod]]:
     return grouped
 
 
+# What the reducer reads, and nothing else: a tracked application costs a few hundred
+# bytes per pod instead of the pod's whole JSON (images, env, volumes, managed fields).
 _KEPT_ANNOTATIONS = ("spark.exit-exception",)
+_KEPT_LABELS = ("spark-role", "spark-app-selector", "spark-exec-id")
+_KEPT_METADATA = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_KEPT_STATUS = ("phase", "reason", "message", "startTime")
+_KEPT_CONDITION = ("type", "status", "reason", "message")
+_KEPT_STATE = {
+    "waiting": ("reason", "message"),
+    "running": ("startedAt",),
+    "terminated": ("exitCode", "reason", "message", "finishedAt"),
+}
+# Values drawn from a small vocabulary: one shared string each instead of one per pod.
+_SHARED_VALUES = frozenset({"phase", "type", "status", "reason", "name", "namespace", "spark-role"})
+
+
+def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
+    """The `keys` of `source` that it has; the keys are this module's (shared) strings."""
+    if not isinstance(source, Mapping):
+        return {}
+    kept = {}
+    for key in keys:
+        if key in source:
+            value = source[key]
+            kept[key] = (
+                sys.intern(value) if key in _SHARED_VALUES and isinstance(value, str) else value
+            )
+    return kept
+
+
+def _slim_container(status: Any) -> dict[str, Any]:
+    status = status if isinstance(status, Mapping) else {}
+    state = status.get("state") if isinstance(status.get("state"), Mapping) else {}
+    kept_state = {
+        phase: _pick(state[phase], keys) for phase, keys in _KEPT_STATE.items() if phase in state
+    }
+    return {**_pick(status, ("name",)), "state": kept_state}
 
 
 def slim_pod(pod: Pod) -> Pod:
-    """Only the fields the reducer reads, so a thousand tracked applications stay small."""
+    """Only the fields the reducer reads, so ten thousand tracked applications stay small."""
     metadata = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
-    annotations = metadata.get("annotations") or {}
-    kept_metadata = {
-        k: metadata[k]
-        for k in (
-            "name",
-            "namespace",
-            "uid",
-            "resourceVersion",
-            "labels",
-            "creationTimestamp",
-            "deletionTimestamp",
-        )
-        if k in metadata
-    }
-    kept_annotations = {k: annotations[k] for k in _KEPT_ANNOTATIONS if k in annotations}
-    if kept_annotations:
-        kept_metadata["annotations"] = kept_annotations
+    kept_metadata = _pick(metadata, _KEPT_METADATA)
+    labels = _pick(metadata.get("labels"), _KEPT_LABELS)
+    if labels:
+        kept_metadata["labels"] = labels
+    annotations = _pick(metadata.get("annotations"), _KEPT_ANNOTATIONS)
+    if annotations:
+        kept_metadata["annotations"] = annotations
+    kept_status = _pick(status, _KEPT_STATUS)
+    for key in ("conditions",):
+        if isinstance(status.get(key), list):
+            kept_status[key] = [_pick(c, _KEPT_CONDITION) for c in status[key]]
+    for key in ("containerStatuses", "initContainerStatuses"):
+        if isinstance(status.get(key), list):
+            kept_status[key] = [_slim_container(c) for c in status[key]]
     return {
         "metadata": kept_metadata,
-        "spec": {k: spec[k] for k in ("restartPolicy", "nodeName") if k in spec},
-        "status": {
-            k: status[k]
-            for k in (
-                "phase",
-                "reason",
-                "message",
-                "conditions",
-                "containerStatuses",
-                "initContainerStatuses",
-                "startTime",
-            )
-            if k in status
-        },
+        "spec": _pick(spec, ("restartPolicy", "nodeName")),
+        "status": kept_status,
     }

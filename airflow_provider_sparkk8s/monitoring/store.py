@@ -30,8 +30,8 @@ from airflow_provider_sparkk8s.kube.watch_async import list_objects, watch_forev
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
-    apply_event,
     apply_list,
+    merge_event,
     pod_key,
     pods_by_application,
     slim_pod,
@@ -41,6 +41,11 @@ log = logging.getLogger(__name__)
 
 SPARK_PODS_SELECTOR = "spark-role in (driver,executor),spark-app-selector"
 DEFAULT_RESYNC_INTERVAL = 30.0
+
+
+def dict_of(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshot's own dict (the merge functions build plain dicts), or a copy."""
+    return mapping if isinstance(mapping, dict) else dict(mapping)
 
 
 class AsyncPodsClient(Protocol):
@@ -66,7 +71,13 @@ class AsyncPodsClient(Protocol):
 @dataclass(frozen=True)
 class StoreSettings:
     resync_interval: float = DEFAULT_RESYNC_INTERVAL
-    watch_timeout: float = 300.0  # server-side timeoutSeconds; each stream gets 80-100% of it
+    # Half-open connections (a black hole: no bytes, no RST) are found by a read timeout,
+    # not by bookmarks, which kube-apiserver sends only about once a minute. Each stream
+    # asks the server to end it after 80-100% of `watch_timeout` (then it resumes from its
+    # resourceVersion: one request, no list), so a healthy stream is never silent longer
+    # than that; one silent for `watch_timeout + silence_slack` is dead and is reconnected.
+    watch_timeout: float = 10.0
+    silence_slack: float = 3.0
     backoff_base: float = 0.5
     backoff_max: float = 30.0
     confirm_delay: float = 0.2  # new subscribers within this window share one confirming list
@@ -79,6 +90,7 @@ class StoreSettings:
             timeout_seconds=self.watch_timeout,
             backoff_base=self.backoff_base,
             backoff_max=self.backoff_max,
+            read_timeout=self.watch_timeout + self.silence_slack,
         )
 
 
@@ -212,16 +224,18 @@ class SnapshotStore:
         obj = event.get("object")
         if not isinstance(obj, Mapping):
             return
-        if event.get("type") == "BOOKMARK":
-            self.snapshot = apply_event(self.snapshot, event).snapshot
+        if event.get("type") != "BOOKMARK":
+            event = {"type": event.get("type"), "object": slim_pod(obj)}
+        # In place: the store owns the snapshot's dicts, so a change costs O(1), not O(pods).
+        pods, tombstones = dict_of(self.snapshot.pods), dict_of(self.snapshot.tombstones)
+        version, changed = merge_event(pods, tombstones, self.snapshot.resource_version, event)
+        self.snapshot = Snapshot(pods, tombstones, version)
+        if not changed:
             return
-        slim = slim_pod(obj)
-        change = apply_event(self.snapshot, {"type": event.get("type"), "object": slim})
-        self.snapshot = change.snapshot
         # One pod changed: patch its applications' tuples instead of regrouping every pod.
-        key = pod_key(slim)
-        current = change.snapshot.pods.get(key)
-        for app in change.changed_apps:
+        key = pod_key(event["object"])
+        current = pods.get(key)
+        for app in changed:
             kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
             if current is not None and application_id(current) == app:
                 kept.append(current)
@@ -229,7 +243,7 @@ class SnapshotStore:
                 self._by_app[app] = tuple(kept)
             else:
                 self._by_app.pop(app, None)
-        self._notify(change.changed_apps)
+        self._notify(changed)
 
     # -------------------------------------------------------------- the periodic list
 

@@ -19,6 +19,7 @@ class FakeKube:
         self.pods: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str, dict]] = []
         self.watch_params: list[dict] = []
+        self.read_timeouts: list[float | None] = []
         self.streams: list[asyncio.Queue] = []
         self.fail_requests = False
         self.fail_watches = False
@@ -93,6 +94,7 @@ class FakeKube:
     async def watch(self, path: str, params: dict | None = None, *, read_timeout=None):
         params = dict(params or {})
         self.watch_params.append(params)
+        self.read_timeouts.append(read_timeout)
         if self.fail_watches:
             raise KubeConnectionError("cannot reach the API server (fake)")
         since = int(params.get("resourceVersion") or 0)
@@ -112,7 +114,11 @@ class FakeKube:
         queue: asyncio.Queue = asyncio.Queue()
         self.streams.append(queue)
         while True:
-            event = await queue.get()
+            try:  # as the real sender: a stream silent past its read timeout just ends
+                async with asyncio.timeout(read_timeout):
+                    event = await queue.get()
+            except TimeoutError:
+                return
             if event is None:
                 return
             yield event

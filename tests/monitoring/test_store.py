@@ -118,8 +118,29 @@ async def test_stream_end_resumes_from_the_last_resource_version_without_relisti
     await until(lambda: len(kube.watch_params) == 2)
     assert kube.watch_params[1]["resourceVersion"] == str(int(last) + 5)
     assert kube.watch_params[1]["allowWatchBookmarks"] == "true"
-    assert 240 <= int(kube.watch_params[1]["timeoutSeconds"]) <= 300
+    # Short streams, each with a client-side read timeout a little past the server's: a
+    # stream silent longer than that is a half-open connection, and is reconnected.
+    timeout = FAST.watch_timeout
+    assert 0.8 * timeout - 1 <= int(kube.watch_params[1]["timeoutSeconds"]) <= timeout
+    assert kube.read_timeouts[1] == timeout + FAST.silence_slack
     assert store.stats.lists == 1
+
+
+async def test_a_silent_stream_is_dropped_at_its_read_timeout_and_resumed(kube_and_store):
+    """A black hole: the stream stays open and says nothing. The sender's read timeout ends
+    it (the fake honours read_timeout like httpx), and the store resumes without a list."""
+    kube, _ = kube_and_store
+    settings = StoreSettings(
+        resync_interval=600.0, confirm_delay=0.01, watch_timeout=1.0, silence_slack=0.2
+    )
+    store = SnapshotStore(kube, "ns", settings)
+    store.start()
+    try:
+        await until(lambda: len(kube.watch_params) >= 3, timeout=10)
+        assert kube.read_timeouts[0] == pytest.approx(1.2)
+        assert store.stats.lists == 1  # resumed from its resourceVersion each time
+    finally:
+        await store.stop()
 
 
 async def test_410_gone_relists_and_recovers_missed_changes(kube_and_store):
