@@ -37,10 +37,10 @@ browser:
 	./tests/e2e/install_browser.sh
 
 # ruff (lint + format) and mypy, with the config in pyproject.toml. mypy's cache lives in
-# ~/.cache (keyed by file content, so a fresh clone reuses it); the lock keeps two
-# checkouts from writing it at once.
+# ~/.cache, one per checkout (checkouts hold different files and venvs, so a shared cache
+# would be rewritten by each and serialise them); the lock is that checkout's own.
 LINT_PATHS := airflow_provider_sparkk8s testenv tests benchmarks demo dags
-MYPY_CACHE := $(HOME)/.cache/sparkk8s-mypy
+MYPY_CACHE := $(HOME)/.cache/sparkk8s-mypy/$(shell echo $(CURDIR) | md5sum | cut -c1-12)
 lint: venv
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
