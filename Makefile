@@ -3,19 +3,28 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-# The Airflow the tests run on, pinned: an unpinned resolve picked 3.3.1 on a fresh machine.
-AIRFLOW_VERSION := 3.3.2
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | md5sum | cut -c1-8)
+# The venv follows pyproject.toml within testenv/constraints.txt (Airflow 3.3.2 and the rest,
+# pinned): a fresh unconstrained resolve backtracked for over 20 minutes.
+CONSTRAINTS := testenv/constraints.txt
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: venv lint controlplane toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
+.PHONY: venv constraints lint controlplane toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]' 'apache-airflow==$(AIRFLOW_VERSION)'
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e '.[test]'
 	touch $@
 
 venv: $(STAMP)
+
+# Re-resolves '.[test]' from scratch in a scratch venv and pins the result (slow: minutes).
+constraints:
+	rm -rf .venv-resolve && python3 -m venv .venv-resolve
+	.venv-resolve/bin/pip install -q --upgrade pip
+	.venv-resolve/bin/pip install -q -e '.[test]'
+	{ sed -n '1,/^# Regenerate/p' $(CONSTRAINTS); .venv-resolve/bin/pip freeze --exclude-editable | grep -v '^-e '; } > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS) && rm -rf .venv-resolve
 
 controlplane:
 	./testenv/build.sh
