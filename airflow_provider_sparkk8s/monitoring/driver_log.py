@@ -85,7 +85,6 @@ class DriverLogFollower:
         self.container = container
         self.cursor = LogCursor(since) if since else LogCursor()
         self.max_lines_per_poll = max_lines_per_poll
-        self.polls = 0
 
     async def poll(self) -> int:
         """One poll; returns how many lines were emitted. API errors are logged, not raised."""
@@ -93,7 +92,6 @@ class DriverLogFollower:
         since = self.cursor.since_time()
         if since:
             params["sinceTime"] = since
-        self.polls += 1
         try:
             text = await self.fetch(params)
         except (KubeApiError, OSError) as error:

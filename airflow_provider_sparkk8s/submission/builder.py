@@ -1,7 +1,7 @@
 """Spark's KubernetesDriverBuilder and the final assembly of `Client.run`, as pure functions.
 
-`build_driver_spec` folds the feature steps (built-in, in Spark's order and gated by the
-Spark line, then user steps) over the initial pod. `assemble` adds what Spark adds after the
+`build_driver_spec` folds the feature steps (`BUILTIN_STEPS`, in Spark's order and gated by
+the Spark line, then user steps) over the initial pod. `assemble` adds what Spark adds after the
 steps: the conf ConfigMap, its volume and mount, and the Spark container appended last.
 """
 
@@ -9,36 +9,55 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from types import ModuleType
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import pod_template, properties
 from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.features import (
+    basic_driver,
+    driver_command,
+    driver_kubernetes_credentials,
+    driver_service,
+    env_secrets,
+    hadoop_conf_driver,
+    kerberos_conf_driver,
+    local_dirs,
+    mount_secrets,
+    mount_volumes,
+    network_policy,
+    pod_template_config_map,
+    volcano,
+)
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var, volume_mount
 from airflow_provider_sparkk8s.submission.spec import (
     DriverSpec,
     FeatureStep,
     KubeObject,
     SparkPod,
+    StepFunction,
     StepResult,
 )
 
-# Spark 4.3.0's order; each name is a module in submission/features/.
-BUILTIN_STEPS = (
-    "basic_driver",
-    "driver_kubernetes_credentials",
-    "driver_service",
-    "network_policy",
-    "mount_secrets",
-    "env_secrets",
-    "mount_volumes",
-    "driver_command",
-    "hadoop_conf_driver",
-    "kerberos_conf_driver",
-    "pod_template_config_map",
-    "local_dirs",
+# Spark 4.3.0's KubernetesDriverBuilder, in its order; each line is a module in features/
+# ending in `STEP = FeatureStep(SPARK_CLASS, SINCE, step)`. A new step: a file and a line.
+BUILTIN_STEPS: tuple[FeatureStep, ...] = (
+    basic_driver.STEP,
+    driver_kubernetes_credentials.STEP,
+    driver_service.STEP,
+    network_policy.STEP,
+    mount_secrets.STEP,
+    env_secrets.STEP,
+    mount_volumes.STEP,
+    driver_command.STEP,
+    hadoop_conf_driver.STEP,
+    kerberos_conf_driver.STEP,
+    pod_template_config_map.STEP,
+    local_dirs.STEP,
 )
+# Spark's optional steps: run when spark.kubernetes.driver.pod.featureSteps names their class.
+OPTIONAL_STEPS: tuple[FeatureStep, ...] = (volcano.STEP,)
+
 USER_STEPS_KEY = "spark.kubernetes.driver.pod.featureSteps"
 EXCLUDED_STEPS_KEY = "spark.kubernetes.driver.pod.excludedFeatureSteps"
 EXCLUSION_SINCE = (4, 1, 0)
@@ -48,44 +67,21 @@ _USER_STEP_ACCEPTED = (
 )
 
 
-@dataclass(frozen=True)
-class NamedStep:
-    name: str  # Spark class name for built-ins, import path for user steps
-    run: FeatureStep
-
-
-def _builtin_module(name: str) -> ModuleType:
-    return importlib.import_module(f"airflow_provider_sparkk8s.submission.features.{name}")
-
-
-def builtin_steps(conf: DriverConf) -> list[NamedStep]:
+def builtin_steps(conf: DriverConf) -> list[FeatureStep]:
     """The built-in steps this Spark line runs, in order."""
-    steps = []
-    for name in BUILTIN_STEPS:
-        module = _builtin_module(name)
-        if conf.version_tuple >= tuple(module.SINCE):
-            steps.append(NamedStep(module.SPARK_CLASS, module.step))
-    return steps
+    return [step for step in BUILTIN_STEPS if conf.version_tuple >= step.since]
 
 
-# Spark's optional steps, recognised by their class name in the user-steps key.
-OPTIONAL_SPARK_STEPS = ("volcano",)
+def user_step(path: str) -> FeatureStep:
+    """Spark's own optional step by class name, else the callable at `package.module:function`
+    or `package.module.function`."""
+    for optional in OPTIONAL_STEPS:
+        if path == optional.name:
+            return optional
+    return FeatureStep(path, (0, 0, 0), _import_callable(path))
 
 
-def optional_spark_step(name: str) -> FeatureStep | None:
-    for module_name in OPTIONAL_SPARK_STEPS:
-        module = _builtin_module(module_name)
-        if name == module.SPARK_CLASS:
-            return module.step  # type: ignore[no-any-return]
-    return None
-
-
-def load_user_step(path: str) -> FeatureStep:
-    """Spark's own optional step by class name, else import `package.module:function` or
-    `package.module.function`."""
-    optional = optional_spark_step(path)
-    if optional is not None:
-        return optional
+def _import_callable(path: str) -> StepFunction:
     module_name, sep, attribute = path.partition(":")
     if not sep:
         module_name, _, attribute = path.rpartition(".")
@@ -101,14 +97,14 @@ def load_user_step(path: str) -> FeatureStep:
         ) from None
     if not callable(target):
         raise SparkConfError(USER_STEPS_KEY, path, _USER_STEP_ACCEPTED, "it is not callable")
-    return target
+    return target  # a user's callable: _apply checks what it returns
 
 
-def user_steps(conf: DriverConf) -> list[NamedStep]:
-    return [NamedStep(path, load_user_step(path)) for path in cv.get_list(conf, USER_STEPS_KEY)]
+def user_steps(conf: DriverConf) -> list[FeatureStep]:
+    return [user_step(path) for path in cv.get_list(conf, USER_STEPS_KEY)]
 
 
-def active_steps(conf: DriverConf) -> list[NamedStep]:
+def active_steps(conf: DriverConf) -> list[FeatureStep]:
     """Built-in then user steps, minus the excluded ones (exclusion exists since 4.1)."""
     steps = builtin_steps(conf) + user_steps(conf)
     if conf.version_tuple < EXCLUSION_SINCE:
@@ -122,7 +118,7 @@ def initial_pod(conf: DriverConf) -> SparkPod:
     return pod_template.initial_driver_pod(conf)
 
 
-def _apply(step: NamedStep, conf: DriverConf, pod: SparkPod) -> StepResult:
+def _apply(step: FeatureStep, conf: DriverConf, pod: SparkPod) -> StepResult:
     result = step.run(conf, pod)
     if not isinstance(result, StepResult):
         raise SparkConfError(
@@ -131,7 +127,7 @@ def _apply(step: NamedStep, conf: DriverConf, pod: SparkPod) -> StepResult:
     return result
 
 
-def build_driver_spec(conf: DriverConf, steps: list[NamedStep] | None = None) -> DriverSpec:
+def build_driver_spec(conf: DriverConf, steps: list[FeatureStep] | None = None) -> DriverSpec:
     """The fold: start from the initial pod and every conf entry as a system property."""
     spec = DriverSpec(
         pod=initial_pod(conf),

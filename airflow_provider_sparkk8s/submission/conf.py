@@ -2,18 +2,28 @@
 
 Steps are pure, so whatever Spark would read from the submitting machine (the
 environment, the pod template file, HADOOP_CONF_DIR, the keytab) and whatever it
-would draw at random (the application id, unique ids) is gathered by the shell
-beforehand and handed in here as plain data.
+would draw at random (the application id, unique ids: `naming.SubmissionIds`) is gathered
+by the shell beforehand and handed in here as plain data.
 
-Typed accessors (sizes, cores, booleans, prefixed maps) live in `conf_values.py`;
-this module only holds the data and the derived names.
+`DriverConf` is also Spark's KubernetesDriverConf in that it computes, once, what several
+steps derive from the conf: the resource-name prefix, the driver pod name, labels and
+annotations, the volumes, and `prefixed(prefix)`, Spark's `getAllWithPrefix(prefix).toMap`
+in Spark's iteration order. The rules live in `naming.py`, `volumes.py` and
+`spark_order.py`, which import this module only for type checking.
+
+Typed accessors (sizes, cores, booleans, lists) live in `conf_values.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Literal
+
+from airflow_provider_sparkk8s.submission import naming, spark_order, volumes
+from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
 MainResourceKind = Literal["java", "python", "r"]
 
@@ -24,20 +34,6 @@ class MainAppResource:
 
     kind: MainResourceKind
     primary_resource: str | None  # None for a Java app without a jar (spark-internal only)
-
-
-@dataclass(frozen=True)
-class SubmissionIds:
-    """Everything Spark draws at random or from the clock for one submission."""
-
-    app_id: str  # "spark-" + 32 hex
-    prefix_unique_id: str  # uniqueID used for the resource name prefix
-    config_map_unique_id: str  # uniqueID of the spark-drv-<id>-conf-map
-    service_unique_id: str  # uniqueID for the fallback Service name
-    local_dir_uuids: tuple[str, ...] = ()  # UUIDs for default spark-local-dir paths
-    properties_date: str = ""  # java.util.Date.toString() in the properties header
-    shuffle_seed: int = 0  # seeds the random order Spark gives the local dirs
-    upload_seed: int = 0  # seeds the spark-upload-<uuid> folder names (upload_plan.py)
 
 
 @dataclass(frozen=True)
@@ -52,7 +48,8 @@ class LocalInputs:
 
 @dataclass(frozen=True)
 class DriverConf:
-    """Spark's KubernetesDriverConf, as plain data."""
+    """Spark's KubernetesDriverConf: plain data, and the values derived from it, each
+    computed once (derived values are read-only; copy before changing one)."""
 
     spark_conf: Mapping[str, str]
     spark_version: str
@@ -81,7 +78,46 @@ class DriverConf:
     def app_id(self) -> str:
         return self.ids.app_id
 
-    @property
+    @cached_property
     def version_tuple(self) -> tuple[int, int, int]:
         parts = ([*self.spark_version.split("-")[0].split("."), "0", "0"])[:3]
         return (int(parts[0]), int(parts[1]), int(parts[2]))
+
+    @cached_property
+    def resource_prefix(self) -> str:
+        """The prefix of every object's name (`<app name>-<uniqueID>`, slugged)."""
+        return naming.driver_resource_prefix(self)
+
+    @cached_property
+    def driver_pod_name(self) -> str:
+        return naming.driver_pod_name(self)
+
+    @cached_property
+    def labels(self) -> Mapping[str, str]:
+        """The driver's labels: the user's, then Spark's presets (the Service's selector)."""
+        return MappingProxyType(naming.driver_labels(self))
+
+    @cached_property
+    def annotations(self) -> Mapping[str, str]:
+        return MappingProxyType(naming.driver_annotations(self))
+
+    @cached_property
+    def volumes(self) -> tuple[volumes.VolumeSpec, ...]:
+        """`spark.kubernetes.driver.volumes.*`, parsed and validated, in Spark's order."""
+        return volumes.parse_volumes(self, volumes.DRIVER_PREFIX)
+
+    def prefixed(self, prefix: str) -> dict[str, str]:
+        """Spark's `getAllWithPrefix(prefix).toMap`: the entries under `prefix`, the prefix
+        removed, in the order Spark iterates them (which fixes list orders in the pod)."""
+        return spark_order.prefixed_in_order(
+            self.spark_conf, self._spark_key_order, prefix, self._scala_213
+        )
+
+    @cached_property
+    def _scala_213(self) -> bool:
+        return self.version_tuple >= (4, 0, 0)  # Spark 4 is built on Scala 2.13, 3.5 on 2.12
+
+    @cached_property
+    def _spark_key_order(self) -> tuple[str, ...]:
+        """Every key in the order of Spark's `SparkConf.getAll` for this conf."""
+        return spark_order.get_all_order_of(tuple(self.spark_conf.items()), self._scala_213)

@@ -222,7 +222,7 @@ def get_bool(conf: ConfLike, key: str, default: bool, *, trim: bool = True) -> b
     return default if value is None else parse_bool(key, value, trim=trim)
 
 
-# --- lists and prefixed maps -------------------------------------------------------------
+# --- lists ---------------------------------------------------------------------------------
 
 
 def split_list(value: str | None) -> list[str]:
@@ -234,16 +234,6 @@ def split_list(value: str | None) -> list[str]:
 
 def get_list(conf: ConfLike, key: str) -> list[str]:
     return split_list(get_str(conf, key))
-
-
-def with_prefix(conf: ConfLike, prefix: str) -> dict[str, str]:
-    """Spark's `getAllWithPrefix`: every key starting with `prefix`, the prefix removed,
-    in the conf's order. Where the order shows in a list, use spark_order.prefixed_map."""
-    return {
-        key[len(prefix) :]: value
-        for key, value in as_mapping(conf).items()
-        if key.startswith(prefix)
-    }
 
 
 # --- cores and Kubernetes quantities -----------------------------------------------------

@@ -11,13 +11,33 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.conf import DriverConf, SubmissionIds
+from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf_values import (
     is_dns1123_label,
     is_dns1123_subdomain,
 )
+
+if TYPE_CHECKING:  # conf.py builds its view from this module: no import back at run time
+    from airflow_provider_sparkk8s.submission.conf import DriverConf
+
+
+@dataclass(frozen=True)
+class SubmissionIds:
+    """Everything Spark draws at random or from the clock for one submission."""
+
+    app_id: str  # "spark-" + 32 hex
+    prefix_unique_id: str  # uniqueID used for the resource name prefix
+    config_map_unique_id: str  # uniqueID of the spark-drv-<id>-conf-map
+    service_unique_id: str  # uniqueID for the fallback Service name
+    local_dir_uuids: tuple[str, ...] = ()  # UUIDs for default spark-local-dir paths
+    properties_date: str = ""  # java.util.Date.toString() in the properties header
+    shuffle_seed: int = 0  # seeds the random order Spark gives the local dirs
+    upload_seed: int = 0  # seeds the spark-upload-<uuid> folder names (upload_plan.py)
+
 
 DNS_LABEL_MAX = 63
 DNS_SUBDOMAIN_MAX = 253
@@ -69,7 +89,8 @@ def is_testing(conf: DriverConf) -> bool:
 
 
 def driver_resource_prefix(conf: DriverConf) -> str:
-    """The submission's resource-name prefix; refuses app names that cannot make valid names."""
+    """The submission's resource-name prefix; refuses app names that cannot make valid names.
+    Computed once per submission, as `DriverConf.resource_prefix`."""
     override = conf.spark_conf.get("spark.kubernetes.driver.resourceNamePrefix")
     if override is not None and is_testing(conf):
         return override
@@ -88,7 +109,7 @@ def driver_resource_prefix(conf: DriverConf) -> str:
 def driver_pod_name(conf: DriverConf) -> str:
     explicit = conf.spark_conf.get("spark.kubernetes.driver.pod.name")
     if explicit is None:
-        return driver_resource_prefix(conf) + "-driver"
+        return conf.resource_prefix + "-driver"
     if not is_dns1123_subdomain(explicit):
         raise SparkConfError(
             "spark.kubernetes.driver.pod.name",
@@ -101,7 +122,7 @@ def driver_pod_name(conf: DriverConf) -> str:
 
 def driver_service_name(conf: DriverConf) -> str:
     """`<prefix>-driver-svc`, or `spark-<fresh uniqueID>-driver-svc` when that is too long."""
-    preferred = driver_resource_prefix(conf) + "-driver-svc"
+    preferred = conf.resource_prefix + "-driver-svc"
     if len(preferred) <= DNS_LABEL_MAX:
         return preferred
     fallback = f"spark-{conf.ids.service_unique_id}-driver-svc"
@@ -122,6 +143,46 @@ def driver_conf_map_name(conf: DriverConf) -> str:
 
 def submission_id(namespace: str, pod_name: str) -> str:
     return f"{namespace}:{pod_name}"
+
+
+# --- the driver's labels and annotations (DriverConf.labels, DriverConf.annotations) -----
+
+DRIVER_LABEL_PREFIX = "spark.kubernetes.driver.label."
+DRIVER_ANNOTATION_PREFIX = "spark.kubernetes.driver.annotation."
+RESERVED_LABELS = ("spark-version", "spark-app-selector", "spark-app-name", "spark-role")
+
+
+def substitute_ids(value: str, app_id: str) -> str:
+    """Spark's `substituteAppNExecIds` as the driver uses it (no executor id yet)."""
+    return value.replace("{{APP_ID}}", app_id).replace("{{EXECUTOR_ID}}", "")
+
+
+def driver_labels(conf: DriverConf) -> dict[str, str]:
+    """User driver labels followed by Spark's preset labels (also the Service selector)."""
+    user = conf.prefixed(DRIVER_LABEL_PREFIX)
+    if conf.version_tuple >= (4, 0, 0):
+        user = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
+    for key in user:
+        if key in RESERVED_LABELS:
+            raise SparkConfError(
+                DRIVER_LABEL_PREFIX + key,
+                user[key],
+                f"a label key other than Spark's reserved {', '.join(RESERVED_LABELS)}",
+            )
+    cv.validate_labels(DRIVER_LABEL_PREFIX, user)
+    presets = {
+        "spark-version": conf.spark_version,
+        "spark-app-selector": conf.app_id,
+        "spark-app-name": app_name_label(app_name(conf)),
+        "spark-role": "driver",
+    }
+    return {**user, **presets}
+
+
+def driver_annotations(conf: DriverConf) -> dict[str, str]:
+    user = conf.prefixed(DRIVER_ANNOTATION_PREFIX)
+    annotations = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
+    return cv.validate_annotations(DRIVER_ANNOTATION_PREFIX, annotations)
 
 
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")

@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import builder, naming
-from airflow_provider_sparkk8s.submission.conf import (
-    DriverConf,
-    LocalInputs,
-    MainAppResource,
-    SubmissionIds,
-)
+from airflow_provider_sparkk8s.submission.conf import DriverConf, LocalInputs, MainAppResource
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features.driver_command import PYTHON_RUNNER, R_RUNNER
+from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 from airflow_provider_sparkk8s.submission.spec import KubeObject
 
 SUPPORTED_LINES = ((3, 5), (4, 0), (4, 1), (4, 2), (4, 3))
@@ -198,7 +194,3 @@ def to_yaml(objects: Iterable[KubeObject]) -> str:
             list(objects), Dumper=BlockStrDumper, sort_keys=False, default_flow_style=False
         )
     )
-
-
-def with_ids(conf: DriverConf, ids: SubmissionIds) -> DriverConf:
-    return replace(conf, ids=ids)

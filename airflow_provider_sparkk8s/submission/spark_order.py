@@ -21,7 +21,7 @@ model was checked against Spark 4.3.0's own classes (`getAll`, `getAllWithPrefix
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 _MASK32 = 0xFFFFFFFF
@@ -148,17 +148,18 @@ def _concurrent_hash_map_order(keys: list[str]) -> list[str]:
     return sorted(keys, key=bucket)
 
 
-def get_all_order(conf: Mapping[str, str], scala_213: bool) -> list[str]:
+def get_all_order(conf: Mapping[str, str], scala_213: bool) -> tuple[str, ...]:
     """Keys in the order of `SparkConf.getAll` for a conf holding exactly `conf`."""
     # The set is filled in the ConcurrentHashMap's order, which decides linear-probing clashes.
     pairs = [(key, conf[key]) for key in _concurrent_hash_map_order(list(conf))]
     ordered = _hash_set_213_order(pairs) if scala_213 else _hash_set_212_order(pairs)
-    return [key for key, _ in ordered]
+    return tuple(key for key, _ in ordered)
 
 
-@functools.lru_cache(maxsize=16)  # one conf is asked for several prefixes in a row
-def _get_all_order_of(items: tuple[tuple[str, str], ...], scala_213: bool) -> tuple[str, ...]:
-    return tuple(get_all_order(dict(items), scala_213))
+@functools.lru_cache(maxsize=16)  # a process renders the same conf again and again (a DAG)
+def get_all_order_of(items: tuple[tuple[str, str], ...], scala_213: bool) -> tuple[str, ...]:
+    """`get_all_order` of the conf holding `items`, remembered for the next submission."""
+    return get_all_order(dict(items), scala_213)
 
 
 def _trie_order(keys: list[str], hashes: Mapping[str, int], shift: int, champ: bool) -> list[str]:
@@ -190,18 +191,16 @@ def scala_map_order(keys: Iterable[str], scala_213: bool) -> list[str]:
     return _trie_order(keys, hashes, 0, champ=scala_213)
 
 
-def prefixed_map(
-    conf: Mapping[str, str], prefix: str, version: tuple[int, int, int]
+def prefixed_in_order(
+    conf: Mapping[str, str], get_all_order: Sequence[str], prefix: str, scala_213: bool
 ) -> dict[str, str]:
-    """`conf.getAllWithPrefix(prefix).toMap`, prefix stripped, in Spark's iteration order.
+    """`conf.getAllWithPrefix(prefix).toMap`, prefix stripped, in Spark's iteration order,
+    given `get_all_order(conf)` (`DriverConf.prefixed` computes that once per conf).
 
     `conf` must hold every entry of the SparkConf spark-submit hands to the Kubernetes
     client: the table sizes, and so the order, depend on how many there are.
     """
-    scala_213 = version >= (4, 0, 0)
-    in_order = _get_all_order_of(tuple(conf.items()), scala_213)
-    full_keys = [key for key in in_order if key.startswith(prefix)]
-    entries = {key[len(prefix) :]: conf[key] for key in full_keys}
+    entries = {key[len(prefix) :]: conf[key] for key in get_all_order if key.startswith(prefix)}
     return {key: entries[key] for key in scala_map_order(list(entries), scala_213)}
 
 

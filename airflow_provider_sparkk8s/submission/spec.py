@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_sparkk8s.submission.conf import DriverConf
+
 KubeObject = dict[str, Any]
 
 
@@ -51,5 +53,17 @@ class DriverSpec:
 
 
 # A feature step is a pure function of the driver conf and the pod so far.
-# `conf` is a `DriverConf` (see conf.py); typed loosely here to avoid an import cycle.
-FeatureStep = Callable[[Any, SparkPod], StepResult]
+StepFunction = Callable[[DriverConf, SparkPod], StepResult]
+
+
+@dataclass(frozen=True)
+class FeatureStep:
+    """One step of the fold: its name, the first Spark version that runs it, its function.
+
+    `name` is Spark's class name for Spark's steps (what excludedFeatureSteps names), and
+    the import path it was given by for a user step (`since` is then (0, 0, 0)).
+    """
+
+    name: str
+    since: tuple[int, int, int]
+    run: StepFunction

@@ -98,15 +98,9 @@ def test_booleans_are_case_insensitive_and_strict():
         cv.get_bool({"k": "yes"}, "k", False)
 
 
-def test_lists_and_prefixes():
+def test_lists():
     assert cv.get_list({"k": " a, ,b ,,c "}, "k") == ["a", "b", "c"]
     assert cv.get_list({}, "k") == []
-    conf = {
-        "spark.kubernetes.driver.label.a": "1",
-        "spark.kubernetes.driver.labelx": "2",
-        "spark.kubernetes.driver.label.b/c": "3",
-    }
-    assert cv.with_prefix(conf, "spark.kubernetes.driver.label.") == {"a": "1", "b/c": "3"}
 
 
 @pytest.mark.parametrize("value", ["0.5", "500m", "2", "1.5", "100", "1e3", "2Ki"])

@@ -1,11 +1,16 @@
-"""Whatever conf a user writes, the pipeline either renders it or raises SparkConfError."""
+"""Whatever conf a user writes, the pipeline either renders it or raises SparkConfError,
+and never changes what it was given."""
+
+import copy
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
+from airflow_provider_sparkk8s.submission import builder
+from airflow_provider_sparkk8s.submission.conf import DriverConf, LocalInputs, MainAppResource
 from airflow_provider_sparkk8s.submission.render import prepare, render
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, SparkPod, StepResult
 from tests.support.driver_conf import IDS
 
 SCALAR_KEYS = [
@@ -310,3 +315,62 @@ def test_only_spark_conf_error_escapes(
         return
     assert rendered.driver_pod["spec"]["containers"][-1]["name"]
     assert rendered.resources[-1]["kind"] == "ConfigMap"
+
+
+def _checked(step: FeatureStep) -> FeatureStep:
+    """`step`, failing if it changes the pod it is given."""
+
+    def run(conf: DriverConf, pod: SparkPod) -> StepResult:
+        before = copy.deepcopy(pod)
+        result = step.run(conf, pod)
+        assert pod == before, f"{step.name} changed the pod it was given"
+        return result
+
+    return FeatureStep(step.name, step.since, run)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    scalars=scalar_entries,
+    prefixed=prefixed_entries,
+    volumes=volume_entries,
+    version=st.sampled_from(["3.5.9", "4.0.5", "4.1.4", "4.2.1", "4.3.0"]),
+    resource=resources,
+    env=environments,
+    template=st.sampled_from(
+        [None] * 3 + [{"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "x"}]}}]
+    ),
+)
+def test_the_fold_never_changes_its_input(
+    scalars, prefixed, volumes, version, resource, env, template
+):
+    spark_conf = {**prefixed, **volumes, **scalars}
+    spark_conf.setdefault("spark.kubernetes.container.image", "apache/spark:4.3.0")
+    local = LocalInputs(
+        environment=env,
+        files=FILES,
+        spark_user="alice",
+        directories={"/conf": ("hive-site.xml",), "/hadoop": ("core-site.xml",)},
+    )
+    try:
+        conf = prepare(
+            spark_conf,
+            spark_version=version,
+            main_app_resource=resource,
+            main_class="Main",
+            local=local,
+            ids=IDS,
+            driver_pod_template=template,
+        )
+    except SparkConfError:
+        return
+    inputs = copy.deepcopy(
+        (conf.spark_conf, conf.local, conf.ids, conf.driver_pod_template, conf.app_args)
+    )
+    try:
+        steps = [_checked(step) for step in builder.active_steps(conf)]
+        builder.assemble(conf, builder.build_driver_spec(conf, steps))
+    except SparkConfError:
+        pass  # a refusal part-way must leave the input as it was, too
+    after = (conf.spark_conf, conf.local, conf.ids, conf.driver_pod_template, conf.app_args)
+    assert after == inputs

@@ -6,8 +6,8 @@ from airflow_provider_sparkk8s.submission.conf import (
     DriverConf,
     LocalInputs,
     MainAppResource,
-    SubmissionIds,
 )
+from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
 IDS = SubmissionIds(
     app_id="spark-0123456789abcdef0123456789abcdef",

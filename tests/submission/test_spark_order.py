@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.submission import spark_order
-from airflow_provider_sparkk8s.submission.features import mount_volumes
 from tests.support.driver_conf import make_conf
 
 DATA = json.loads((Path(__file__).parent / "data" / "spark_conf_orders.json").read_text())
@@ -32,17 +31,16 @@ def test_get_all_and_prefixed_maps_iterate_like_spark(line, n):
     conf = dict(ENTRIES[:n])
     expected = DATA["lines"][line][str(n)]
     version = VERSIONS[line]
-    assert spark_order.get_all_order(conf, version >= (4, 0, 0)) == expected["getAll"]
+    assert list(spark_order.get_all_order(conf, version >= (4, 0, 0))) == expected["getAll"]
+    driver_conf = replace(make_conf(version=line), spark_conf=conf)
     for name, prefix in PREFIXES.items():
-        assert list(spark_order.prefixed_map(conf, prefix, version)) == expected[name], name
+        assert list(driver_conf.prefixed(prefix)) == expected[name], name
 
 
 @pytest.mark.parametrize(("line", "n"), [case for case in CASES if case[1] >= 5])
 def test_volumes_come_in_spark_s_order(line, n):
     conf = replace(make_conf(version=line), spark_conf=dict(ENTRIES[:n]))
-    names = [
-        spec.volume_name for spec in mount_volumes.parse_volumes(conf, mount_volumes.DRIVER_PREFIX)
-    ]
+    names = [spec.volume_name for spec in conf.volumes]
     assert names == DATA["lines"][line][str(n)]["vols"]
 
 

@@ -9,8 +9,8 @@ from airflow_provider_sparkk8s.submission.conf import (
     DriverConf,
     LocalInputs,
     MainAppResource,
-    SubmissionIds,
 )
+from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
 APP_ID = "spark-0123456789abcdef0123456789abcdef"
 IDS = SubmissionIds(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
-from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.podops import (
     add_to_list,
@@ -14,8 +13,7 @@ from airflow_provider_sparkk8s.submission.podops import (
     env_var,
     merge_into,
 )
-from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.BasicDriverFeatureStep"
@@ -28,43 +26,7 @@ DEFAULT_UI_PORT = 4040
 DEFAULT_CONNECT_PORT = 15002
 LEGACY_MIN_OVERHEAD_MIB = 384
 PULL_POLICIES = ("Always", "Never", "IfNotPresent")
-DRIVER_LABEL_PREFIX = "spark.kubernetes.driver.label."
-DRIVER_ANNOTATION_PREFIX = "spark.kubernetes.driver.annotation."
 DRIVER_ENV_PREFIX = "spark.kubernetes.driverEnv."
-RESERVED_LABELS = ("spark-version", "spark-app-selector", "spark-app-name", "spark-role")
-
-
-def substitute_ids(value: str, app_id: str) -> str:
-    """Spark's `substituteAppNExecIds` as the driver uses it (no executor id yet)."""
-    return value.replace("{{APP_ID}}", app_id).replace("{{EXECUTOR_ID}}", "")
-
-
-def driver_labels(conf: DriverConf) -> dict[str, str]:
-    """User driver labels followed by Spark's preset labels (also the Service selector)."""
-    user = cv.with_prefix(conf, DRIVER_LABEL_PREFIX)
-    if conf.version_tuple >= (4, 0, 0):
-        user = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
-    for key in user:
-        if key in RESERVED_LABELS:
-            raise SparkConfError(
-                DRIVER_LABEL_PREFIX + key,
-                user[key],
-                f"a label key other than Spark's reserved {', '.join(RESERVED_LABELS)}",
-            )
-    cv.validate_labels(DRIVER_LABEL_PREFIX, user)
-    presets = {
-        "spark-version": conf.spark_version,
-        "spark-app-selector": conf.app_id,
-        "spark-app-name": naming.app_name_label(naming.app_name(conf)),
-        "spark-role": "driver",
-    }
-    return {**user, **presets}
-
-
-def driver_annotations(conf: DriverConf) -> dict[str, str]:
-    user = cv.with_prefix(conf, DRIVER_ANNOTATION_PREFIX)
-    annotations = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
-    return cv.validate_annotations(DRIVER_ANNOTATION_PREFIX, annotations)
 
 
 def driver_image(conf: DriverConf) -> str:
@@ -175,7 +137,7 @@ def cpu_request(conf: DriverConf) -> str:
 def custom_resource_limits(conf: DriverConf) -> dict[str, str]:
     """`<vendor>/<name>: amount` for every `spark.driver.resource.<name>.amount`."""
     prefix = "spark.driver.resource."
-    entries = cv.with_prefix(conf, prefix)
+    entries = conf.prefixed(prefix)
     names = list(dict.fromkeys(key.split(".", 1)[0] for key in entries if "." in key))
     limits: dict[str, str] = {}
     for name in names:
@@ -201,8 +163,8 @@ def custom_resource_limits(conf: DriverConf) -> dict[str, str]:
 
 
 def node_selector(conf: DriverConf) -> dict[str, str]:
-    common = cv.with_prefix(conf, "spark.kubernetes.node.selector.")
-    driver = cv.with_prefix(conf, "spark.kubernetes.driver.node.selector.")
+    common = conf.prefixed("spark.kubernetes.node.selector.")
+    driver = conf.prefixed("spark.kubernetes.driver.node.selector.")
     cv.validate_labels("spark.kubernetes.node.selector.", common)
     cv.validate_labels("spark.kubernetes.driver.node.selector.", driver)
     return {**common, **driver}
@@ -226,7 +188,7 @@ def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
     ]
     if conf.version_tuple >= (4, 1, 0):
         ports.append(("spark-connect", connect_port(conf)))
-    user_env = prefixed_map(conf.spark_conf, DRIVER_ENV_PREFIX, conf.version_tuple)
+    user_env = conf.prefixed(DRIVER_ENV_PREFIX)
 
     container["name"] = container.get("name") or DEFAULT_CONTAINER_NAME
     container["image"] = driver_image(conf)
@@ -263,9 +225,9 @@ def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
 
 
 def _pod(conf: DriverConf, pod: KubeObject) -> KubeObject:
-    child(pod, "metadata")["name"] = naming.driver_pod_name(conf)
-    merge_into(pod, ("metadata", "labels"), driver_labels(conf))
-    merge_into(pod, ("metadata", "annotations"), driver_annotations(conf))
+    child(pod, "metadata")["name"] = conf.driver_pod_name
+    merge_into(pod, ("metadata", "labels"), conf.labels)
+    merge_into(pod, ("metadata", "annotations"), conf.annotations)
     child(pod, "spec")["restartPolicy"] = "Never"
     merge_into(pod, ("spec", "nodeSelector"), node_selector(conf))
     secrets = cv.get_list(conf, "spark.kubernetes.container.image.pullSecrets")
@@ -282,7 +244,7 @@ def system_properties(conf: DriverConf) -> dict[str, str]:
     # Local dependencies point at their uploaded copies (the shell uploads the same plan).
     uploaded = plan_uploads(conf).properties
     return {
-        "spark.kubernetes.driver.pod.name": naming.driver_pod_name(conf),
+        "spark.kubernetes.driver.pod.name": conf.driver_pod_name,
         "spark.app.id": conf.app_id,
         "spark.kubernetes.submitInDriver": "true",
         "spark.kubernetes.memoryOverheadFactor": cv.java_double_to_string(
@@ -298,3 +260,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         pod=SparkPod(pod=_pod(conf, new_pod), container=_container(conf, container)),
         system_properties=system_properties(conf),
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var
-from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, SparkPod, StepResult
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, is_local_dependency
 
@@ -78,3 +78,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         pod=SparkPod(new_pod, container),
         system_properties={"spark.kubernetes.resource.type": conf.main_app_resource.kind},
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

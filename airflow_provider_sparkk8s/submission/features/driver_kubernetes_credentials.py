@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import base64
 
-from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.local_files import file_bytes
 from airflow_provider_sparkk8s.submission.podops import add_to_list, child, editable, volume_mount
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.DriverKubernetesCredentialsFeatureStep"
 SINCE = (2, 3, 0)
@@ -28,7 +27,7 @@ FILE_CREDENTIALS = (
 
 
 def secret_name(conf: DriverConf) -> str:
-    return naming.driver_resource_prefix(conf) + "-kubernetes-credentials"
+    return conf.resource_prefix + "-kubernetes-credentials"
 
 
 def secret_data(conf: DriverConf) -> dict[str, str]:
@@ -99,3 +98,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         system_properties=props,
         resources=(credentials_secret(conf, data),),
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

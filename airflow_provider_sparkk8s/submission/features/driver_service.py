@@ -7,7 +7,7 @@ from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.features import basic_driver
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.DriverServiceFeatureStep"
 SINCE = (2, 3, 0)
@@ -41,9 +41,9 @@ def _choice(conf: DriverConf, key: str, default: str, allowed: tuple[str, ...]) 
 def service(conf: DriverConf) -> KubeObject:
     name = naming.driver_service_name(conf)
     annotations = cv.validate_annotations(
-        SERVICE_ANNOTATION_PREFIX, cv.with_prefix(conf, SERVICE_ANNOTATION_PREFIX)
+        SERVICE_ANNOTATION_PREFIX, conf.prefixed(SERVICE_ANNOTATION_PREFIX)
     )
-    labels = cv.validate_labels(SERVICE_LABEL_PREFIX, cv.with_prefix(conf, SERVICE_LABEL_PREFIX))
+    labels = cv.validate_labels(SERVICE_LABEL_PREFIX, conf.prefixed(SERVICE_LABEL_PREFIX))
     metadata: KubeObject = {"name": name}
     if annotations:
         metadata["annotations"] = annotations
@@ -73,7 +73,7 @@ def service(conf: DriverConf) -> KubeObject:
     spec["ipFamilies"] = _choice(
         conf, "spark.kubernetes.driver.service.ipFamilies", "IPv4", IP_FAMILIES
     ).split(",")
-    spec["selector"] = basic_driver.driver_labels(conf)
+    spec["selector"] = dict(conf.labels)
     spec["ports"] = port_objects
     return {"apiVersion": "v1", "kind": "Service", "metadata": metadata, "spec": spec}
 
@@ -90,3 +90,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         },
         resources=(svc,),
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

@@ -13,8 +13,7 @@ from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.java_text import java_split
-from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.EnvSecretsFeatureStep"
 SINCE = (2, 4, 0)
@@ -46,8 +45,8 @@ def secret_key_ref_env(env_name: str, key_ref: str) -> KubeObject:
 
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
-    env = [
-        secret_key_ref_env(name, ref)
-        for name, ref in prefixed_map(conf.spark_conf, PREFIX, conf.version_tuple).items()
-    ]
+    env = [secret_key_ref_env(name, ref) for name, ref in conf.prefixed(PREFIX).items()]
     return StepResult(pod=add_volumes_and_mounts(pod, volumes=(), mounts=(), env=env))
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

@@ -20,8 +20,7 @@ from airflow_provider_sparkk8s.submission.local_files import (
     directory_files,
     file_text,
 )
-from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.HadoopConfDriverFeatureStep"
 SINCE = (3, 0, 0)
@@ -34,7 +33,7 @@ MOUNT_PATH = "/opt/hadoop/conf"
 
 
 def config_map_name(conf: DriverConf) -> str:
-    return f"{driver_resource_prefix(conf)}-hadoop-config"
+    return f"{conf.resource_prefix}-hadoop-config"
 
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
@@ -81,3 +80,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         system_properties={EXECUTOR_CONFIG_MAP_PROPERTY: map_name},
         resources=resources,
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

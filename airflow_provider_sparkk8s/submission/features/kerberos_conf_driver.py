@@ -35,8 +35,7 @@ from airflow_provider_sparkk8s.submission.local_files import (
     file_bytes,
     file_text,
 )
-from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.KerberosConfDriverFeatureStep"
 SINCE = (3, 0, 0)
@@ -154,7 +153,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     needs_prefix = conf.get(KRB5_PATH_KEY) is not None or (
         keytab is not None and not keytab.startswith("local:")
     )
-    prefix = driver_resource_prefix(conf) if needs_prefix else ""
+    prefix = conf.resource_prefix if needs_prefix else ""
 
     volumes: list[KubeObject] = []
     mounts: list[KubeObject] = []
@@ -203,3 +202,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         system_properties=properties,
         resources=resources,
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

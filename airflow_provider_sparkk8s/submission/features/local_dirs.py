@@ -17,7 +17,7 @@ from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import get_bool
 from airflow_provider_sparkk8s.submission.features._mounts import add_volumes_and_mounts
 from airflow_provider_sparkk8s.submission.java_text import java_split
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep"
 SINCE = (2, 3, 0)
@@ -73,3 +73,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
             mounts.append({"name": name, "mountPath": path})
     env = [{"name": ENV_LOCAL_DIRS, "value": ",".join(local_dirs)}]
     return StepResult(pod=add_volumes_and_mounts(pod, volumes, mounts, env))
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

@@ -18,9 +18,8 @@ from airflow_provider_sparkk8s.submission.spark_order import (
     hash_set_order,
     java_string_hash,
     lombok_hash,
-    prefixed_map,
 )
-from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountSecretsFeatureStep"
 SINCE = (2, 3, 0)
@@ -34,7 +33,7 @@ def volume_name(secret_name: str) -> str:
 
 def secrets_to_mount_paths(conf: DriverConf) -> dict[str, str]:
     """Secret name -> mount path, validated, in Spark's map order (the mounts' order)."""
-    secrets = prefixed_map(conf.spark_conf, PREFIX, conf.version_tuple)
+    secrets = conf.prefixed(PREFIX)
     for name, mount_path in secrets.items():
         if not is_dns1123_label(volume_name(name)):
             raise SparkConfError(
@@ -81,3 +80,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     order = hash_set_order([_fabric8_volume_hash(name, since_4) for name in names], since_4)
     volumes = [volumes[index] for index in order]
     return StepResult(pod=add_volumes_and_mounts(pod, volumes, mounts))
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

@@ -1,270 +1,41 @@
-"""MountVolumesFeatureStep: `spark.kubernetes.driver.volumes.<type>.<name>.<option>`.
+"""MountVolumesFeatureStep: the driver's volumes (`DriverConf.volumes`, parsed by volumes.py)
+as pod volumes and mounts of Spark's container.
 
-Parsing follows Spark's `KubernetesVolumeUtils.parseVolumesWithPrefix`: every key's first two
-dot-separated parts name a volume; `mount.path` is required; the type decides the required
-options. 4.0 added `mount.subPathExpr`, hostPath `options.type` and PVC `label.*` /
-`annotation.*`. A PVC whose claim name contains `OnDemand` gets a generated name, and one
-with both `options.storageClass` and `options.sizeLimit` is created by Spark, owned by the
-driver pod (a post-pod resource).
-
-Spark leaves some invalid values for the API server to refuse (volume names that are not
-DNS labels, malformed quantities, duplicate volume names); they are refused here instead,
-before anything is created.
+A PVC whose claim name contains `OnDemand` gets a generated name, and one with both
+`options.storageClass` and `options.sizeLimit` is created by Spark, owned by the driver pod
+(a post-pod resource). Duplicate mount paths, and volumes that clash with the pod template's,
+are refused here rather than by the API server.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.conf_values import (
-    get_bool,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    parse_bool,
-    validate_annotations,
-    validate_labels,
-    validate_quantity,
-)
+from airflow_provider_sparkk8s.submission.conf_values import get_bool, is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features._mounts import (
     add_volumes_and_mounts,
     first_clash,
 )
-from airflow_provider_sparkk8s.submission.java_text import java_split
-from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
-from airflow_provider_sparkk8s.submission.spark_order import prefixed_map, scala_set_order
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.volumes import (
+    DRIVER_PREFIX,
+    EMPTY_DIR,
+    EXECUTOR_PREFIX,
+    HOST_PATH,
+    PVC,
+    VolumeSpec,
+    parse_volumes,
+)
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.MountVolumesFeatureStep"
 SINCE = (2, 4, 0)
-
-DRIVER_PREFIX = "spark.kubernetes.driver.volumes."
-EXECUTOR_PREFIX = "spark.kubernetes.executor.volumes."
-
-HOST_PATH = "hostPath"
-PVC = "persistentVolumeClaim"
-EMPTY_DIR = "emptyDir"
-NFS = "nfs"
-VOLUME_TYPES = (HOST_PATH, PVC, EMPTY_DIR, NFS)
-HOST_PATH_TYPES = (
-    "",
-    "DirectoryOrCreate",
-    "Directory",
-    "FileOrCreate",
-    "File",
-    "Socket",
-    "CharDevice",
-    "BlockDevice",
-)
 
 PVC_ON_DEMAND = "OnDemand"
 LEGACY_ACCESS_MODE_KEY = "spark.kubernetes.legacy.useReadWriteOnceAccessMode"
 APP_ID_LABEL = "spark-app-selector"
 
-_SIZE_ACCEPTED = "a Kubernetes quantity with units, such as 500Mi or 10Gi"
 
-
-@dataclass(frozen=True)
-class VolumeSpec:
-    """One parsed volume: Spark's KubernetesVolumeSpec plus its type-specific conf."""
-
-    volume_type: str
-    volume_name: str
-    mount_path: str
-    mount_sub_path: str
-    mount_sub_path_expr: str | None  # None before 4.0 (the field did not exist)
-    mount_read_only: bool
-    options: Mapping[str, str | None]  # type-specific, see _volume_options
-    labels: Mapping[str, str] = field(default_factory=dict)
-    annotations: Mapping[str, str] = field(default_factory=dict)
-
-
-def _volume_types_and_names(properties: Mapping[str, str]) -> list[tuple[str, str]]:
-    # Spark collects these into a Set: up to four keep the map's first-seen order; beyond
-    # four, parse_volumes reorders the specs by their hash as Spark's HashSet does.
-    seen: dict[tuple[str, str], None] = {}
-    for key in properties:
-        parts = java_split(key, ".")
-        if len(parts) >= 2:
-            seen.setdefault((parts[0], parts[1]), None)
-    return list(seen)
-
-
-def _require(properties: Mapping[str, str], prefix: str, key: str, volume_type: str) -> str:
-    if key not in properties:
-        raise SparkConfError(prefix + key, None, f"a value: it is required for {volume_type}")
-    return properties[key]
-
-
-def _verify_size(conf_key: str, size: str | None, since_4: bool) -> None:
-    """Spark 4 refuses a bare number under 1024 ("Missing units?"; 3.5.9 has no such check);
-    the API server refuses anything that is not a quantity."""
-    if size is None:
-        return
-    if since_4 and all(ch.isdecimal() for ch in size):
-        # Spark runs Long.parseLong here: empty or overlong digit strings fail too.
-        if not size or int(size) >= 1 << 63:
-            raise SparkConfError(conf_key, size, _SIZE_ACCEPTED)
-        if int(size) < 1024:
-            raise SparkConfError(
-                conf_key, size, _SIZE_ACCEPTED, "smaller than 1KiB; missing units?"
-            )
-    try:
-        validate_quantity(conf_key, size)
-    except SparkConfError:
-        raise SparkConfError(conf_key, size, _SIZE_ACCEPTED) from None
-
-
-def _prefixed_map(properties: Mapping[str, str], map_key: str) -> dict[str, str]:
-    # Spark strips the prefix with String.replaceAll(prefix, ""), i.e. as a regex, everywhere
-    # in the key; for ordinary names that is the same as removing the leading prefix.
-    try:
-        pattern = re.compile(map_key)
-    except re.error:
-        pattern = re.compile(re.escape(map_key))
-    return {
-        pattern.sub("", key): value for key, value in properties.items() if key.startswith(map_key)
-    }
-
-
-def _volume_options(
-    properties: Mapping[str, str], prefix: str, volume_type: str, base: str, since_4: bool
-) -> dict[str, str | None]:
-    def opt(name: str) -> str | None:
-        return properties.get(f"{base}.options.{name}")
-
-    if volume_type == HOST_PATH:
-        path = _require(properties, prefix, f"{base}.options.path", HOST_PATH)
-        host_type = opt("type") if since_4 else None
-        if host_type is not None and host_type not in HOST_PATH_TYPES:
-            raise SparkConfError(
-                f"{prefix}{base}.options.type",
-                host_type,
-                "a hostPath type: empty, " + ", ".join(HOST_PATH_TYPES[1:]),
-            )
-        # "" means no check before mounting; 3.5 always sent it.
-        return {"path": path, "type": host_type or ""}
-    if volume_type == PVC:
-        claim = _require(properties, prefix, f"{base}.options.claimName", PVC)
-        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"), since_4)
-        return {
-            "claimName": claim,
-            "storageClass": opt("storageClass"),
-            "sizeLimit": opt("sizeLimit"),
-        }
-    if volume_type == EMPTY_DIR:
-        _verify_size(f"{prefix}{base}.options.sizeLimit", opt("sizeLimit"), since_4)
-        return {"medium": opt("medium"), "sizeLimit": opt("sizeLimit")}
-    if volume_type == NFS:
-        path = _require(properties, prefix, f"{base}.options.path", NFS)
-        server = _require(properties, prefix, f"{base}.options.server", NFS)
-        return {"path": path, "server": server}
-    raise SparkConfError(
-        f"{prefix}{base}",
-        volume_type,
-        "a volume type among " + ", ".join(VOLUME_TYPES),
-        f"Kubernetes volume type {volume_type!r} is not supported",
-    )
-
-
-def parse_volumes(conf: DriverConf, prefix: str) -> list[VolumeSpec]:
-    """Every volume configured under `prefix`, validated, in Spark's order."""
-    properties = prefixed_map(conf.spark_conf, prefix, conf.version_tuple)
-    since_4 = conf.version_tuple >= (4, 0, 0)
-    specs = []
-    for volume_type, name in _volume_types_and_names(properties):
-        base = f"{volume_type}.{name}"
-        sub_path_key, sub_path_expr_key = f"{base}.mount.subPath", f"{base}.mount.subPathExpr"
-        if since_4 and sub_path_key in properties and sub_path_expr_key in properties:
-            raise SparkConfError(
-                prefix + sub_path_expr_key,
-                properties[sub_path_expr_key],
-                f"only one of {prefix}{sub_path_key} and {prefix}{sub_path_expr_key}",
-                "these options are mutually exclusive",
-            )
-        mount_path_key = f"{base}.mount.path"
-        if mount_path_key not in properties:
-            raise SparkConfError(prefix + mount_path_key, None, "a mount path: it is required")
-        mount_path = properties[mount_path_key]
-        read_only_key = f"{base}.mount.readOnly"
-        read_only = read_only_key in properties and parse_bool(
-            prefix + read_only_key, properties[read_only_key], trim=False
-        )
-        options = _volume_options(properties, prefix, volume_type, base, since_4)
-        labels: dict[str, str] = {}
-        annotations: dict[str, str] = {}
-        if since_4:
-            labels = validate_labels(
-                f"{prefix}{base}.label.", _prefixed_map(properties, f"{base}.label.")
-            )
-            annotations = validate_annotations(
-                f"{prefix}{base}.annotation.", _prefixed_map(properties, f"{base}.annotation.")
-            )
-        if not is_dns1123_label(name):
-            raise SparkConfError(
-                prefix + mount_path_key,
-                name,
-                "a volume name that is a DNS-1123 label (at most 63 lower-case letters, "
-                "digits and '-')",
-                "invalid volume name",
-            )
-        if not mount_path:
-            raise SparkConfError(prefix + mount_path_key, mount_path, "a non-empty mount path")
-        specs.append(
-            VolumeSpec(
-                volume_type=volume_type,
-                volume_name=name,
-                mount_path=mount_path,
-                mount_sub_path=properties.get(sub_path_key, ""),
-                mount_sub_path_expr=properties.get(sub_path_expr_key, "") if since_4 else None,
-                mount_read_only=read_only,
-                options=options,
-                labels=labels,
-                annotations=annotations,
-            )
-        )
-    order = scala_set_order([_as_scala(spec, since_4) for spec in specs], scala_213=since_4)
-    return [specs[index] for index in order]
-
-
-def _option(value: str | None) -> object:
-    return None if value is None else ("Some", value)
-
-
-def _as_scala(spec: VolumeSpec, since_4: bool) -> tuple[Any, ...]:
-    """The spec as Spark's case classes, for their hash: more than four volumes are a Scala
-    HashSet in Spark, iterated in the order of those hashes."""
-    options = spec.options
-    conf: tuple[Any, ...]
-    if spec.volume_type == HOST_PATH:
-        conf = ("KubernetesHostPathVolumeConf", options["path"])
-        conf += (options["type"],) if since_4 else ()
-    elif spec.volume_type == PVC:
-        conf = (
-            "KubernetesPVCVolumeConf",
-            options["claimName"],
-            _option(options["storageClass"]),
-            _option(options["sizeLimit"]),
-        )
-        conf += (("Some", dict(spec.labels)), ("Some", dict(spec.annotations))) if since_4 else ()
-    elif spec.volume_type == EMPTY_DIR:
-        conf = (
-            "KubernetesEmptyDirVolumeConf",
-            _option(options["medium"]),
-            _option(options["sizeLimit"]),
-        )
-    else:
-        conf = ("KubernetesNFSVolumeConf", options["path"], options["server"])
-    mount: tuple[str, ...] = (spec.mount_path, spec.mount_sub_path)
-    mount += (spec.mount_sub_path_expr or "",) if since_4 else ()
-    return ("KubernetesVolumeSpec", spec.volume_name, *mount, spec.mount_read_only, conf)
-
-
-def _check_duplicate_paths(specs: list[VolumeSpec]) -> None:
+def _check_duplicate_paths(specs: tuple[VolumeSpec, ...]) -> None:
     paths = [spec.mount_path for spec in specs]
     duplicated_paths = sorted({p for p in paths if paths.count(p) > 1})
     if duplicated_paths:
@@ -287,9 +58,7 @@ def _claim_name(conf: DriverConf, spec: VolumeSpec, index: int) -> str:
     if PVC_ON_DEMAND not in template:
         claim = template
     else:
-        claim = template.replace(
-            PVC_ON_DEMAND, f"{driver_resource_prefix(conf)}-driver-pvc-{index}"
-        )
+        claim = template.replace(PVC_ON_DEMAND, f"{conf.resource_prefix}-driver-pvc-{index}")
     if not is_dns1123_subdomain(claim):
         raise SparkConfError(
             f"{DRIVER_PREFIX}{PVC}.{spec.volume_name}.options.claimName",
@@ -349,7 +118,7 @@ def _volume_source(spec: VolumeSpec, claim: str | None) -> tuple[str, KubeObject
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     # Spark parses the executor volumes at submission too, so their errors surface now.
     parse_volumes(conf, EXECUTOR_PREFIX)
-    specs = parse_volumes(conf, DRIVER_PREFIX)
+    specs = conf.volumes
     _check_duplicate_paths(specs)
     access_mode = _access_mode(conf) if specs else ""
     volumes, mounts, claims = [], [], []
@@ -374,3 +143,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
             f"volume {spec.volume_name!r} or its path is already in the pod",
         )
     return StepResult(pod=add_volumes_and_mounts(pod, volumes, mounts), resources=claims)
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

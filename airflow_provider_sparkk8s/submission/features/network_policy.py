@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.NetworkPolicyFeatureStep"
 SINCE = (4, 2, 0)
@@ -15,7 +14,7 @@ def network_policy(conf: DriverConf) -> KubeObject:
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
         "metadata": {
-            "name": naming.driver_resource_prefix(conf) + "-policy",
+            "name": conf.resource_prefix + "-policy",
             "namespace": conf.namespace,
             "labels": {"spark-app-selector": conf.app_id},
         },
@@ -32,3 +31,6 @@ def network_policy(conf: DriverConf) -> KubeObject:
 
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     return StepResult(pod=pod, resources=(network_policy(conf),))
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

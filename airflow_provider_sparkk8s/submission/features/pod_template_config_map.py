@@ -14,13 +14,12 @@ from airflow_provider_sparkk8s.submission.features._mounts import (
     immutable_data_object,
 )
 from airflow_provider_sparkk8s.submission.local_files import check_config_map_data
-from airflow_provider_sparkk8s.submission.naming import driver_resource_prefix
 from airflow_provider_sparkk8s.submission.pod_template import (
     DICT_SOURCE,
     EXECUTOR_TEMPLATE_KEY,
     executor_template_text,
 )
-from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.PodTemplateConfigMapStep"
 SINCE = (3, 0, 0)
@@ -38,7 +37,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         return StepResult(pod=pod)
     source = conf.get(EXECUTOR_TEMPLATE_KEY, DICT_SOURCE) or DICT_SOURCE
     check_config_map_data(EXECUTOR_TEMPLATE_KEY, source, {DATA_KEY: text})
-    map_name = f"{driver_resource_prefix(conf)}-{CONFIG_MAP_SUFFIX}"
+    map_name = f"{conf.resource_prefix}-{CONFIG_MAP_SUFFIX}"
     volume = {
         "name": VOLUME_NAME,
         "configMap": {"name": map_name, "items": [{"key": DATA_KEY, "path": FILE_NAME}]},
@@ -49,3 +48,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         system_properties={EXECUTOR_TEMPLATE_KEY: f"{MOUNT_PATH}/{FILE_NAME}"},
         resources=[config_map],
     )
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

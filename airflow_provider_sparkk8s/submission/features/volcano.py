@@ -18,7 +18,7 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.local_files import file_bytes, file_text
 from airflow_provider_sparkk8s.submission.podops import editable, merge_into
-from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod, StepResult
+from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.VolcanoFeatureStep"
 # In Spark's source since 3.3; the pyspark distributions ship it from 4.2 on. A Spark built
@@ -93,3 +93,6 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     new_pod, container = editable(pod)
     merge_into(new_pod, ("metadata", "annotations"), {GROUP_ANNOTATION: pod_group_name(conf)})
     return StepResult(pod=SparkPod(new_pod, container), pre_resources=[pod_group(conf)])
+
+
+STEP = FeatureStep(SPARK_CLASS, SINCE, step)

@@ -4,7 +4,6 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.features import env_secrets, mount_secrets
-from airflow_provider_sparkk8s.submission.spark_order import prefixed_map
 from airflow_provider_sparkk8s.submission.spec import SparkPod
 from tests.support.driver_conf import make_conf
 
@@ -27,7 +26,7 @@ def test_each_secret_becomes_a_volume_and_a_mount_in_spark_s_map_order():
         }
     )
     result = mount_secrets.step(conf, SparkPod.initial())
-    order = list(prefixed_map(conf.spark_conf, mount_secrets.PREFIX, conf.version_tuple))
+    order = list(conf.prefixed(mount_secrets.PREFIX))
     assert sorted(order) == ["db-creds", "tls"]
     paths = {"db-creds": "/etc/db", "tls": "/etc/tls"}
     assert result.pod.pod["spec"]["volumes"] == [
@@ -85,7 +84,7 @@ def test_secret_key_refs_become_env_vars_after_template_env():
         "DB_PASSWORD": {"secretKeyRef": {"key": "password", "name": "db-creds"}},
         "API_TOKEN": {"secretKeyRef": {"key": "token.v1", "name": "api"}},
     }
-    order = list(prefixed_map(conf.spark_conf, env_secrets.PREFIX, conf.version_tuple))
+    order = list(conf.prefixed(env_secrets.PREFIX))
     assert result.pod.container["env"] == [{"name": "FROM_TEMPLATE", "value": "1"}] + [
         {"name": name, "valueFrom": expected[name]} for name in order
     ]
