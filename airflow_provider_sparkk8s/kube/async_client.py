@@ -160,6 +160,7 @@ class AsyncKubeClient(SenderBase):
         attempts = Attempts(self, request)
         while True:
             attempts.attempt += 1
+            await self.tokens.aprepare()  # an exec plugin runs here, off the event loop
             try:
                 response = await self._http.send(
                     self._http_request(request, read_timeout), stream=stream

@@ -7,17 +7,21 @@ loads client certificates and keys from files.
 
 from __future__ import annotations
 
-import datetime
-import json
 import logging
 import os
 import ssl
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
+from airflow_provider_sparkk8s.kube.exec_plugin import (
+    CACHE,
+    ExecCredential,
+    ExecPlugin,
+    credential_async,
+    credential_sync,
+)
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 
 log = logging.getLogger(__name__)
@@ -117,6 +121,9 @@ class TokenSource:
             self._refresh_if_changed()
         return f"Bearer {self._token}" if self._token else None
 
+    async def aprepare(self) -> None:
+        """Nothing to fetch ahead of a request (the async client calls it for exec plugins)."""
+
     def reload(self) -> bool:
         """Re-read the token file now; True when the token changed (worth a retry)."""
         if self._file is None:
@@ -160,102 +167,68 @@ class TokenSource:
         self._token, self._stamp = token, stamp
 
 
-# Refresh an exec plugin's token this long before it expires, so no request carries a token
-# that dies in flight.
-_EXPIRY_MARGIN = 30.0
-_EXEC_TIMEOUT = 60.0
+class ExecCredentialSource:
+    """A kubeconfig exec credential plugin: token and/or client certificate (exec_plugin.py).
 
-
-class ExecTokenSource:
-    """A kubeconfig exec credential plugin (client-go's ExecCredential protocol, token only).
-
-    The command runs when there is no token yet, when the token is about to expire, and
-    after a 401. Its stderr is passed on for diagnostics; its stdout holds the credential.
+    Credentials come from the process-wide cache until they expire. The sync clients run a
+    stale plugin inline; the async client calls `aprepare()` first, which runs it as an
+    asyncio subprocess. A certificate is handed to `on_certificate` (the sender loads it
+    into its TLS context) before the request that needs it.
     """
 
-    def __init__(self, settings: ClientSettings):
-        assert settings.exec_command is not None
-        self._command = settings.exec_command
-        self._env = dict(settings.exec_env)
-        self._api_version = settings.exec_api_version
-        self._token: str | None = None
-        self._expires_at: float | None = None
+    def __init__(
+        self,
+        settings: ClientSettings,
+        on_certificate: Callable[[ExecCredential], None] | None = None,
+    ):
+        self.plugin = ExecPlugin.of(settings)
+        self._on_certificate = on_certificate
+        self._current: ExecCredential | None = None
         self._lock = threading.Lock()
 
     def authorization(self) -> str | None:
-        with self._lock:
-            if self._token is None or (
-                self._expires_at is not None and time.time() >= self._expires_at - _EXPIRY_MARGIN
-            ):
-                self._run()
-        return f"Bearer {self._token}"
+        credential = self._use(credential_sync(self.plugin))
+        return f"Bearer {credential.token}" if credential.token else None
+
+    async def aprepare(self) -> None:
+        self._use(await credential_async(self.plugin))
 
     def reload(self) -> bool:
+        """After a 401: forget the refused credential; the next request runs the plugin."""
+        CACHE.forget(self.plugin, self._current)
+        return True
+
+    def _use(self, credential: ExecCredential) -> ExecCredential:
         with self._lock:
-            before = self._token
-            self._run()
-            return self._token != before
-
-    def _run(self) -> None:
-        import subprocess  # imported here: only exec plugins need it (start-up time)
-
-        name = self._command[0]
-        exec_info = {
-            "apiVersion": self._api_version,
-            "kind": "ExecCredential",
-            "spec": {"interactive": False},
-        }
-        env = {**os.environ, **self._env, "KUBERNETES_EXEC_INFO": json.dumps(exec_info)}
-        try:
-            done = subprocess.run(
-                list(self._command),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=_EXEC_TIMEOUT,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise KubeConfigError(f"exec credential plugin {name} could not run: {error}") from None
-        if done.returncode != 0:
-            detail = done.stderr.strip()[-300:]
-            raise KubeConfigError(
-                f"exec credential plugin {name} exited with {done.returncode}: {detail}"
-            )
-        self._token, self._expires_at = parse_exec_credential(done.stdout, name)
+            if credential is not self._current:
+                if credential.client_cert_data and self._on_certificate is not None:
+                    self._on_certificate(credential)
+                self._current = credential
+        return credential
 
 
-def parse_exec_credential(output: str, name: str) -> tuple[str, float | None]:
-    """(token, expiry as epoch seconds or None) from a plugin's ExecCredential output."""
-    try:
-        credential = json.loads(output)
-    except ValueError:
-        raise KubeConfigError(f"exec credential plugin {name} printed no JSON") from None
-    status = credential.get("status") if isinstance(credential, dict) else None
-    if not isinstance(status, dict):
-        raise KubeConfigError(f"exec credential plugin {name} printed no ExecCredential status")
-    token = status.get("token")
-    if not token:
-        what = "a client certificate" if status.get("clientCertificateData") else "no token"
+def load_exec_certificate(context: ssl.SSLContext | None, credential: ExecCredential) -> None:
+    """A plugin's client certificate into the TLS context (new connections present it)."""
+    if context is None:
         raise KubeConfigError(
-            f"exec credential plugin {name} returned {what}; only token credentials are supported"
+            "an exec credential plugin returned a client certificate for a plain-http server"
         )
-    expiry = status.get("expirationTimestamp")
-    if not expiry:
-        return str(token), None
-    try:
-        moment = datetime.datetime.fromisoformat(str(expiry))
-    except ValueError:
-        raise KubeConfigError(
-            f"exec credential plugin {name} returned expirationTimestamp={expiry!r}, "
-            "expected RFC 3339"
-        ) from None
-    return str(token), moment.timestamp()
+    with (
+        _as_file(None, credential.client_cert_data) as cert_file,
+        _as_file(None, credential.client_key_data) as key_file,
+    ):
+        try:
+            context.load_cert_chain(certfile=cert_file, keyfile=key_file)
+        except (ssl.SSLError, OSError) as error:
+            raise KubeConfigError(
+                f"cannot load the exec plugin's client certificate: {_reason(error)}"
+            ) from None
 
 
-def token_source(settings: ClientSettings) -> TokenSource | ExecTokenSource:
+def token_source(
+    settings: ClientSettings, on_certificate: Callable[[ExecCredential], None] | None = None
+) -> TokenSource | ExecCredentialSource:
     """Static token or token file first; an exec plugin only when neither is set."""
     if settings.exec_command and not (settings.token or settings.token_file):
-        return ExecTokenSource(settings)
+        return ExecCredentialSource(settings, on_certificate)
     return TokenSource(settings.token, settings.token_file)

@@ -26,8 +26,9 @@ from typing import Any
 from airflow_provider_sparkk8s import __version__
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.auth import (
-    ExecTokenSource,
+    ExecCredentialSource,
     TokenSource,
+    load_exec_certificate,
     ssl_context,
     token_source,
     warn_if_insecure,
@@ -317,10 +318,12 @@ class SenderBase:
     def __init__(self, settings: ClientSettings, retry: RetryPolicy | None = None):
         self.settings = settings
         self.retry = retry or RetryPolicy()
-        self.tokens: TokenSource | ExecTokenSource = token_source(settings)
         warn_if_insecure(settings)
         self.tls: ssl.SSLContext | None = (
             ssl_context(settings) if settings.server.startswith("https://") else None
+        )
+        self.tokens: TokenSource | ExecCredentialSource = token_source(
+            settings, lambda credential: load_exec_certificate(self.tls, credential)
         )
         self.proxy: Proxy | None = proxy_for(
             settings.server, settings.proxy_url, os.environ, settings.source

@@ -63,6 +63,8 @@ class ClientSettings:
     exec_command: tuple[str, ...] | None = None
     exec_env: tuple[tuple[str, str], ...] = ()
     exec_api_version: str = "client.authentication.k8s.io/v1"
+    exec_install_hint: str | None = None  # shown when the plugin's command is not found
+    exec_interactive_mode: str | None = None  # Never, IfAvailable (default), Always
     namespace: str | None = None  # the source's default namespace (connection / context)
     connect_timeout: float = 10.0
     request_timeout: float = 10.0
@@ -414,7 +416,20 @@ def _exec_plugin(
         "exec_command": (command, *(str(arg) for arg in plugin.get("args") or [])),
         "exec_env": env,
         "exec_api_version": plugin.get("apiVersion") or "client.authentication.k8s.io/v1",
+        "exec_install_hint": plugin.get("installHint") or None,
+        "exec_interactive_mode": _interactive_mode(plugin.get("interactiveMode"), user_name, where),
     }
+
+
+def _interactive_mode(value: Any, user_name: str | None, where: str) -> str | None:
+    if value in (None, ""):
+        return None
+    if value not in ("Never", "IfAvailable", "Always"):
+        raise KubeConfigError(
+            f"the exec plugin of user {user_name!r} in {where}: interactiveMode={value!r} is "
+            "invalid: expected Never, IfAvailable or Always"
+        )
+    return str(value)
 
 
 def _proxy_url(cluster: dict[str, Any], where: str) -> str | None:
