@@ -41,6 +41,10 @@ tinyproxy:
 s3server:
 	./testenv/build_s3.sh >/dev/null
 
+# Debian's postgresql for Airflow with two triggerers (the chaos run); no-op once present.
+postgres:
+	./testenv/install_postgres.sh >/dev/null
+
 # Debian's chromium and playwright-core for the Connections UI test; no-op once present.
 browser:
 	./tests/e2e/install_browser.sh
@@ -80,10 +84,12 @@ bench: venv controlplane
 	$(PY) -m compileall -q airflow_provider_sparkk8s
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_submit
 
-# The heavy runs: the fault table with 1,000 applications per fault (about 15 minutes), and
+# The heavy runs: two Airflow triggerers on PostgreSQL with one SIGKILLed, the fault table
+# with 1,000 applications per fault (about 15 minutes), and
 # the scale table at 1k, 3k (2 executor pods each) and 10k applications beside
 # KubernetesPodTrigger at the largest N it follows (installed unpinned, as the README says).
-chaos: venv controlplane toxiproxy
+chaos: venv controlplane toxiproxy postgres
+	SPARKK8S_CHAOS=1 SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m pytest -q -p no:cacheprovider tests/chaos
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_faults
 	$(PY) -c 'import airflow.providers.cncf.kubernetes' 2>/dev/null || $(VENV)/bin/pip install -q --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200

@@ -48,6 +48,7 @@ class ManagedProcess:
     name: str
     argv: list[str]
     log_path: Path
+    user: str | None = None  # run as this user (PostgreSQL refuses to run as root)
     _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _log: IO[bytes] | None = field(default=None, repr=False)
 
@@ -68,6 +69,7 @@ class ManagedProcess:
             # control plane before the fixtures' own shutdown runs.
             start_new_session=True,
             preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only async-signal-safe work
+            user=self.user,
         )
 
     def running(self) -> bool:

@@ -160,14 +160,15 @@ class AirflowStack:
             raise StackError(f"airflow {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
         return done.stdout
 
-    def start_component(self, name: str) -> None:
+    def start_component(self, name: str, kind: str | None = None) -> None:
+        """Start component `kind` (default: `name`) under `name`, e.g. a second triggerer."""
         self.log_file(name).parent.mkdir(parents=True, exist_ok=True)
         port_flag = ["--port", str(self.port)] if name == "api-server" else []
         with self.log_file(name).open("ab") as log:
             # A new session makes the component's pid its process-group id, so stop()
             # reaches the workers it forks (LocalExecutor, uvicorn) through that pid alone.
             self.processes[name] = subprocess.Popen(
-                [str(AIRFLOW_BIN), *COMPONENTS[name], *port_flag],
+                [str(AIRFLOW_BIN), *COMPONENTS[kind or name], *port_flag],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

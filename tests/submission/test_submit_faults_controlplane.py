@@ -30,7 +30,7 @@ from tests.support.kube import request
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(400)]
 
 # 200 in all; the 429 phase is the slow one (each refusal waits Retry-After), so it is short.
-PER_PHASE = {"answers cut": 60, "resets": 60, "429s": 20, "latency": 60}
+PER_PHASE = {"answers cut": 64, "resets": 64, "429s": 12, "latency": 60}
 THREADS = 4
 
 

@@ -1,4 +1,4 @@
-"""Network faults between the shared store and kube-apiserver, with 100 applications in
+"""Network faults between the shared store and kube-apiserver, with 50 applications in
 flight: a real Toxiproxy in between (latency with jitter, resets, a black hole, a bandwidth
 limit, a slicer). Every completion is reported once, with the driver's real outcome."""
 
@@ -13,8 +13,8 @@ from tests.triggers.tracked_apps import Fleet, all_running, create_held_apps
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 
-APPS = 100
-FAULT_SECONDS = 8.0
+APPS = 50
+FAULT_SECONDS = 6.0
 
 
 @pytest.fixture
