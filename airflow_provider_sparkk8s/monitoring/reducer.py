@@ -13,7 +13,7 @@ Decisions, and why:
   "pending" means it was looked at and is not running yet; `problem` marks pending reasons
   that will not fix themselves (image pulls, bad config, unschedulable) so a timeout can
   name them.
-- Executors are classified the way Spark's driver does it (reference §7.3).
+- Executors are classified the way Spark's driver does it (`ExecutorPodsSnapshot.toState`).
 """
 
 from __future__ import annotations

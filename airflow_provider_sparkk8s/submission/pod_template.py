@@ -11,8 +11,8 @@ Container selection (`selectSparkContainer`): the container named by
 first container, else an empty one. It is taken out of `spec.containers`; the rest stay as
 side-cars in front of it (the builder appends Spark's container last).
 
-What the feature steps then do to the template (reference §4, fabric8 merge semantics, see
-`pod_edits.py`): `metadata.name` and `spec.restartPolicy` are replaced; labels, annotations
+What the feature steps then do to the template (fabric8's builder semantics, written once in
+`podops.py`): `metadata.name` and `spec.restartPolicy` are replaced; labels, annotations
 and nodeSelector are merged with Spark's keys winning; volumes, imagePullSecrets, and the
 container's env, ports, volumeMounts and args are appended after the template's (template
 `args` stay in front of `driver ...`, `command` is kept); the container's `name` is kept

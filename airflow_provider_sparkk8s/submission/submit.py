@@ -1,6 +1,6 @@
 """Send a rendered submission the way spark-submit's `Client.run` does, and undo it on failure.
 
-The sequence (reference §5.2): server-side apply the pre-resources; create the driver pod;
+The sequence (Spark's `Client.run`): server-side apply the pre-resources; create the driver pod;
 re-apply the pre-resources owned by the pod; server-side apply every post-pod resource
 (the conf ConfigMap last), owned by the pod with `controller: true`. If any request fails,
 everything created so far is deleted (Spark leaves post-resources to the garbage
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, SubmissionError
-from airflow_provider_sparkk8s.kube.core import retry_delay
+from airflow_provider_sparkk8s.kube.core import APPLY_PATCH, retry_delay
 from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 # fabric8 (and so spark-submit) applies as "fabric8"; ours names us in managedFields.
 FIELD_MANAGER = "sparkk8s"
-APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 # Sends of the driver pod's POST when answers are lost (each send is the client's own,
 # with its retries of what certainly did not reach the server).
@@ -100,7 +99,7 @@ class _Sender:
             self.path(obj),
             params=apply_params(self.field_manager, force=True),
             content=json.dumps(obj, separators=(",", ":")),
-            content_type=APPLY_CONTENT_TYPE,
+            content_type=APPLY_PATCH,
         )
         self._remember(obj)
         return result

@@ -57,7 +57,6 @@ KEYTAB_VOLUME = "kerberos-keytab"
 KEYTAB_MOUNT_PATH = "/mnt/secrets/kerberos-keytab"
 TOKEN_VOLUME = "hadoop-secret"
 TOKEN_MOUNT_PATH = "/mnt/secrets/hadoop-credentials"
-TOKEN_DEFAULT_ITEM_KEY = "hadoop-tokens"
 ENV_TOKEN_FILE = "HADOOP_TOKEN_FILE_LOCATION"
 
 SECURITY_KEY = "hadoop.security.authentication"
