@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchSpec, WatchStats
-from airflow_provider_sparkk8s.kube.watch_async import list_objects, watch_forever
+from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
@@ -48,20 +48,9 @@ def dict_of(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return mapping if isinstance(mapping, dict) else dict(mapping)
 
 
-class AsyncPodsClient(Protocol):
-    """What the store needs of `AsyncKubeClient`."""
-
-    async def request(
-        self, method: str, path: str, *, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]: ...
-
-    def watch(
-        self,
-        path: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_timeout: float | None = None,
-    ) -> AsyncIterator[dict[str, Any]]: ...
+class AsyncPodsClient(AsyncWatchClient, Protocol):
+    """What the store needs of `AsyncKubeClient`: the watch layers' list and watch, the
+    driver log, and closing."""
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
 

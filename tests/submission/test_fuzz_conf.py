@@ -257,6 +257,15 @@ environments = st.fixed_dictionaries(
 )
 
 
+def local_inputs(environment: dict[str, str]) -> LocalInputs:
+    return LocalInputs(
+        environment=environment,
+        files=FILES,
+        spark_user="alice",
+        directories={"/conf": ("hive-site.xml",), "/hadoop": ("core-site.xml",)},
+    )
+
+
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     scalars=scalar_entries,
@@ -291,12 +300,7 @@ def test_only_spark_conf_error_escapes(
     spark_conf = {**prefixed, **volumes, **scalars}
     if with_image:
         spark_conf.setdefault("spark.kubernetes.container.image", "apache/spark:4.3.0")
-    local = LocalInputs(
-        environment=env,
-        files=FILES,
-        spark_user="alice",
-        directories={"/conf": ("hive-site.xml",), "/hadoop": ("core-site.xml",)},
-    )
+    local = local_inputs(env)
     try:
         conf = prepare(
             spark_conf,
@@ -346,12 +350,7 @@ def test_the_fold_never_changes_its_input(
 ):
     spark_conf = {**prefixed, **volumes, **scalars}
     spark_conf.setdefault("spark.kubernetes.container.image", "apache/spark:4.3.0")
-    local = LocalInputs(
-        environment=env,
-        files=FILES,
-        spark_user="alice",
-        directories={"/conf": ("hive-site.xml",), "/hadoop": ("core-site.xml",)},
-    )
+    local = local_inputs(env)
     try:
         conf = prepare(
             spark_conf,
