@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
 from airflow_provider_sparkk8s.monitoring.snapshot import (
@@ -130,7 +131,7 @@ class SnapshotStore:
         self._subscribers: dict[str, set[Subscription]] = {}
         self._list_now = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._spec = self.settings.watch_spec(f"/api/v1/namespaces/{namespace}/pods")
+        self._spec = self.settings.watch_spec(resource_path("v1", "Pod", namespace))
 
     # -------------------------------------------------------------- lifecycle
 

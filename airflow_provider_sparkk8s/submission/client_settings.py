@@ -23,6 +23,7 @@ from airflow_provider_sparkk8s.kube.settings import (
     unreadable_reason,
     with_overrides,
 )
+from airflow_provider_sparkk8s.submission.conf_values import get_bool
 from airflow_provider_sparkk8s.submission.master_url import normalize_master_url
 
 SUBMISSION_PREFIX = "spark.kubernetes.authenticate.submission"
@@ -70,10 +71,7 @@ def _conf_overrides(conf: Mapping[str, str], server: str) -> dict[str, Any]:
     overrides: dict[str, Any] = {"server": server, "token": token}
     for field, key in _FILE_KEYS.items():
         overrides[field] = _readable_file(key, conf.get(key) or None)
-    trust = conf.get("spark.kubernetes.trust.certificates", "false").strip().lower()
-    if trust not in ("true", "false"):
-        raise SparkConfError("spark.kubernetes.trust.certificates", trust, "true or false")
-    overrides["verify"] = trust != "true"
+    overrides["verify"] = not get_bool(conf, "spark.kubernetes.trust.certificates", False)
     overrides["namespace"] = conf.get("spark.kubernetes.namespace") or None
     for field, key in _TIMEOUT_KEYS.items():
         if conf.get(key):
