@@ -71,6 +71,7 @@ async def watch_forever(
             async with aclosing(list_then_watch(client, spec, cursor, stats)) as items:
                 async for item in items:
                     yield item
+                    del item  # a list waiting here for the next event would stay whole
             failures = 0
         except Exception as error:  # noqa: BLE001 - a watcher outlives any failure
             failures += 1
@@ -86,6 +87,9 @@ async def list_then_watch(
         listed = await list_objects(client, spec, stats)
         cursor.resource_version = listed.resource_version
         yield listed
+        # This frame lives as long as the streams that follow: holding the list here would
+        # keep every listed object, whole, for hours (about 20 KiB per pod of a large list).
+        del listed
     while True:
         opened, delivered = time.monotonic(), 0
         stats.streams += 1

@@ -81,6 +81,9 @@ def list_then_watch(
         listed = list_objects(client, spec, stats)
         cursor.resource_version = listed.resource_version
         yield listed
+        # This frame lives as long as the streams that follow: holding the list here would
+        # keep every listed object, whole, for hours (about 20 KiB per pod of a large list).
+        del listed
     while True:
         opened, delivered = time.monotonic(), 0
         stats.streams += 1

@@ -195,6 +195,7 @@ class SnapshotStore:
                 self._take_list(item)
             else:
                 self._take_event(item)
+            del item  # the full objects are slimmed; do not keep them until the next event
 
     def _take_list(self, listed: Listed) -> None:
         items = [slim_pod(pod) for pod in listed.items]
