@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from airflow_provider_sparkk8s import __version__
 
+# The connection, declared once: its type, the id every face defaults to (operators,
+# sensors, triggers and the hook all call the parameter `kubernetes_conn_id`), and its form.
+CONN_TYPE = "spark_k8s"
+DEFAULT_CONN_ID = "spark_k8s_default"
+HOOK_NAME = "Spark on Kubernetes"
+
 
 def _text(label: str, description: str) -> dict:
     return {"label": label, "description": description, "schema": {"type": ["string", "null"]}}
@@ -24,8 +30,8 @@ def _flag(label: str, description: str) -> dict:
 # tests/hooks keeps identical to this.
 SPARK_K8S_CONNECTION: dict = {
     "hook-class-name": "airflow_provider_sparkk8s.hooks.spark_k8s.SparkK8sHook",
-    "hook-name": "Spark on Kubernetes",
-    "connection-type": "spark_k8s",
+    "hook-name": HOOK_NAME,
+    "connection-type": CONN_TYPE,
     "conn-fields": {
         "in_cluster": _flag(
             "In-cluster configuration",

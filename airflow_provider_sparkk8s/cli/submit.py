@@ -23,6 +23,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, TextIO
 
+from airflow_provider_sparkk8s.application.redaction import (
+    REDACTED,
+    redact_objects,
+    redaction_pattern,
+)
 from airflow_provider_sparkk8s.errors import (
     KubeApiError,
     KubeConfigError,
@@ -32,11 +37,6 @@ from airflow_provider_sparkk8s.errors import (
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
-from airflow_provider_sparkk8s.operators.redaction import (
-    REDACTED,
-    redact_objects,
-    redaction_pattern,
-)
 from airflow_provider_sparkk8s.submission import local_inputs, naming, pod_template, render
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,

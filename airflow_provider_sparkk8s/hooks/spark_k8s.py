@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
-
-from airflow.sdk.bases.hook import BaseHook
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
@@ -40,8 +37,9 @@ from airflow_provider_sparkk8s.kube.settings import (
     with_overrides,
 )
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.provider_info import CONN_TYPE, DEFAULT_CONN_ID, HOOK_NAME
+from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret
 
-CONN_TYPE = "spark_k8s"
 _PREFIX = f"extra__{CONN_TYPE}__"
 
 # Every permission the provider uses in the application's namespace; docs/rbac.yaml grants
@@ -236,23 +234,23 @@ def connection_report(
 class SparkK8sHook(BaseHook):
     """Kubernetes API clients for Spark applications, from a `spark_k8s` connection.
 
-    :param spark_k8s_conn_id: the Airflow connection (type `spark_k8s`).
+    :param kubernetes_conn_id: the Airflow connection (type `spark_k8s`).
     :param namespace: the operator's namespace; wins over the connection's.
     """
 
-    conn_name_attr = "spark_k8s_conn_id"
-    default_conn_name = "spark_k8s_default"
+    conn_name_attr = "kubernetes_conn_id"
+    default_conn_name = DEFAULT_CONN_ID
     conn_type = CONN_TYPE
-    hook_name = "Spark on Kubernetes"
+    hook_name = HOOK_NAME
 
     def __init__(
         self,
-        spark_k8s_conn_id: str = default_conn_name,
+        kubernetes_conn_id: str = default_conn_name,
         namespace: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        self.spark_k8s_conn_id = spark_k8s_conn_id
+        self.kubernetes_conn_id = kubernetes_conn_id
         self.namespace = namespace
         self._settings: ClientSettings | None = None
         self._client: KubeClient | None = None
@@ -261,11 +259,11 @@ class SparkK8sHook(BaseHook):
 
     def get_settings(self) -> ClientSettings:
         if self._settings is None:
-            conn = self.get_connection(self.spark_k8s_conn_id)
+            conn = self.get_connection(self.kubernetes_conn_id)
             extra = conn.extra_dejson
             self._mask(extra)
             self._settings = settings_from_connection(
-                self.spark_k8s_conn_id, conn.host, conn.port, extra
+                self.kubernetes_conn_id, conn.host, conn.port, extra
             )
             self._mask_settings(self._settings)
         return self._settings
@@ -273,11 +271,11 @@ class SparkK8sHook(BaseHook):
     async def aget_settings(self) -> ClientSettings:
         """As get_settings, without blocking the triggerer's event loop on the connection."""
         if self._settings is None:
-            conn = await self.aget_connection(self.spark_k8s_conn_id)
+            conn = await self.aget_connection(self.kubernetes_conn_id)
             extra = await conn.aextra_dejson()
             self._mask(extra)
             self._settings = settings_from_connection(
-                self.spark_k8s_conn_id, conn.host, conn.port, extra
+                self.kubernetes_conn_id, conn.host, conn.port, extra
             )
             self._mask_settings(self._settings)
         return self._settings
@@ -424,8 +422,5 @@ class SparkK8sHook(BaseHook):
 
 
 def _mask_values(values: Any) -> None:
-    with contextlib.suppress(ImportError):
-        from airflow.sdk.log import mask_secret
-
-        for value in values:
-            mask_secret(value)
+    for value in values:
+        mask_secret(value)

@@ -19,14 +19,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-try:
-    from airflow.sdk import BaseOperatorLink
-except ImportError:  # Airflow 2
-    from airflow.models import BaseOperatorLink  # type: ignore[no-redef,attr-defined]
+from airflow_provider_sparkk8s.version_compat import BaseOperatorLink, conf, xcom_value
 
 if TYPE_CHECKING:
-    from airflow.sdk import BaseOperator
-    from airflow.sdk.types import TaskInstanceKey
+    from airflow_provider_sparkk8s.version_compat import BaseOperator, TaskInstanceKey
 
 CONFIG_SECTION = "sparkk8s"
 SPARK_UI_TEMPLATE_KEY = "spark_ui_url_template"
@@ -64,10 +60,6 @@ def link_templates(
 
 def configured_templates() -> dict[str, str | None]:
     """The `[sparkk8s]` URL templates from Airflow's config (empty when unset)."""
-    try:
-        from airflow.sdk.configuration import conf
-    except ImportError:  # Airflow < 3.1
-        from airflow.configuration import conf  # type: ignore[no-redef]
     return {
         key: conf.get(CONFIG_SECTION, key, fallback=None)
         for key in (SPARK_UI_TEMPLATE_KEY, DRIVER_POD_TEMPLATE_KEY)
@@ -78,11 +70,7 @@ class _TemplatedLink(BaseOperatorLink):
     template_key: str = ""
 
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
-        try:
-            from airflow.sdk.execution_time.xcom import XCom
-        except ImportError:  # Airflow 2
-            from airflow.models import XCom  # type: ignore[no-redef,attr-defined]
-        url = XCom.get_value(ti_key=ti_key, key=self.xcom_key)
+        url = xcom_value(ti_key, self.xcom_key)
         return url if isinstance(url, str) else ""
 
 

@@ -20,6 +20,27 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from airflow_provider_sparkk8s.application.events import final_event
+from airflow_provider_sparkk8s.application.outcome import (
+    ON_FINISH_ACTIONS,
+    report,
+    should_delete_driver,
+)
+from airflow_provider_sparkk8s.application.reattach import Adopt, decide, is_live
+from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
+from airflow_provider_sparkk8s.application.spark_submit_args import (
+    SubmitParameters,
+    spark_submit_argv,
+)
+from airflow_provider_sparkk8s.application.submission_plan import (
+    KubernetesParameters,
+    namespace_of,
+    submission_conf,
+    template_dict,
+)
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.application.timeouts import timed_out, timeout_seconds
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
     KubeApiError,
@@ -37,27 +58,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     ApplicationState,
     reduce_application,
 )
-from airflow_provider_sparkk8s.operators.outcome import (
-    ON_FINISH_ACTIONS,
-    TrackedApplication,
-    final_event,
-    report,
-    should_delete_driver,
-    tracked_from_pod,
-)
-from airflow_provider_sparkk8s.operators.reattach import Adopt, decide, is_live
-from airflow_provider_sparkk8s.operators.redaction import redact_objects, redaction_pattern
-from airflow_provider_sparkk8s.operators.spark_submit_args import (
-    SubmitParameters,
-    spark_submit_argv,
-)
-from airflow_provider_sparkk8s.operators.submission_plan import (
-    KubernetesParameters,
-    namespace_of,
-    submission_conf,
-    template_dict,
-)
-from airflow_provider_sparkk8s.operators.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.submission import local_inputs
 from airflow_provider_sparkk8s.submission.arguments import parse_spark_submit, read_text_file
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
@@ -68,31 +69,15 @@ from airflow_provider_sparkk8s.submission.render import (
     render,
     to_yaml,
 )
-from airflow_provider_sparkk8s.triggers.spark_k8s import timed_out
-
-try:
-    from airflow.sdk import BaseOperator
-    from airflow.sdk.configuration import conf as airflow_conf
-except ImportError:  # Airflow < 3.1
-    from airflow.configuration import conf as airflow_conf  # type: ignore[no-redef]
-    from airflow.models import BaseOperator  # type: ignore[no-redef,attr-defined]
+from airflow_provider_sparkk8s.version_compat import BaseOperator
+from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 if TYPE_CHECKING:
     from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 
-DEFAULT_CONN_ID = "spark_k8s_default"
 APPLICATION_XCOM_KEY = "spark_application"
 # A master URL for dry runs without a reachable connection: only printed, never called.
 IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
-
-
-def _seconds(name: str, value: float | timedelta | None) -> float | None:
-    if value is None:
-        return None
-    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
-    if seconds <= 0:
-        raise SparkConfError(name, value, "a positive number of seconds, or None for no limit")
-    return seconds
 
 
 def _pods_path(namespace: str) -> str:
@@ -266,8 +251,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             deferrable = airflow_conf.getboolean("operators", "default_deferrable", fallback=False)
         self.deferrable = deferrable
         self.poll_interval = float(status_poll_interval or poll_interval)
-        self.startup_timeout = _seconds("startup_timeout", startup_timeout)
-        self.run_timeout = _seconds("run_timeout", run_timeout)
+        self.startup_timeout = timeout_seconds("startup_timeout", startup_timeout)
+        self.run_timeout = timeout_seconds("run_timeout", run_timeout)
         self.on_finish_action = on_finish_action
         self.get_logs = get_logs
         self.log_tail_lines = log_tail_lines
@@ -350,7 +335,7 @@ class SparkK8sSubmitOperator(BaseOperator):
     def _hook(self) -> Any:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 
-        return SparkK8sHook(spark_k8s_conn_id=self.kubernetes_conn_id)
+        return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
 
     def execute(self, context: Any) -> Any:
         ref = TaskInstanceRef.from_context(context)
@@ -560,9 +545,9 @@ class SparkK8sSubmitOperator(BaseOperator):
                     state, time.time(), start, self.startup_timeout, self.run_timeout
                 )
                 if expired is not None:
-                    return final_event(app, expired)
+                    return final_event(app.application_id, app.namespace, app.driver_pod, expired)
                 if state.terminal:
-                    return final_event(app, state)
+                    return final_event(app.application_id, app.namespace, app.driver_pod, state)
                 self._stop.wait(self.poll_interval)
         finally:
             client.close()

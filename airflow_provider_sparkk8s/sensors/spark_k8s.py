@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk.bases.sensor import BaseSensorOperator, PokeReturnValue
-
 from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
@@ -27,6 +25,12 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     pod_name,
     reduce_application,
     spark_role,
+)
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.version_compat import (
+    BaseSensorOperator,
+    PokeReturnValue,
+    time_delta_trigger,
 )
 
 
@@ -77,7 +81,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         driver_pod_name: str | None = None,
         label_selector: str | None = None,
         namespace: str | None = None,
-        kubernetes_conn_id: str = "spark_k8s_default",
+        kubernetes_conn_id: str = DEFAULT_CONN_ID,
         driver_container: str = DRIVER_CONTAINER,
         executor_container: str = EXECUTOR_CONTAINER,
         deferrable: bool = False,
@@ -198,15 +202,13 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         target = self.find(hook.get_client(), namespace)
         if target.application_id is None or not any(spark_role(p) == "driver" for p in target.pods):
             # Not submitted yet: come back after a poke interval, without holding a worker.
-            from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
-
             self.log.info(
                 "No Spark driver found yet for %s; checking again in %ss",
                 self._what(),
                 self.poke_interval,
             )
             self.defer(
-                trigger=TimeDeltaTrigger(timedelta(seconds=self.poke_interval)),
+                trigger=time_delta_trigger(timedelta(seconds=self.poke_interval)),
                 method_name="execute",
                 timeout=timedelta(seconds=self.timeout),
             )

@@ -6,13 +6,8 @@ thousand polls. The trigger itself only reduces its application's pods to a stat
 (`monitoring.reducer`), enforces the timeouts, streams the driver log, and emits exactly one
 final event.
 
-The final event's payload (what the operator's `execute_complete` receives):
-
-    {"status": "success" | "failed" | "timeout",
-     "application_id", "namespace", "driver_pod",
-     "state", "reason", "message", "exit_code", "termination_message",
-     "executors": {"counts": {...}, "failures": [...]},
-     "started_at", "finished_at"}
+The final event's payload is `application.events.final_event`'s: the same payload the
+operator's worker-side wait ends with.
 
 Serialized arguments are ids, names and settings only. Credentials are read from the
 Airflow connection inside the triggerer, through the hook.
@@ -27,9 +22,10 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow.triggers.base import BaseTrigger, TriggerEvent
-
+from airflow_provider_sparkk8s.application.events import final_event
+from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
 from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.monitoring.driver_log import DriverLogFollower
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
@@ -43,9 +39,9 @@ from airflow_provider_sparkk8s.monitoring.store import (
     StoreSettings,
     shared_store,
 )
-from airflow_provider_sparkk8s.operators.outcome import TrackedApplication, final_event
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
 
-_NOT_STARTED = frozenset({"submitted", "pending"})
 FINAL_LOG_WAIT = 5.0  # seconds
 _closing: set[asyncio.Task] = set()  # closes of clients nobody waited for, kept until done
 
@@ -57,41 +53,6 @@ def _close_when_built(building: asyncio.Future) -> None:
     closing = asyncio.ensure_future(building.result().aclose())
     _closing.add(closing)
     closing.add_done_callback(_closing.discard)
-
-
-def timed_out(
-    state: ApplicationState | None,
-    now: float,
-    start_time: float,
-    startup_timeout: float | None,
-    run_timeout: float | None,
-) -> ApplicationState | None:
-    """The failure a timeout produces at `now`, or None while within limits (pure)."""
-    elapsed = now - start_time
-    current = state or ApplicationState(state="submitted")
-    if run_timeout is not None and elapsed >= run_timeout:
-        reason = "RunTimeout"
-        message = (
-            f"the application did not finish within {run_timeout:g}s "
-            f"(last state: {current.describe()})"
-        )
-    elif (
-        startup_timeout is not None and current.state in _NOT_STARTED and elapsed >= startup_timeout
-    ):
-        reason = "StartupTimeout"
-        cause = (
-            current.describe() if current.reason else f"{current.state}, never scheduled or started"
-        )
-        message = f"the driver did not start within {startup_timeout:g}s ({cause})"
-    else:
-        return None
-    return ApplicationState(
-        state="failed",
-        reason=reason,
-        message=message,
-        driver_pod=current.driver_pod,
-        executors=current.executors,
-    )
 
 
 def _epoch(value: float | str | datetime | None) -> float:
@@ -127,7 +88,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         *,
         application_id: str,
         namespace: str,
-        kubernetes_conn_id: str = "spark_k8s_default",
+        kubernetes_conn_id: str = DEFAULT_CONN_ID,
         driver_pod_name: str | None = None,
         driver_container: str = DRIVER_CONTAINER,
         executor_container: str = EXECUTOR_CONTAINER,
@@ -263,16 +224,9 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 log_task.cancel()
 
     def _seconds_to_next_deadline(self) -> float | None:
-        deadlines = []
-        if self.run_timeout is not None:
-            deadlines.append(self.start_time + self.run_timeout)
-        if self.startup_timeout is not None and (
-            self.last_state is None or self.last_state.state in _NOT_STARTED
-        ):
-            deadlines.append(self.start_time + self.startup_timeout)
-        if not deadlines:
-            return None
-        return max(min(deadlines) - time.time(), 0.0) + 0.01
+        return seconds_to_next_deadline(
+            self.last_state, time.time(), self.start_time, self.startup_timeout, self.run_timeout
+        )
 
     def _log_transition(self, state: ApplicationState) -> None:
         previous = self.last_state
@@ -280,7 +234,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             self.log.info("Spark application %s: %s", self.application_id, state.describe())
 
     def _log_follower(self, store: SnapshotStore, driver_pod: str) -> DriverLogFollower:
-        path = f"/api/v1/namespaces/{self.namespace}/pods/{driver_pod}/log"
+        path = resource_path("v1", "Pod", self.namespace, driver_pod, "log")
 
         async def fetch(params: Any) -> str:
             return await store.client.text(path, params)
@@ -294,14 +248,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     def _payload(self, state: ApplicationState) -> dict[str, Any]:
         """The operator's payload shape; a vanished driver becomes DriverPodNotFound there."""
         driver = state.driver_pod or self.driver_pod_name or "(spark-role=driver)"
-        app = TrackedApplication(
-            application_id=self.application_id,
-            namespace=self.namespace,
-            driver_pod=driver,
-            driver_container=self.driver_container,
-            submitted_at="",
-        )
-        return final_event(app, state)
+        return final_event(self.application_id, self.namespace, driver, state)
 
     # ------------------------------------------------------------------ kill
 
@@ -310,7 +257,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         if not self.delete_on_kill or not self.driver_pod_name:
             self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
             return
-        path = f"/api/v1/namespaces/{self.namespace}/pods/{self.driver_pod_name}"
+        path = resource_path("v1", "Pod", self.namespace, self.driver_pod_name)
         client = await self._client()
         try:
             await client.request("DELETE", path)

@@ -188,7 +188,7 @@ def test_secrets_are_registered_with_the_log_masker(
 def test_default_connection_id_and_get_client_is_reused(monkeypatch: pytest.MonkeyPatch) -> None:
     set_connection(monkeypatch, "spark_k8s_default", host="http://127.0.0.1:1")
     hook = SparkK8sHook()
-    assert hook.spark_k8s_conn_id == "spark_k8s_default"
+    assert hook.kubernetes_conn_id == "spark_k8s_default"
     try:
         assert hook.get_client() is hook.get_client()
     finally:

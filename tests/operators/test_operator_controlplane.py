@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from airflow_provider_sparkk8s.operators.task_identity import TaskInstanceRef, driver_pod_name
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, driver_pod_name
 from tests.operators.airflow_harness import (
     LOGICAL_DATE,
     AirflowHome,

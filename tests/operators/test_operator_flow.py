@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
 
+from airflow_provider_sparkk8s.application.task_identity import (
+    TaskInstanceRef,
+    driver_labels,
+    driver_pod_name,
+)
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError, SubmissionError
 from airflow_provider_sparkk8s.links.spark_k8s import DriverPodLink, SparkUiLink
 from airflow_provider_sparkk8s.operators.spark_k8s import (
     APPLICATION_XCOM_KEY,
     SparkK8sSubmitOperator,
-)
-from airflow_provider_sparkk8s.operators.task_identity import (
-    TaskInstanceRef,
-    driver_labels,
-    driver_pod_name,
 )
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.monitoring.driver_log import LogCursor, take_new_lines
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 from airflow_provider_sparkk8s.monitoring.store import active_stores
-from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger, timed_out
+from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from tests.monitoring.fake_kube import FakeKubeWithLogs
 from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
@@ -184,19 +183,6 @@ async def test_startup_timeout_does_not_fire_once_running_but_run_timeout_does(k
     assert event.payload["reason"] == "RunTimeout"
     assert "running" in event.payload["message"]
     assert time.monotonic() - started >= 0.4
-
-
-def test_timed_out_is_pure_and_measures_from_start_time():
-    pending = ApplicationState(
-        state="pending", reason="Unschedulable", message="0/3 nodes", problem=True
-    )
-    assert timed_out(pending, 109.0, 100.0, 10.0, 100.0) is None
-    failure = timed_out(pending, 110.0, 100.0, 10.0, 100.0)
-    assert failure.reason == "StartupTimeout" and "Unschedulable" in failure.message
-    assert timed_out(None, 110.0, 100.0, 10.0, None).message.endswith("never scheduled or started)")
-    running_state = ApplicationState(state="running")
-    assert timed_out(running_state, 150.0, 100.0, 10.0, None) is None
-    assert timed_out(running_state, 200.0, 100.0, 10.0, 100.0).reason == "RunTimeout"
 
 
 async def test_many_triggers_share_one_store(kube):

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.operators.task_identity import (
+from airflow_provider_sparkk8s.application.task_identity import (
     TaskInstanceRef,
     driver_label_conf,
     driver_pod_name,
 )
+from airflow_provider_sparkk8s.errors import SparkConfError
 
 POD_NAME_KEY = "spark.kubernetes.driver.pod.name"
 NAMESPACE_KEY = "spark.kubernetes.namespace"

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_sparkk8s.application.task_identity import submission_number
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
-from airflow_provider_sparkk8s.operators.task_identity import submission_number
 
 Pod = Mapping[str, Any]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from airflow_provider_sparkk8s.operators.reattach import Adopt, SubmitNew, decide, is_live
-from airflow_provider_sparkk8s.operators.task_identity import SUBMISSION_LABEL
+from airflow_provider_sparkk8s.application.reattach import Adopt, SubmitNew, decide, is_live
+from airflow_provider_sparkk8s.application.task_identity import SUBMISSION_LABEL
 
 
 def driver(name: str, number: int, status: dict, deleting: bool = False) -> dict:

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_provider_sparkk8s.operators.task_identity import (
+from airflow_provider_sparkk8s.application.task_identity import (
     LABEL_VALUE_MAX,
     SUBMISSION_LABEL,
     TASK_INSTANCE_LABEL,

@@ -6,19 +6,19 @@ import re
 
 import pytest
 
-from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.operators.redaction import (
+from airflow_provider_sparkk8s.application.redaction import (
     REDACTED,
     redact_objects,
     redaction_pattern,
 )
-from airflow_provider_sparkk8s.operators.submission_plan import (
+from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     namespace_of,
     submission_conf,
     template_dict,
 )
-from airflow_provider_sparkk8s.operators.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.errors import SparkConfError
 
 REF = TaskInstanceRef("etl", "load", "manual__1")
 

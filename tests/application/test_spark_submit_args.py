@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.operators.spark_submit_args import (
+from airflow_provider_sparkk8s.application.spark_submit_args import (
     SubmitParameters,
     comma_list,
     spark_submit_argv,
 )
+from airflow_provider_sparkk8s.errors import SparkConfError
 
 
 def test_a_jvm_job_gives_the_flags_spark_submit_operator_would_pass():

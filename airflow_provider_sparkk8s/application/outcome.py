@@ -1,82 +1,19 @@
-"""What the operator follows and what it reports: plain data, no I/O.
+"""What a finished application reports: the XCom value, the failure message, the cleanup.
 
-`TrackedApplication` is the driver the task follows (submitted or adopted); it travels
-through the deferral as plain kwargs. `final_event` turns an `ApplicationState` into the
-same payload the trigger emits, so the worker-side wait and the trigger end in one
-`execute_complete`. `report` turns that payload into the XCom value and, for a failure, the
-message the task fails with.
+Plain data in (the tracked application and the final event, see `events`), plain data out;
+the operator's `execute_complete` does the I/O around it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 
-TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout"})
 ON_FINISH_ACTIONS = ("delete_pod", "delete_succeeded_pod", "keep_pod")
-
-
-@dataclass(frozen=True)
-class TrackedApplication:
-    application_id: str
-    namespace: str
-    driver_pod: str
-    driver_container: str
-    submitted_at: str  # RFC 3339: the driver pod's creation time, the start of the timeouts
-    adopted: bool = False
-
-    @property
-    def submission_id(self) -> str:
-        return f"{self.namespace}:{self.driver_pod}"
-
-    def to_kwargs(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @staticmethod
-    def from_kwargs(kwargs: Mapping[str, Any]) -> TrackedApplication:
-        return TrackedApplication(**{k: kwargs[k] for k in TrackedApplication.__dataclass_fields__})
-
-
-def tracked_from_pod(pod: Mapping[str, Any], *, adopted: bool) -> TrackedApplication:
-    """The application a driver pod (as the API server returns it) belongs to."""
-    metadata = pod.get("metadata") or {}
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
-    return TrackedApplication(
-        application_id=(metadata.get("labels") or {}).get("spark-app-selector", ""),
-        namespace=metadata.get("namespace", ""),
-        driver_pod=metadata.get("name", ""),
-        # Spark appends its own container after any side-cars of a template.
-        driver_container=containers[-1].get("name") or "spark-kubernetes-driver",
-        submitted_at=metadata.get("creationTimestamp") or "",
-        adopted=adopted,
-    )
-
-
-def final_event(app: TrackedApplication, state: ApplicationState) -> dict[str, Any]:
-    """The trigger's final payload shape, built from a state the worker observed."""
-    if state.state == "unknown":
-        state = ApplicationState(
-            state="failed",
-            reason="DriverPodNotFound",
-            message=f"driver pod {app.driver_pod} of application {app.application_id} in "
-            f"namespace {app.namespace} no longer exists (deleted before it finished)",
-            driver_pod=app.driver_pod,
-            executors=state.executors,
-        )
-    if state.reason in TIMEOUT_REASONS:
-        status = "timeout"
-    else:
-        status = "success" if state.state == "succeeded" else "failed"
-    return {
-        "status": status,
-        "application_id": app.application_id,
-        "namespace": app.namespace,
-        **state.to_dict(),
-    }
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -1,20 +1,21 @@
-"""XCom values, failure messages and cleanup decisions from a final event (plain data)."""
+"""The final event, and the XCom values, failure messages and cleanup decisions made from it
+(plain data)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
-from airflow_provider_sparkk8s.operators.outcome import (
-    TrackedApplication,
+from airflow_provider_sparkk8s.application import events
+from airflow_provider_sparkk8s.application.outcome import (
     duration_seconds,
-    final_event,
     report,
     should_delete_driver,
-    tracked_from_pod,
 )
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
 APP = TrackedApplication(
     "spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z"
@@ -22,16 +23,8 @@ APP = TrackedApplication(
 NOW = datetime(2026, 11, 29, 18, 5, tzinfo=UTC)
 
 
-def test_a_pod_from_the_api_becomes_the_tracked_application():
-    pod = {
-        "metadata": {"name": "pi-1-driver", "namespace": "team-a", "creationTimestamp": "2026-11-29T18:00:00Z",
-                     "labels": {"spark-app-selector": "spark-abc"}},
-        "spec": {"containers": [{"name": "sidecar"}, {"name": "driver-from-template"}]},
-    }  # fmt: skip
-    tracked = tracked_from_pod(pod, adopted=True)
-    assert tracked.driver_container == "driver-from-template"  # Spark's container is last
-    assert tracked.submission_id == "team-a:pi-1-driver"
-    assert TrackedApplication.from_kwargs(tracked.to_kwargs()) == tracked
+def final_event(app: TrackedApplication, state: ApplicationState) -> dict[str, Any]:
+    return events.final_event(app.application_id, app.namespace, app.driver_pod, state)
 
 
 def test_success_reports_every_xcom_field():

@@ -1,0 +1,44 @@
+"""The final event: what the trigger emits and the worker-side wait returns, one schema.
+
+    {"status": "success" | "failed" | "timeout",
+     "application_id", "namespace", "driver_pod",
+     "state", "reason", "message", "exit_code", "termination_message",
+     "executors": {"counts": {...}, "failures": [...]},
+     "started_at", "finished_at"}
+
+Both paths end in the operator's `execute_complete` (and the sensor's), so both build the
+payload here, from the application's ids and the last `ApplicationState`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+
+TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout"})
+
+
+def final_event(
+    application_id: str, namespace: str, driver_pod: str, state: ApplicationState
+) -> dict[str, Any]:
+    """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound."""
+    if state.state == "unknown":
+        state = ApplicationState(
+            state="failed",
+            reason="DriverPodNotFound",
+            message=f"driver pod {driver_pod} of application {application_id} in "
+            f"namespace {namespace} no longer exists (deleted before it finished)",
+            driver_pod=driver_pod,
+            executors=state.executors,
+        )
+    if state.reason in TIMEOUT_REASONS:
+        status = "timeout"
+    else:
+        status = "success" if state.state == "succeeded" else "failed"
+    return {
+        "status": status,
+        "application_id": application_id,
+        "namespace": namespace,
+        **state.to_dict(),
+    }

@@ -1,0 +1,45 @@
+"""The driver a task follows, submitted or adopted: plain data that crosses a deferral."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER
+
+
+@dataclass(frozen=True)
+class TrackedApplication:
+    application_id: str
+    namespace: str
+    driver_pod: str
+    driver_container: str
+    submitted_at: str  # RFC 3339: the driver pod's creation time, the start of the timeouts
+    adopted: bool = False
+
+    @property
+    def submission_id(self) -> str:
+        return f"{self.namespace}:{self.driver_pod}"
+
+    def to_kwargs(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_kwargs(kwargs: Mapping[str, Any]) -> TrackedApplication:
+        return TrackedApplication(**{k: kwargs[k] for k in TrackedApplication.__dataclass_fields__})
+
+
+def tracked_from_pod(pod: Mapping[str, Any], *, adopted: bool) -> TrackedApplication:
+    """The application a driver pod (as the API server returns it) belongs to."""
+    metadata = pod.get("metadata") or {}
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return TrackedApplication(
+        application_id=(metadata.get("labels") or {}).get("spark-app-selector", ""),
+        namespace=metadata.get("namespace", ""),
+        driver_pod=metadata.get("name", ""),
+        # Spark appends its own container after any side-cars of a template.
+        driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
+        submitted_at=metadata.get("creationTimestamp") or "",
+        adopted=adopted,
+    )
