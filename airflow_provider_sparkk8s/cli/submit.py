@@ -34,10 +34,10 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
-from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
-from airflow_provider_sparkk8s.submission import local_inputs, naming, pod_template, render
+from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
+from airflow_provider_sparkk8s.submission import local_inputs, naming, render
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,
     parse_spark_submit,
@@ -51,19 +51,12 @@ from airflow_provider_sparkk8s.submission.storage_options import (
     secret_values,
     spark_conf_storage_options,
 )
-from airflow_provider_sparkk8s.submission.submit import (
-    kill,
-    status,
-    submit,
-    template_has_namespace,
-)
 from airflow_provider_sparkk8s.submission.upload_plan import UploadPlan, plan_uploads
 from airflow_provider_sparkk8s.submission.uploader import Storage, upload_all
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
 REPORT_INTERVAL_KEY = "spark.kubernetes.report.interval"
-WATCH_SECONDS = 30  # a watch is re-opened (after a fresh GET) at least this often
 
 USAGE = """\
 Usage: sparkk8s-submit --master k8s://https://<host>:<port> --deploy-mode cluster [options]
@@ -87,10 +80,9 @@ class Outcome:
 
 def build(
     arguments: SubmitArguments, environ: Mapping[str, str], spark_version: str
-) -> tuple[RenderedSubmission, bool, UploadPlan]:
+) -> tuple[RenderedSubmission, UploadPlan]:
     """IMPURE (reads local files, draws random ids): the rendered objects of a submission,
-    whether the driver template names a namespace (see submit.template_has_namespace), and
-    the local files to upload before the first request."""
+    and the local files to upload before the first request."""
     local = local_inputs.gather(arguments.spark_conf, environ)
     conf = render.prepare(
         arguments.spark_conf,
@@ -102,8 +94,7 @@ def build(
         local=local,
         ids=naming.new_submission_ids(),
     )
-    rendered = render.render(conf)
-    return rendered, template_has_namespace(pod_template.driver_template(conf)), plan_uploads(conf)
+    return render.render(conf), plan_uploads(conf)
 
 
 def storage_for(conf: Mapping[str, str]) -> Storage:
@@ -131,37 +122,10 @@ def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
         print(f"Ignoring non-Spark config property: {key}", file=out)
 
 
-def driver_events(client: KubeClient, namespace: str, pod_name: str) -> Iterator[dict | None]:
-    """The driver pod as it changes: a fresh GET, then a watch from there; repeat.
-
-    Yields None once the pod is gone. A 410 or a closed stream just starts over with a
-    GET, as spark-submit's watcher does after "resource too old".
-    """
-    path = resource_path("v1", "Pod", namespace, pod_name)
-    collection = resource_path("v1", "Pod", namespace)
-    while True:
-        try:
-            pod = client.request("GET", path)
-        except KubeApiError as error:
-            if error.status == 404:
-                yield None
-                return
-            raise
-        yield pod
-        params = {
-            "fieldSelector": f"metadata.name={pod_name}",
-            "resourceVersion": pod["metadata"].get("resourceVersion", ""),
-            "timeoutSeconds": WATCH_SECONDS,
-        }
-        for event in client.watch(collection, params=params):
-            kind = event.get("type")
-            if kind == "DELETED":
-                yield None
-                return
-            if kind in ("ADDED", "MODIFIED"):
-                yield event["object"]
-            elif kind == "ERROR":
-                break  # 410 Gone and friends: GET again and re-watch
+def driver_events(client: KubeClient, namespace: str, pod_name: str) -> Iterator[Pod | None]:
+    """The driver pod as it changes, by watch (None once it is gone), as spark-submit's
+    watcher follows it."""
+    return DriverPods(client).watch_driver(namespace, pod_name)
 
 
 class StatusReporter:
@@ -178,7 +142,7 @@ class StatusReporter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._report, name="status-reporter", daemon=True)
 
-    def seen(self, pod: dict | None) -> None:
+    def seen(self, pod: Pod | None) -> None:
         if pod is not None:
             self.phase = (pod.get("status") or {}).get("phase") or "unknown"
 
@@ -209,8 +173,8 @@ def wait_for_driver(
     rendered_namespace: str,
     pod_name: str,
     out: TextIO,
-    events: Callable[[KubeClient, str, str], Iterator[dict | None]] = driver_events,
-    seen: Callable[[dict | None], None] = lambda pod: None,
+    events: Callable[[KubeClient, str, str], Iterator[Pod | None]] = driver_events,
+    seen: Callable[[Pod | None], None] = lambda pod: None,
 ) -> ApplicationState:
     """Follow the driver until it ends; print each state change; hand each pod to `seen`."""
     last: str | None = None
@@ -248,21 +212,22 @@ def _kill_or_status(arguments: SubmitArguments, client: KubeClient, out: TextIO)
     conf = arguments.spark_conf
     namespace = conf.get("spark.kubernetes.namespace", "default")
     glob = arguments.submission_glob or ""
+    pods = DriverPods(client)
     if arguments.action == "kill":
-        killed = kill(client, glob, namespace, _grace_seconds(conf))
+        killed = pods.kill(glob, namespace, _grace_seconds(conf))
         for submission_id in killed:
             print(f"Deleting driver pod {submission_id}.", file=out)
         if not killed:
             print(_not_found(glob), file=out)
         return EXIT_OK if killed else EXIT_FAILED
-    pods = status(client, glob, namespace)
-    for pod in pods:
+    drivers = pods.find(glob, namespace)
+    for pod in drivers:
         name = pod["metadata"]["name"]
         state = reduce_application([pod], driver_pod_name=name)
         print(f"{pod['metadata']['namespace']}:{name} {state.describe()}", file=out)
-    if not pods:
+    if not drivers:
         print(_not_found(glob), file=out)
-    return EXIT_OK if pods else EXIT_FAILED
+    return EXIT_OK if drivers else EXIT_FAILED
 
 
 def run(
@@ -299,7 +264,7 @@ def run(
         with client_factory(arguments.spark_conf, environ) as client:
             return Outcome(_kill_or_status(arguments, client, out))
 
-    rendered, keep_pod_namespace, plan = build(arguments, environ, spark_version)
+    rendered, plan = build(arguments, environ, spark_version)
     if arguments.dry_run:
         # Secret values, secret-looking env values and properties are masked, as Spark does
         # when it prints conf: a dry run's output ends up in terminals and CI logs.
@@ -321,7 +286,7 @@ def run(
             on_upload=lambda up: _print(err, f"Uploaded {up.source} to {up.target}"),
         )
         try:
-            result = submit(client, rendered, keep_pod_namespace=keep_pod_namespace)
+            result = DriverPods(client).submit(rendered)
         except BaseException:
             for left in uploaded.remove():
                 _print(err, f"Could not remove uploaded folder {left}")

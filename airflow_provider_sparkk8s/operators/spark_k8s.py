@@ -13,12 +13,13 @@ The flow, each step in its own small piece:
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.outcome import (
@@ -53,9 +54,11 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
     link_templates,
     link_urls,
 )
+from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     ApplicationState,
+    Pod,
     reduce_application,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
@@ -72,16 +75,9 @@ from airflow_provider_sparkk8s.submission.render import (
 from airflow_provider_sparkk8s.version_compat import BaseOperator
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
-if TYPE_CHECKING:
-    from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-
 APPLICATION_XCOM_KEY = "spark_application"
 # A master URL for dry runs without a reachable connection: only printed, never called.
 IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
-
-
-def _pods_path(namespace: str) -> str:
-    return f"/api/v1/namespaces/{namespace}/pods"
 
 
 class SparkK8sSubmitOperator(BaseOperator):
@@ -344,14 +340,11 @@ class SparkK8sSubmitOperator(BaseOperator):
             return self._dry_run(hook, ref)
         namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
         ids = new_submission_ids()
-        client = hook.get_client()
-        try:
-            master = "k8s://" + client.settings.server
+        with self._driver_pods(hook) as pods:
+            master = "k8s://" + pods.client.settings.server
             # Render before any request: bad input fails here, with nothing sent.
             first = self.render_submission(ref, namespace, master, 1, ids)
-            app = self._adopt_or_submit(client, ref, first, master, ids)
-        finally:
-            client.close()
+            app = self._adopt_or_submit(pods, ref, first, master, ids)
         self._tracked = app
         self._publish(context, app)
         if self.deferrable:
@@ -387,15 +380,17 @@ class SparkK8sSubmitOperator(BaseOperator):
             "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in objects],
         }
 
-    def _list_drivers(self, client: KubeClient, ref: TaskInstanceRef, namespace: str) -> list[dict]:
-        listing = client.request(
-            "GET", _pods_path(namespace), params={"labelSelector": selector(ref)}
-        )
-        return list(listing.get("items") or [])
+    def _list_drivers(self, pods: DriverPods, ref: TaskInstanceRef, namespace: str) -> list[Pod]:
+        """Every driver pod this task instance ever submitted (any state)."""
+        return pods.list_pods(namespace, selector(ref))
+
+    @staticmethod
+    def _driver_pods(hook: Any) -> DriverPods:
+        return DriverPods(hook.get_client(), owns_client=True)
 
     def _adopt_or_submit(
         self,
-        client: KubeClient,
+        pods: DriverPods,
         ref: TaskInstanceRef,
         first: RenderedSubmission,
         master: str,
@@ -403,27 +398,27 @@ class SparkK8sSubmitOperator(BaseOperator):
     ) -> TrackedApplication:
         namespace = first.namespace
         decision = decide(
-            self._list_drivers(client, ref, namespace), reattach=self.reattach_on_restart
+            self._list_drivers(pods, ref, namespace), reattach=self.reattach_on_restart
         )
         if isinstance(decision, Adopt):
             for extra in decision.extra_live_pods:
                 self.log.warning("Deleting a second live driver of this task instance: %s", extra)
-                self._delete_pod(client, namespace, extra)
+                pods.delete(namespace, extra)
             return self._adopt(decision.pod, decision.state)
         for stale in decision.live_pods_to_delete:
             self.log.info("reattach_on_restart is off: deleting live driver %s", stale)
-            self._delete_pod(client, namespace, stale)
+            pods.delete(namespace, stale)
         rendered = first
         if decision.submission != 1:
             rendered = self.render_submission(ref, namespace, master, decision.submission, ids)
         submitted_at = datetime.now(UTC).isoformat()
         try:
-            result = self._submit(client, rendered)
+            result = pods.submit(rendered)
         except SubmissionError as error:
             cause = error.__cause__
             if not (isinstance(cause, KubeApiError) and cause.status == 409):
                 raise
-            return self._adopt_after_conflict(client, rendered, error)
+            return self._adopt_after_conflict(pods, rendered, error)
         for created in result.created:
             self.log.info("Created %s in namespace %s", created, result.namespace)
         self.log.info(
@@ -438,11 +433,6 @@ class SparkK8sSubmitOperator(BaseOperator):
             submitted_at=submitted_at,
         )
 
-    def _submit(self, client: KubeClient, rendered: RenderedSubmission) -> Any:
-        from airflow_provider_sparkk8s.submission.submit import submit
-
-        return submit(client, rendered)
-
     def _adopt(self, pod: Mapping[str, Any], state: str) -> TrackedApplication:
         app = tracked_from_pod(pod, adopted=True)
         self.log.info(
@@ -454,15 +444,11 @@ class SparkK8sSubmitOperator(BaseOperator):
         return app
 
     def _adopt_after_conflict(
-        self, client: KubeClient, rendered: RenderedSubmission, error: SubmissionError
+        self, pods: DriverPods, rendered: RenderedSubmission, error: SubmissionError
     ) -> TrackedApplication:
         """Another worker created this submission's pod first: follow theirs."""
-        path = f"{_pods_path(rendered.namespace)}/{rendered.driver_pod_name}"
-        try:
-            pod = client.request("GET", path)
-        except KubeApiError as missing:
-            if missing.status != 404:
-                raise
+        pod = pods.get(rendered.namespace, rendered.driver_pod_name)
+        if pod is None:
             raise error from None  # gone again already; let the task retry
         if not is_live(pod):
             raise SubmissionError(
@@ -522,35 +508,30 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
 
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
-        """Poll the application's pods until it ends or a timeout passes (same rules as the
-        trigger: `reduce_application` and `timed_out`)."""
+        """Watch the application's pods until it ends or a timeout passes (the trigger's rules:
+        `reduce_application` and `timed_out`); the clock is read at least every poll_interval."""
         start = datetime.fromisoformat(app.submitted_at).timestamp()
-        selector_by_app = {"labelSelector": f"spark-app-selector={app.application_id}"}
         last: ApplicationState | None = None
-        client = self._hook().get_client()
-        try:
-            while True:
+        with self._driver_pods(self._hook()) as driver_pods:
+            for pods in driver_pods.follow(
+                app.namespace,
+                label_selector=application_selector(app.application_id),
+                window_seconds=math.ceil(self.poll_interval),
+            ):
                 if self._stop.is_set():
                     raise ApplicationFailed(f"killed while following {app.submission_id}")
-                pods = client.request("GET", _pods_path(app.namespace), params=selector_by_app)
                 state = reduce_application(
-                    pods.get("items") or [],
-                    driver_pod_name=app.driver_pod,
-                    driver_container=app.driver_container,
+                    pods, driver_pod_name=app.driver_pod, driver_container=app.driver_container
                 )
                 if last is None or (last.state, last.reason) != (state.state, state.reason):
                     self.log.info("Spark application %s: %s", app.application_id, state.describe())
                 last = state
-                expired = timed_out(
-                    state, time.time(), start, self.startup_timeout, self.run_timeout
-                )
-                if expired is not None:
-                    return final_event(app.application_id, app.namespace, app.driver_pod, expired)
-                if state.terminal:
-                    return final_event(app.application_id, app.namespace, app.driver_pod, state)
-                self._stop.wait(self.poll_interval)
-        finally:
-            client.close()
+                ended = timed_out(state, time.time(), start, self.startup_timeout, self.run_timeout)
+                if ended is None and state.terminal:
+                    ended = state
+                if ended is not None:
+                    return final_event(app.application_id, app.namespace, app.driver_pod, ended)
+        raise AssertionError("unreachable: following pods ends only by returning")
 
     # ------------------------------------------------------------------ completion
 
@@ -566,22 +547,19 @@ class SparkK8sSubmitOperator(BaseOperator):
         self._tracked = app
         outcome = report(app, event, datetime.now(UTC))
         streamed = self.deferrable and self.get_logs
-        client = self._hook().get_client()
-        try:
+        with self._driver_pods(self._hook()) as pods:
             if self.get_logs and not streamed and event.get("state") != "unknown":
-                self._log_driver_tail(client, app)
+                self._log_driver_tail(pods, app)
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
             if should_delete_driver(self.on_finish_action, event):
                 self.log.info(
                     "Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
-                self._delete_pod(client, app.namespace, app.driver_pod)
+                pods.delete(app.namespace, app.driver_pod)
             else:
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
-        finally:
-            client.close()
         if not outcome.succeeded:
             raise ApplicationFailed(outcome.failure)
         self.log.info(
@@ -591,11 +569,11 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         return outcome.xcom
 
-    def _log_driver_tail(self, client: KubeClient, app: TrackedApplication) -> None:
-        path = f"{_pods_path(app.namespace)}/{app.driver_pod}/log"
-        params = {"container": app.driver_container, "tailLines": str(self.log_tail_lines)}
+    def _log_driver_tail(self, pods: DriverPods, app: TrackedApplication) -> None:
         try:
-            text = client.text(path, params)
+            text = pods.log_tail(
+                app.namespace, app.driver_pod, app.driver_container, self.log_tail_lines
+            )
         except Exception as error:  # noqa: BLE001 - a missing log must not hide the application's result
             self.log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
             return
@@ -603,13 +581,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.log.info("Last %d lines of the driver log (%s):", len(lines), app.submission_id)
         for line in lines:
             self.log.info("[driver] %s", line)
-
-    def _delete_pod(self, client: KubeClient, namespace: str, name: str) -> None:
-        try:
-            client.request("DELETE", f"{_pods_path(namespace)}/{name}")
-        except KubeApiError as error:
-            if error.status != 404:
-                raise
 
     # ------------------------------------------------------------------ kill
 
@@ -623,9 +594,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         app = self._tracked
         if app is None:
             return
-        client = self._hook().get_client()
-        try:
-            self._delete_pod(client, app.namespace, app.driver_pod)
-            self.log.info("Deleted driver pod %s", app.submission_id)
-        finally:
-            client.close()
+        with self._driver_pods(self._hook()) as pods:
+            pods.delete(app.namespace, app.driver_pod)
+        self.log.info("Deleted driver pod %s", app.submission_id)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
@@ -124,40 +125,34 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
         return SparkK8sHook(self.kubernetes_conn_id, self.namespace)
 
-    def _pods(self, client: Any, namespace: str, selector: str) -> list[Pod]:
-        body = client.request(
-            "GET", f"/api/v1/namespaces/{namespace}/pods", params={"labelSelector": selector}
-        )
-        return [p for p in body.get("items") or [] if isinstance(p, Mapping)]
-
-    def _get_pod(self, client: Any, namespace: str, name: str) -> Pod | None:
-        try:
-            return client.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
-        except KubeApiError as error:
-            if error.status == 404:
-                return None
-            raise
-
-    def find(self, client: Any, namespace: str) -> Target:
-        """The application's pods, however it was named (one or two list requests)."""
+    def find(self, pods: DriverPods, namespace: str) -> Target:
+        """The application's pods, however it was named (one or two requests)."""
         if self.application_id:
-            pods = self._pods(client, namespace, f"spark-app-selector={self.application_id}")
-            return Target(self.application_id, self.driver_pod_name, tuple(pods))
+            found = pods.list_pods(namespace, application_selector(self.application_id))
+            return Target(self.application_id, self.driver_pod_name, tuple(found))
         if self.label_selector:
-            driver = choose_driver(self._pods(client, namespace, self.label_selector))
+            driver = choose_driver(pods.list_pods(namespace, self.label_selector))
         else:
-            driver = self._get_pod(client, namespace, str(self.driver_pod_name))
+            driver = pods.get(namespace, str(self.driver_pod_name))
         if driver is None:
             return Target(None, self.driver_pod_name, ())
         app = application_id(driver)
-        pods = self._pods(client, namespace, f"spark-app-selector={app}") if app else [driver]
-        return Target(app, pod_name(driver), tuple(pods))
+        found = pods.list_pods(namespace, application_selector(app)) if app else [driver]
+        return Target(app, pod_name(driver), tuple(found))
+
+    def _find(self) -> tuple[Target, str]:
+        """The application, through a hook whose client is closed before returning."""
+        hook = self._hook()
+        try:
+            namespace = hook.get_namespace()
+            return self.find(DriverPods(hook.get_client()), namespace), namespace
+        finally:
+            hook.close()
 
     # ------------------------------------------------------------------ poke mode
 
     def poke(self, context: Any) -> bool | PokeReturnValue:
-        hook = self._hook()
-        target = self.find(hook.get_client(), hook.get_namespace())
+        target, _ = self._find()
         if not any(spark_role(p) == "driver" for p in target.pods):
             if self._seen_driver:
                 raise ApplicationFailed(
@@ -197,9 +192,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     def execute(self, context: Any, event: Any = None) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        hook = self._hook()
-        namespace = hook.get_namespace()
-        target = self.find(hook.get_client(), namespace)
+        target, namespace = self._find()
         if target.application_id is None or not any(spark_role(p) == "driver" for p in target.pods):
             # Not submitted yet: come back after a poke interval, without holding a worker.
             self.log.info(

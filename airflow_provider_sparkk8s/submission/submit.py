@@ -6,13 +6,10 @@ re-apply the pre-resources owned by the pod; server-side apply every post-pod re
 everything created so far is deleted (Spark leaves post-resources to the garbage
 collector; we delete them too, so nothing is left even where no GC runs) and a
 `SubmissionError` names the object, the API's status and reason, and what was removed.
-
-Also `kill()` and `status()` for `namespace:pod` ids with globs, like `spark-submit --kill`.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import logging
 import time
@@ -30,7 +27,6 @@ log = logging.getLogger(__name__)
 
 # fabric8 (and so spark-submit) applies as "fabric8"; ours names us in managedFields.
 FIELD_MANAGER = "sparkk8s"
-DRIVER_ROLE_SELECTOR = "spark-role=driver"
 # Sends of the driver pod's POST when answers are lost (each send is the client's own,
 # with its retries of what certainly did not reach the server).
 AMBIGUOUS_POST_ATTEMPTS = 4
@@ -283,63 +279,3 @@ def submit(
         submission_id=rendered.submission_id,
         created=tuple(describe(obj) for obj in sender.created),
     )
-
-
-# --------------------------------------------------------------------------- kill / status
-
-
-def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str, str]:
-    """`ns:pod` -> (ns, pod); no `:` means the client's default namespace (as Spark)."""
-    namespace, sep, pattern = submission_id.partition(":")
-    if not sep:
-        return default_namespace, submission_id
-    return namespace or default_namespace, pattern
-
-
-def find_drivers(
-    client: KubeClient, submission_id: str, default_namespace: str
-) -> list[dict[str, Any]]:
-    """Driver pods matching `ns:pod`, where pod may hold shell-style globs (`*`, `?`)."""
-    namespace, pattern = split_submission_id(submission_id, default_namespace)
-    if not any(char in pattern for char in "*?["):
-        try:
-            return [client.request("GET", resource_path("v1", "Pod", namespace, pattern))]
-        except KubeApiError as error:
-            if error.status == 404:
-                return []
-            raise
-    listing = client.request(
-        "GET", resource_path("v1", "Pod", namespace), params={"labelSelector": DRIVER_ROLE_SELECTOR}
-    )
-    return [
-        pod
-        for pod in listing.get("items") or []
-        if fnmatch.fnmatchcase((pod.get("metadata") or {}).get("name", ""), pattern)
-    ]
-
-
-def kill(
-    client: KubeClient,
-    submission_id: str,
-    default_namespace: str,
-    grace_period_seconds: int | None = None,
-) -> list[str]:
-    """Delete the matching driver pods (their owned objects go with them); names deleted."""
-    killed = []
-    params = {} if grace_period_seconds is None else {"gracePeriodSeconds": grace_period_seconds}
-    for pod in find_drivers(client, submission_id, default_namespace):
-        metadata = pod["metadata"]
-        path = resource_path("v1", "Pod", metadata["namespace"], metadata["name"])
-        try:
-            client.request("DELETE", path, params=params)
-        except KubeApiError as error:
-            if error.status != 404:
-                raise
-            continue
-        killed.append(f"{metadata['namespace']}:{metadata['name']}")
-    return killed
-
-
-def status(client: KubeClient, submission_id: str, default_namespace: str) -> list[dict[str, Any]]:
-    """The matching driver pods as returned by the API server."""
-    return find_drivers(client, submission_id, default_namespace)

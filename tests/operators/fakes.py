@@ -7,7 +7,8 @@ also tested against the real API server in test_operator_controlplane.py.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,35 @@ class FakeClient:
         if name not in self.cluster.logs:
             raise KubeApiError(404, "NotFound", "no log", method="GET", path=path)
         return self.cluster.logs[name]
+
+    def watch(
+        self, path: str, params: dict | None = None, *, read_timeout: float | None = None
+    ) -> Iterator[dict]:
+        """A short watch window: the cluster moves on (as on a list), and every pod of the
+        namespace and selector that changed meanwhile comes as an event."""
+        cluster = self.cluster
+        cluster.requests.append(("WATCH", path))
+        namespace = path.strip("/").split("/")[3]
+        selector = (params or {}).get("labelSelector", "")
+
+        def selected() -> dict[str, dict]:
+            return {
+                name: copy.deepcopy(p)
+                for (ns, name), p in cluster.pods.items()
+                if ns == namespace and _matches(p["metadata"].get("labels") or {}, selector)
+            }
+
+        before = selected()
+        time.sleep(0.005)  # a window passes; another thread may kill or delete meanwhile
+        if cluster.on_list:
+            cluster.on_list(cluster)
+        after = selected()
+        for name, pod in after.items():
+            if before.get(name) != pod:
+                yield {"type": "ADDED" if name not in before else "MODIFIED", "object": pod}
+        for name, pod in before.items():
+            if name not in after:
+                yield {"type": "DELETED", "object": pod}
 
     def request(
         self, method: str, path: str, *, params=None, json=None, content=None, content_type=None

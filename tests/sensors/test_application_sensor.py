@@ -15,6 +15,7 @@ class FakeClient:
     def __init__(self, pods):
         self.pods = pods
         self.requests = []
+        self.closed = False
 
     def request(self, method, path, params=None):
         self.requests.append((method, path, dict(params or {})))
@@ -45,6 +46,9 @@ class FakeHook:
     def get_namespace(self):
         return "ns"
 
+    def close(self):
+        self.client.closed = True
+
 
 def sensor(client, monkeypatch, **kwargs):
     s = SparkK8sApplicationSensor(task_id="wait", **kwargs)
@@ -68,6 +72,12 @@ def test_poke_by_application_id_waits_then_succeeds(monkeypatch):
     assert result.is_done and result.xcom_value["state"] == "succeeded"
     assert result.xcom_value["application_id"] == APP
     assert client.requests[-1][2] == {"labelSelector": f"spark-app-selector={APP}"}
+
+
+def test_every_poke_closes_the_client_it_used(monkeypatch):
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    assert sensor(client, monkeypatch, application_id=APP).poke({}) is False
+    assert client.closed
 
 
 def test_poke_fails_the_task_when_the_driver_fails(monkeypatch):

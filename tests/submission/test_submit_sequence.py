@@ -14,7 +14,7 @@ from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
-from airflow_provider_sparkk8s.submission.submit import FIELD_MANAGER, kill, status, submit
+from airflow_provider_sparkk8s.submission.submit import FIELD_MANAGER, submit
 from tests.parity.recorder import InjectedFailure, RecordingServer
 
 NAMESPACE = "team-a"
@@ -171,22 +171,6 @@ def test_403_names_the_missing_permission(server: RecordingServer, client: KubeC
     assert re.search(r"patch networkpolicies\.networking\.k8s\.io in namespace 'team-a'", message)
     assert "rolled back: " in message and "Pod/" in message
     assert server.recording.objects == {}
-
-
-def test_kill_and_status_with_globs(server: RecordingServer, client: KubeClient) -> None:
-    names = []
-    for _ in range(2):
-        rendered = rendered_submission(pre_resource=False)
-        submit(client, rendered)
-        names.append(rendered.driver_pod_name)
-    # The recorder lists nothing, so globs are checked through exact names here;
-    # glob matching over a real listing is covered against the control plane.
-    assert [p["metadata"]["name"] for p in status(client, f"{NAMESPACE}:{names[0]}", "x")] == [
-        names[0]
-    ]
-    assert kill(client, f"{NAMESPACE}:{names[0]}", "default") == [f"{NAMESPACE}:{names[0]}"]
-    assert status(client, f"{NAMESPACE}:{names[0]}", "default") == []
-    assert kill(client, names[1], NAMESPACE) == [f"{NAMESPACE}:{names[1]}"]
 
 
 def pod_posts(server: RecordingServer) -> int:

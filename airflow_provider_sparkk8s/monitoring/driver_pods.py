@@ -1,0 +1,196 @@
+"""Driver pods, read and changed through one sync service: the operator, sensor and CLI use it.
+
+It submits (the pod body's namespace rule lives here), lists, gets, deletes, tails logs,
+kills by `namespace:pod` globs like `spark-submit --kill`, and waits by watch (the generic
+list-then-watch layers of `kube.watch_sync`). Every path is built by `resource_path`, which
+refuses names that would change the URL's meaning.
+
+The deferred trigger does not come here: its shared `SnapshotStore` follows every deferred
+application of a namespace with one watch.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator, Mapping
+from typing import Any, Self
+
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.listwatch import Gone, WatchCursor, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.kube.watch_sync import list_objects, watch_stream
+from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.submit import SubmissionResult, submit
+
+DRIVER_ROLE_SELECTOR = "spark-role=driver"
+WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there
+_GLOB = "*?["
+
+
+def application_selector(application_id: str) -> str:
+    """Every pod of one application, driver and executors (Spark's own label)."""
+    return f"spark-app-selector={application_id}"
+
+
+def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str, str]:
+    """`ns:pod` -> (ns, pod); no `:` means the client's default namespace (as Spark)."""
+    namespace, sep, pattern = submission_id.partition(":")
+    if not sep:
+        return default_namespace, submission_id
+    return namespace or default_namespace, pattern
+
+
+class DriverPods:
+    """Driver pods through one sync client; closes the client if it made it.
+
+    :param client: the client to send through.
+    :param owns_client: close `client` on `close()` (and on leaving a `with` block).
+    """
+
+    def __init__(self, client: KubeClient, *, owns_client: bool = False) -> None:
+        self.client = client
+        self._owns_client = owns_client
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ submit
+
+    def submit(self, rendered: RenderedSubmission) -> SubmissionResult:
+        """Send every object of a submission, with the pod body spark-submit would POST: the
+        namespace is in the body only when the driver pod template named one."""
+        return submit(self.client, rendered, keep_pod_namespace=rendered.pod_body_has_namespace)
+
+    # ------------------------------------------------------------------ read and delete
+
+    def list_pods(self, namespace: str, label_selector: str) -> list[Pod]:
+        listing = self.client.request(
+            "GET", resource_path("v1", "Pod", namespace), params={"labelSelector": label_selector}
+        )
+        return [pod for pod in listing.get("items") or [] if isinstance(pod, Mapping)]
+
+    def get(self, namespace: str, name: str) -> Pod | None:
+        """The pod, or None when there is none of that name."""
+        try:
+            return self.client.request("GET", resource_path("v1", "Pod", namespace, name))
+        except KubeApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def delete(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> bool:
+        """Delete the pod (owner references take its objects); False when it was gone."""
+        params = (
+            {} if grace_period_seconds is None else {"gracePeriodSeconds": grace_period_seconds}
+        )
+        try:
+            self.client.request(
+                "DELETE", resource_path("v1", "Pod", namespace, name), params=params
+            )
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+            return False
+        return True
+
+    def log_tail(self, namespace: str, name: str, container: str, lines: int) -> str:
+        """The last `lines` lines of a container's log."""
+        path = resource_path("v1", "Pod", namespace, name, "log")
+        return self.client.text(path, {"container": container, "tailLines": str(lines)})
+
+    # ------------------------------------------------------------------ spark-submit --kill
+
+    def find(self, submission_id: str, default_namespace: str) -> list[Pod]:
+        """Driver pods matching `ns:pod`, where pod may hold shell-style globs (`*`, `?`)."""
+        namespace, pattern = split_submission_id(submission_id, default_namespace)
+        if not any(char in pattern for char in _GLOB):
+            pod = self.get(namespace, pattern)
+            return [] if pod is None else [pod]
+        return [
+            pod
+            for pod in self.list_pods(namespace, DRIVER_ROLE_SELECTOR)
+            if fnmatch.fnmatchcase((pod.get("metadata") or {}).get("name", ""), pattern)
+        ]
+
+    def kill(
+        self, submission_id: str, default_namespace: str, grace_period_seconds: int | None = None
+    ) -> list[str]:
+        """Delete the matching driver pods; the `ns:pod` ids of those deleted."""
+        killed = []
+        for pod in self.find(submission_id, default_namespace):
+            metadata = pod["metadata"]
+            if self.delete(metadata["namespace"], metadata["name"], grace_period_seconds):
+                killed.append(f"{metadata['namespace']}:{metadata['name']}")
+        return killed
+
+    # ------------------------------------------------------------------ waiting
+
+    def follow(
+        self,
+        namespace: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        window_seconds: int = WATCH_SECONDS,
+    ) -> Iterator[tuple[Pod, ...]]:
+        """The matching pods after a list, after every change, and after every watch window.
+
+        `kube.watch_sync`'s list and stream, with its rules (`kube.listwatch`): a list, then
+        streams resumed from the last resourceVersion seen, a list again after `410 Gone`.
+        Unlike its endless loop, this one hands the pods back when a window ends, so a caller
+        that waits with deadlines reads its clock at least every `window_seconds`; and a
+        failure reaches the caller (the task fails, or retries) instead of a reconnect.
+        Ends only when the caller stops iterating, which closes the stream.
+        """
+        selector = {"labelSelector": label_selector, "fieldSelector": field_selector}
+        spec = WatchSpec(
+            resource_path("v1", "Pod", namespace),
+            {key: value for key, value in selector.items() if value},
+            timeout_seconds=max(window_seconds, 1),
+        )
+        stats = WatchStats()
+        while True:
+            listed = list_objects(self.client, spec, stats)
+            cursor = WatchCursor(listed.resource_version)
+            pods = {_name(pod): pod for pod in listed.items}
+            yield tuple(pods.values())
+            try:
+                while True:
+                    for event in watch_stream(self.client, spec, cursor.resource_version):
+                        cursor.advance(event)
+                        if event.get("type") == "BOOKMARK":
+                            continue
+                        obj = event.get("object") or {}
+                        if event.get("type") == "DELETED":
+                            pods.pop(_name(obj), None)
+                        else:
+                            pods[_name(obj)] = obj
+                        yield tuple(pods.values())
+                    yield tuple(pods.values())  # the window ended: the caller checks its clock
+            except Gone:
+                continue  # the version is too old: list again
+
+    def watch_driver(
+        self, namespace: str, name: str, window_seconds: int = WATCH_SECONDS
+    ) -> Iterator[Pod | None]:
+        """One driver pod as it changes; None once it is gone (and then the end)."""
+        for pods in self.follow(
+            namespace, field_selector=f"metadata.name={name}", window_seconds=window_seconds
+        ):
+            if not pods:
+                yield None
+                return
+            yield pods[0]
+
+
+def _name(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("name", ""))
