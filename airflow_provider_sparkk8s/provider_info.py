@@ -27,7 +27,7 @@ def _flag(label: str, description: str) -> dict:
 
 # Airflow 3.2+ builds the connection form from this, without importing the hook. Airflow
 # < 3.2 calls SparkK8sHook.get_connection_form_widgets() / get_ui_field_behaviour(), which
-# tests/hooks keeps identical to this.
+# are generated from this same declaration.
 SPARK_K8S_CONNECTION: dict = {
     "hook-class-name": "airflow_provider_sparkk8s.hooks.spark_k8s.SparkK8sHook",
     "hook-name": HOOK_NAME,

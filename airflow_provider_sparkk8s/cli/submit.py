@@ -44,7 +44,7 @@ from airflow_provider_sparkk8s.submission.arguments import (
     read_text_file,
 )
 from airflow_provider_sparkk8s.submission.client_settings import spark_submit_settings
-from airflow_provider_sparkk8s.submission.conf_values import parse_time_ms
+from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.storage_options import (
@@ -274,9 +274,7 @@ def run(
         out.write(render.to_yaml(redact_objects(rendered.objects, pattern)))
         return Outcome(EXIT_OK)
 
-    wait = arguments.spark_conf.get(WAIT_KEY, "true").strip().lower()
-    if wait not in ("true", "false"):
-        raise SparkConfError(WAIT_KEY, wait, "true or false")
+    wait = get_bool(arguments.spark_conf, WAIT_KEY, True)
     interval = report_interval_seconds(arguments.spark_conf)
     with client_factory(arguments.spark_conf, environ) as client:
         # Every upload happens before the first API request; a failed submission removes them.
@@ -297,7 +295,7 @@ def run(
             f"Deployed Spark application {app_name} with application ID {result.app_id} "
             f"and submission ID {result.submission_id} into Kubernetes",
         )
-        if wait == "false":
+        if not wait:
             return Outcome(EXIT_OK)
         _print(err, f"Waiting for application {app_name} ({result.submission_id}) to finish...")
         with StatusReporter(err, result.app_id, interval) as reporter:

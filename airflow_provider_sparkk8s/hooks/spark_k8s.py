@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import KubeConfigError, SparkK8sError
+from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.paths import Access, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
@@ -37,7 +37,13 @@ from airflow_provider_sparkk8s.kube.settings import (
     with_overrides,
 )
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.provider_info import CONN_TYPE, DEFAULT_CONN_ID, HOOK_NAME
+from airflow_provider_sparkk8s.provider_info import (
+    CONN_TYPE,
+    DEFAULT_CONN_ID,
+    HOOK_NAME,
+    SPARK_K8S_CONNECTION,
+)
+from airflow_provider_sparkk8s.submission.conf_values import parse_bool
 from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret
 
 _PREFIX = f"extra__{CONN_TYPE}__"
@@ -62,7 +68,11 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
 # Extras whose value is a secret: masked in task logs. Airflow's REST API and edit form hide
 # an extra by its NAME only (a substring such as "secret", "private_key", "token"), not by its
 # format: password, so every name here must contain one of those substrings.
-SECRET_EXTRAS = ("kube_config_secret", "token", "client_private_key")
+SECRET_EXTRAS = tuple(
+    name
+    for name, field in SPARK_K8S_CONNECTION["conn-fields"].items()
+    if field["schema"].get("format") == "password"
+)
 
 # Former names of secret extras, which Airflow returned in clear -> their current names.
 RENAMED_EXTRAS = {"kube_config": "kube_config_secret", "client_key_data": "client_private_key"}
@@ -174,15 +184,16 @@ def _has_credentials(extras: Mapping[str, Any]) -> bool:
 
 
 def _flag(extras: Mapping[str, Any], name: str, label: str) -> bool:
+    """A boolean extra: the form's checkbox gives a bool, JSON may give Spark's spelling."""
     value = extras.get(name, False)
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off", ""):
-        return False
-    raise KubeConfigError(f"{label}: {name}={value!r} is invalid: expected true or false")
+    try:
+        return parse_bool(name, str(value))
+    except SparkConfError:
+        raise KubeConfigError(
+            f"{label}: {name}={value!r} is invalid: expected true or false"
+        ) from None
 
 
 def _pem(value: Any, name: str, label: str) -> str | None:
@@ -343,81 +354,47 @@ class SparkK8sHook(BaseHook):
 
     @classmethod
     def get_connection_form_widgets(cls) -> dict[str, Any]:
-        """Airflow < 3.2 builds the form from this; 3.2+ reads provider_info's conn-fields."""
+        """Airflow < 3.2 builds the form from this; 3.2+ reads provider_info's conn-fields.
+
+        Generated from those conn-fields, so the two forms cannot drift apart.
+        """
         from wtforms import BooleanField, PasswordField, StringField
 
         try:
             from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
             from flask_babel import lazy_gettext
         except ImportError:  # no FAB UI: wtforms' own widgets render the same fields
-            BS3TextFieldWidget = BS3PasswordFieldWidget = None  # type: ignore[assignment]  # noqa: N806
+            text_widget: dict[str, Any] = {}
+            password_widget: dict[str, Any] = {}
 
             def lazy_gettext(text: str) -> str:
                 return text
+        else:
+            text_widget = {"widget": BS3TextFieldWidget()}
+            password_widget = {"widget": BS3PasswordFieldWidget()}
 
-        def text(label: str, description: str) -> Any:
-            widget = {"widget": BS3TextFieldWidget()} if BS3TextFieldWidget else {}
-            return StringField(lazy_gettext(label), description=description, **widget)
-
-        def secret(label: str, description: str) -> Any:
-            widget = {"widget": BS3PasswordFieldWidget()} if BS3PasswordFieldWidget else {}
-            return PasswordField(lazy_gettext(label), description=description, **widget)
-
-        def flag(label: str, description: str) -> Any:
-            return BooleanField(lazy_gettext(label), description=description)
-
-        return {
-            "in_cluster": flag(
-                "In-cluster configuration",
-                "Use the pod's service account (token and CA from the standard mount).",
-            ),
-            "kube_config_path": text(
-                "Kubeconfig path", "Path of a kubeconfig file on the Airflow workers."
-            ),
-            "kube_config_secret": secret(
-                "Kubeconfig (inline)", "Content of a kubeconfig file (YAML or JSON)."
-            ),
-            "cluster_context": text(
-                "Context", "Kubeconfig context; the kubeconfig's current context when empty."
-            ),
-            "namespace": text(
-                "Namespace",
-                "Default namespace; the operator's namespace wins, else the kubeconfig "
-                "context's, else default.",
-            ),
-            "token": secret("Bearer token", "A static bearer token."),
-            "token_file": text(
-                "Token file", "Path of a bearer token file, re-read when it changes."
-            ),
-            "ca_cert_file": text("CA certificate file", "Path of the API server's CA (PEM)."),
-            "ca_cert_data": text("CA certificate (PEM)", "The API server's CA certificate, PEM."),
-            "client_cert_file": text("Client certificate file", "Path of a client certificate."),
-            "client_cert_data": text("Client certificate (PEM)", "A client certificate, PEM."),
-            "client_key_file": text("Client key file", "Path of the client certificate's key."),
-            "client_private_key": secret(
-                "Client key (inline PEM)", "The client certificate's key, PEM."
-            ),
-            "tls_server_name": text(
-                "TLS server name",
-                "Name to verify the server certificate against (and send as SNI).",
-            ),
-            "insecure_skip_tls_verify": flag(
-                "Skip TLS verification",
-                "Do not verify the API server's certificate (insecure; logs a warning).",
-            ),
-        }
+        widgets = {}
+        for name, field in SPARK_K8S_CONNECTION["conn-fields"].items():
+            label, description, schema = field["label"], field["description"], field["schema"]
+            if schema.get("format") == "password":
+                widgets[name] = PasswordField(
+                    lazy_gettext(label), description=description, **password_widget
+                )
+            elif "boolean" in schema["type"]:
+                widgets[name] = BooleanField(lazy_gettext(label), description=description)
+            else:
+                widgets[name] = StringField(
+                    lazy_gettext(label), description=description, **text_widget
+                )
+        return widgets
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        behaviour = SPARK_K8S_CONNECTION["ui-field-behaviour"]
         return {
-            "hidden_fields": ["schema", "login", "password", "port", "extra"],
-            "relabeling": {"host": "API server URL"},
-            "placeholders": {
-                "host": "https://kubernetes.example.com:6443 (empty: kubeconfig or in-cluster)",
-                "kube_config_path": "~/.kube/config",
-                "namespace": "default",
-                "token_file": "/var/run/secrets/tokens/spark",
-            },
+            "hidden_fields": behaviour["hidden-fields"],
+            "relabeling": behaviour["relabeling"],
+            "placeholders": behaviour["placeholders"],
         }
 
 

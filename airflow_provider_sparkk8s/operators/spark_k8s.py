@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -87,11 +88,14 @@ class SparkK8sSubmitOperator(BaseOperator):
     ``application``, ``conf``, ``files``, ``py_files``, ``archives``, ``jars``, ``java_class``,
     ``name``, ``application_args``, ``driver_memory``, ``driver_cores``, ``executor_memory``,
     ``executor_cores``, ``num_executors``, ``proxy_user``, ``verbose``, ``driver_class_path``,
-    ``keytab``, ``principal``, ``env_vars`` (the driver's environment), ``properties_file``.
-    ``conn_id``, ``spark_binary``, ``yarn_queue`` and the OpenLineage switches are accepted
-    and ignored, and ``status_poll_interval`` means ``poll_interval``, so a task can move over
-    by changing the import and adding ``image``. ``packages`` and ``total_executor_cores``
-    are refused with a clear error (no Ivy resolution without a JVM; standalone-only).
+    ``keytab``, ``principal``, ``env_vars`` (the driver's environment), ``properties_file``,
+    ``deploy_mode`` (``cluster`` only), and ``packages``, ``exclude_packages``,
+    ``repositories`` (passed to the driver to resolve, checked as spark-submit checks them).
+    ``conn_id``, ``spark_binary``, ``yarn_queue``, ``openlineage_inject_parent_job_info`` and
+    ``openlineage_inject_transport_info`` are accepted and ignored, and
+    ``status_poll_interval`` means ``poll_interval``, so a task can move over by changing the
+    import and adding ``image``. ``total_executor_cores`` (standalone only) and
+    ``use_krb5ccache`` (give ``keytab`` and ``principal``) are refused with a clear error.
 
     :param kubernetes_conn_id: the ``spark_k8s`` connection (cluster and credentials).
     :param namespace: where the application runs; else ``conf``, else the connection.
@@ -100,7 +104,8 @@ class SparkK8sSubmitOperator(BaseOperator):
     :param driver_pod_template: a pod template file path, or a pod as a dict.
     :param executor_pod_template: same, for the executors.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
-    :param poll_interval: seconds between checks when waiting in the worker.
+    :param poll_interval: when waiting in the worker, the longest time between two timeout
+        checks (the pods' changes arrive by watch at once).
     :param startup_timeout: seconds the driver may stay unscheduled or not started
         (Unschedulable, ImagePullBackOff, CreateContainerConfigError, ...); None: no limit.
     :param run_timeout: seconds the whole application may take; None: no limit.
@@ -206,32 +211,16 @@ class SparkK8sSubmitOperator(BaseOperator):
             raise SparkConfError(
                 "on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS)
             )
-        self.application = application
+        # SparkSubmitOperator's parameters are declared once, as SubmitParameters' fields:
+        # each is kept under its own name (Airflow renders templated ones in place) and
+        # handed back to the core as one SubmitParameters (see _submit_parameters).
+        arguments = locals()
+        for field in fields(SubmitParameters):
+            setattr(self, field.name, arguments[field.name])
         self.conf = dict(conf or {})
-        self.files = files
-        self.py_files = py_files
-        self.archives = archives
-        self.jars = jars
-        self.java_class = java_class
         self.name = name
         self.application_args = list(application_args) if application_args is not None else None
-        self.driver_memory = driver_memory
-        self.driver_cores = driver_cores
-        self.executor_memory = executor_memory
-        self.executor_cores = executor_cores
-        self.num_executors = num_executors
-        self.proxy_user = proxy_user
-        self.verbose = verbose
-        self.driver_class_path = driver_class_path
-        self.keytab = keytab
-        self.principal = principal
         self.env_vars = dict(env_vars) if env_vars else None
-        self.properties_file = properties_file
-        self.packages = packages
-        self.exclude_packages = exclude_packages
-        self.repositories = repositories
-        self.total_executor_cores = total_executor_cores
-        self.deploy_mode = deploy_mode
         # SparkSubmitOperator's Spark connection, binary, YARN queue and OpenLineage switches
         # have no role here; they are accepted so its tasks move over unchanged.
         self.conn_id = conn_id
@@ -261,35 +250,9 @@ class SparkK8sSubmitOperator(BaseOperator):
     # ------------------------------------------------------------------ rendering (pure core)
 
     def _submit_parameters(self) -> SubmitParameters:
-        return SubmitParameters(
-            application=self.application,
-            conf=self.conf,
-            files=self.files,
-            py_files=self.py_files,
-            archives=self.archives,
-            jars=self.jars,
-            driver_class_path=self.driver_class_path,
-            java_class=self.java_class,
-            packages=self.packages,
-            exclude_packages=self.exclude_packages,
-            repositories=self.repositories,
-            total_executor_cores=self.total_executor_cores,
-            executor_cores=self.executor_cores,
-            executor_memory=self.executor_memory,
-            driver_memory=self.driver_memory,
-            driver_cores=self.driver_cores,
-            keytab=self.keytab,
-            principal=self.principal,
-            proxy_user=self.proxy_user,
-            # Without a name, the task id names the pods (spark-submit would use the class).
-            name=self.name or self.task_id,
-            num_executors=self.num_executors,
-            application_args=self.application_args,
-            env_vars=self.env_vars,
-            verbose=self.verbose,
-            properties_file=self.properties_file,
-            deploy_mode=self.deploy_mode,
-        )
+        values = {field.name: getattr(self, field.name) for field in fields(SubmitParameters)}
+        # Without a name, the task id names the pods (spark-submit would use the class).
+        return SubmitParameters(**{**values, "name": self.name or self.task_id})
 
     def render_submission(
         self, ref: TaskInstanceRef, namespace: str, master: str, submission: int, ids: Any

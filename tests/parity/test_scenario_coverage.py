@@ -1,5 +1,6 @@
-"""The parity scenarios touch every driver feature step and every driver conf key of the
-reference (§8 and the non-`kubernetes` keys listed after it), or say why not."""
+"""The parity scenarios touch every driver feature step and every driver conf key (Spark's
+`spark.kubernetes.*` entries in `Config.scala` that shape the driver's objects, and the
+other keys the driver steps read), or say why not."""
 
 from __future__ import annotations
 
