@@ -145,7 +145,7 @@ class ControlPlane:
         self._processes: dict[str, ManagedProcess] = {}
         self._admin: AdminHttp | None = None
 
-    # -- public surface (docs/architecture.md, "Test control plane contract") --
+    # -- public surface (docs/testing.md, "Test control plane contract") --
 
     @property
     def server(self) -> str:

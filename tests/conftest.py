@@ -1,4 +1,4 @@
-"""Shared fixtures: the real control plane (docs/architecture.md, "Test control
+"""Shared fixtures: the real control plane (docs/testing.md, "Test control
 plane contract"). Nothing starts until a test asks for `control_plane` or a
 fixture built on it."""
 

@@ -1,7 +1,7 @@
 """A node agent that runs the pods bound to its node as local processes, so a real Spark
 driver and real executors run against the test control plane.
 
-Split the way virtual-kubelet splits a kubelet (docs/architecture.md, "Process runtime"):
+Split the way virtual-kubelet splits a kubelet (docs/testing.md, "Process runtime"):
 
 - kubelet bookkeeping: `kubelet.py` (node, lease, pod watch, pod workers, status sync),
   `informer.py` (list-then-watch), `log_server.py` (the kubelet's `/containerLogs`),

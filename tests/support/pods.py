@@ -1,5 +1,5 @@
 """Pods on the test control plane, as plain dicts: manifests that pick a KWOK
-behaviour (docs/architecture.md), reads, waits, and writing the status
+behaviour (docs/testing.md), reads, waits, and writing the status
 subresource the way a kubelet does."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A failing Spark application for the end-to-end tests (the succeeding one is the
 example `dags/spark_pi.py`): its driver exits 1 with a message, chosen by the KWOK
-annotations of the test control plane (docs/architecture.md).
+annotations of the test control plane (docs/testing.md).
 """
 
 from __future__ import annotations
