@@ -5,7 +5,9 @@ endless loop that reconnects, a list-then-watch that returns on `410 Gone` so th
 relists, and one HTTP stream. Everything those layers decide is written once, here, without
 I/O: the query of a stream, what an ERROR event means, where to resume, when a stream that
 ended is a failure. What they hand their consumer is plain too: a `Listed` after every
-(re)list, raw watch events in between.
+(re)list, raw watch events in between, and `STREAM_ENDED` whenever a stream ends on its own.
+A consumer that wants failures rather than reconnects iterates layer 2, `list_then_watch`,
+with its own `WatchCursor`, and starts it again after it returns (a 410 relists).
 """
 
 from __future__ import annotations
@@ -97,6 +99,15 @@ class WatchCursor:
             version = resource_version(obj)
             if version is not None:
                 self.resource_version = version
+
+
+@dataclass(frozen=True)
+class StreamEnded:
+    """A stream ended on its own (the server's timeout) and the next one opens: nothing
+    changed, but a consumer that waits with deadlines gets its turn to read its clock."""
+
+
+STREAM_ENDED = StreamEnded()
 
 
 class Gone(Exception):

@@ -1,8 +1,9 @@
 """Following a collection from asyncio (the snapshot store): kopf's three watch layers.
 
-`watch_forever` yields a `Listed` after every (re)list and the raw watch events in between,
-for as long as it is iterated; cancelling the task that iterates it closes the stream. The
-rules each layer applies are `listwatch`'s, shared with `watch_sync`.
+`watch_forever` yields a `Listed` after every (re)list, the raw watch events in between and
+`STREAM_ENDED` when a stream ends on its own, for as long as it is iterated; cancelling the
+task that iterates it closes the stream. The rules each layer applies are `listwatch`'s,
+shared with `watch_sync`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.listwatch import (
+    STREAM_ENDED,
     Gone,
     Listed,
+    StreamEnded,
     WatchCursor,
     WatchSpec,
     WatchStats,
@@ -27,7 +30,7 @@ from airflow_provider_sparkk8s.kube.listwatch import (
     note_gone,
 )
 
-Item = Listed | Mapping[str, Any]
+Item = Listed | StreamEnded | Mapping[str, Any]
 
 
 class AsyncWatchClient(Protocol):
@@ -104,6 +107,7 @@ async def list_then_watch(
             note_gone(spec, cursor, stats)
             return
         check_stream_end(delivered, opened)
+        yield STREAM_ENDED
 
 
 async def watch_stream(

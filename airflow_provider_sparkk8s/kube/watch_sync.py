@@ -1,9 +1,10 @@
 """Following a collection from a thread (the driver-pods service, the CLI): the same three
 layers as `watch_async`, blocking.
 
-`watch_forever` yields a `Listed` after every (re)list and the raw watch events in between;
-leaving the loop closes the stream. The rules each layer applies are `listwatch`'s. No
-asyncio here: this is on sparkk8s-submit's import path.
+`watch_forever` yields a `Listed` after every (re)list, the raw watch events in between and
+`STREAM_ENDED` when a stream ends on its own; leaving the loop closes the stream. The rules
+each layer applies are `listwatch`'s. No asyncio here: this is on sparkk8s-submit's import
+path.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.listwatch import (
+    STREAM_ENDED,
     Gone,
     Listed,
+    StreamEnded,
     WatchCursor,
     WatchSpec,
     WatchStats,
@@ -26,7 +29,7 @@ from airflow_provider_sparkk8s.kube.listwatch import (
     note_gone,
 )
 
-Item = Listed | Mapping[str, Any]
+Item = Listed | StreamEnded | Mapping[str, Any]
 
 
 class WatchClient(Protocol):
@@ -97,6 +100,7 @@ def list_then_watch(
             note_gone(spec, cursor, stats)
             return
         check_stream_end(delivered, opened)
+        yield STREAM_ENDED
 
 
 def watch_stream(

@@ -25,7 +25,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
@@ -193,7 +193,7 @@ class SnapshotStore:
         async for item in watch_forever(self.client, self._spec, self.stats):
             if isinstance(item, Listed):
                 self._take_list(item)
-            else:
+            elif not isinstance(item, StreamEnded):
                 self._take_event(item)
             del item  # the full objects are slimmed; do not keep them until the next event
 

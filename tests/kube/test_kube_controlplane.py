@@ -26,7 +26,7 @@ from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.auth import ssl_context
 from airflow_provider_sparkk8s.kube.core import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool
-from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,
@@ -312,7 +312,12 @@ def test_sync_watch_layers_list_then_follow_across_server_timeouts(  # type: ign
 
         def follow() -> None:
             for item in watch_sync.watch_forever(client, spec, stats):
-                seen.append("listed" if isinstance(item, Listed) else item["type"])
+                if isinstance(item, Listed):
+                    seen.append("listed")
+                elif isinstance(item, StreamEnded):
+                    seen.append("ended")
+                else:
+                    seen.append(item["type"])
                 if seen[-1] == "DELETED":
                     return
 
@@ -326,7 +331,12 @@ def test_sync_watch_layers_list_then_follow_across_server_timeouts(  # type: ign
         client.request("DELETE", resource_path("v1", "ConfigMap", namespace, "followed"))
         watcher.join(timeout=20)
     assert not watcher.is_alive()
-    assert [kind for kind in seen if kind != "BOOKMARK"] == ["listed", "ADDED", "DELETED"]
+    assert [kind for kind in seen if kind not in ("BOOKMARK", "ended")] == [
+        "listed",
+        "ADDED",
+        "DELETED",
+    ]
+    assert seen.count("ended") >= 2  # each stream the server ended said so
     assert stats.lists == 1 and stats.gone == 0 and stats.reconnects == 0
 
 

@@ -13,7 +13,13 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube import watch_async, watch_sync
-from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchCursor, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.listwatch import (
+    STREAM_ENDED,
+    Listed,
+    WatchCursor,
+    WatchSpec,
+    WatchStats,
+)
 from tests.kube.fake_watch import (
     AsyncCollection,
     ScriptedCollection,
@@ -70,8 +76,14 @@ def take(
     return asyncio.run(run())
 
 
+def kind(item: Any) -> str:
+    if isinstance(item, Listed):
+        return f"listed@{item.resource_version}"
+    return "ended" if item is STREAM_ENDED else str(item["type"])
+
+
 def kinds(items: list[Any]) -> list[str]:
-    return [f"listed@{i.resource_version}" if isinstance(i, Listed) else i["type"] for i in items]
+    return [kind(item) for item in items]
 
 
 @pytest.mark.parametrize("face", FACES)
@@ -102,8 +114,8 @@ def test_a_stream_that_ends_resumes_from_the_last_version_without_listing(face: 
         [Stream([event("ADDED", "b", 11), bookmark]), Stream([event("MODIFIED", "b", 16)])],
     )
     stats = WatchStats()
-    items = take(face, collection, 4, stats=stats)
-    assert kinds(items) == ["listed@10", "ADDED", "BOOKMARK", "MODIFIED"]
+    items = take(face, collection, 5, stats=stats)
+    assert kinds(items) == ["listed@10", "ADDED", "BOOKMARK", "ended", "MODIFIED"]
     assert [p["resourceVersion"] for p in collection.watch_params] == ["10", "15"]
     assert (stats.lists, stats.streams, stats.events, stats.gone) == (1, 2, 3, 0)
 
@@ -160,3 +172,31 @@ def test_a_given_cursor_resumes_without_listing_and_read_timeout_reaches_the_sen
     assert collection.watch_params[0]["resourceVersion"] == "50"
     assert collection.read_timeouts == [7.5]
     assert cursor.resource_version == "51"
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_layer_2_hands_failures_to_its_caller_and_returns_on_gone(face: str) -> None:
+    """The driver-pods service's way: no reconnects, its own cursor, a relist after 410."""
+    refused = KubeConnectionError("cannot reach the API server (scripted)")
+    collection = make(
+        face,
+        [listing(10)],
+        [Stream([event("ADDED", "a", 11)]), Stream([gone_event()]), Stream(error=refused)],
+    )
+    cursor, stats = WatchCursor(), WatchStats()
+    spec = SPEC
+
+    def run_sync() -> list[Any]:
+        return list(watch_sync.list_then_watch(collection, spec, cursor, stats))  # type: ignore[arg-type]
+
+    async def run_async() -> list[Any]:
+        items = watch_async.list_then_watch(collection, spec, cursor, stats)  # type: ignore[arg-type]
+        return [item async for item in items]
+
+    def run() -> list[Any]:
+        return run_sync() if face == "sync" else asyncio.run(run_async())
+
+    assert kinds(run()) == ["listed@10", "ADDED", "ended"]
+    assert cursor.resource_version is None and stats.gone == 1  # the next round lists
+    with pytest.raises(KubeConnectionError):
+        run()
