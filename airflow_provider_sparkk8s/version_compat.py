@@ -37,6 +37,9 @@ __all__ = [
     "TriggerEvent",
     "conf",
     "mask_secret",
+    "object_storage_fs",
+    "openlineage_conf",
+    "openlineage_spark",
     "time_delta_trigger",
     "xcom_value",
 ]
@@ -63,3 +66,33 @@ def time_delta_trigger(delta: timedelta) -> Any:
     from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 
     return TimeDeltaTrigger(delta)
+
+
+def object_storage_fs(url: str, conn_id: str) -> Any:
+    """The fsspec file system Airflow's ObjectStoragePath maps `conn_id` to for `url`.
+
+    Raises ValueError when no installed provider registers a file system for the scheme.
+    """
+    try:
+        from airflow.sdk import ObjectStoragePath
+    except ImportError:  # Airflow 3.0
+        from airflow.io.path import ObjectStoragePath  # type: ignore[no-redef,import-not-found]
+    return ObjectStoragePath(url, conn_id=conn_id).fs
+
+
+def openlineage_conf() -> Any | None:
+    """The openlineage provider's conf module (light to import), or None without it."""
+    try:
+        from airflow.providers.openlineage import conf as openlineage_settings
+    except ImportError:
+        return None
+    return openlineage_settings
+
+
+def openlineage_spark() -> Any | None:
+    """The openlineage provider's Spark helpers (they load its listener), or None."""
+    try:
+        from airflow.providers.openlineage.utils import spark as openlineage_spark_helpers
+    except ImportError:
+        return None
+    return openlineage_spark_helpers

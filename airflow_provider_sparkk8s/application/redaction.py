@@ -14,12 +14,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 DEFAULT_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
+# Always masked as well: OpenLineage's transport API key (`...transport.auth.apiKey`), which
+# the operator injects and Spark's default pattern does not cover.
+ALWAYS_REDACTED = r"(?i:api[._-]?key)"
+_GLOBAL_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
 REDACTED = "*********(redacted)"
 
 
 def redaction_pattern(spark_conf: Mapping[str, Any]) -> re.Pattern[str]:
-    """The user's `spark.redaction.regex`, else Spark's default."""
-    return re.compile(str(spark_conf.get("spark.redaction.regex") or DEFAULT_REDACTION_REGEX))
+    """The user's `spark.redaction.regex`, else Spark's default; API keys in any case."""
+    user = str(spark_conf.get("spark.redaction.regex") or DEFAULT_REDACTION_REGEX)
+    flags = _GLOBAL_FLAGS.match(user)  # Java-style leading flags must stay in front
+    prefix = flags.group(0) if flags else ""
+    return re.compile(f"{prefix}(?:{user[len(prefix) :]})|{ALWAYS_REDACTED}")
 
 
 def _redact_properties(text: str, pattern: re.Pattern[str]) -> str:

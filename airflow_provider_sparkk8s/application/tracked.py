@@ -17,6 +17,8 @@ class TrackedApplication:
     driver_container: str
     submitted_at: str  # RFC 3339: the driver pod's creation time, the start of the timeouts
     adopted: bool = False
+    # The spark-upload-<uuid> folders this submission wrote (removed with the driver).
+    uploaded_dirs: tuple[str, ...] = ()
 
     @property
     def submission_id(self) -> str:
@@ -27,7 +29,9 @@ class TrackedApplication:
 
     @staticmethod
     def from_kwargs(kwargs: Mapping[str, Any]) -> TrackedApplication:
-        return TrackedApplication(**{k: kwargs[k] for k in TrackedApplication.__dataclass_fields__})
+        fields = {k: kwargs[k] for k in TrackedApplication.__dataclass_fields__ if k in kwargs}
+        fields["uploaded_dirs"] = tuple(fields.get("uploaded_dirs") or ())
+        return TrackedApplication(**fields)
 
 
 def tracked_from_pod(pod: Mapping[str, Any], *, adopted: bool) -> TrackedApplication:

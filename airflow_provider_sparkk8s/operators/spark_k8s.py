@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -49,6 +49,7 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SubmissionError,
 )
+from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.links.spark_k8s import (
     LINKS,
     configured_templates,
@@ -62,10 +63,18 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     Pod,
     reduce_application,
 )
+from airflow_provider_sparkk8s.operators import openlineage
+from airflow_provider_sparkk8s.operators.uploads import remove_uploads, upload_storage
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.submission import local_inputs
-from airflow_provider_sparkk8s.submission.arguments import parse_spark_submit, read_text_file
+from airflow_provider_sparkk8s.submission.arguments import (
+    load_java_properties,
+    parse_spark_submit,
+    read_text_file,
+)
+from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
+from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
 from airflow_provider_sparkk8s.submission.render import (
     DEFAULT_SPARK_VERSION,
     RenderedSubmission,
@@ -73,6 +82,12 @@ from airflow_provider_sparkk8s.submission.render import (
     render,
     to_yaml,
 )
+from airflow_provider_sparkk8s.submission.upload_plan import (
+    UploadPlan,
+    plan_uploads,
+    uploaded_dirs_in,
+)
+from airflow_provider_sparkk8s.submission.uploader import upload_all
 from airflow_provider_sparkk8s.version_compat import BaseOperator
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -89,13 +104,21 @@ class SparkK8sSubmitOperator(BaseOperator):
     ``name``, ``application_args``, ``driver_memory``, ``driver_cores``, ``executor_memory``,
     ``executor_cores``, ``num_executors``, ``proxy_user``, ``verbose``, ``driver_class_path``,
     ``keytab``, ``principal``, ``env_vars`` (the driver's environment), ``properties_file``,
-    ``deploy_mode`` (``cluster`` only), and ``packages``, ``exclude_packages``,
-    ``repositories`` (passed to the driver to resolve, checked as spark-submit checks them).
-    ``conn_id``, ``spark_binary``, ``yarn_queue``, ``openlineage_inject_parent_job_info`` and
-    ``openlineage_inject_transport_info`` are accepted and ignored, and
-    ``status_poll_interval`` means ``poll_interval``, so a task can move over by changing the
-    import and adding ``image``. ``total_executor_cores`` (standalone only) and
-    ``use_krb5ccache`` (give ``keytab`` and ``principal``) are refused with a clear error.
+    ``deploy_mode`` (``cluster`` only), ``packages``, ``exclude_packages``, ``repositories``
+    (passed to the driver to resolve, checked as spark-submit checks them),
+    ``openlineage_inject_parent_job_info`` and ``openlineage_inject_transport_info``
+    (defaults from ``[openlineage] spark_inject_parent_job_info`` /
+    ``spark_inject_transport_info``; the openlineage provider's own helpers write the keys;
+    without that provider nothing changes). ``conn_id``, ``spark_binary`` and ``yarn_queue``
+    are accepted and ignored, and ``status_poll_interval`` means ``poll_interval``, so a task
+    can move over by changing the import and adding ``image``. ``total_executor_cores``
+    (standalone only) and ``use_krb5ccache`` (give ``keytab`` and ``principal``) are refused
+    with a clear error.
+
+    Local files (``application``, ``py_files``, ``files``, ``archives``, ``jars`` as plain
+    paths or ``file:``) are uploaded to ``conf["spark.kubernetes.file.upload.path"]`` before
+    anything is submitted, as spark-submit uploads them; a relative path is read from the
+    DAG file's folder, so ``application="jobs/etl.py"`` next to the DAG works.
 
     :param kubernetes_conn_id: the ``spark_k8s`` connection (cluster and credentials).
     :param namespace: where the application runs; else ``conf``, else the connection.
@@ -116,6 +139,11 @@ class SparkK8sSubmitOperator(BaseOperator):
     :param reattach_on_restart: adopt this task instance's live driver instead of submitting
         again (otherwise the live one is deleted and a new one submitted).
     :param dry_run: render, validate and log every object as YAML; send nothing.
+    :param upload_conn_id: the connection for the upload path's storage (through Airflow's
+        ObjectStoragePath where a provider maps it; an ``aws`` connection also without the
+        amazon provider). None: the ``spark.hadoop.fs.s3a.*`` keys and the environment.
+    :param keep_uploaded_files: keep the uploaded files when ``on_finish_action`` deletes the
+        driver (by default they go with it).
     """
 
     template_fields: Sequence[str] = (
@@ -200,6 +228,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         log_tail_lines: int = 100,
         reattach_on_restart: bool = True,
         dry_run: bool = False,
+        upload_conn_id: str | None = None,
+        keep_uploaded_files: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -221,8 +251,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.name = name
         self.application_args = list(application_args) if application_args is not None else None
         self.env_vars = dict(env_vars) if env_vars else None
-        # SparkSubmitOperator's Spark connection, binary, YARN queue and OpenLineage switches
-        # have no role here; they are accepted so its tasks move over unchanged.
+        # SparkSubmitOperator's Spark connection, binary and YARN queue have no role here;
+        # they are accepted so its tasks move over unchanged.
         self.conn_id = conn_id
         self.spark_binary = spark_binary
         self.yarn_queue = yarn_queue
@@ -244,27 +274,59 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.reattach_on_restart = reattach_on_restart
         # Not `self.dry_run`: that is BaseOperator.dry_run(), which `airflow tasks test` calls.
         self.render_only = dry_run
+        self.upload_conn_id = upload_conn_id
+        self.keep_uploaded_files = keep_uploaded_files
+        parent_default, transport_default = openlineage.default_switches()
+        self.openlineage_inject_parent_job_info = (
+            parent_default
+            if openlineage_inject_parent_job_info is None
+            else openlineage_inject_parent_job_info
+        )
+        self.openlineage_inject_transport_info = (
+            transport_default
+            if openlineage_inject_transport_info is None
+            else openlineage_inject_transport_info
+        )
         self._tracked: TrackedApplication | None = None
         self._stop = threading.Event()
 
     # ------------------------------------------------------------------ rendering (pure core)
 
-    def _submit_parameters(self) -> SubmitParameters:
+    def _submit_parameters(self, conf: Mapping[str, Any] | None = None) -> SubmitParameters:
         values = {field.name: getattr(self, field.name) for field in fields(SubmitParameters)}
         # Without a name, the task id names the pods (spark-submit would use the class).
-        return SubmitParameters(**{**values, "name": self.name or self.task_id})
+        overrides = {"name": self.name or self.task_id, "conf": self.conf if conf is None else conf}
+        return SubmitParameters(**{**values, **overrides})
 
     def render_submission(
         self, ref: TaskInstanceRef, namespace: str, master: str, submission: int, ids: Any
     ) -> RenderedSubmission:
         """Every object of submission number `submission`; raises SparkConfError on bad input."""
-        argv = ["--master", master, *spark_submit_argv(self._submit_parameters())]
+        return self._render_plan(ref, namespace, master, submission, ids)[0]
+
+    def _base_folder(self) -> str:
+        """Where relative `application`, `py_files`, ... paths point: the DAG file's folder."""
+        fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
+        return os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd()
+
+    def _render_plan(
+        self,
+        ref: TaskInstanceRef,
+        namespace: str,
+        master: str,
+        submission: int,
+        ids: Any,
+        conf: Mapping[str, Any] | None = None,
+    ) -> tuple[RenderedSubmission, UploadPlan]:
+        """The objects of a submission and the local files to upload before it."""
+        argv = ["--master", master, *spark_submit_argv(self._submit_parameters(conf))]
         parsed = parse_spark_submit(
             argv,
             environ=os.environ,
             read_text=read_text_file,
             submit_time_ms=int(time.time() * 1000),
-            cwd=os.getcwd(),
+            cwd=self._base_folder(),
+            list_files=list_local_files,
         )
         kubernetes = KubernetesParameters(
             namespace=namespace,
@@ -287,7 +349,16 @@ class SparkK8sSubmitOperator(BaseOperator):
                 "executor_pod_template", self.executor_pod_template
             ),
         )
-        return render(driver_conf)
+        return render(driver_conf), plan_uploads(driver_conf)
+
+    def _spark_conf(self, context: Any) -> dict[str, Any]:
+        """`conf` with OpenLineage's parent job and transport information, when asked for."""
+        return openlineage.inject(
+            self.conf,
+            context,
+            parent_job=self.openlineage_inject_parent_job_info,
+            transport=self.openlineage_inject_transport_info,
+        )
 
     # ------------------------------------------------------------------ execute
 
@@ -299,15 +370,16 @@ class SparkK8sSubmitOperator(BaseOperator):
     def execute(self, context: Any) -> Any:
         ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
+        conf = self._spark_conf(context)
         if self.render_only:
-            return self._dry_run(hook, ref)
-        namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
+            return self._dry_run(hook, ref, conf)
+        namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
         ids = new_submission_ids()
         with self._driver_pods(hook) as pods:
             master = "k8s://" + pods.client.settings.server
             # Render before any request: bad input fails here, with nothing sent.
-            first = self.render_submission(ref, namespace, master, 1, ids)
-            app = self._adopt_or_submit(pods, ref, first, master, ids)
+            first = self._render_plan(ref, namespace, master, 1, ids, conf)
+            app = self._adopt_or_submit(pods, ref, first, master, ids, conf)
         self._tracked = app
         self._publish(context, app)
         if self.deferrable:
@@ -315,9 +387,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         event = self._wait_in_worker(app)
         return self.execute_complete(context, event, application=app.to_kwargs())
 
-    def _dry_run(self, hook: Any, ref: TaskInstanceRef) -> dict[str, Any]:
+    def _dry_run(self, hook: Any, ref: TaskInstanceRef, conf: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
+            namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
             client = hook.get_client()
             master = "k8s://" + client.settings.server
             client.close()
@@ -325,10 +397,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             self.log.warning(
                 "Dry run without the connection %s: %s", self.kubernetes_conn_id, error
             )
-            namespace = namespace_of(self.namespace, self.conf) or "default"
+            namespace = namespace_of(self.namespace, conf) or "default"
             master = IN_CLUSTER_MASTER
-        rendered = self.render_submission(ref, namespace, master, 1, new_submission_ids())
-        objects = redact_objects(rendered.objects, redaction_pattern(self.conf))
+        rendered, plan = self._render_plan(ref, namespace, master, 1, new_submission_ids(), conf)
+        for upload in plan.uploads:
+            self.log.info("Dry run: would upload %s to %s", upload.source, upload.target)
+        objects = redact_objects(rendered.objects, redaction_pattern(conf))
         self.log.info(
             "Dry run: %d objects of application %s, nothing sent:\n%s",
             len(objects),
@@ -355,11 +429,12 @@ class SparkK8sSubmitOperator(BaseOperator):
         self,
         pods: DriverPods,
         ref: TaskInstanceRef,
-        first: RenderedSubmission,
+        first: tuple[RenderedSubmission, UploadPlan],
         master: str,
         ids: Any,
+        conf: Mapping[str, Any],
     ) -> TrackedApplication:
-        namespace = first.namespace
+        namespace = first[0].namespace
         decision = decide(
             self._list_drivers(pods, ref, namespace), reattach=self.reattach_on_restart
         )
@@ -367,19 +442,34 @@ class SparkK8sSubmitOperator(BaseOperator):
             for extra in decision.extra_live_pods:
                 self.log.warning("Deleting a second live driver of this task instance: %s", extra)
                 pods.delete(namespace, extra)
-            return self._adopt(decision.pod, decision.state)
+            return self._adopt(decision.pod, decision.state, pods)
         for stale in decision.live_pods_to_delete:
             self.log.info("reattach_on_restart is off: deleting live driver %s", stale)
             pods.delete(namespace, stale)
-        rendered = first
+        rendered, plan = first
         if decision.submission != 1:
-            rendered = self.render_submission(ref, namespace, master, decision.submission, ids)
+            rendered, plan = self._render_plan(
+                ref, namespace, master, decision.submission, ids, conf
+            )
         submitted_at = datetime.now(UTC).isoformat()
+        # Every upload happens before the first request that creates anything.
+        storage = upload_storage(self.upload_conn_id, plan.upload_path, rendered.system_properties)
+        uploaded = upload_all(
+            plan,
+            storage,
+            on_upload=lambda up: self.log.info("Uploaded %s to %s", up.source, up.target),
+        )
         try:
             result = pods.submit(rendered)
-        except SubmissionError as error:
+        except BaseException as error:
+            for left in uploaded.remove():
+                self.log.warning("Could not remove uploaded folder %s", left)
             cause = error.__cause__
-            if not (isinstance(cause, KubeApiError) and cause.status == 409):
+            if not (
+                isinstance(error, SubmissionError)
+                and isinstance(cause, KubeApiError)
+                and cause.status == 409
+            ):
                 raise
             return self._adopt_after_conflict(pods, rendered, error)
         for created in result.created:
@@ -394,9 +484,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             driver_pod=result.driver_pod_name,
             driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
             submitted_at=submitted_at,
+            uploaded_dirs=plan.directories,
         )
 
-    def _adopt(self, pod: Mapping[str, Any], state: str) -> TrackedApplication:
+    def _adopt(
+        self, pod: Mapping[str, Any], state: str, pods: DriverPods | None = None
+    ) -> TrackedApplication:
         app = tracked_from_pod(pod, adopted=True)
         self.log.info(
             "Adopting driver pod %s of application %s (%s) instead of submitting again",
@@ -404,7 +497,30 @@ class SparkK8sSubmitOperator(BaseOperator):
             app.application_id,
             state,
         )
-        return app
+        if pods is None:
+            return app
+        return replace(app, uploaded_dirs=self._uploads_of(pods, pod))
+
+    def _uploads_of(self, pods: DriverPods, pod: Mapping[str, Any]) -> tuple[str, ...]:
+        """The upload folders an adopted driver points at (its spark.properties say)."""
+        volumes = (pod.get("spec") or {}).get("volumes") or []
+        conf_map = next(
+            (v["configMap"]["name"] for v in volumes if v.get("name") == CONF_VOLUME), None
+        )
+        if conf_map is None:
+            return ()
+        namespace = pod["metadata"]["namespace"]
+        try:
+            found = pods.client.request(
+                "GET", resource_path("v1", "ConfigMap", namespace, conf_map)
+            )
+        except KubeApiError as error:
+            self.log.warning("Could not read %s to find its uploads: %s", conf_map, error)
+            return ()
+        properties = load_java_properties((found.get("data") or {}).get(PROPERTIES_FILE, ""))
+        args = ((pod.get("spec") or {}).get("containers") or [{}])[-1].get("args") or []
+        main = args[args.index("--class") + 2] if "--class" in args[:-2] else None
+        return uploaded_dirs_in(properties, main)
 
     def _adopt_after_conflict(
         self, pods: DriverPods, rendered: RenderedSubmission, error: SubmissionError
@@ -519,6 +635,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                     "Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
                 pods.delete(app.namespace, app.driver_pod)
+                self._remove_uploads(app)
             else:
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
@@ -531,6 +648,24 @@ class SparkK8sSubmitOperator(BaseOperator):
             outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
+
+    def _remove_uploads(self, app: TrackedApplication) -> None:
+        """The driver is gone, so are its uploaded files (unless `keep_uploaded_files`)."""
+        if not app.uploaded_dirs:
+            return
+        if self.keep_uploaded_files:
+            self.log.info("Keeping the uploaded files in %s", ", ".join(app.uploaded_dirs))
+            return
+        upload_path = app.uploaded_dirs[0].rsplit("/", 1)[0]
+        try:
+            storage = upload_storage(self.upload_conn_id, upload_path, self.conf)
+            left = remove_uploads(storage, app.uploaded_dirs)
+        except Exception as error:  # noqa: BLE001 - the application's result stands
+            left = [f"{upload_path} ({type(error).__name__})"]
+        for folder in left:
+            self.log.warning("Could not remove the uploaded folder %s", folder)
+        if not left:
+            self.log.info("Removed the uploaded files in %s", ", ".join(app.uploaded_dirs))
 
     def _log_driver_tail(self, pods: DriverPods, app: TrackedApplication) -> None:
         try:

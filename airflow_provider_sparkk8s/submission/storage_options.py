@@ -55,3 +55,31 @@ def secret_values(spark_conf: Mapping[str, str]) -> tuple[str, ...]:
 def spark_conf_storage_options(spark_conf: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Options per fsspec protocol (only S3 has Hadoop keys worth mapping)."""
     return {"s3": s3_options(spark_conf)}
+
+
+def s3_options_from_connection(
+    login: str | None, password: str | None, extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    """s3fs keyword arguments from an Airflow `aws` connection's fields, for when no provider
+    maps the connection to a file system itself (the amazon provider does, through Airflow's
+    ObjectStoragePath, and is used first). Unset fields are left to the environment."""
+    options: dict[str, Any] = {}
+    if login and password:
+        options["key"] = login
+        options["secret"] = password
+        if extra.get("aws_session_token"):
+            options["token"] = extra["aws_session_token"]
+    s3_service = (extra.get("service_config") or {}).get("s3") or {}
+    client = {
+        name: value
+        for name, value in (
+            ("endpoint_url", s3_service.get("endpoint_url") or extra.get("endpoint_url")),
+            ("region_name", extra.get("region_name")),
+        )
+        if value
+    }
+    if client:
+        options["client_kwargs"] = client
+    if (extra.get("config_kwargs") or {}).get("s3", {}).get("addressing_style") == "path":
+        options["config_kwargs"] = {"s3": {"addressing_style": "path"}}
+    return options

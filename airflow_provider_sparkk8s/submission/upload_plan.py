@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
@@ -185,3 +185,19 @@ def plan_uploads(conf: DriverConf) -> UploadPlan:
     ):
         main_resource = planner.upload(PRIMARY_RESOURCE, main.primary_resource)
     return UploadPlan(planner.upload_path, tuple(planner.uploads), properties, main_resource)
+
+
+_UPLOAD_DIR = re.compile(
+    UPLOAD_DIR_PREFIX + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+
+
+def uploaded_dirs_in(properties: Mapping[str, str], main_resource: str | None) -> tuple[str, ...]:
+    """The `spark-upload-<uuid>` folders a submission's driver points at, read back from its
+    `spark.properties` and its main resource (for a driver adopted from an earlier try)."""
+    upload_path = properties.get(UPLOAD_PATH_KEY)
+    if not upload_path:
+        return ()
+    values = [properties.get(key, "") for key in DEPENDENCY_KEYS] + [main_resource or ""]
+    names = dict.fromkeys(name for value in values for name in _UPLOAD_DIR.findall(value))
+    return tuple(f"{upload_path}/{name}" for name in names)

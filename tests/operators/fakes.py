@@ -7,6 +7,7 @@ also tested against the real API server in test_operator_controlplane.py.
 from __future__ import annotations
 
 import copy
+import json as _json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -106,6 +107,9 @@ class FakeClient:
         namespace, plural = parts[3], parts[4]
         name = parts[5] if len(parts) > 5 else ""  # "": the collection
         if plural != "pods":
+            if method == "GET":  # what was applied there (an adopting operator reads it)
+                applied = [a for a in cluster.applied if a["path"] == path and a["content"]]
+                return _json.loads(applied[-1]["content"]) if applied else {}
             cluster.applied.append({"method": method, "path": path, "content": content})
             return {}
         if method == "GET" and not name:

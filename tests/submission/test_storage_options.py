@@ -40,3 +40,25 @@ def test_endpoint_without_scheme_follows_ssl_setting():
 
 def test_a_key_without_its_secret_is_left_to_the_environment():
     assert "key" not in s3_options({S3A + "access.key": "AK"})
+
+
+def test_aws_connection_fields():
+    from airflow_provider_sparkk8s.submission.storage_options import s3_options_from_connection
+
+    extra = {
+        "endpoint_url": "http://127.0.0.1:7070",
+        "region_name": "eu-west-1",
+        "aws_session_token": "TK",
+        "config_kwargs": {"s3": {"addressing_style": "path"}},
+    }
+    assert s3_options_from_connection("AK", "SK", extra) == {
+        "key": "AK",
+        "secret": "SK",
+        "token": "TK",
+        "client_kwargs": {"endpoint_url": "http://127.0.0.1:7070", "region_name": "eu-west-1"},
+        "config_kwargs": {"s3": {"addressing_style": "path"}},
+    }
+    service = {"service_config": {"s3": {"endpoint_url": "http://s3.internal"}}}
+    assert s3_options_from_connection(None, None, service) == {
+        "client_kwargs": {"endpoint_url": "http://s3.internal"}
+    }
