@@ -28,6 +28,13 @@ REPO = Path(__file__).resolve().parents[1]
 AIRFLOW_HOME = REPO / ".airflow"
 NAMESPACE = "spark-demo"
 DAG_ID = "spark_pi"
+# Said plainly, for as long as anything here is simulated.
+REAL_AND_SIMULATED = (
+    "  Real: Airflow (`dags test`), kube-apiserver, etcd, the controller manager and the\n"
+    "  scheduler, and every request and object the operator sends.\n"
+    "  Simulated: the nodes and the Spark driver. KWOK marks the driver pod Running, then\n"
+    "  Succeeded after a set time, and serves a generated Spark-like log; no Spark code runs."
+)
 # Lines of the Airflow run worth showing; the whole log is kept in .airflow/.
 INTERESTING = (
     "Created ", "Submitted Spark application", "Spark application ", "Deferring", "Adopting",
@@ -213,6 +220,7 @@ def main() -> int:
     say(f"Starting Airflow (`airflow dags test {DAG_ID}`, waiting for the cluster)...")
     run = AirflowCommand("dags", "test", DAG_ID, env=env, log=log, gate=gate)
     say("Starting the local control plane (etcd, kube-apiserver, controllers, scheduler, KWOK)...")
+    say(REAL_AND_SIMULATED)
     plane: ControlPlane | None = None
     watcher: ClusterWatcher | None = None
     try:

@@ -40,6 +40,8 @@ from testenv.processes import ManagedProcess, wait_until
 
 STATIC_TOKEN_USER = "sparkk8s-token-user"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+# IPv4 first (the primary family), then IPv6: Services may ask for either or both.
+SERVICE_CLUSTER_IP_RANGES = "10.96.0.0/16,fd00:10:96::/112"
 STAGES_FILE = Path(__file__).resolve().parent / "kwok-stages.yaml"
 NODE_COUNT = 3
 NODE_CAPACITY = {"cpu": "64", "memory": "256Gi", "pods": "250", "ephemeral-storage": "1Ti"}
@@ -423,7 +425,8 @@ class ControlPlane:
                 f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
                 f"--service-account-key-file={pki.service_account_pub}",
                 f"--service-account-signing-key-file={pki.service_account_key}",
-                "--service-cluster-ip-range=10.96.0.0/16",
+                # Dual-stack, as Spark's Service options (ipFamilies IPv4,IPv6) expect of a cluster.
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGES}",
                 "--allow-privileged=true",
                 "--profiling=false",
                 # pods/log goes to KWOK's kubelet server, found by the node's
@@ -473,7 +476,7 @@ class ControlPlane:
                 f"--root-ca-file={pki.ca_cert}",
                 f"--cluster-signing-cert-file={pki.ca_cert}",
                 f"--cluster-signing-key-file={pki.ca_key}",
-                "--service-cluster-ip-range=10.96.0.0/16",
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGES}",
                 "--profiling=false",
             ],
         )

@@ -1,10 +1,12 @@
 """`sparkk8s-submit`: spark-submit for Kubernetes cluster mode, without a JVM.
 
 Same arguments as spark-submit (`--master k8s://... --deploy-mode cluster ...`), plus
-`--spark-version X.Y.Z` (which release's objects to build) and `--dry-run` (print the
-YAML of every object, secrets masked; send nothing, needs no cluster). Like spark-submit
-it waits for the driver when `spark.kubernetes.submission.waitAppCompletion` is true (the
-default), printing state changes and, every `spark.kubernetes.report.interval`, spark-submit's
+`--spark-version X.Y.Z` (which release's objects to build; by default the release in the
+official image's tag, e.g. `apache/spark:3.5.1`, else 4.3.0 with a warning) and `--dry-run`
+(print the YAML of every object, secrets masked; send nothing, needs no cluster). Like
+spark-submit it waits for the driver when `spark.kubernetes.submission.waitAppCompletion` is
+true (the default), printing state changes and, every `spark.kubernetes.report.interval`,
+spark-submit's
 `Application status for <appId> (phase: <phase>)`; unlike spark-submit it exits non-zero
 when the application fails.
 `--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
@@ -47,6 +49,7 @@ from airflow_provider_sparkk8s.submission.client_settings import spark_submit_se
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.spark_line import choose_spark_line, driver_image
 from airflow_provider_sparkk8s.submission.storage_options import (
     secret_values,
     spark_conf_storage_options,
@@ -68,7 +71,16 @@ spark-submit options: --name --class --conf/-c K=V --properties-file --jars --fi
   --py-files --archives --driver-memory --driver-cores --executor-memory --executor-cores
   --num-executors --proxy-user --principal --keytab --driver-java-options
   --driver-class-path --driver-library-path --load-spark-defaults --verbose
-Added: --spark-version X.Y.Z (default {version})  --dry-run (print the objects as YAML)
+Added: --spark-version X.Y.Z (default: the release in an official image's tag, such as
+  apache/spark:3.5.1, else {version})  --dry-run (print the objects as YAML)
+
+Credentials, as spark-submit finds them: the kubeconfig named by $KUBECONFIG (else
+  ~/.kube/config), context spark.kubernetes.context (else its current context); with no
+  kubeconfig, the pod's service account when run inside a cluster. These override it:
+  spark.kubernetes.authenticate.submission.{{oauthToken,oauthTokenFile,caCertFile,
+  clientCertFile,clientKeyFile}} and spark.kubernetes.trust.certificates.
+Namespace: spark.kubernetes.namespace, else "default" (as spark-submit, the kubeconfig's
+  namespace is not used).
 """
 
 
@@ -250,7 +262,12 @@ def run(
         cwd=os.getcwd(),
         list_files=list_local_files,
     )
-    spark_version = arguments.spark_version or render.DEFAULT_SPARK_VERSION
+    line = choose_spark_line(
+        arguments.spark_version,
+        driver_image(dict(arguments.spark_conf)),
+        how_to_set="--spark-version X.Y.Z",
+    )
+    spark_version = line.version
     if arguments.action == "help":
         print(USAGE.format(version=render.DEFAULT_SPARK_VERSION), file=out)
         return Outcome(EXIT_OK)
@@ -259,6 +276,8 @@ def run(
         return Outcome(EXIT_OK)
     if arguments.verbose:
         _verbose(arguments, err)
+    if line.warning and arguments.action == "submit":
+        print(f"sparkk8s-submit: warning: {line.warning}", file=err)
     if arguments.action in ("kill", "status"):
         _grace_seconds(arguments.spark_conf)  # bad input fails before any client exists
         with client_factory(arguments.spark_conf, environ) as client:
@@ -275,7 +294,8 @@ def run(
         return Outcome(EXIT_OK)
 
     wait = get_bool(arguments.spark_conf, WAIT_KEY, True)
-    interval = report_interval_seconds(arguments.spark_conf)
+    # spark-submit reads the interval only when it waits (a bad one is refused then).
+    interval = report_interval_seconds(arguments.spark_conf) if wait else 1.0
     with client_factory(arguments.spark_conf, environ) as client:
         # Every upload happens before the first API request; a failed submission removes them.
         uploaded = upload_all(

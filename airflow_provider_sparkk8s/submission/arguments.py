@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import submit_checks
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.local_globs import (
     ListFiles,
@@ -377,6 +378,7 @@ def parse_spark_submit(
         return SubmitArguments("version", {}, MainAppResource("java", None), None, **common)
 
     conf, ignored = _merged_conf(parsed, environ, read_text)
+    submit_checks.check_arguments(parsed.options, conf, environ)
     conf["spark.master"] = _master(parsed, conf, environ)
 
     actions: tuple[tuple[Action, str], ...] = (("kill", "--kill"), ("status", "--status"))
@@ -408,6 +410,7 @@ def parse_spark_submit(
     if resource.primary_resource is not None:
         resource = MainAppResource(resource.kind, resolve_uri(primary, cwd))
     main_class = parsed.options.get("--class")
+    submit_checks.check_cluster_mode_application(primary, main_class)
     if resource.kind == "java" and not main_class:
         raise SparkConfError("--class", None, "the main class of the jar (--class)")
 

@@ -136,10 +136,28 @@ def _java_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def _check_fits(data: Mapping[str, str], system_properties: Mapping[str, str]) -> None:
+    """The API server refuses a ConfigMap whose keys and values pass 1 MiB in all, with a 422
+    that names no conf key; say which key made spark.properties too big, before any request."""
+    total = sum(len(key.encode()) + len(value.encode()) for key, value in data.items())
+    if total <= MAX_CONF_MAP_SIZE:
+        return
+    key, value = max(system_properties.items(), key=lambda item: len(item[1].encode()))
+    raise SparkConfError(
+        key,
+        f"<{len(value.encode())} bytes>",
+        "a value small enough for the driver's conf ConfigMap (Kubernetes caps a ConfigMap "
+        f"at {MAX_CONF_MAP_SIZE} bytes; this one would hold {total})",
+        "pass large data as a file (--files) or from a Secret or ConfigMap instead",
+    )
+
+
 def conf_config_map(conf: DriverConf, system_properties: Mapping[str, str]) -> KubeObject:
     """The `spark-drv-<id>-conf-map`, with Spark's extra `spark.kubernetes.namespace` key."""
+    max_size(conf)  # spark-submit checks the conf even when no conf dir is shipped
     data = {**conf_dir_files(conf), PROPERTIES_FILE: properties_file(conf, system_properties)}
     data["spark.kubernetes.namespace"] = conf.namespace
+    _check_fits(data, system_properties)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

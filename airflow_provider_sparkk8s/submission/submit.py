@@ -10,7 +10,6 @@ collector; we delete them too, so nothing is left even where no GC runs) and a
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from airflow_provider_sparkk8s.kube.core import APPLY_PATCH, retry_delay
 from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.request_body import json_body
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class _Sender:
             "PATCH",
             self.path(obj),
             params=apply_params(self.field_manager, force=True),
-            content=json.dumps(obj, separators=(",", ":")),
+            content=json_body(obj),
             content_type=APPLY_PATCH,
         )
         self._remember(obj)
@@ -114,7 +114,9 @@ class _Sender:
         ambiguous = False
         for attempt in range(1, AMBIGUOUS_POST_ATTEMPTS + 1):
             try:
-                created = self.client.request("POST", path, json=body)
+                created = self.client.request(
+                    "POST", path, content=json_body(body), content_type="application/json"
+                )
             except KubeApiError as error:
                 if error.status == 409:  # ours after a lost answer, or someone else's
                     created = self._adopt_own_pod(pod, namespace, error)

@@ -14,7 +14,7 @@ from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.cli.submit import run, wait_for_driver
 
 MASTER = ["--master", "k8s://https://192.0.2.1:6443", "--deploy-mode", "cluster"]
-IMAGE = ["--conf", "spark.kubernetes.container.image=apache/spark:4.0.0"]
+IMAGE = ["--conf", "spark.kubernetes.container.image=apache/spark:4.3.0"]
 JAR = ["--class", "org.example.Main", "local:///opt/app.jar", "arg1"]
 
 
@@ -179,3 +179,34 @@ def test_a_report_interval_that_is_not_positive_is_refused_before_any_request(va
         )
     assert "spark.kubernetes.report.interval" in str(caught.value)
     assert value in str(caught.value)
+
+
+def test_the_image_tag_chooses_the_spark_line() -> None:
+    """apache/spark:3.5.1 gets 3.5's objects: no NetworkPolicy, no spark-connect port."""
+    docs = dry_run("--conf", "spark.kubernetes.driver.container.image=apache/spark:3.5.1")
+    assert [d["kind"] for d in docs] == ["Pod", "Service", "ConfigMap"]
+    pod = docs[0]
+    assert pod["metadata"]["labels"]["spark-version"] == "3.5.1"
+    ports = [p["name"] for p in pod["spec"]["containers"][-1]["ports"]]
+    assert "spark-connect" not in ports
+
+
+def test_an_image_that_says_nothing_warns_and_names_the_line_and_the_flag() -> None:
+    err = io.StringIO()
+    argv = ["--dry-run", *MASTER, "--conf", "spark.kubernetes.container.image=mycorp/etl:7", *JAR]
+    run(argv, environ={}, out=io.StringIO(), err=err, client_factory=no_cluster)  # type: ignore[arg-type]
+    assert "warning" in err.getvalue() and "--spark-version" in err.getvalue()
+    assert "4.3.0" in err.getvalue() and "mycorp/etl:7" in err.getvalue()
+    quiet = io.StringIO()
+    run(["--spark-version", "4.0.5", *argv], environ={}, out=io.StringIO(), err=quiet,
+        client_factory=no_cluster)  # type: ignore[arg-type]  # fmt: skip
+    assert quiet.getvalue() == ""
+
+
+def test_help_says_where_credentials_and_the_namespace_come_from() -> None:
+    out = io.StringIO()
+    assert run(["--help"], environ={}, out=out, err=io.StringIO()).exit_code == 0
+    text = out.getvalue()
+    for expected in ("$KUBECONFIG", "~/.kube/config", "spark.kubernetes.context", "service account",
+                     "spark.kubernetes.authenticate.submission.", "spark.kubernetes.namespace"):  # fmt: skip
+        assert expected in text, expected

@@ -127,6 +127,8 @@ class FakeClient:
                 raise KubeApiError(404, "NotFound", "not found", method=method, path=path)
             return copy.deepcopy(cluster.pods[(namespace, name)])
         if method == "POST":
+            if json is None and content is not None:  # the body as bytes, as submit sends it
+                json = _json.loads(content)
             if cluster.before_create:
                 cluster.before_create(cluster, json)
             pod_name = json["metadata"]["name"]

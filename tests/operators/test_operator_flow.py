@@ -370,7 +370,7 @@ def test_a_spark_submit_operator_task_moves_over_by_adding_an_image(cluster):
     assert args[-3:] == ["local:///opt/app/job.py", "--day", "2026-11-29"]
     env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][-1]["env"]}
     assert env["MODE"] == "batch"
-    properties = next(a["content"] for a in cluster.applied if "configmaps" in a["path"])
+    properties = next(a["content"] for a in cluster.applied if "configmaps" in a["path"]).decode()
     for expected in ("spark.executor.instances=3", "spark.executor.memory=2g", "spark.executor.cores=2",
                      "spark.driver.extraClassPath=/opt/extra/*", "spark.sql.shuffle.partitions=8",
                      "spark.app.name=legacy-job"):  # fmt: skip

@@ -4,7 +4,8 @@ It records every request (method, path, query, content type, parsed body) and an
 way an API server would for the calls a submission makes: a create or a server-side apply
 echoes the object back with a uid, a resourceVersion and a creation timestamp; a delete
 answers with a Status. Failures can be injected per request so the submission's rollback
-is testable without a cluster.
+is testable without a cluster. With an `upstream` (a real kube-apiserver), each request is
+recorded and then sent on as it came, byte for byte, and the server's answer goes back.
 
 Used three ways: by the parity runner (real spark-submit talks to it), by the parity test
 (sparkk8s-submit talks to it), and by the benchmark. `python -m tests.parity.recorder`
@@ -22,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any, Protocol, Self
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -73,6 +74,7 @@ class RecordedRequest:
     query: dict[str, list[str]]
     content_type: str
     body: Any
+    raw: bytes = b""  # the body's bytes as sent (not in the goldens)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +97,10 @@ class Recording:
     def as_list(self) -> list[dict[str, Any]]:
         with self.lock:
             return [request.as_dict() for request in self.requests]
+
+    def raw_bodies(self) -> list[bytes]:
+        with self.lock:
+            return [request.raw for request in self.requests]
 
 
 def _parse_body(raw: bytes, content_type: str) -> Any:
@@ -161,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             if split.path not in self.server.unrecorded_paths:
                 recording.requests.append(
                     RecordedRequest(
-                        self.command, split.path, parse_qs(split.query), content_type, body
+                        self.command, split.path, parse_qs(split.query), content_type, body, raw
                     )
                 )
             failure = next(
@@ -172,17 +178,38 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.respond(self.command, split.path, body)
             self._answer(failure.status, _status(failure.status, failure.reason, failure.message))
             return
+        upstream = self.server.upstream
+        if upstream is not None and split.path != "/version":
+            headers = {"Content-Type": self.headers.get("Content-Type") or ""}
+            self._answer_raw(*upstream.send(self.command, self.path, headers, raw))
+            return
         code, payload = self.server.respond(self.command, split.path, body)
         self._answer(code, payload)
 
+    def _answer_raw(self, code: int, data: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle  # noqa: N815 (http.server's names)
+
+
+class Upstream(Protocol):
+    """A real API server behind the recorder: every request is recorded, then sent on."""
+
+    def send(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes]: ...
 
 
 class RecordingServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, upstream: Upstream | None = None) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
+        self.upstream = upstream
         self.recording = Recording()
         self.unrecorded_paths: set[str] = set()
         self._thread: threading.Thread | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -101,8 +102,18 @@ def run_oracle(scenario: Scenario, line: str, timeout: float = 180) -> OracleRun
         )
 
 
+# The launcher's "Error: <message>", else the first line of a JVM stack trace
+# ("Exception in thread "main" <class>: <message>").
+_ERROR_LINE = re.compile(
+    r"^(?:Error: .*|(?:Exception in thread \S+ )?[\w.$]+(?:Exception|Error): .*)$", re.MULTILINE
+)
+
+
 def spark_failure(stderr: str) -> str:
-    """The first exception line spark-submit printed (what it refused and why)."""
+    """The first error line spark-submit printed (what it refused and why)."""
+    match = _ERROR_LINE.search(stderr)
+    if match is not None:
+        return match.group(0).strip()
     return next(
         (line.strip() for line in stderr.splitlines() if "Exception" in line), stderr.strip()
     )

@@ -8,7 +8,9 @@ resource the runner puts `--master`, `--deploy-mode` and `waitAppCompletion=fals
 `{tmp}` in any argument, conf value, env value or file content stands for that temp dir.
 `upload_dir` names the folder (under the temp dir) a `file://` upload path points at: every
 file found there after the submission is part of the capture. `expect_failure` marks a
-scenario where spark-submit refuses before any request.
+scenario where spark-submit refuses before any request; its `refused` texts (the key and the
+value, say) must all be in our error message. `refuse-*.yaml` hold spark-submit's own
+submit-side checks, one scenario per check.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Scenario:
     files: dict[str, str] = field(default_factory=dict)
     upload_dir: str | None = None
     expect_failure: bool = False
+    refused: tuple[str, ...] = ()  # texts our error must hold when we refuse
 
     def materialise(self, tmp: Path) -> None:
         """Create the scenario's local files under `tmp`."""
@@ -101,7 +104,8 @@ def load(path: Path) -> Scenario:
         env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},
         files=dict(data.get("files") or {}),
         upload_dir=data.get("upload_dir"),
-        expect_failure=bool(data.get("expect_failure", False)),
+        expect_failure=bool(data.get("expect_failure", False)) or bool(data.get("refused")),
+        refused=tuple(_as_str(text) for text in data.get("refused") or ()),
     )
 
 

@@ -3,7 +3,9 @@
 The goldens were captured from real spark-submit (`make parity-refresh`); this test needs no
 JVM: it runs `sparkk8s-submit` with the same arguments, environment and local files
 against the same recording endpoint, normalises both captures the same way (only what is
-random per submission) and compares request by request.
+random per submission) and compares request by request. The recorder also sends each of
+our requests on to the test control plane's kube-apiserver (tests/parity/apiserver.py), so
+the server's own decoding and validation judge the bytes we send.
 """
 
 from __future__ import annotations
@@ -11,14 +13,20 @@ from __future__ import annotations
 import difflib
 import io
 import json
+import secrets
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
 
 from airflow_provider_sparkk8s.cli.submit import run
-from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.errors import SparkConfError, SubmissionError
+from testenv.controlplane import ControlPlane
+from tests.parity.apiserver import ApiServerUpstream
 from tests.parity.normalise import normalise_submission
 from tests.parity.recorder import RecordingServer
 from tests.parity.scenarios import (
@@ -29,6 +37,9 @@ from tests.parity.scenarios import (
     real_tmp,
     uploaded_files,
 )
+from tests.support import kube
+from tests.support.volcano import CRD_NAME, POD_GROUP_CRD
+from tests.support.waiting import wait_for
 
 CASES = [
     pytest.param(scenario, line, id=f"{scenario.name}[{line}]")
@@ -38,9 +49,81 @@ CASES = [
 ]
 
 
-def run_ours(scenario: Scenario, line: str) -> dict[str, Any]:
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+POD_GROUP_API = "/apis/scheduling.volcano.sh/v1beta1"
+# Service accounts the scenarios name; the ServiceAccount admission plugin wants them to exist.
+SERVICE_ACCOUNTS = ("spark-driver", "spark-exec", "ignored-sa", "template-sa")
+
+
+@pytest.fixture(scope="module")
+def apiserver(control_plane: ControlPlane) -> Iterator[ApiServerUpstream]:
+    """One namespace on the real API server for every case of this module, deleted after."""
+    api = k8s_config.new_client_from_config(config_file=str(control_plane.admin_kubeconfig))
+    name = f"parity-{secrets.token_hex(3)}"
+    kube.request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    upstream = ApiServerUpstream(
+        control_plane.server,
+        str(control_plane.ca_file),
+        str(control_plane.admin_cert_file),
+        str(control_plane.admin_key_file),
+        name,
+    )
+    crd_created = _create_crd(api)  # Volcano's PodGroup, for its scenarios
+    try:
+        for account in SERVICE_ACCOUNTS:
+            body = {"metadata": {"name": account}}
+            kube.request(api, "POST", f"/api/v1/namespaces/{name}/serviceaccounts", body)
+        path = f"/api/v1/namespaces/{name}/serviceaccounts/default"
+        wait_for(lambda: _exists(api, path), 30, f"service account {name}/default")
+        yield upstream
+    finally:
+        upstream.close_connection()
+        kube.request(api, "DELETE", f"/api/v1/namespaces/{name}")
+        if crd_created:  # later tests check the error without it
+            kube.request(api, "DELETE", f"{CRDS}/{CRD_NAME}")
+            wait_for(lambda: not _exists(api, POD_GROUP_API), 60, "the PodGroup API to go")
+        api.close()
+
+
+def _create_crd(api: Any) -> bool:
+    try:
+        kube.request(api, "POST", CRDS, POD_GROUP_CRD)
+    except ApiException as error:
+        if error.status != 409:
+            raise
+        return False
+    wait_for(lambda: _exists(api, POD_GROUP_API), 30, "the PodGroup API")
+    return True
+
+
+def _exists(api: Any, path: str) -> bool:
+    try:
+        kube.request(api, "GET", path)
+    except ApiException as error:
+        if error.status == 404:
+            return False
+        raise
+    return True
+
+
+def run_ours(
+    scenario: Scenario, line: str, upstream: ApiServerUpstream | None = None
+) -> dict[str, Any]:
     """Our requests and uploads (normalised), and the error when we refused."""
-    with tempfile.TemporaryDirectory(prefix="parity-") as tmp_name, RecordingServer() as server:
+    try:
+        return _run_ours(scenario, line, upstream)
+    except SubmissionError as error:  # the API server refused what we sent
+        pytest.fail(f"kube-apiserver refused the submission: {error}")
+    finally:
+        left = upstream.clean_up() if upstream is not None else []
+        assert left == [], f"could not delete what the case created: {left}"
+
+
+def _run_ours(scenario: Scenario, line: str, upstream: ApiServerUpstream | None) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix="parity-") as tmp_name,
+        RecordingServer(upstream=upstream) as server,
+    ):
         tmp = Path(tmp_name)
         scenario.materialise(tmp)
         environ = {
@@ -76,15 +159,20 @@ def _summary(requests: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize(("scenario", "line"), CASES)
-def test_same_requests_as_spark_submit(scenario: Scenario, line: str) -> None:
+def test_same_requests_as_spark_submit(
+    scenario: Scenario, line: str, apiserver: ApiServerUpstream
+) -> None:
     captured = json.loads(golden_path(scenario, line).read_text())
-    result = run_ours(scenario, line)
+    result = run_ours(scenario, line, None if scenario.expect_failure else apiserver)
     if scenario.expect_failure:
         # spark-submit refused before any request; so do we, before writing anything (it
         # may have uploaded the files ahead of the bad one and left them: see the golden).
         assert captured["requests"] == [] and result["requests"] == []
         assert result["refusal"] is not None, "spark-submit refused: " + captured["failure"]
         assert result["uploads"] == {}
+        # Our message names what spark-submit's does not always: the key and the value.
+        missing = [text for text in scenario.refused if text not in str(result["refusal"])]
+        assert missing == [], f"{result['refusal']} does not name {missing}"
         return
     assert result["refusal"] is None, str(result["refusal"])
     # The uploaded files, byte for byte, in the same spark-upload-<uuid> folders.

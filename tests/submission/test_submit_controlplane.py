@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from tests.parity.scenarios import SCENARIO_DIR, load
@@ -237,3 +237,49 @@ def test_kill_and_status_with_globs(
     wait_for(only_beta_left, 60, "the killed drivers to go")
     outcome, out, _ = cli([*base, "--kill", f"{ns}:nothing-*"], kubeconfig)
     assert outcome.exit_code == 1 and "No applications found." in out
+
+
+def test_any_unicode_reaches_the_api_server_intact(
+    control_plane, ns: str, kubeconfig: Path, admin: KubeClient
+) -> None:
+    """4-byte UTF-8 and the characters YAML refuses raw (DEL, C1 controls, U+FFFE) go
+    through the server-side apply's YAML decoder and come back as sent."""
+    odd = "🚀 𠜎 🛰 del\x7f c1\x80 nel\x85 ls\u2028 nonchar\ufffe é"
+    conf = {
+        "spark.kubernetes.submission.waitAppCompletion": "false",
+        "spark.kubernetes.driver.annotation.note": odd,
+        "spark.kubernetes.driver.service.annotation.note": odd,
+        "spark.kubernetes.driverEnv.ODD": odd,
+        "spark.myapp.odd": odd,
+    }
+    argv = submit_argv(
+        control_plane.server, ns, conf, ["--name", f"uni {odd}", "--class", "M",
+                                         "local:///opt/app.jar", odd]
+    )  # fmt: skip
+    outcome, _, err = cli(argv, kubeconfig)
+    assert outcome.exit_code == 0, err
+    (pod,) = items(admin, ns, "pods")
+    assert pod["metadata"]["annotations"]["note"] == odd
+    spark = pod["spec"]["containers"][-1]
+    assert spark["args"][-1] == odd
+    assert {"name": "ODD", "value": odd} in spark["env"]
+    (service,) = items(admin, ns, "services")
+    assert service["metadata"]["annotations"]["note"] == odd
+    (conf_map,) = [
+        m for m in items(admin, ns, "configmaps") if m["metadata"]["name"].endswith("-conf-map")
+    ]
+    assert f"spark.myapp.odd={odd}" in conf_map["data"]["spark.properties"]
+
+
+def test_a_conf_too_big_for_the_conf_map_is_refused_naming_the_key(
+    control_plane, ns: str, kubeconfig: Path, admin: KubeClient
+) -> None:
+    conf = {"spark.myapp.blob": "x" * 1_100_000}
+    argv = submit_argv(
+        control_plane.server, ns, conf, ["--name", "big", "--class", "M", "local:///opt/app.jar"]
+    )
+    with pytest.raises(SparkConfError) as raised:
+        cli(argv, kubeconfig)
+    assert raised.value.key == "spark.myapp.blob"
+    assert "1100000 bytes" in str(raised.value)
+    assert items(admin, ns, "pods") == []  # refused before any request
