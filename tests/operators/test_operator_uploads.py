@@ -147,7 +147,9 @@ def test_upload_conn_id_with_a_real_s3_server(cluster, dag_folder, s3_server, mo
     )
     pod = next(iter(cluster.pods.values()))
     assert pod["spec"]["containers"][-1]["args"][-1].startswith(f"s3a://{bucket}/uploads/")
-    assert s3_server.secret_key not in json.dumps([result, ti.xcom, cluster.applied, pod])
+    assert s3_server.secret_key not in json.dumps(
+        [result, ti.xcom, cluster.applied, pod], default=_text
+    )
 
 
 def test_openlineage_parent_and_transport_reach_the_drivers_properties(
@@ -271,3 +273,8 @@ def test_without_the_openlineage_provider_nothing_changes_and_nothing_fails(monk
     assert openlineage.default_switches() == (False, False)
     conf = {"spark.app.name": "x"}
     assert openlineage.inject(conf, {}, parent_job=True, transport=True) == conf
+
+
+def _text(value: object) -> str:
+    """Request bodies are bytes (UTF-8 JSON, as sent): searched as text."""
+    return value.decode() if isinstance(value, bytes) else str(value)
