@@ -147,8 +147,8 @@ def run_triggerer_kill(plane: Any, args: argparse.Namespace, tmp: Path) -> str:
     half = len(names) // 2
     written: dict[str, float] = {}
 
-    def end(batch: list[str], seconds: float) -> None:
-        written.update(end_pods(plane, namespace, batch, seconds))
+    def end(batch: list[str], seconds: float, first_index: int = 0) -> None:
+        written.update(end_pods(plane, namespace, batch, seconds, first_index))
 
     writer = threading.Thread(target=end, args=(names[:half], args.fault_seconds * 0.8))
     writer.start()
@@ -160,7 +160,7 @@ def run_triggerer_kill(plane: Any, args: argparse.Namespace, tmp: Path) -> str:
     reported = {e["name"] for e in read_events(events)}
     second = triggerer(namespace, [n for n in names if n not in reported], events)
     healed = time.time()
-    end(names[half:], args.after_seconds)
+    end(names[half:], args.after_seconds, half)
     deadline = time.monotonic() + args.deadline
     while len({e["name"] for e in read_events(events)}) < len(names):
         if time.monotonic() > deadline:

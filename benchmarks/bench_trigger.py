@@ -326,7 +326,11 @@ def not_running(api: Any, namespace: str) -> int:
     return len(body.get("items", []))
 
 
-def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> dict[str, float]:
+def end_pods(
+    plane: Any, namespace: str, names: list[str], seconds: float, first_index: int = 0
+) -> dict[str, float]:
+    """Terminal statuses over `seconds`; the pod at overall index i (`first_index` + its place
+    in `names`) fails with exit code 1 when i % 3 == 0."""
     from tests.support.kube import session
 
     api = admin_api(plane)
@@ -339,7 +343,8 @@ def end_pods(plane: Any, namespace: str, names: list[str], seconds: float) -> di
             if delay > 0:
                 time.sleep(delay)
             now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            body = {"status": terminal_status(1 if index % 3 == 0 else 0, now)}
+            failing = (first_index + index) % 3 == 0
+            body = {"status": terminal_status(1 if failing else 0, now)}
             written[name] = time.time()
             response = client.patch(
                 f"/api/v1/namespaces/{namespace}/pods/{name}/status", json=body, headers=headers

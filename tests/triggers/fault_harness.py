@@ -264,7 +264,11 @@ def network_faults(proxy: Any, seconds: float) -> dict[str, Fault]:
             proxy, "latency 500 ms ± 250 ms", "latency", seconds, latency=500, jitter=250
         ),
         "reset": toxic_fault(
-            proxy, "connection resets (every 1 s)", "reset_peer", seconds, timeout=1000
+            proxy,
+            "resets (each connection RST 1 s after its first byte)",
+            "reset_peer",
+            seconds,
+            timeout=1000,
         ),
         "blackhole": toxic_fault(proxy, "black hole (no RST)", "timeout", seconds, timeout=0),
         "bandwidth": toxic_fault(proxy, "bandwidth 32 KB/s", "bandwidth", seconds, rate=32),
