@@ -19,6 +19,19 @@ from airflow.sdk import (
 )
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+try:
+    from airflow.sdk.exceptions import (
+        AirflowFailException,
+        AirflowSensorTimeout,
+        AirflowSkipException,
+    )
+except ImportError:  # Airflow 3.0
+    from airflow.exceptions import (  # type: ignore[no-redef]
+        AirflowFailException,
+        AirflowSensorTimeout,
+        AirflowSkipException,
+    )
+
 if TYPE_CHECKING:
     from airflow.sdk.types import TaskInstanceKey as TaskInstanceKey
 
@@ -28,6 +41,9 @@ except ImportError:  # Airflow 3.0
     from airflow.configuration import conf  # type: ignore[no-redef]
 
 __all__ = [
+    "AirflowFailException",
+    "AirflowSensorTimeout",
+    "AirflowSkipException",
     "BaseHook",
     "BaseOperator",
     "BaseOperatorLink",

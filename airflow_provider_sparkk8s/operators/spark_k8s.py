@@ -88,7 +88,7 @@ from airflow_provider_sparkk8s.submission.upload_plan import (
     uploaded_dirs_in,
 )
 from airflow_provider_sparkk8s.submission.uploader import upload_all
-from airflow_provider_sparkk8s.version_compat import BaseOperator
+from airflow_provider_sparkk8s.version_compat import AirflowFailException, BaseOperator
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 APPLICATION_XCOM_KEY = "spark_application"
@@ -368,6 +368,13 @@ class SparkK8sSubmitOperator(BaseOperator):
         return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
 
     def execute(self, context: Any) -> Any:
+        try:
+            return self._execute(context)
+        except SparkConfError as error:
+            # Bad input cannot get better on a retry: fail now. API errors stay retriable.
+            raise AirflowFailException(f"{error} (invalid input: not retried)") from error
+
+    def _execute(self, context: Any) -> Any:
         ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
         conf = self._spark_conf(context)

@@ -6,14 +6,16 @@ and reduces them with the same reducer as the trigger; deferrable mode hands the
 `SparkK8sApplicationTrigger` (one shared watch for every deferred task in the triggerer).
 
 Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
-the sensor's own `timeout` bounds that. Once found, a failed or vanished driver fails the task.
+the sensor's own `timeout` bounds that, from the first check: in deferrable mode the
+deadline travels through every deferral, so re-deferring never restarts the window. Once
+found, a failed or vanished driver fails the task.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
@@ -29,10 +31,14 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.version_compat import (
+    AirflowSensorTimeout,
+    AirflowSkipException,
     BaseSensorOperator,
     PokeReturnValue,
     time_delta_trigger,
 )
+
+DEADLINE_XCOM_KEY = "sensor_deadline"
 
 
 @dataclass(frozen=True)
@@ -189,21 +195,61 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
     # ------------------------------------------------------------------ deferrable mode
 
-    def execute(self, context: Any, event: Any = None) -> Any:
+    def remaining_seconds(self, deadline: str | None, now: datetime) -> tuple[float, str]:
+        """(seconds left, the deadline as ISO text); the first call starts the window.
+
+        Raises the sensor's timeout (or skips, with `soft_fail`) once it has passed.
+        """
+        if deadline:
+            end = datetime.fromisoformat(deadline)
+        else:
+            end = now + timedelta(seconds=float(self.timeout))
+        remaining = (end - now).total_seconds()
+        if remaining <= 0:
+            message = (
+                f"Sensor timed out after {float(self.timeout):g}s: no finished Spark "
+                f"application for {self._what()}"
+            )
+            if self.soft_fail:
+                raise AirflowSkipException(message)
+            raise AirflowSensorTimeout(message)
+        return remaining, end.isoformat()
+
+    def _deadline(self, context: Any, deadline: str | None) -> str | None:
+        """The deadline from the deferral's kwargs, else from this try's XCom (`dag.test()`
+        resumes with the trigger's event only, dropping the kwargs); None on a first call."""
+        ti = context.get("ti") if isinstance(context, Mapping) else None
+        if deadline or ti is None:
+            return deadline
+        stored = ti.xcom_pull(task_ids=ti.task_id, key=DEADLINE_XCOM_KEY, map_indexes=ti.map_index)
+        if isinstance(stored, Mapping) and stored.get("try_number") == ti.try_number:
+            return stored.get("deadline")
+        return None
+
+    def execute(self, context: Any, event: Any = None, deadline: str | None = None) -> Any:
         if not self.deferrable:
             return super().execute(context)
+        known = self._deadline(context, deadline)
+        remaining, deadline = self.remaining_seconds(known, datetime.now(UTC))
+        if known is None and isinstance(context, Mapping) and context.get("ti") is not None:
+            ti = context["ti"]
+            value = {"deadline": deadline, "try_number": ti.try_number}
+            ti.xcom_push(key=DEADLINE_XCOM_KEY, value=value)
         target, namespace = self._find()
         if target.application_id is None or not any(spark_role(p) == "driver" for p in target.pods):
             # Not submitted yet: come back after a poke interval, without holding a worker.
+            wait = min(float(self.poke_interval), remaining)
             self.log.info(
-                "No Spark driver found yet for %s; checking again in %ss",
+                "No Spark driver found yet for %s; checking again in %ss (%.0fs left)",
                 self._what(),
-                self.poke_interval,
+                wait,
+                remaining,
             )
             self.defer(
-                trigger=time_delta_trigger(timedelta(seconds=self.poke_interval)),
+                trigger=time_delta_trigger(timedelta(seconds=wait)),
                 method_name="execute",
-                timeout=timedelta(seconds=self.timeout),
+                kwargs={"deadline": deadline},
+                timeout=timedelta(seconds=remaining),
             )
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
@@ -220,11 +266,18 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                 delete_on_kill=False,  # the sensor did not submit it: not ours to delete
             ),
             method_name="execute_complete",
-            timeout=timedelta(seconds=self.timeout),
+            kwargs={"deadline": deadline},
+            timeout=timedelta(seconds=remaining),
         )
         return None
 
-    def execute_complete(self, context: Any, event: Mapping[str, Any]) -> dict[str, Any]:
+    def execute_complete(
+        self, context: Any, event: Mapping[str, Any] | None = None, deadline: str | None = None
+    ) -> Any:
+        if not isinstance(event, Mapping) or "status" not in event:
+            # Resumed without the trigger's event (its process was killed): look again.
+            self.log.info("Resumed without the trigger's event; looking for %s again", self._what())
+            return self.execute(context, deadline=deadline)
         if event.get("status") == "success":
             return dict(event)
         detail = event.get("termination_message") or event.get("message") or ""

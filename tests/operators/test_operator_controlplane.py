@@ -125,13 +125,25 @@ SCENARIOS = {
     ),
     "dry_run": task(dry_run=True, conf={"spark.hadoop.fs.s3a.secret.key": PLANTED_CONF_SECRET}),
     "keeps_pod": task(deferrable=False, on_finish_action="keep_pod", kwok={"run-ms": "500"}),
+    # bad input fails at once, whatever the retries (AirflowFailException)
+    "bad_input_not_retried": task(executor_memory="lots", retries=3),
 }  # fmt: skip
+# A deferrable sensor on an application that never exists: its timeout bounds the wait.
+MISSING_APP = "spark-" + "0" * 32
+SENSOR_TASK = (
+    "    SparkK8sApplicationSensor(task_id='sensor_times_out', application_id="
+    f"{MISSING_APP!r}, deferrable=True, timeout=6, poke_interval=1)\n"
+)
+SENSOR_IMPORT = (
+    "from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor\n"
+)
 
 
 @pytest.fixture
 def scenarios_run(home):
     tasks = "".join(operator_source(task_id, kwargs) for task_id, kwargs in SCENARIOS.items())
-    home.write_dag("spark_scenarios", dag_source("spark_scenarios", tasks))
+    tasks += SENSOR_TASK
+    home.write_dag("spark_scenarios", dag_source("spark_scenarios", tasks, SENSOR_IMPORT))
     link = {
         "AIRFLOW__SPARKK8S__SPARK_UI_URL_TEMPLATE": "https://spark.example/{namespace}/{driver_pod}/"
     }
@@ -146,7 +158,7 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     assert states == {
         "succeeds": "success", "fails_with_exit_code": "failed", "oom_killed": "failed",
         "image_pull_timeout": "failed", "unschedulable_timeout": "failed", "dry_run": "success",
-        "keeps_pod": "success",
+        "keeps_pod": "success", "bad_input_not_retried": "failed", "sensor_times_out": "failed",
     }, run.output[-8000:]  # fmt: skip
 
     # success, through the trigger: the XCom values, cleanup, owner references
@@ -216,6 +228,16 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     assert [p["status"]["phase"] for p in pods_of(kube_admin, namespace, dag, "keeps_pod")] == [
         "Succeeded"
     ]
+
+    # bad input: failed on the first try although retries=3, naming the key and the value
+    tries = {ti["task_id"]: ti["try_number"] for ti in run.db["task_instances"]}
+    assert tries["bad_input_not_retried"] == 1
+    assert "--executor-memory='lots' is invalid" in run.output
+    assert pods_of(kube_admin, namespace, dag, "bad_input_not_retried") == []
+
+    # the sensor's timeout bounds a wait for an application that never appears
+    assert "Sensor timed out after 6s" in run.output
+    assert 3 <= run.output.count(f"No Spark driver found yet for application {MISSING_APP}") <= 9
 
     # secrets: the inline client key and the planted values appear nowhere Airflow keeps
     everything = run.everything()

@@ -5,11 +5,12 @@ test_operator_controlplane.py; these pin the decisions quickly and exactly."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import TaskDeferred
+from airflow.sdk.exceptions import AirflowFailException, TaskDeferred
 
 from airflow_provider_sparkk8s.application.task_identity import (
     TaskInstanceRef,
@@ -96,10 +97,16 @@ def posts(cluster: FakeCluster) -> list[str]:
     return [path for method, path in cluster.requests if method == "POST"]
 
 
-def test_bad_input_fails_before_any_request(cluster):
-    with pytest.raises(SparkConfError) as error:
+def test_bad_input_fails_before_any_request_and_is_not_retried(cluster):
+    with pytest.raises(AirflowFailException) as error:
         make_operator(image=None).execute(context())
-    assert error.value.key == "image"
+    cause = error.value.__cause__
+    assert isinstance(cause, SparkConfError) and cause.key == "image"
+    assert "not retried" in str(error.value)
+    with pytest.raises(AirflowFailException, match="--executor-memory='lots'"):
+        make_operator(executor_memory="lots").execute(context())
+    with pytest.raises(AirflowFailException, match=re.escape("spark.executor.instances='0'")):
+        make_operator(conf={"spark.executor.instances": "0"}).execute(context())
     assert cluster.requests == []
 
 
@@ -392,9 +399,9 @@ def test_packages_reach_the_driver_unresolved(cluster):
 
 
 def test_bad_package_coordinate_is_refused_before_any_request(cluster):
-    with pytest.raises(SparkConfError) as error:
+    with pytest.raises(AirflowFailException) as error:
         make_operator(packages="org.apache.spark:spark-avro_2.13").execute(context())
-    assert error.value.key == "spark.jars.packages"
+    assert error.value.__cause__.key == "spark.jars.packages"
     assert cluster.requests == []
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from airflow.exceptions import TaskDeferred
+from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.sensors import spark_k8s as sensor_module
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor, choose_driver
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from tests.monitoring.pod_builders import APP, pod, running, terminated
@@ -155,3 +159,56 @@ def test_execute_complete_returns_success_and_raises_otherwise():
                 "message": "the driver did not start within 5s",
             },
         )
+
+
+def test_the_timeout_window_travels_through_every_deferral(monkeypatch):
+    """Re-deferring while the application does not exist never restarts the window."""
+    s = sensor(FakeClient([]), monkeypatch, application_id=APP, deferrable=True,
+               poke_interval=7, timeout=30)  # fmt: skip
+    with pytest.raises(TaskDeferred) as first:
+        s.execute({})
+    deadline = first.value.kwargs["deadline"]
+    assert first.value.timeout.total_seconds() == 30
+    later = datetime.fromisoformat(deadline) - timedelta(seconds=5)
+    monkeypatch.setattr(sensor_module, "datetime", FrozenClock(later))
+    with pytest.raises(TaskDeferred) as second:
+        s.execute({}, event=None, deadline=deadline)
+    assert second.value.kwargs["deadline"] == deadline  # the same end, not a new one
+    assert second.value.timeout.total_seconds() == 5
+    # Never waits past the end (the trigger's moment is real time + min(7s, 5s left)).
+    wait = (second.value.trigger._moment - datetime.now(UTC)).total_seconds()
+    assert 4 <= wait <= 5
+    monkeypatch.setattr(sensor_module, "datetime", FrozenClock(later + timedelta(seconds=6)))
+    with pytest.raises(AirflowSensorTimeout, match=APP):
+        s.execute({}, event=None, deadline=deadline)
+
+
+def test_soft_fail_skips_when_the_window_ends(monkeypatch):
+    s = sensor(FakeClient([]), monkeypatch, application_id=APP, deferrable=True, soft_fail=True)
+    with pytest.raises(AirflowSkipException):
+        s.execute({}, deadline=(datetime.now(UTC) - timedelta(seconds=1)).isoformat())
+
+
+def test_resumed_without_an_event_the_sensor_looks_again(monkeypatch):
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    s = sensor(client, monkeypatch, driver_pod_name="d", deferrable=True, timeout=600)
+    deadline = (datetime.now(UTC) + timedelta(seconds=100)).isoformat()
+    with pytest.raises(TaskDeferred) as deferred:
+        s.execute_complete({}, None, deadline=deadline)
+    assert isinstance(deferred.value.trigger, SparkK8sApplicationTrigger)
+    assert deferred.value.kwargs == {"deadline": deadline}
+    with pytest.raises(TaskDeferred):
+        s.execute_complete({}, {"partial": True}, deadline=deadline)
+
+
+class FrozenClock:
+    """Stands in for `datetime` in the sensor module: `now()` is fixed, the rest is real."""
+
+    def __init__(self, now: datetime):
+        self._now = now
+
+    def now(self, tz=None):
+        return self._now
+
+    def fromisoformat(self, text):
+        return datetime.fromisoformat(text)
