@@ -223,7 +223,10 @@ class RecordingServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Self:
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        # A short poll: stop() waits for it, and every parity case starts and stops one.
+        self._thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 
