@@ -271,7 +271,7 @@ def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> l
     """`count` held drivers (and `executors` held executor pods each), bound to the KWOK
     nodes round-robin: the scheduler would only add its own CPU to the figures."""
     from tests.support.kube import request, session
-    from tests.support.pods import HOLD, pod_manifest
+    from tests.support.pods import MANUAL, pod_manifest, running_status
     from tests.support.waiting import wait_for
 
     api = admin_api(plane)
@@ -287,11 +287,18 @@ def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> l
         for role, pod_name in roles:
             labels = {"spark-app-selector": app, "spark-role": role}
             container = DRIVER_CONTAINER if role == "driver" else "spark-kubernetes-executor"
-            manifest = pod_manifest(pod_name, {HOLD: "true"}, labels, container_names=(container,))
+            # KWOK leaves these pods' status to us: under load it re-applied its Running
+            # stage after our terminal writes (a kubelet never does), hiding completions.
+            manifest = pod_manifest(
+                pod_name, {MANUAL: "true"}, labels, container_names=(container,)
+            )
             manifest["spec"]["nodeName"] = plane.node_names[len(manifests) % len(plane.node_names)]
             manifests.append(manifest)
     path = f"/api/v1/namespaces/{namespace}/pods"
     chunks = [manifests[i::8] for i in range(8)]
+
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    headers = {"Content-Type": "application/strategic-merge-patch+json"}
 
     def make(chunk: list[dict[str, Any]]) -> None:
         with session(api, timeout=60) as client:
@@ -299,6 +306,10 @@ def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> l
                 response = client.post(path, json=manifest)
                 if response.status_code != 201:
                     raise RuntimeError(f"creating {manifest['metadata']['name']}: {response.text}")
+                containers = tuple(c["name"] for c in manifest["spec"]["containers"])
+                body = {"status": running_status(containers, started)}
+                name = manifest["metadata"]["name"]
+                client.patch(f"{path}/{name}/status", json=body, headers=headers)
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(make, chunks))
