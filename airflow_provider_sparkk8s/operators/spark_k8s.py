@@ -76,11 +76,15 @@ from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
 from airflow_provider_sparkk8s.submission.render import (
-    DEFAULT_SPARK_VERSION,
     RenderedSubmission,
     prepare,
     render,
     to_yaml,
+)
+from airflow_provider_sparkk8s.submission.spark_line import (
+    SparkLine,
+    choose_spark_line,
+    driver_image,
 )
 from airflow_provider_sparkk8s.submission.upload_plan import (
     UploadPlan,
@@ -123,7 +127,11 @@ class SparkK8sSubmitOperator(BaseOperator):
     :param kubernetes_conn_id: the ``spark_k8s`` connection (cluster and credentials).
     :param namespace: where the application runs; else ``conf``, else the connection.
     :param image: the Spark container image (``spark.kubernetes.container.image``).
-    :param spark_version: the image's Spark release; the objects follow that release.
+    :param spark_version: the image's Spark release; the objects follow that release. By
+        default it is read from an official image's tag (``apache/spark:3.5.1``,
+        ``spark:4.0.1-scala2.13-java17-python3-ubuntu``, ``apache/spark-py:v3.4.0``); when the
+        tag says nothing, 4.3.0 is used and the task log warns. The line used is in the log
+        and in the XCom (``spark_version``).
     :param driver_pod_template: a pod template file path, or a pod as a dict.
     :param executor_pod_template: same, for the executors.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
@@ -216,7 +224,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         kubernetes_conn_id: str = DEFAULT_CONN_ID,
         namespace: str | None = None,
         image: str | None = None,
-        spark_version: str = DEFAULT_SPARK_VERSION,
+        spark_version: str | None = None,
         driver_pod_template: str | Mapping[str, Any] | None = None,
         executor_pod_template: str | Mapping[str, Any] | None = None,
         deferrable: bool | None = None,
@@ -304,6 +312,14 @@ class SparkK8sSubmitOperator(BaseOperator):
         """Every object of submission number `submission`; raises SparkConfError on bad input."""
         return self._render_plan(ref, namespace, master, submission, ids)[0]
 
+    def spark_line(self) -> SparkLine:
+        """The Spark release whose objects are built (given, else the image tag's)."""
+        return choose_spark_line(
+            self.spark_version,
+            driver_image(dict(self.conf), self.image),
+            how_to_set='spark_version="X.Y.Z" on the operator',
+        )
+
     def _base_folder(self) -> str:
         """Where relative `application`, `py_files`, ... paths point: the DAG file's folder."""
         fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
@@ -335,9 +351,14 @@ class SparkK8sSubmitOperator(BaseOperator):
             executor_pod_template=self.executor_pod_template,
         )
         spark_conf = submission_conf(parsed.spark_conf, kubernetes, ref, submission)
+        line = self.spark_line()
+        if submission == 1:
+            if line.warning:
+                self.log.warning("%s", line.warning)
+            self.log.info("The objects follow %s", line.describe())
         driver_conf = prepare(
             spark_conf,
-            spark_version=self.spark_version,
+            spark_version=line.version,
             main_app_resource=parsed.main_app_resource,
             main_class=parsed.main_class,
             app_args=parsed.app_args,
@@ -418,6 +439,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         return {
             "dry_run": True,
+            "spark_version": self.spark_line().version,
             "application_id": rendered.app_id,
             "namespace": rendered.namespace,
             "driver_pod": rendered.driver_pod_name,
@@ -632,6 +654,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         app = TrackedApplication.from_kwargs(application)
         self._tracked = app
         outcome = report(app, event, datetime.now(UTC))
+        outcome.xcom["spark_version"] = self.spark_line().version
         streamed = self.deferrable and self.get_logs
         with self._driver_pods(self._hook()) as pods:
             if self.get_logs and not streamed and event.get("state") != "unknown":

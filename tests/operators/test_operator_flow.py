@@ -411,3 +411,23 @@ def test_dry_run_honours_the_users_redaction_regex(cluster, capfd):
     text = "".join(capfd.readouterr())
     assert "spark.internal.endpoint=*********(redacted)" in text
     assert SECRET not in text
+
+
+def test_the_image_tag_gives_the_spark_line_in_the_log_and_the_xcom(cluster, capfd):
+    result = make_operator(dry_run=True, image="apache/spark:3.5.1", spark_version=None).execute(
+        context()
+    )
+    assert result["spark_version"] == "3.5.1"
+    assert {o.split("/")[0] for o in result["objects"]} == {"Pod", "Service", "ConfigMap"}
+    text = "".join(capfd.readouterr())
+    assert "The objects follow Spark 3.5.1 (from the image tag of apache/spark:3.5.1)" in text
+    silent = make_operator(dry_run=True, image="registry.local/etl:7", spark_version=None)
+    assert silent.execute(context())["spark_version"] == "4.3.0"
+    text = "".join(capfd.readouterr())
+    assert "does not say its Spark release" in text and 'spark_version="X.Y.Z"' in text
+
+
+def test_the_spark_line_is_in_the_final_xcom(cluster):
+    cluster.on_list = progress(driver_status("finished"))
+    result = make_operator(image="apache/spark:4.1.2", spark_version=None).execute(context())
+    assert result["spark_version"] == "4.1.2"
