@@ -68,7 +68,7 @@ class DriverPods:
     def submit(self, rendered: RenderedSubmission) -> SubmissionResult:
         """Send every object of a submission, with the pod body spark-submit would POST: the
         namespace is in the body only when the driver pod template named one."""
-        return submit(self.client, rendered, keep_pod_namespace=rendered.pod_body_has_namespace)
+        return submit(self.client, rendered)
 
     # ------------------------------------------------------------------ read and delete
 

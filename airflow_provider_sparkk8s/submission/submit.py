@@ -64,23 +64,11 @@ def _owned_by(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {**(obj.get("metadata") or {}), "ownerReferences": [owner]}}
 
 
-def _pod_body(pod: Mapping[str, Any], keep_namespace: bool) -> dict[str, Any]:
-    """The pod as spark-submit posts it: the namespace is in the URL, and in the body only
-    when the driver pod template had one (fabric8 then rewrites it to the target's)."""
-    if keep_namespace:
-        return dict(pod)
-    metadata = {k: v for k, v in (pod.get("metadata") or {}).items() if k != "namespace"}
-    return {**pod, "metadata": metadata}
-
-
 class _Sender:
     """One submission's requests; remembers what exists so a failure can remove it."""
 
-    def __init__(
-        self, client: KubeClient, namespace: str, field_manager: str, keep_pod_namespace: bool
-    ):
+    def __init__(self, client: KubeClient, namespace: str, field_manager: str):
         self.client = client
-        self.keep_pod_namespace = keep_pod_namespace
         self.namespace = namespace
         self.field_manager = field_manager
         self.created: list[Mapping[str, Any]] = []
@@ -100,16 +88,16 @@ class _Sender:
         self._remember(obj)
         return result
 
-    def create_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
-        """POST the driver pod. A POST is not repeated by the client once it may have reached
-        the server; when its answer is lost (a reset, a timeout, a 5xx) it is sent again here
-        under the same name, so the server decides: created now, or 409 because the first
-        one was. A 409 on a pod carrying this submission's application id (a random id, so
-        no other submission's) is that first POST's pod: adopted, never created twice. The
-        client's own retry of a POST on a keep-alive connection the server reset can meet
-        the same 409."""
+    def create_pod(self, pod: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST the driver pod; `body` is the pod as spark-submit posts it
+        (`RenderedSubmission.driver_pod_body`). A POST is not repeated by the client once it
+        may have reached the server; when its answer is lost (a reset, a timeout, a 5xx) it
+        is sent again here under the same name, so the server decides: created now, or 409
+        because the first one was. A 409 on a pod carrying this submission's application id
+        (a random id, so no other submission's) is that first POST's pod: adopted, never
+        created twice. The client's own retry of a POST on a keep-alive connection the server
+        reset can meet the same 409."""
         namespace = (pod.get("metadata") or {}).get("namespace") or self.namespace
-        body = _pod_body(pod, self.keep_pod_namespace)
         path = resource_path("v1", "Pod", namespace)
         ambiguous = False
         for attempt in range(1, AMBIGUOUS_POST_ATTEMPTS + 1):
@@ -237,31 +225,21 @@ def _failure(
     return SubmissionError(message)
 
 
-def template_has_namespace(driver_template: Mapping[str, Any] | None) -> bool:
-    """Whether spark-submit would put metadata.namespace into the posted pod body."""
-    return "namespace" in ((driver_template or {}).get("metadata") or {})
-
-
 def submit(
     client: KubeClient,
     rendered: RenderedSubmission,
     field_manager: str = FIELD_MANAGER,
-    *,
-    keep_pod_namespace: bool = False,
 ) -> SubmissionResult:
-    """Send every object of `rendered` in spark-submit's order; all or nothing.
-
-    `keep_pod_namespace`: `template_has_namespace(pod_template.driver_template(conf))`, to
-    post the pod body exactly as spark-submit does (the API server accepts either form).
-    """
-    sender = _Sender(client, rendered.namespace, field_manager, keep_pod_namespace)
+    """Send every object of `rendered` in spark-submit's order; all or nothing. The driver
+    pod's body is `rendered.driver_pod_body`, exactly as spark-submit posts it."""
+    sender = _Sender(client, rendered.namespace, field_manager)
     step: tuple[Mapping[str, Any], str] = (rendered.driver_pod, "apply")
     try:
         for obj in rendered.pre_resources:
             step = (obj, "apply")
             sender.apply(obj)
         step = (rendered.driver_pod, "create")
-        pod = sender.create_pod(rendered.driver_pod)
+        pod = sender.create_pod(rendered.driver_pod, rendered.driver_pod_body)
         for obj in rendered.pre_resources:
             step = (obj, "set the owner of")
             sender.apply(_owned_by(obj, pod))
