@@ -62,11 +62,24 @@ lint: venv
 
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
+# The full run (TESTS=tests) also runs tests/compat/suite.txt on the lowest Airflow minor
+# we declare (AIRFLOW_COMPAT, latest patch), in a second venv built by
+# tests/compat/airflow_venv.sh (cached in ~/.cache/sparkk8s-airflow). Another minor:
+# make test-compat AIRFLOW_COMPAT=3.2.2
 TESTS ?= tests
+AIRFLOW_COMPAT ?= 3.0.6
+COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
 test: venv lint controlplane toxiproxy tinyproxy s3server browser
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
-	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; exit $$rc
+	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; \
+	if [ "$(TESTS)" = tests ]; then $(MAKE) --no-print-directory test-compat || rc=1; fi; exit $$rc
+
+test-compat: controlplane
+	py=$$(tests/compat/airflow_venv.sh $(AIRFLOW_COMPAT) $(COMPAT_VENV)) && \
+	echo "make test-compat: Airflow $(AIRFLOW_COMPAT)" && \
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $$py -m pytest -q -p no:cacheprovider \
+		$$(grep -v '^#' tests/compat/suite.txt)
 
 demo: venv controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
@@ -95,4 +108,4 @@ chaos: venv controlplane toxiproxy postgres
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200
 
 clean:
-	rm -rf $(VENV) .airflow
+	rm -rf $(VENV) .venv-af* .airflow

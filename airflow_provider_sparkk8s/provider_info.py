@@ -88,6 +88,13 @@ def provider_info() -> dict:
         "name": "Spark on Kubernetes",
         "description": "Submit and follow Apache Spark applications on Kubernetes without a JVM.",
         "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": "Spark on Kubernetes",
+                "external-doc-url": "https://spark.apache.org/docs/latest/running-on-kubernetes.html",
+                "tags": ["apache", "software"],
+            }
+        ],
         "connection-types": [SPARK_K8S_CONNECTION],
         "hooks": [
             {
@@ -101,8 +108,18 @@ def provider_info() -> dict:
                 "python-modules": ["airflow_provider_sparkk8s.operators.spark_k8s"],
             }
         ],
-        "sensors": [],
-        "triggers": [],
+        "sensors": [
+            {
+                "integration-name": "Spark on Kubernetes",
+                "python-modules": ["airflow_provider_sparkk8s.sensors.spark_k8s"],
+            }
+        ],
+        "triggers": [
+            {
+                "integration-name": "Spark on Kubernetes",
+                "python-modules": ["airflow_provider_sparkk8s.triggers.spark_k8s"],
+            }
+        ],
         "extra-links": [
             "airflow_provider_sparkk8s.links.spark_k8s.SparkUiLink",
             "airflow_provider_sparkk8s.links.spark_k8s.DriverPodLink",

@@ -1,8 +1,17 @@
-"""Every Airflow import that differs across Airflow versions, in one place.
+"""Every Airflow import and behaviour that differs across Airflow versions, in one place.
 
 The rest of the provider imports Airflow only through this module, so it reads as if one
 Airflow version existed; supporting another version means changing this file alone.
-`tests/test_layering.py` keeps it that way.
+`tests/test_layering.py` keeps it that way. What changed, by minor (3.0-3.3 supported):
+
+- 3.0: `BaseHook` lives in `airflow.hooks.base`; there is no `aget_connection`, and a sync
+  connection read from the triggerer's event loop fails (its comms bridge refuses to block
+  the loop), so the read goes through a worker thread (asgiref's `sync_to_async`).
+- 3.0, 3.1: `conf` is `airflow.configuration.conf`; `TaskDeferred` is in `airflow.exceptions`.
+- 3.1, 3.2: `aget_connection` exists, `Connection.aextra_dejson` does not; `extra_dejson`
+  masks through the sync comms, so it runs in a worker thread too.
+- before 3.3: the triggerer never calls a trigger's `on_kill`: marking a deferred task failed
+  does not reach the trigger (see `KILL_WHILE_DEFERRED_REACHES_TRIGGER`).
 """
 
 from __future__ import annotations
@@ -10,14 +19,23 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import (
-    BaseHook,
+from airflow import __version__ as _airflow_version
+from packaging.version import Version
+
+AIRFLOW_VERSION = Version(Version(_airflow_version).base_version)
+AIRFLOW_V_3_1_PLUS = Version("3.1.0") <= AIRFLOW_VERSION
+AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
+AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
+# The triggerer calls `on_kill` of a trigger whose task a user marked failed (3.3+ only).
+KILL_WHILE_DEFERRED_REACHES_TRIGGER = AIRFLOW_V_3_3_PLUS
+
+from airflow.sdk import (  # noqa: E402
     BaseOperator,
     BaseOperatorLink,
     BaseSensorOperator,
     PokeReturnValue,
 )
-from airflow.triggers.base import BaseTrigger, TriggerEvent
+from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
 
 try:
     from airflow.sdk.exceptions import (
@@ -25,7 +43,7 @@ try:
         AirflowSensorTimeout,
         AirflowSkipException,
     )
-except ImportError:  # Airflow 3.0
+except ImportError:  # Airflow 3.0, 3.1
     from airflow.exceptions import (  # type: ignore[no-redef]
         AirflowFailException,
         AirflowSensorTimeout,
@@ -35,12 +53,24 @@ except ImportError:  # Airflow 3.0
 if TYPE_CHECKING:
     from airflow.sdk.types import TaskInstanceKey as TaskInstanceKey
 
-try:
+if TYPE_CHECKING or AIRFLOW_V_3_1_PLUS:
+    from airflow.sdk import BaseHook
+else:  # 3.0
+    from airflow.hooks.base import BaseHook
+
+if TYPE_CHECKING or AIRFLOW_V_3_2_PLUS:
     from airflow.sdk.configuration import conf
-except ImportError:  # Airflow 3.0
-    from airflow.configuration import conf  # type: ignore[no-redef]
+    from airflow.sdk.exceptions import TaskDeferred
+else:  # 3.0, 3.1
+    from airflow.configuration import conf
+    from airflow.exceptions import TaskDeferred
 
 __all__ = [
+    "AIRFLOW_VERSION",
+    "AIRFLOW_V_3_1_PLUS",
+    "AIRFLOW_V_3_2_PLUS",
+    "AIRFLOW_V_3_3_PLUS",
+    "KILL_WHILE_DEFERRED_REACHES_TRIGGER",
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
@@ -50,7 +80,10 @@ __all__ = [
     "BaseSensorOperator",
     "BaseTrigger",
     "PokeReturnValue",
+    "TaskDeferred",
     "TriggerEvent",
+    "aget_connection_extra",
+    "amask_secrets",
     "conf",
     "mask_secret",
     "object_storage_fs",
@@ -68,6 +101,40 @@ def mask_secret(value: str) -> None:
     except ImportError:
         return
     mask(value)
+
+
+async def amask_secrets(values: list[str]) -> None:
+    """Register secrets with the log masker from the event loop (task and supervisor)."""
+    if not values:
+        return
+    if AIRFLOW_V_3_3_PLUS:
+        from airflow.sdk.log import amask_secret
+
+        for value in values:
+            await amask_secret(value)
+        return
+    from asgiref.sync import sync_to_async
+
+    def mask_all() -> None:
+        for value in values:
+            mask_secret(value)
+
+    await sync_to_async(mask_all)()
+
+
+async def aget_connection_extra(hook: Any, conn_id: str) -> tuple[Any, dict[str, Any]]:
+    """(connection, its extra as a dict) without blocking the triggerer's event loop."""
+    from asgiref.sync import sync_to_async
+
+    if AIRFLOW_V_3_1_PLUS:
+        conn = await hook.aget_connection(conn_id)
+    else:
+        conn = await sync_to_async(hook.get_connection)(conn_id)
+    if AIRFLOW_V_3_3_PLUS:
+        extra = await conn.aextra_dejson()
+    else:
+        extra = await sync_to_async(lambda: conn.extra_dejson)()
+    return conn, extra
 
 
 def xcom_value(ti_key: Any, key: str) -> Any:

@@ -34,18 +34,41 @@ class KubernetesParameters:
     executor_pod_template: str | Mapping[str, Any] | None = None
 
 
+def _is_document(value: str) -> bool:
+    """A pod template file Airflow rendered (template_ext) holds its YAML or JSON text."""
+    return "\n" in value.strip() or value.lstrip().startswith("{")
+
+
 def _template_path(parameter: str, value: str | Mapping[str, Any] | None) -> str | None:
     if value is None or isinstance(value, Mapping):
         return None
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return None if _is_document(value) else value.strip()
     raise SparkConfError(parameter, value, "a pod template file path or a pod as a dict")
+
+
+def _parse_document(parameter: str, text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "its text"
+        raise SparkConfError(
+            parameter, f"<rendered template, {where}>", "a YAML or JSON Pod"
+        ) from None
 
 
 def template_dict(
     parameter: str, value: str | Mapping[str, Any] | None
 ) -> Mapping[str, Any] | None:
-    """A template given as a dict goes to the pipeline as data; a path goes through conf."""
+    """A template given as a dict (or rendered YAML/JSON text) goes to the pipeline as data;
+    a path goes through conf."""
+    if isinstance(value, str) and _is_document(value):
+        value = _parse_document(parameter, value)
+        if not isinstance(value, Mapping):
+            raise SparkConfError(parameter, type(value).__name__, "a YAML or JSON Pod")
     if isinstance(value, Mapping):
         if value.get("kind", "Pod") != "Pod":
             raise SparkConfError(parameter, value.get("kind"), "a Pod (kind: Pod)")

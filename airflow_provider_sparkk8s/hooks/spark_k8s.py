@@ -44,7 +44,12 @@ from airflow_provider_sparkk8s.provider_info import (
     SPARK_K8S_CONNECTION,
 )
 from airflow_provider_sparkk8s.submission.conf_values import parse_bool
-from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret
+from airflow_provider_sparkk8s.version_compat import (
+    BaseHook,
+    aget_connection_extra,
+    amask_secrets,
+    mask_secret,
+)
 
 _PREFIX = f"extra__{CONN_TYPE}__"
 
@@ -282,13 +287,13 @@ class SparkK8sHook(BaseHook):
     async def aget_settings(self) -> ClientSettings:
         """As get_settings, without blocking the triggerer's event loop on the connection."""
         if self._settings is None:
-            conn = await self.aget_connection(self.kubernetes_conn_id)
-            extra = await conn.aextra_dejson()
-            self._mask(extra)
-            self._settings = settings_from_connection(
+            conn, extra = await aget_connection_extra(self, self.kubernetes_conn_id)
+            await amask_secrets(_secret_extras(extra))
+            settings = settings_from_connection(
                 self.kubernetes_conn_id, conn.host, conn.port, extra
             )
-            self._mask_settings(self._settings)
+            await amask_secrets(_secret_settings(settings))
+            self._settings = settings
         return self._settings
 
     def get_namespace(self) -> str:
@@ -341,14 +346,13 @@ class SparkK8sHook(BaseHook):
     @staticmethod
     def _mask(extra: Mapping[str, Any]) -> None:
         """Register secret extras with Airflow's log masker, whatever their key names."""
-        extras = connection_extras(extra)
-        names = (*SECRET_EXTRAS, *RENAMED_EXTRAS)  # former names still hold secrets
-        _mask_values(str(extras[name]) for name in names if extras.get(name))
+        for value in _secret_extras(extra):
+            mask_secret(value)
 
     @staticmethod
     def _mask_settings(settings: ClientSettings) -> None:
-        # A token or key that came from an inline kubeconfig is a secret of its own.
-        _mask_values(value for value in (settings.token, settings.client_key_data) if value)
+        for value in _secret_settings(settings):
+            mask_secret(value)
 
     # ------------------------------------------------------------------ the form (Airflow < 3.2)
 
@@ -398,6 +402,12 @@ class SparkK8sHook(BaseHook):
         }
 
 
-def _mask_values(values: Any) -> None:
-    for value in values:
-        mask_secret(value)
+def _secret_extras(extra: Mapping[str, Any]) -> list[str]:
+    extras = connection_extras(extra)
+    names = (*SECRET_EXTRAS, *RENAMED_EXTRAS)  # former names still hold secrets
+    return [str(extras[name]) for name in names if extras.get(name)]
+
+
+def _secret_settings(settings: ClientSettings) -> list[str]:
+    # A token or key that came from an inline kubeconfig is a secret of its own.
+    return [value for value in (settings.token, settings.client_key_data) if value]

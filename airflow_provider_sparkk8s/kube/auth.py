@@ -22,6 +22,7 @@ from airflow_provider_sparkk8s.kube.exec_plugin import (
     credential_async,
     credential_sync,
 )
+from airflow_provider_sparkk8s.kube.oidc import OidcTokenSource
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 
 log = logging.getLogger(__name__)
@@ -227,8 +228,11 @@ def load_exec_certificate(context: ssl.SSLContext | None, credential: ExecCreden
 
 def token_source(
     settings: ClientSettings, on_certificate: Callable[[ExecCredential], None] | None = None
-) -> TokenSource | ExecCredentialSource:
-    """Static token or token file first; an exec plugin only when neither is set."""
-    if settings.exec_command and not (settings.token or settings.token_file):
-        return ExecCredentialSource(settings, on_certificate)
+) -> TokenSource | ExecCredentialSource | OidcTokenSource:
+    """Static token or token file first; an exec plugin or oidc only when neither is set."""
+    if not (settings.token or settings.token_file):
+        if settings.exec_command:
+            return ExecCredentialSource(settings, on_certificate)
+        if settings.oidc_config:
+            return OidcTokenSource(dict(settings.oidc_config), settings.source)
     return TokenSource(settings.token, settings.token_file)

@@ -33,6 +33,7 @@ from airflow_provider_sparkk8s.kube.auth import (
     token_source,
     warn_if_insecure,
 )
+from airflow_provider_sparkk8s.kube.oidc import OidcTokenSource
 from airflow_provider_sparkk8s.kube.paths import access_of
 from airflow_provider_sparkk8s.kube.proxy import Proxy, proxy_for
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
@@ -322,7 +323,7 @@ class SenderBase:
         self.tls: ssl.SSLContext | None = (
             ssl_context(settings) if settings.server.startswith("https://") else None
         )
-        self.tokens: TokenSource | ExecCredentialSource = token_source(
+        self.tokens: TokenSource | ExecCredentialSource | OidcTokenSource = token_source(
             settings, lambda credential: load_exec_certificate(self.tls, credential)
         )
         self.proxy: Proxy | None = proxy_for(

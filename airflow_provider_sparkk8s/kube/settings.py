@@ -65,6 +65,9 @@ class ClientSettings:
     exec_api_version: str = "client.authentication.k8s.io/v1"
     exec_install_hint: str | None = None  # shown when the plugin's command is not found
     exec_interactive_mode: str | None = None  # Never, IfAvailable (default), Always
+    # A kubeconfig `auth-provider: oidc` config (id-token, refresh-token, issuer, ...): the
+    # id-token is the bearer token, refreshed with the refresh token (kube/oidc.py).
+    oidc_config: tuple[tuple[str, str], ...] = ()
     namespace: str | None = None  # the source's default namespace (connection / context)
     connect_timeout: float = 10.0
     request_timeout: float = 10.0
@@ -121,6 +124,8 @@ class ClientSettings:
                 continue
             if field.name in _SECRET_FIELDS:
                 value = "<redacted>"
+            elif field.name == "oidc_config":
+                value = repr([name for name, _ in value])  # tokens and the client secret
             elif field.name == "exec_env":
                 value = repr([name for name, _ in value])  # values may be credentials
             elif field.name == "proxy_url":
@@ -138,8 +143,8 @@ class ClientSettings:
 # Explicit fields that replace a whole group of base fields when given, so that e.g. an
 # explicit token is not rejected for clashing with the kubeconfig's token file.
 _OVERRIDE_GROUPS: dict[str, tuple[str, ...]] = {
-    "token": ("token", "token_file", "exec_command"),
-    "token_file": ("token", "token_file", "exec_command"),
+    "token": ("token", "token_file", "exec_command", "oidc_config"),
+    "token_file": ("token", "token_file", "exec_command", "oidc_config"),
     "ca_file": ("ca_file", "ca_data"),
     "ca_data": ("ca_file", "ca_data"),
     "client_cert_file": ("client_cert_file", "client_cert_data"),
@@ -358,12 +363,7 @@ def _settings_from_config(
         directory = (base_dirs or {}).get((section, name or ""), base_dir) or os.getcwd()
         return str(Path(directory, os.path.expanduser(value)))
 
-    if user.get("auth-provider"):
-        raise KubeConfigError(
-            f"user {user_name!r} in {where} authenticates with an auth-provider plugin (removed "
-            "from kubectl in 1.26), which this provider does not run; use an exec plugin, a "
-            "token, a token file or a client certificate instead"
-        )
+    oidc_config = _oidc_config(user.get("auth-provider"), user_name, where)
     if user.get("username") or user.get("password"):
         raise KubeConfigError(
             f"user {user_name!r} in {where} uses basic auth (username/password), which "
@@ -389,6 +389,7 @@ def _settings_from_config(
         token=user.get("token") or None,
         token_file=token_file,
         **_exec_plugin(user.get("exec"), base_dirs, base_dir, user_name, where),
+        oidc_config=oidc_config,
         namespace=ctx.get("namespace") or None,
         source=where,
     )
@@ -421,6 +422,21 @@ def _exec_plugin(
     }
 
 
+def _oidc_config(provider: Any, user_name: str | None, where: str) -> tuple[tuple[str, str], ...]:
+    """The `oidc` auth-provider's config; gcp and azure were removed from client-go in 1.26."""
+    if not provider:
+        return ()
+    name = provider.get("name") if isinstance(provider, dict) else None
+    if name != "oidc":
+        raise KubeConfigError(
+            f"user {user_name!r} in {where} authenticates with the {name!r} auth-provider, "
+            "removed from client-go in 1.26; use its exec plugin (gke-gcloud-auth-plugin, "
+            "kubelogin), a token, a token file or a client certificate instead"
+        )
+    config = provider.get("config") or {}
+    return tuple((str(key), str(value)) for key, value in config.items() if value is not None)
+
+
 def _interactive_mode(value: Any, user_name: str | None, where: str) -> str | None:
     if value in (None, ""):
         return None
@@ -444,8 +460,11 @@ def _b64_field(section: dict[str, Any], key: str, where: str) -> str | None:
     value = section.get(key)
     if not value:
         return None
+    # Go's base64 decoder (client-go) and the official Python client skip line breaks:
+    # CA data wrapped at 64 or 76 columns is valid.
+    text = str(value).replace("\r", "").replace("\n", "")
     try:
-        return base64.b64decode(value, validate=True).decode()
+        return base64.b64decode(text, validate=True).decode()
     except (binascii.Error, ValueError, UnicodeDecodeError):
         # Never echo the value: client-key-data is a private key.
         raise KubeConfigError(f"{key} in {where} is not valid base64-encoded PEM") from None

@@ -92,7 +92,12 @@ from airflow_provider_sparkk8s.submission.upload_plan import (
     uploaded_dirs_in,
 )
 from airflow_provider_sparkk8s.submission.uploader import upload_all
-from airflow_provider_sparkk8s.version_compat import AirflowFailException, BaseOperator
+from airflow_provider_sparkk8s.version_compat import (
+    AIRFLOW_VERSION,
+    KILL_WHILE_DEFERRED_REACHES_TRIGGER,
+    AirflowFailException,
+    BaseOperator,
+)
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 APPLICATION_XCOM_KEY = "spark_application"
@@ -175,6 +180,11 @@ class SparkK8sSubmitOperator(BaseOperator):
         "principal",
         "properties_file",
     )
+    # A templated value naming a .yaml/.yml/.json file in the DAG folder or the DAG's
+    # template_searchpath (or by absolute path) is read and rendered with Jinja; pod
+    # templates then arrive as YAML or JSON text. Other values ending so (s3://.../conf.yaml
+    # in `files`) stay strings.
+    template_ext: Sequence[str] = (".yaml", ".yml", ".json")
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "conf": "json",
         "application_args": "json",
@@ -388,6 +398,24 @@ class SparkK8sSubmitOperator(BaseOperator):
 
         return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
 
+    def render_template(
+        self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None
+    ) -> Any:
+        """Airflow's rendering, except for values ending in a template extension that are not
+        template files: an absolute path is read from disk, anything else stays a string."""
+        if isinstance(content, str) and content.endswith(tuple(self.template_ext)):
+            import jinja2
+
+            env = jinja_env or self.get_template_env()
+            if os.path.isabs(content) and os.path.isfile(content):
+                with open(content) as handle:
+                    return self._render(env.from_string(handle.read()), context)
+            try:
+                env.get_template(content)
+            except jinja2.TemplateNotFound:
+                return self._render(env.from_string(content), context)
+        return super().render_template(content, context, jinja_env, seen_oids)
+
     def execute(self, context: Any) -> Any:
         try:
             return self._execute(context)
@@ -598,6 +626,16 @@ class SparkK8sSubmitOperator(BaseOperator):
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
         self.log.info("Deferring: the triggerer follows %s from here", app.submission_id)
+        if not KILL_WHILE_DEFERRED_REACHES_TRIGGER:
+            self.log.warning(
+                "Airflow %s does not pass a kill of a deferred task to its trigger (3.3 does): "
+                "marking this task failed while it waits leaves driver pod %s/%s running. "
+                "Delete that pod to stop the application, or use deferrable=False, whose "
+                "on_kill deletes it.",
+                AIRFLOW_VERSION,
+                app.namespace,
+                app.driver_pod,
+            )
         self.defer(
             trigger=SparkK8sApplicationTrigger(
                 application_id=app.application_id,

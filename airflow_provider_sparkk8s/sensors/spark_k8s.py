@@ -35,6 +35,7 @@ from airflow_provider_sparkk8s.version_compat import (
     AirflowSkipException,
     BaseSensorOperator,
     PokeReturnValue,
+    conf,
     time_delta_trigger,
 )
 
@@ -69,7 +70,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     :param namespace: the namespace (default: the connection's).
     :param kubernetes_conn_id: the `spark_k8s` connection.
     :param driver_container: the driver container's name (a pod template's container name).
-    :param deferrable: wait in the triggerer instead of poking from a worker.
+    :param deferrable: wait in the triggerer instead of poking from a worker (default:
+        ``[operators] default_deferrable``, as for Airflow's own sensors).
     :param resync_interval: the shared store's full-list interval (deferrable mode).
     :param stream_logs: copy the driver log into the task log (deferrable mode).
     """
@@ -91,7 +93,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         kubernetes_conn_id: str = DEFAULT_CONN_ID,
         driver_container: str = DRIVER_CONTAINER,
         executor_container: str = EXECUTOR_CONTAINER,
-        deferrable: bool = False,
+        deferrable: bool | None = None,
         resync_interval: float = 30.0,
         stream_logs: bool = False,
         **kwargs: Any,
@@ -119,6 +121,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self.kubernetes_conn_id = kubernetes_conn_id
         self.driver_container = driver_container
         self.executor_container = executor_container
+        if deferrable is None:
+            deferrable = conf.getboolean("operators", "default_deferrable", fallback=False)
         self.deferrable = deferrable
         self.resync_interval = resync_interval
         self.stream_logs = stream_logs

@@ -11,7 +11,10 @@ DAGS_FOLDER = Path(__file__).resolve().parents[2] / "dags"
 
 @pytest.fixture(scope="module")
 def dag_bag():
-    from airflow.dag_processing.dagbag import DagBag
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow 3.0
+        from airflow.models.dagbag import DagBag  # type: ignore[no-redef]
 
     return DagBag(dag_folder=str(DAGS_FOLDER))
 

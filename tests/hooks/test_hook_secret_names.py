@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from airflow._shared.secrets_masker import redact, should_hide_value_for_key
+
+try:
+    from airflow._shared.secrets_masker import redact, should_hide_value_for_key
+except ImportError:  # Airflow 3.0
+    from airflow.sdk.execution_time.secrets_masker import (  # type: ignore[no-redef]
+        redact,
+        should_hide_value_for_key,
+    )
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.hooks.spark_k8s import (

@@ -177,7 +177,12 @@ def test_namespace_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def test_secrets_are_registered_with_the_log_masker(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from airflow.sdk.log import _secrets_masker
+    try:
+        from airflow.sdk.log import _secrets_masker
+    except ImportError:  # Airflow 3.0
+        from airflow.sdk.execution_time.secrets_masker import (  # type: ignore[no-redef]
+            _secrets_masker,
+        )
 
     inline = kubeconfig(tmp_path)
     set_connection(monkeypatch, "masked", extra={"kube_config_secret": yaml.safe_dump(inline)})

@@ -54,7 +54,10 @@ def test_inline_kubeconfig_with_inline_credentials(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("context", "message"),
-    [("legacy", "auth-provider plugin"), ("nope", "no context named 'nope'")],
+    [
+        ("legacy", "'gcp' auth-provider, removed from client-go in 1.26"),
+        ("nope", "no context named 'nope'"),
+    ],
 )
 def test_kubeconfig_errors_are_clear(tmp_path: Path, context: str, message: str) -> None:
     path = write_config(tmp_path, two_context_config(tmp_path))

@@ -68,7 +68,10 @@ def dump(dag_id: str) -> dict[str, Any]:
 
 def main() -> int:
     dag_file, dag_id, logical_date, output = sys.argv[1:5]
-    from airflow.dag_processing.dagbag import DagBag
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow 3.0
+        from airflow.models.dagbag import DagBag  # type: ignore[no-redef]
 
     bag = DagBag(dag_folder=dag_file)
     if bag.import_errors:

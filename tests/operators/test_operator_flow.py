@@ -10,7 +10,6 @@ import threading
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import AirflowFailException, TaskDeferred
 
 from airflow_provider_sparkk8s.application.task_identity import (
     TaskInstanceRef,
@@ -24,6 +23,7 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
     SparkK8sSubmitOperator,
 )
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.version_compat import AirflowFailException, TaskDeferred
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
 
 SECRET = "planted-secret-7f3a9c"

@@ -1,6 +1,6 @@
 """The releasable package: the wheel built from this checkout, its metadata, and an install
 into a clean virtual environment that holds only Airflow (the lowest minor we declare),
-where Airflow's own CLI lists the provider."""
+where Airflow's own CLI lists the provider, its hook and its triggers."""
 
 from __future__ import annotations
 

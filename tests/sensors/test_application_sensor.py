@@ -5,13 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from airflow.exceptions import TaskDeferred
-from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.sensors import spark_k8s as sensor_module
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor, choose_driver
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from airflow_provider_sparkk8s.version_compat import (
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    TaskDeferred,
+)
 from tests.monitoring.pod_builders import APP, pod, running, terminated
 
 
@@ -212,3 +215,18 @@ class FrozenClock:
 
     def fromisoformat(self, text):
         return datetime.fromisoformat(text)
+
+
+@pytest.mark.parametrize(
+    ("configured", "given", "expected"),
+    [(None, None, False), ("True", None, True), ("False", None, False), ("True", False, False)],
+)
+def test_deferrable_defaults_to_operators_default_deferrable(
+    monkeypatch: pytest.MonkeyPatch, configured: str | None, given: bool | None, expected: bool
+) -> None:
+    if configured is None:
+        monkeypatch.delenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", raising=False)
+    else:
+        monkeypatch.setenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", configured)
+    sensor = SparkK8sApplicationSensor(task_id="wait", application_id=APP, deferrable=given)
+    assert sensor.deferrable is expected

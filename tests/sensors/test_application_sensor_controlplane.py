@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from airflow.exceptions import TaskDeferred
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
+from airflow_provider_sparkk8s.version_compat import TaskDeferred
 from tests.support.kube import request
 from tests.support.pods import EXIT_CODE, HOLD, RUN_MS, create, phase, wait_for_pod
 from tests.support.waiting import wait_for
