@@ -185,6 +185,9 @@ class SparkK8sSubmitOperator(BaseOperator):
     # templates then arrive as YAML or JSON text. Other values ending so (s3://.../conf.yaml
     # in `files`) stay strings.
     template_ext: Sequence[str] = (".yaml", ".yml", ".json")
+    # Airflow deep-copies operators (DAG copies, test runs); an Event holds a lock, which
+    # Airflow 3.0's deepcopy cannot copy.
+    shallow_copy_attrs: Sequence[str] = ("_stop",)
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "conf": "json",
         "application_args": "json",
