@@ -159,3 +159,13 @@ def test_airflow_providers_list_shows_it(clean_venv: Path, tmp_path: Path) -> No
         p["package_name"]: p for p in airflow_cli(clean_venv, tmp_path, "providers", "list")
     }
     assert providers[PACKAGE]["version"] == airflow_provider_sparkk8s.__version__
+    hooks = airflow_cli(clean_venv, tmp_path, "providers", "hooks")
+    ours = [h for h in hooks if h.get("connection_type") == "spark_k8s"]
+    assert ours and ours[0]["class"].endswith("hooks.spark_k8s.SparkK8sHook"), ours
+
+
+def test_airflow_providers_triggers_lists_ours(clean_venv: Path, tmp_path: Path) -> None:
+    triggers = airflow_cli(clean_venv, tmp_path, "providers", "triggers")
+    ours = [t for t in triggers if t.get("package_name") == PACKAGE]
+    assert ours, triggers
+    assert "airflow_provider_sparkk8s.triggers.spark_k8s" in str(ours[0])
