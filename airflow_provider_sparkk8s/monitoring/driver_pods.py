@@ -16,16 +16,23 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Self
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.listwatch import Gone, WatchCursor, WatchSpec, WatchStats
+from airflow_provider_sparkk8s.kube.listwatch import (
+    Listed,
+    StreamEnded,
+    WatchCursor,
+    WatchSpec,
+    WatchStats,
+)
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.kube.watch_sync import list_objects, watch_stream
+from airflow_provider_sparkk8s.kube.watch_sync import list_then_watch
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.submit import SubmissionResult, submit
 
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there
+MIN_WINDOW_SECONDS = 3
 _GLOB = "*?["
 
 
@@ -144,40 +151,35 @@ class DriverPods:
     ) -> Iterator[tuple[Pod, ...]]:
         """The matching pods after a list, after every change, and after every watch window.
 
-        `kube.watch_sync`'s list and stream, with its rules (`kube.listwatch`): a list, then
-        streams resumed from the last resourceVersion seen, a list again after `410 Gone`.
-        Unlike its endless loop, this one hands the pods back when a window ends, so a caller
-        that waits with deadlines reads its clock at least every `window_seconds`; and a
-        failure reaches the caller (the task fails, or retries) instead of a reconnect.
-        Ends only when the caller stops iterating, which closes the stream.
+        Layer 2 of `kube.watch_sync` (a list, then streams resumed from the last
+        resourceVersion seen; it returns on `410 Gone` and this loop lists again). Not its
+        endless layer 1: a failure reaches the caller (the task fails, or retries) instead of
+        a reconnect, and a caller that waits with deadlines reads its clock at least every
+        `window_seconds`, when a stream ends. Stopping the iteration closes the stream.
         """
         selector = {"labelSelector": label_selector, "fieldSelector": field_selector}
         spec = WatchSpec(
             resource_path("v1", "Pod", namespace),
             {key: value for key, value in selector.items() if value},
-            timeout_seconds=max(window_seconds, 1),
+            # A stream the server ends sooner than a second is taken for a failure, and
+            # each stream asks for 80-100% of this: three seconds keep it above that.
+            timeout_seconds=max(window_seconds, MIN_WINDOW_SECONDS),
         )
         stats = WatchStats()
-        while True:
-            listed = list_objects(self.client, spec, stats)
-            cursor = WatchCursor(listed.resource_version)
-            pods = {_name(pod): pod for pod in listed.items}
-            yield tuple(pods.values())
-            try:
-                while True:
-                    for event in watch_stream(self.client, spec, cursor.resource_version):
-                        cursor.advance(event)
-                        if event.get("type") == "BOOKMARK":
-                            continue
-                        obj = event.get("object") or {}
-                        if event.get("type") == "DELETED":
-                            pods.pop(_name(obj), None)
-                        else:
-                            pods[_name(obj)] = obj
-                        yield tuple(pods.values())
-                    yield tuple(pods.values())  # the window ended: the caller checks its clock
-            except Gone:
-                continue  # the version is too old: list again
+        pods: dict[str, Pod] = {}
+        while True:  # a 410 returns from layer 2: list again
+            for item in list_then_watch(self.client, spec, WatchCursor(), stats):
+                if isinstance(item, Listed):
+                    pods = {_name(pod): pod for pod in item.items}
+                elif not isinstance(item, StreamEnded):
+                    kind, obj = item.get("type"), item.get("object") or {}
+                    if kind == "BOOKMARK":
+                        continue
+                    if kind == "DELETED":
+                        pods.pop(_name(obj), None)
+                    else:
+                        pods[_name(obj)] = obj
+                yield tuple(pods.values())
 
     def watch_driver(
         self, namespace: str, name: str, window_seconds: int = WATCH_SECONDS
