@@ -36,14 +36,17 @@ def test_every_name_resolves() -> None:
 def test_deferring_warns_when_a_kill_cannot_reach_the_trigger(
     cluster: object,  # noqa: F811
     caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     operator = make_operator(deferrable=True)
     with caplog.at_level(logging.WARNING), pytest.raises(TaskDeferred):
         operator.execute(context(FakeTaskInstance()))
-    warned = [r.getMessage() for r in caplog.records if "does not pass a kill" in r.getMessage()]
+    # 3.0's task logger is a standard-library one; 3.1+'s is structlog, writing to stdout.
+    lines = [r.getMessage() for r in caplog.records] + capsys.readouterr().out.splitlines()
+    warned = [line for line in lines if "does not pass a kill" in line]
     if KILL_WHILE_DEFERRED_REACHES_TRIGGER:
         assert warned == []
     else:
-        assert len(warned) == 1
+        assert warned  # once (printed on stdout too where the logger echoes there)
         assert f"Airflow {version_compat.AIRFLOW_VERSION}" in warned[0]
         assert "driver pod team-a/" in warned[0] and "deferrable=False" in warned[0]
