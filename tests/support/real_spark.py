@@ -1,0 +1,138 @@
+"""Real Spark on the runtime plane (testenv/nodeagent): the documented identities, the conf
+every real-Spark test starts from, and a recorder of what happened to the pods.
+
+Every real-Spark test submits as the `airflow` service account bound to the documented
+submitter Role, and its driver runs as `spark` with the documented driver Role
+(docs/rbac.yaml, applied by testenv/rbac.py): never an admin identity.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from testenv.controlplane import ControlPlane
+from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
+from testenv.runtime_image import EXAMPLES, IMAGE_NAME
+
+SUBMITTER = "airflow"
+PI = f"local://{EXAMPLES}/pi.py"
+FAIL = f"local://{EXAMPLES}/fail.py"
+# Small JVMs: 2 cores run the driver and both executors at once.
+BASE_CONF = {
+    "spark.kubernetes.container.image": IMAGE_NAME,
+    "spark.kubernetes.authenticate.driver.serviceAccountName": DRIVER_SERVICE_ACCOUNT,
+    "spark.driver.memory": "512m",
+    "spark.executor.memory": "512m",
+    "spark.executor.instances": "2",
+}
+# "<run>: <phase>" -> seconds since the submission; printed at the end of the session.
+REAL_SPARK_TIMINGS: dict[str, float] = {}
+_LOG_TIME = re.compile(r"^(\S+Z) ")
+
+
+def submitter_kubeconfig(plane: ControlPlane, namespace: str, path: Path) -> Path:
+    """Applies docs/rbac.yaml in `namespace` (as the cluster's administrator would) and
+    writes a kubeconfig for the submitter's token."""
+    with KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig))) as admin:
+        apply_documented_rbac(admin, namespace, SUBMITTER)
+    token = plane.request_token(namespace, SUBMITTER, expiration_seconds=7200)
+    return plane.write_kubeconfig(path, namespace, token=token)
+
+
+@dataclass
+class PodEvent:
+    seconds: float  # since the recorder started
+    name: str
+    role: str | None
+    phase: str | None
+    kind: str  # ADDED, MODIFIED, DELETED
+
+
+@dataclass
+class PodRecorder:
+    """Watches a namespace's pods from a thread (as admin: an observer, not a participant)
+    and keeps every change with its time since `start()`."""
+
+    plane: ControlPlane
+    namespace: str
+    events: list[PodEvent] = field(default_factory=list)
+    pods: dict[str, dict[str, Any]] = field(default_factory=dict)  # last seen, by name
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _started: float = 0.0
+
+    def start(self) -> PodRecorder:
+        self._started = time.monotonic()
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        client = KubeClient(kubeconfig_settings(str(self.plane.admin_kubeconfig)))
+        path = f"/api/v1/namespaces/{self.namespace}/pods"
+        while not self._stop.is_set():
+            try:
+                for event in client.watch(path, {"timeoutSeconds": "5"}):
+                    self._record(event)
+                    if self._stop.is_set():
+                        break
+            except Exception:  # noqa: BLE001 - an observer keeps watching
+                self._stop.wait(0.2)
+        client.close()
+
+    def _record(self, event: dict[str, Any]) -> None:
+        pod = event.get("object") or {}
+        name = (pod.get("metadata") or {}).get("name")
+        if not name:
+            return
+        labels = pod["metadata"].get("labels") or {}
+        phase = (pod.get("status") or {}).get("phase")
+        before = self.pods.get(name)
+        self.pods[name] = pod
+        if event["type"] == "DELETED" or before is None or before["status"].get("phase") != phase:
+            self.events.append(
+                PodEvent(
+                    time.monotonic() - self._started,
+                    name,
+                    labels.get("spark-role"),
+                    phase,
+                    event["type"],
+                )
+            )
+
+    def first(self, role: str, phase: str) -> PodEvent | None:
+        return next((e for e in self.events if e.role == role and e.phase == phase), None)
+
+    def names(self, role: str) -> list[str]:
+        return sorted({e.name for e in self.events if e.role == role})
+
+    def reached(self, role: str, phase: str) -> list[str]:
+        return sorted({e.name for e in self.events if e.role == role and e.phase == phase})
+
+
+def log_time(line: str) -> datetime.datetime | None:
+    """The time of a line of a `timestamps=true` pod log."""
+    match = _LOG_TIME.match(line)
+    if not match:
+        return None
+    stamp = match.group(1).replace("Z", "")
+    return datetime.datetime.fromisoformat(stamp[:26]).replace(tzinfo=datetime.UTC)
+
+
+def registered_executors(log: str) -> list[tuple[datetime.datetime | None, str]]:
+    """(time, executor id) of each `Registered executor` line of a timestamped driver log."""
+    found = []
+    for line in log.splitlines():
+        match = re.search(r"Registered executor .* with ID (\d+)", line)
+        if match:
+            found.append((log_time(line), match.group(1)))
+    return found
