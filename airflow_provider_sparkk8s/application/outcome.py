@@ -59,6 +59,15 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
     return Report(succeeded, xcom, None if succeeded else failure_message(app, event))
 
 
+def needs_driver_exception(event: Mapping[str, Any]) -> bool:
+    """A driver that exited non-zero and left no message: its log's exception says why."""
+    return (
+        event.get("status") == "failed"
+        and event.get("exit_code") not in (None, 0)
+        and not (event.get("termination_message") or event.get("message"))
+    )
+
+
 def failure_message(app: TrackedApplication, event: Mapping[str, Any]) -> str:
     """Names the application, then the driver's reason, exit code and message."""
     parts = [str(event.get("reason") or event.get("state") or "failed")]

@@ -308,15 +308,39 @@ def _executor_failure(pod: Pod, container: str) -> ExecutorFailure:
     )
 
 
+def remember_executors(seen: Mapping[str, Pod], pods: Iterable[Pod]) -> dict[str, Pod]:
+    """Every executor pod of the application seen so far, by name, as last seen.
+
+    Spark deletes its executor pods when its context stops, seconds before the driver ends:
+    a summary of the final snapshot alone would count none of the executors that ran.
+    """
+    remembered = dict(seen)
+    for pod in pods:
+        name = pod_name(pod) if isinstance(pod, Mapping) else None
+        if name and spark_role(pod) == "executor":
+            remembered[name] = pod
+    return remembered
+
+
+def _vanished_state(pod: Pod, container: str) -> str:
+    """An executor pod that is gone: how it ended if that was seen, else deleted."""
+    state = executor_state(pod, container)
+    return state if state in ("succeeded", "failed") else "deleted"
+
+
 def summarize_executors(
-    pods: Iterable[Pod], container: str = EXECUTOR_CONTAINER
+    pods: Iterable[Pod], container: str = EXECUTOR_CONTAINER, vanished: Iterable[Pod] = ()
 ) -> ExecutorSummary:
+    """Counts by state of the executor pods, plus `vanished` ones (remembered, no longer
+    listed), and the failed ones with their reasons."""
     counts: dict[str, int] = {}
     failures: list[ExecutorFailure] = []
-    for pod in pods:
+    states: list[tuple[Pod, str | None]] = [(p, None) for p in pods]
+    states += [(p, _vanished_state(p, container)) for p in vanished if isinstance(p, Mapping)]
+    for pod, known in states:
         if not isinstance(pod, Mapping) or spark_role(pod) != "executor":
             continue
-        state = executor_state(pod, container)
+        state = known or executor_state(pod, container)
         counts[state] = counts.get(state, 0) + 1
         failure = _executor_failure(pod, container) if state == "failed" else None
         if failure is None and state != "pending":
@@ -337,10 +361,14 @@ def reduce_application(
     driver_pod_name: str | None = None,
     driver_container: str = DRIVER_CONTAINER,
     executor_container: str = EXECUTOR_CONTAINER,
+    seen_executors: Mapping[str, Pod] | None = None,
 ) -> ApplicationState:
-    """The state of one Spark application from all of its pods (driver and executors)."""
+    """The state of one Spark application from all of its pods (driver and executors).
+    `seen_executors` (from `remember_executors`) adds the executors that came and went."""
     pods = [p for p in (pods if isinstance(pods, Iterable) else ()) if isinstance(p, Mapping)]
-    executors = summarize_executors(pods, executor_container)
+    present = {pod_name(p) for p in pods}
+    vanished = [p for name, p in (seen_executors or {}).items() if name not in present]
+    executors = summarize_executors(pods, executor_container, vanished)
     driver = _pick_driver(pods, driver_pod_name)
     if driver is None:
         return ApplicationState(

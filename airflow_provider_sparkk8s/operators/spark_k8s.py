@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.outcome import (
     ON_FINISH_ACTIONS,
+    needs_driver_exception,
     report,
     should_delete_driver,
 )
@@ -56,12 +57,14 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
     link_templates,
     link_urls,
 )
+from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
 from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     ApplicationState,
     Pod,
     reduce_application,
+    remember_executors,
 )
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.uploads import remove_uploads, upload_storage
@@ -661,6 +664,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         `reduce_application` and `timed_out`); the clock is read at least every poll_interval."""
         start = datetime.fromisoformat(app.submitted_at).timestamp()
         last: ApplicationState | None = None
+        seen: dict[str, Pod] = {}  # executors that came and went (`remember_executors`)
         with self._driver_pods(self._hook()) as driver_pods:
             for pods in driver_pods.follow(
                 app.namespace,
@@ -669,8 +673,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             ):
                 if self._stop.is_set():
                     raise ApplicationFailed(f"killed while following {app.submission_id}")
+                seen = remember_executors(seen, pods)
                 state = reduce_application(
-                    pods, driver_pod_name=app.driver_pod, driver_container=app.driver_container
+                    pods,
+                    driver_pod_name=app.driver_pod,
+                    driver_container=app.driver_container,
+                    seen_executors=seen,
                 )
                 if last is None or (last.state, last.reason) != (state.state, state.reason):
                     self.log.info("Spark application %s: %s", app.application_id, state.describe())
@@ -694,10 +702,14 @@ class SparkK8sSubmitOperator(BaseOperator):
             )
         app = TrackedApplication.from_kwargs(application)
         self._tracked = app
-        outcome = report(app, event, datetime.now(UTC))
-        outcome.xcom["spark_version"] = self.spark_line().version
-        streamed = self.deferrable and self.get_logs
         with self._driver_pods(self._hook()) as pods:
+            if needs_driver_exception(event):
+                exception = self._driver_exception(pods, app)
+                if exception:
+                    event = {**event, "message": exception}
+            outcome = report(app, event, datetime.now(UTC))
+            outcome.xcom["spark_version"] = self.spark_line().version
+            streamed = self.deferrable and self.get_logs
             if self.get_logs and not streamed and event.get("state") != "unknown":
                 self._log_driver_tail(pods, app)
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
@@ -737,6 +749,15 @@ class SparkK8sSubmitOperator(BaseOperator):
             self.log.warning("Could not remove the uploaded folder %s", folder)
         if not left:
             self.log.info("Removed the uploaded files in %s", ", ".join(app.uploaded_dirs))
+
+    def _driver_exception(self, pods: DriverPods, app: TrackedApplication) -> str | None:
+        """The exception line at the end of a failed driver's log (its pod has no message)."""
+        try:
+            text = pods.log_tail(app.namespace, app.driver_pod, app.driver_container, TAIL_LINES)
+        except Exception as error:  # noqa: BLE001 - the failure is reported without it
+            self.log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
+            return None
+        return exception_line(text.splitlines())
 
     def _log_driver_tail(self, pods: DriverPods, app: TrackedApplication) -> None:
         try:

@@ -32,6 +32,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     EXECUTOR_CONTAINER,
     ApplicationState,
     reduce_application,
+    remember_executors,
 )
 from airflow_provider_sparkk8s.monitoring.store import (
     DEFAULT_RESYNC_INTERVAL,
@@ -176,6 +177,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         subscription = store.subscribe(self.application_id)
         log_task: asyncio.Task | None = None
         follower: DriverLogFollower | None = None
+        seen: dict[str, Any] = {}  # executors that came and went (`remember_executors`)
         try:
             while True:
                 failure = timed_out(
@@ -190,11 +192,13 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 pods = await subscription.next(self._seconds_to_next_deadline())
                 if pods is None:
                     continue  # a deadline passed: checked at the top
+                seen = remember_executors(seen, pods)
                 state = reduce_application(
                     pods,
                     driver_pod_name=self.driver_pod_name,
                     driver_container=self.driver_container,
                     executor_container=self.executor_container,
+                    seen_executors=seen,
                 )
                 self._log_transition(state)
                 self.last_state = state

@@ -11,6 +11,7 @@ import pytest
 from airflow_provider_sparkk8s.application import events
 from airflow_provider_sparkk8s.application.outcome import (
     duration_seconds,
+    needs_driver_exception,
     report,
     should_delete_driver,
 )
@@ -91,3 +92,13 @@ def test_duration_runs_from_creation_to_the_end_or_now():
 )  # fmt: skip
 def test_cleanup_decision(action, status, delete):
     assert should_delete_driver(action, {"status": status}) is delete
+
+
+def test_only_a_failed_driver_without_a_message_needs_its_logs_exception() -> None:
+    failed = {"status": "failed", "exit_code": 1, "termination_message": None, "message": None}
+    assert needs_driver_exception(failed)
+    assert not needs_driver_exception({**failed, "termination_message": "from the pod"})
+    assert not needs_driver_exception({**failed, "message": "from the reducer"})
+    assert not needs_driver_exception({**failed, "exit_code": None})  # never ran: no log
+    assert not needs_driver_exception({**failed, "status": "timeout"})
+    assert not needs_driver_exception({**failed, "status": "success", "exit_code": 0})

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from airflow_provider_sparkk8s.monitoring.reducer import (
     executor_state,
     reduce_application,
+    remember_executors,
     summarize_executors,
 )
 from tests.monitoring.pod_builders import SCHEDULED, pod, running, terminated, waiting
@@ -216,6 +217,37 @@ def test_executor_summary_counts_and_lists_failures():
     state = reduce_application(pods)
     assert state.executors == summary
     assert state.to_dict()["executors"]["failures"][0]["reason"] == "OOMKilled"
+
+
+def test_executors_that_came_and_went_still_count_at_the_end():
+    """Spark deletes its executors when it stops, before its driver ends: the final snapshot
+    has none, the remembered ones count as they ended, else as deleted."""
+    driver_running = pod("d", phase="Running", containers=[running()])
+    executor = "spark-kubernetes-executor"
+    e1 = pod("e1", role="executor", exec_id="1", phase="Running", containers=[running(executor)])
+    e2 = pod("e2", role="executor", exec_id="2", phase="Running", containers=[running(executor)])
+    killed = pod(
+        "e2", role="executor", exec_id="2", phase="Failed",
+        containers=[terminated(137, "Error", name=executor)],
+    )  # fmt: skip
+    e3 = pod("e3", role="executor", exec_id="3", phase="Running", containers=[running(executor)])
+    seen = remember_executors({}, [driver_running, e1, e2])
+    seen = remember_executors(seen, [driver_running, e1, killed])
+    seen = remember_executors(seen, [driver_running, e1, e3])
+    assert sorted(seen) == ["e1", "e2", "e3"]
+    assert seen["e2"] is killed
+
+    done = pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])
+    state = reduce_application([done], seen_executors=seen)
+    assert state.state == "succeeded"
+    assert state.executors.counts == {"deleted": 2, "failed": 1}
+    assert [(f.pod_name, f.exit_code) for f in state.executors.failures] == [("e2", 137)]
+    # Without the memory, the final snapshot alone counts nothing.
+    assert reduce_application([done]).executors.total == 0
+    # A listed pod is counted as listed, not as remembered.
+    assert reduce_application([done, e1], seen_executors=seen).executors.counts == {
+        "deleted": 1, "failed": 1, "running": 1,
+    }  # fmt: skip
 
 
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12))

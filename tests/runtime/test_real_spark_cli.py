@@ -34,7 +34,11 @@ def submit(plane: ControlPlane, namespace: str, kubeconfig: Path, name: str, app
         argv += ["--conf", f"{key}={value}"]
     return subprocess.run(
         [*argv, *app],
-        env={"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(kubeconfig.parent)},
+        env={
+            "KUBECONFIG": str(kubeconfig),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(kubeconfig.parent),
+        },
         capture_output=True,
         text=True,
         timeout=540,

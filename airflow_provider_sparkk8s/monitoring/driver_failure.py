@@ -1,0 +1,31 @@
+"""The exception a failed driver died of, read from the end of its log (pure).
+
+Spark's pods keep Kubernetes' default `terminationMessagePolicy: File` and Spark writes no
+termination message, so a failed driver's pod says only "Error, exit code 1". The reason is
+in its log: a Python traceback's last line, or the JVM's `Exception in thread "main" ...`.
+Spark's own shutdown lines follow it, so the search goes backwards over the tail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+TAIL_LINES = 300  # how much of the log's end the caller reads
+MAX_LENGTH = 1000
+_JAVA_MAIN = re.compile(r'^Exception in thread "[^"]*" (\S.*)$')
+# `RuntimeError: msg`, `py4j.protocol.Py4JJavaError: msg`, `java.lang.IllegalStateException`:
+# a possibly qualified name ending in Error or Exception, at the start of the line.
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(?:Error|Exception)(?::\s.*)?$")
+
+
+def exception_line(lines: Sequence[str]) -> str | None:
+    """The last exception line of a driver log's tail, or None if it holds none."""
+    for line in reversed(lines):
+        text = line.rstrip()
+        main = _JAVA_MAIN.match(text)
+        if main:
+            return main.group(1)[:MAX_LENGTH]
+        if _EXCEPTION.match(text):
+            return text[:MAX_LENGTH]
+    return None
