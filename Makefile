@@ -60,6 +60,11 @@ lint: venv
 	mkdir -p $(MYPY_CACHE)
 	flock $(MYPY_CACHE).lock $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE) $(LINT_PATHS)
 
+# The node agent's Spark image: pyspark 4.3.0 (the parity oracle's cached install) laid out
+# as a Spark image with our entrypoint and programs, under ~/.cache; no-op once present.
+runtime-image: venv
+	$(PY) -m testenv.runtime_image >/dev/null
+
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
 # The full run (TESTS=tests) also runs tests/compat/suite.txt on the lowest Airflow minor
@@ -69,7 +74,7 @@ lint: venv
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
-test: venv lint controlplane toxiproxy tinyproxy s3server browser
+test: venv lint controlplane toxiproxy tinyproxy s3server browser runtime-image
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; \
@@ -81,7 +86,7 @@ test-compat: controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $$py -m pytest -q -p no:cacheprovider \
 		$$(grep -v '^#' tests/compat/suite.txt)
 
-demo: venv controlplane
+demo: venv controlplane runtime-image
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
 
 # Real spark-submit (pyspark 4.3.0 and 3.5.9, in ~/.cache/sparkk8s-parity) re-captures the

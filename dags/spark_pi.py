@@ -1,7 +1,14 @@
-"""SparkPi on the JVM: the main example, and what `make demo` runs.
+"""PySpark Pi: the main example, and what `make demo` runs on real Spark.
 
-The task submits the application, defers to the triggerer while it runs, and pushes the
-application id, driver pod, final state, exit code, duration and executor summary to XCom.
+The task submits the application, defers to the triggerer while it runs (streaming the
+driver's log into the task log), and pushes the application id, driver pod, final state,
+exit code, duration and executor summary to XCom.
+
+The image: `make demo` and the tests run `sparkk8s/spark:4.3.0`, the local process runtime's
+Spark 4.3.0 (testenv/runtime_image.py), which holds this Monte Carlo Pi program at
+/opt/sparkk8s/examples/pi.py (source: testenv/image/examples/pi.py). On a cluster, use a Spark
+4.3 image with Python that holds the program, and a driver service account with the
+`spark-driver` Role of docs/rbac.yaml.
 """
 
 from __future__ import annotations
@@ -18,23 +25,22 @@ with DAG(
     start_date=datetime(2026, 1, 1),
     catchup=False,
     tags=["spark", "example"],
-    params={"slices": 100},
+    params={"partitions": 4, "samples_per_partition": 200_000},
 ) as dag:
     SparkK8sSubmitOperator(
         task_id="spark_pi",
         kubernetes_conn_id="spark_k8s_default",
-        image="apache/spark:4.0.1",
-        spark_version="4.0.1",
-        application="local:///opt/spark/examples/jars/spark-examples.jar",
-        java_class="org.apache.spark.examples.SparkPi",
+        image="sparkk8s/spark:4.3.0",
+        spark_version="4.3.0",
+        application="local:///opt/sparkk8s/examples/pi.py",
         name="spark-pi",
-        application_args=["{{ params.slices }}"],
-        driver_memory="1g",
-        executor_memory="1g",
+        application_args=["{{ params.partitions }}", "{{ params.samples_per_partition }}"],
+        driver_memory="512m",
+        executor_memory="512m",
         num_executors=2,
-        conf={"spark.kubernetes.authenticate.driver.serviceAccountName": "default"},
+        conf={"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
         deferrable=True,
         startup_timeout=300,
-        run_timeout=3600,
+        run_timeout=1800,
         on_finish_action="delete_succeeded_pod",
     )

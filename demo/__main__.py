@@ -1,11 +1,17 @@
-"""`make demo`: the SparkPi example DAG through the real Airflow, on a local control plane.
+"""`make demo`: the PySpark Pi example DAG through the real Airflow, on real Spark.
 
-Starts etcd, kube-apiserver, the controllers, the scheduler and KWOK (testenv), points a
-`spark_k8s_default` connection at them, and runs `airflow dags test spark_pi` with
-AIRFLOW_HOME in the repo's ignored `.airflow/` (SQLite). `dags test` runs the deferred task's
-trigger in-process, so the deferral is exercised too. Printed: the objects that appear in the
-cluster, every state change of the driver, the task's own lines, and the final XCom.
-Everything started here is stopped by its pid at the end.
+Starts etcd, kube-apiserver, the controllers, the scheduler and the node agent (testenv: a
+kubelet that runs pods as local processes), with the Spark 4.3.0 image from pyspark
+(testenv/runtime_image.py). The namespace gets docs/rbac.yaml as documented: Airflow submits
+as the `airflow` service account with the submitter Role, the driver runs as `spark` with the
+driver Role. Then `airflow dags test spark_pi` runs with AIRFLOW_HOME in the repo's ignored
+`.airflow/` (SQLite); `dags test` runs the deferred task's trigger in-process.
+
+Printed, all as it happens: the objects that appear in the namespace (the operator's driver
+pod, Service and ConfigMap; the driver's executor pods and ConfigMap), every state change of
+each pod, the task's own lines, the notable lines of the real driver log the trigger streams
+(Spark's start-up, executors registering, the computed Pi), and the final XCom. The whole
+Airflow log is kept in `.airflow/`. Everything started here is stopped by its pid at the end.
 """
 
 from __future__ import annotations
@@ -20,26 +26,38 @@ import time
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
+from testenv.rbac import apply_documented_rbac
+from testenv.runtime_image import spark_image
 
 REPO = Path(__file__).resolve().parents[1]
 AIRFLOW_HOME = REPO / ".airflow"
 NAMESPACE = "spark-demo"
 DAG_ID = "spark_pi"
-# Said plainly, for as long as anything here is simulated.
-REAL_AND_SIMULATED = (
+SUBMITTER = "airflow"  # the service account Airflow submits as (docs/rbac.yaml)
+# Said plainly: what runs for real, and what stands in for a cluster's machinery.
+REAL_AND_STAND_INS = (
     "  Real: Airflow (`dags test`), kube-apiserver, etcd, the controller manager and the\n"
-    "  scheduler, and every request and object the operator sends.\n"
-    "  Simulated: the nodes and the Spark driver. KWOK marks the driver pod Running, then\n"
-    "  Succeeded after a set time, and serves a generated Spark-like log; no Spark code runs."
+    "  scheduler, every request and object the operator sends, and Spark 4.3.0 itself: a\n"
+    "  driver and two executor JVMs that compute Pi and log what they do.\n"
+    "  Stand-ins: no container runtime. The node agent (testenv/nodeagent) is the node's\n"
+    "  kubelet and runs each pod as processes in a mount namespace on this machine; an\n"
+    "  image is a directory tree (pyspark's Spark distribution, our entrypoint and pi.py)."
 )
 # Lines of the Airflow run worth showing; the whole log is kept in .airflow/.
 INTERESTING = (
     "Created ", "Submitted Spark application", "Spark application ", "Deferring", "Adopting",
     "[driver]", "Deleting driver", "Keeping driver", "succeeded in", "Trigger fired", "ERROR",
     "Task failed", "failed:",
+)  # fmt: skip
+# Of the real driver log the trigger streams (hundreds of lines), the ones worth showing.
+DRIVER_HIGHLIGHTS = (
+    "Running Spark version", "Submitted application", "Registered executor",
+    "Job 0 finished", "Pi is roughly", "samples in", "Successfully stopped SparkContext",
+    "Exception", "Error",
 )  # fmt: skip
 
 
@@ -102,7 +120,7 @@ class AirflowCommand:
         with self.log.open("w") as sink:
             for line in self.process.stdout:
                 sink.write(line)
-                if any(marker in line for marker in INTERESTING):
+                if _worth_showing(line):
                     say("  airflow | " + _short(line))
         return self.process.wait()
 
@@ -110,6 +128,12 @@ class AirflowCommand:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(30)
+
+
+def _worth_showing(line: str) -> bool:
+    if "[driver]" in line:
+        return any(marker in line for marker in DRIVER_HIGHLIGHTS)
+    return any(marker in line for marker in INTERESTING)
 
 
 def _short(line: str) -> str:
@@ -162,7 +186,7 @@ class ClusterWatcher:
             kind == "ConfigMap" and (metadata.get("name") == "kube-root-ca.crt")
         ):
             return
-        key = f"{kind}/{metadata.get('name')}"
+        key = f"{kind}/{metadata.get('name')}{made_by(obj)}"
         # A watch that restarts replays ADDED for what exists: show changes only.
         kind_of_change = "gone" if event["type"] == "DELETED" else "present"
         summary = kind_of_change if kind != "Pod" else f"{kind_of_change} {pod_summary(obj)}"
@@ -179,6 +203,16 @@ class ClusterWatcher:
             say(f"  cluster | {key} {label} {detail}".rstrip())
 
 
+def made_by(obj: dict[str, Any]) -> str:
+    """Who made an object, by Spark's own labels and names: the driver makes its executor
+    pods and their ConfigMap (`spark-exec-...`); the operator makes the rest."""
+    metadata = obj.get("metadata") or {}
+    driver_made = (metadata.get("labels") or {}).get("spark-role") == "executor" or str(
+        metadata.get("name", "")
+    ).startswith("spark-exec-")
+    return " (by the driver)" if driver_made else " (by the operator)"
+
+
 def pod_summary(pod: dict[str, Any]) -> str:
     status = pod.get("status") or {}
     parts = [status.get("phase") or "-"]
@@ -191,6 +225,20 @@ def pod_summary(pod: dict[str, Any]) -> str:
     if (pod.get("metadata") or {}).get("deletionTimestamp"):
         parts.append("terminating")
     return " ".join(parts)
+
+
+def wait_for_default_account(admin: KubeClient, timeout: float = 60) -> None:
+    """Pods are refused until the namespace's default service account exists."""
+    deadline = time.monotonic() + timeout
+    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default"
+    while True:
+        try:
+            admin.request("GET", path)
+            return
+        except KubeApiError as error:
+            if error.status != 404 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def final_xcoms() -> dict[str, Any]:
@@ -219,17 +267,28 @@ def main() -> int:
     log = AIRFLOW_HOME / "demo-dags-test.log"
     say(f"Starting Airflow (`airflow dags test {DAG_ID}`, waiting for the cluster)...")
     run = AirflowCommand("dags", "test", DAG_ID, env=env, log=log, gate=gate)
-    say("Starting the local control plane (etcd, kube-apiserver, controllers, scheduler, KWOK)...")
-    say(REAL_AND_SIMULATED)
+    say("Finding the Spark 4.3.0 image for the node agent (built from pyspark once, cached)...")
+    images = spark_image()
+    say(
+        "Starting the local control plane (etcd, kube-apiserver, controllers, scheduler) and "
+        "the node agent that runs pods as processes..."
+    )
+    say(REAL_AND_STAND_INS)
     plane: ControlPlane | None = None
     watcher: ClusterWatcher | None = None
     try:
-        plane = ControlPlane().start()
+        plane = ControlPlane(node_count=0, process_node=True, images_file=images).start()
         say(f"  control plane ready in {plane.startup_seconds:.1f}s at {plane.server}")
-        plane.write_kubeconfig(kubeconfig, NAMESPACE)
-        client = KubeClient(kubeconfig_settings(str(kubeconfig)))
-        client.request("POST", "/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
-        watcher = ClusterWatcher(client)
+        # The administrator's part: the namespace and docs/rbac.yaml. The watcher below only
+        # observes; Airflow submits with the submitter's token, the driver runs as `spark`.
+        admin = KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig)))
+        admin.request("POST", "/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
+        wait_for_default_account(admin)
+        apply_documented_rbac(admin, NAMESPACE, SUBMITTER)
+        token = plane.request_token(NAMESPACE, SUBMITTER, expiration_seconds=3600)
+        plane.write_kubeconfig(kubeconfig, NAMESPACE, token=token)
+        say(f"  namespace {NAMESPACE}: docs/rbac.yaml applied; Airflow submits as {SUBMITTER}")
+        watcher = ClusterWatcher(admin)
         watcher.start()
         gate.write_text("go")
         say(f"Running the {DAG_ID} DAG (the deferral runs in-process under `dags test`)...")

@@ -1,6 +1,7 @@
-"""Container logs for KWOK's fake pods: Spark-like lines in the CRI log format that
-KWOK's kubelet server replays for `pods/log`, and the `ClusterLogs` config that
-points the Spark containers at them.
+"""Container logs for KWOK's fake pods: Spark-shaped lines, each marked as generated test
+data, in the CRI log format that KWOK's kubelet server replays for `pods/log`, and the
+`ClusterLogs` config that points the Spark containers at them. Real driver logs come from
+real Spark on the node agent (testenv/nodeagent); nothing here is ever shown as a run.
 
 KWOK replays a fixed file for every matching pod, so the lines cannot carry each
 pod's own start time. They are dated a day after the control plane starts: any
@@ -18,22 +19,23 @@ from typing import Any
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 LOG_DATE_OFFSET = datetime.timedelta(days=1)
-SPARK_VERSION = "4.0.1"
+GENERATED = "[kwok-generated test data, no Spark ran]"
 
-# (stream, line): Spark logs to stderr through log4j; SparkPi prints its result to stdout.
+# (stream, line): Spark-shaped lines for the log-streaming tests, each marked as generated so
+# nobody takes them for a run. Spark logs to stderr through log4j; a program prints to stdout.
 DRIVER_LINES: tuple[tuple[str, str], ...] = (
-    ("stderr", f"INFO SparkContext: Running Spark version {SPARK_VERSION}"),
-    ("stderr", "INFO SparkContext: Submitted application: Spark Pi"),
-    ("stderr", "INFO KubernetesClusterSchedulerBackend: SchedulerBackend is ready for scheduling"),
-    ("stderr", "INFO DAGScheduler: Job 0 finished: reduce at SparkPi.scala:38, took 0.912 s"),
-    ("stdout", "Pi is roughly 3.1418557092785463"),
-    ("stderr", "INFO SparkContext: Successfully stopped SparkContext"),
+    ("stderr", f"INFO SparkContext: Running Spark version 0.0.0-kwok {GENERATED}"),
+    ("stderr", f"INFO SparkContext: Submitted application: kwok {GENERATED}"),
+    ("stderr", f"INFO KubernetesClusterSchedulerBackend: ready {GENERATED}"),
+    ("stderr", f"INFO DAGScheduler: Job 0 finished {GENERATED}"),
+    ("stdout", f"driver program output {GENERATED}"),
+    ("stderr", f"INFO SparkContext: Successfully stopped SparkContext {GENERATED}"),
 )
 EXECUTOR_LINES: tuple[tuple[str, str], ...] = (
-    ("stderr", "INFO CoarseGrainedExecutorBackend: Started daemon with process name: 1@exec-1"),
-    ("stderr", "INFO Executor: Starting executor ID 1 on host 10.244.0.2"),
-    ("stderr", "INFO Executor: Finished task 0.0 in stage 0.0 (TID 0). 1000 bytes result sent"),
-    ("stderr", "INFO CoarseGrainedExecutorBackend: Driver commanded a shutdown"),
+    ("stderr", f"INFO CoarseGrainedExecutorBackend: Started daemon {GENERATED}"),
+    ("stderr", f"INFO Executor: Starting executor ID 1 {GENERATED}"),
+    ("stderr", f"INFO Executor: Finished task 0.0 in stage 0.0 (TID 0) {GENERATED}"),
+    ("stderr", f"INFO CoarseGrainedExecutorBackend: Driver commanded a shutdown {GENERATED}"),
 )
 
 

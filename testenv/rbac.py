@@ -20,9 +20,11 @@ DRIVER_SERVICE_ACCOUNT = "spark"
 _PLURALS = {"Role": "roles", "RoleBinding": "rolebindings", "ServiceAccount": "serviceaccounts"}
 
 
-def documented_objects(namespace: str, submitter: str) -> list[dict[str, Any]]:
-    """docs/rbac.yaml for `namespace`, with the service account `submitter` (in the same
-    namespace) as the submitter."""
+def documented_objects(
+    namespace: str, submitter: str, submitter_namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """docs/rbac.yaml for `namespace`, with the service account `submitter` (of
+    `submitter_namespace`, by default the same) as the submitter."""
     objects = []
     for document in yaml.safe_load_all(RBAC_FILE.read_text()):
         if not document:
@@ -32,7 +34,11 @@ def documented_objects(namespace: str, submitter: str) -> list[dict[str, Any]]:
         if obj["kind"] == "RoleBinding":
             if obj["roleRef"]["name"] == SUBMITTER_ROLE:
                 obj["subjects"] = [
-                    {"kind": "ServiceAccount", "name": submitter, "namespace": namespace}
+                    {
+                        "kind": "ServiceAccount",
+                        "name": submitter,
+                        "namespace": submitter_namespace or namespace,
+                    }
                 ]
             else:
                 for subject in obj["subjects"]:
@@ -46,13 +52,17 @@ def _path(obj: dict[str, Any]) -> str:
     return f"{group}/namespaces/{obj['metadata']['namespace']}/{_PLURALS[obj['kind']]}"
 
 
-def apply_documented_rbac(admin: KubeClient, namespace: str, submitter: str) -> None:
-    """Creates the submitter's service account and every documented object (set-up only:
-    this is the cluster administrator's step, so it runs as admin)."""
-    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": submitter}}
+def apply_documented_rbac(
+    admin: KubeClient, namespace: str, submitter: str, submitter_namespace: str | None = None
+) -> None:
+    """Creates the submitter's service account (in `submitter_namespace`, by default
+    `namespace`) and every documented object in `namespace` (set-up only: this is the
+    cluster administrator's step, so it runs as admin)."""
+    home = submitter_namespace or namespace
+    account = {"apiVersion": "v1", "kind": "ServiceAccount"}
     for obj in [
-        {**account, "metadata": {"name": submitter, "namespace": namespace}},
-        *documented_objects(namespace, submitter),
+        {**account, "metadata": {"name": submitter, "namespace": home}},
+        *documented_objects(namespace, submitter, home),
     ]:
         try:
             admin.request("POST", _path(obj), json=obj)

@@ -12,10 +12,10 @@ START = datetime.datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=datetime.UTC)
 
 
 def test_cri_log_lines_are_time_stream_full_tag_and_text() -> None:
-    text = cri_log((("stderr", "INFO a"), ("stdout", "Pi is roughly 3.14")), START)
+    text = cri_log((("stderr", "INFO a"), ("stdout", "program output")), START)
     assert text.splitlines() == [
         "2026-01-02T03:04:05.250000000Z stderr F INFO a",
-        "2026-01-02T03:04:05.251000000Z stdout F Pi is roughly 3.14",
+        "2026-01-02T03:04:05.251000000Z stdout F program output",
     ]
 
 

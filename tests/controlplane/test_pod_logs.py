@@ -36,7 +36,7 @@ def test_driver_log_is_read_through_the_api_server_while_running(
     assert text.splitlines() == _texts(DRIVER_LINES)
     lines = text.splitlines()
     assert any(line.startswith("INFO SparkContext: Running Spark version") for line in lines)
-    assert any(line.startswith("Pi is roughly 3.14") for line in lines)
+    assert any(line.startswith("driver program output") for line in lines)
 
 
 def test_log_options_timestamps_tail_and_since_are_honoured(

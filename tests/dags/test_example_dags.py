@@ -35,7 +35,8 @@ def test_the_examples_cover_what_the_docs_promise(dag_bag):
     }  # fmt: skip
     spark_pi = dags["spark_pi"].get_task("spark_pi")
     assert isinstance(spark_pi, SparkK8sSubmitOperator) and spark_pi.deferrable
-    assert spark_pi.java_class == "org.apache.spark.examples.SparkPi"
+    assert spark_pi.application == "local:///opt/sparkk8s/examples/pi.py"
+    assert spark_pi.java_class is None and spark_pi.num_executors == 2
     template_task = dags["pyspark_pod_template"].get_task("pi_py")
     assert template_task.application.endswith(".py")
     assert isinstance(template_task.driver_pod_template, dict)

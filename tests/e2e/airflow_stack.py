@@ -42,6 +42,8 @@ T = TypeVar("T")
 
 # The namespace of the stack's spark_k8s_default connection on the test control plane.
 E2E_NAMESPACE = "airflow-e2e"
+# The namespace of the DAG e2e_spark_kill (tests/e2e/e2e_dags/e2e_spark.py names it too).
+E2E_KILL_NAMESPACE = "airflow-e2e-kill"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}
 

@@ -2,8 +2,9 @@
 
 Its DAGs folder holds the repository's `dags/` and the e2e DAGs, each linked in, so a
 failure of the provider-free probe DAG points at the stack and a failure of the Spark
-DAGs points at the provider. Its `spark_k8s_default` connection reaches the test
-control plane with the admin kubeconfig, in a namespace of its own.
+DAGs points at the provider. Its `spark_k8s_default` connection reaches the runtime plane
+(real Spark on the node agent) as the documented submitter (docs/rbac.yaml), in a namespace
+of its own; the drivers run as the documented `spark` account.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, launch_stack
+from tests.e2e.airflow_stack import (
+    E2E_KILL_NAMESPACE,
+    E2E_NAMESPACE,
+    E2E_TIMINGS,
+    AirflowStack,
+    launch_stack,
+)
+from tests.support.real_spark import submitter_kubeconfig
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,10 +64,14 @@ def airflow(
     stack = launch_stack(root / "home", dags)
     try:
         # The control plane starts while Airflow's components boot.
-        plane = request.getfixturevalue("control_plane")
-        create_namespace(plane, E2E_NAMESPACE)
+        plane = request.getfixturevalue("runtime_plane")
+        for name in (E2E_NAMESPACE, E2E_KILL_NAMESPACE):
+            create_namespace(plane, name)
+        kubeconfig = submitter_kubeconfig(
+            plane, E2E_NAMESPACE, root / "submitter.kubeconfig", also=(E2E_KILL_NAMESPACE,)
+        )
         stack.wait_healthy(timeout=300)
-        extra = {"kube_config_path": str(plane.admin_kubeconfig), "namespace": E2E_NAMESPACE}
+        extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}
         stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
         E2E_TIMINGS["Airflow + control plane up (s)"] = time.monotonic() - started
         E2E_TIMINGS.update({f"Airflow {key}": value for key, value in stack.timings.items()})

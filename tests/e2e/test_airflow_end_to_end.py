@@ -1,15 +1,29 @@
 """DAG runs through the real Airflow 3.3: REST trigger, scheduler, LocalExecutor worker,
-deferral into the triggerer, resumption, XCom, task logs."""
+deferral into the triggerer, resumption, XCom, task logs; the Spark DAGs run real Spark on
+the node agent (the runtime plane)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from tests.e2e.airflow_stack import (
+    E2E_KILL_NAMESPACE,
+    E2E_NAMESPACE,
+    E2E_TIMINGS,
+    AirflowStack,
+    wait_for,
+)
+from tests.support import kube
+from tests.support.real_spark import PodRecorder, container_pid
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
@@ -106,16 +120,21 @@ def test_probe_dag_defers_into_the_triggerer_and_resumes(airflow: AirflowStack) 
         assert xcom(client, "probe_deferral", run["dag_run_id"], "defer_once") == {"answer": 42}
 
 
-FAILURE_MESSAGE = "java.lang.IllegalStateException: e2e failure on purpose"
+FAILURE_MESSAGE = "RuntimeError: e2e failure on purpose"  # tests/e2e/e2e_dags/e2e_spark.py
 # The SparkPi test's task log, for the driver-log test after it.
 SPARK_PI_LOG: list[str] = []
 
 
-def test_spark_pi_defers_succeeds_and_pushes_its_xcom(airflow: AirflowStack) -> None:
-    """The example DAG dags/spark_pi.py, as a user would run it."""
+def test_spark_pi_runs_real_spark_defers_succeeds_and_pushes_its_xcom(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    """The example DAG dags/spark_pi.py, as a user would run it: a real driver and two real
+    executors on the node agent, as the documented submitter and driver identities."""
     dag_id, task_id = "spark_pi", "spark_pi"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
         run, lines = run_dag(airflow, client, dag_id, task_id, "SparkPi example", "success")
+        recorder.stop()
         ti = task_instance(client, dag_id, run["dag_run_id"], task_id)
         assert ti["state"] == "success" and ti["try_number"] == 1
         assert ti["operator"] == "SparkK8sSubmitOperator"
@@ -127,24 +146,31 @@ def test_spark_pi_defers_succeeds_and_pushes_its_xcom(airflow: AirflowStack) -> 
         assert result["namespace"] == E2E_NAMESPACE
         assert result["application_id"].startswith("spark-")
         assert result["driver_pod"].endswith("-driver")
+        # The trigger counted the two executors that really ran, though Spark deleted them
+        # before its driver ended.
+        executors = recorder.reached("executor", "Running")
+        assert len(executors) == 2, recorder.events
+        assert sum(result["executors"]["counts"].values()) == 2, result["executors"]
+        assert result["executors"]["failures"] == []
         SPARK_PI_LOG.extend(lines)
 
 
-def test_spark_pi_task_log_holds_driver_log_lines(airflow: AirflowStack) -> None:
-    """The trigger streams the driver's log into the task's log."""
+def test_spark_pi_task_log_holds_the_real_driver_log(airflow: AirflowStack) -> None:
+    """The trigger streamed the real driver's log into the task's log."""
     if not SPARK_PI_LOG:
         pytest.skip("the SparkPi run above did not succeed")
-    driver_lines = [line for line in SPARK_PI_LOG if line.startswith("[driver]")]
-    # The control plane's KWOK serves a generated SparkPi driver log (testenv/kwok_logs.py).
-    assert any("INFO SparkContext: Running Spark version" in line for line in driver_lines), (
-        "\n".join(SPARK_PI_LOG)
-    )
-    assert any("Pi is roughly 3.14" in line for line in driver_lines), "\n".join(SPARK_PI_LOG)
-    # However often the trigger polled, each line is copied once.
-    assert len(driver_lines) == len(set(driver_lines)), "\n".join(driver_lines)
+    driver = [
+        line.removeprefix("[driver] ") for line in SPARK_PI_LOG if line.startswith("[driver]")
+    ]
+    text = "\n".join(SPARK_PI_LOG)
+    assert any("SparkContext: Running Spark version 4.3.0" in line for line in driver), text
+    assert sum("Registered executor" in line for line in driver) == 2, text
+    (result,) = [line for line in driver if line.startswith("Pi is roughly ")]
+    assert 3.1 < float(result.split()[-1]) < 3.2
+    assert any(line.endswith(("-exec-1", "-exec-2")) for line in driver if "computed on" in line)
 
 
-def test_failing_application_fails_the_task_with_its_reason(airflow: AirflowStack) -> None:
+def test_failing_application_fails_the_task_with_its_exception(airflow: AirflowStack) -> None:
     dag_id, task_id = "e2e_spark_failure", "spark_fails"
     with airflow.client() as client:
         run, lines = run_dag(airflow, client, dag_id, task_id, "failing application", "failed")
@@ -152,4 +178,107 @@ def test_failing_application_fails_the_task_with_its_reason(airflow: AirflowStac
         assert ti["state"] == "failed"
         assert_deferred_then_resumed(lines, "ApplicationFailed")
         failure = lines[first_index(lines, "ApplicationFailed")]
-        assert "exit code 1" in failure and FAILURE_MESSAGE in failure, failure
+        # The driver's exit code, and the Python exception's last line from its log.
+        assert "Error, exit code 1: " + FAILURE_MESSAGE in failure, failure
+
+
+def test_killing_a_deferred_task_deletes_the_driver_and_everything_it_made(
+    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+) -> None:
+    dag_id, task_id = "e2e_spark_kill", "spark_killed"
+    recorder = PodRecorder(runtime_plane, E2E_KILL_NAMESPACE).start()
+    with airflow.client() as client:
+        airflow.wait_dag(client, dag_id)
+        run_id = airflow.trigger(client, dag_id)
+        # Deferred, with both executors computing: then a user marks the task failed.
+        wait_for(
+            lambda: (
+                (
+                    task_instance(client, dag_id, run_id, task_id)["state"] == "deferred"
+                    and len(recorder.reached("executor", "Running")) == 2
+                )
+                or None
+            ),
+            timeout=300,
+            what="the task deferred with two executors running",
+        )
+        response = client.patch(
+            f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}",
+            json={"new_state": "failed"},
+        )
+        assert response.status_code == 200, response.text
+        namespace = f"/api/v1/namespaces/{E2E_KILL_NAMESPACE}"
+        # The trigger deletes the driver; the garbage collector takes its executors, its
+        # Service and its ConfigMaps (owned by the driver pod).
+        wait_for(
+            lambda: not kube.request(runtime_admin, "GET", f"{namespace}/pods")["items"] or None,
+            timeout=120,
+            what="the killed application's pods to go",
+        )
+        recorder.stop()
+        assert len(recorder.names("executor")) == 2
+        assert all(
+            recorder.gone(name) for name in recorder.names("driver") + recorder.names("executor")
+        )
+        wait_for(
+            lambda: (
+                (
+                    not kube.request(runtime_admin, "GET", f"{namespace}/services")["items"]
+                    and [
+                        c["metadata"]["name"]
+                        for c in kube.request(runtime_admin, "GET", f"{namespace}/configmaps")[
+                            "items"
+                        ]
+                    ]
+                    == ["kube-root-ca.crt"]
+                )
+                or None
+            ),
+            timeout=60,
+            what="the driver's Service and ConfigMaps to be collected",
+        )
+        assert task_instance(client, dag_id, run_id, task_id)["state"] == "failed"
+
+
+def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    dag_id, task_id = "e2e_spark_lost_executor", "spark_loses_an_executor"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    with airflow.client() as client:
+        airflow.wait_dag(client, dag_id)
+        started = time.monotonic()
+        run_id = airflow.trigger(client, dag_id)
+
+        def first_executor_computing() -> dict[str, Any] | None:
+            driver = next(iter(recorder.names("driver")), None)
+            running = recorder.reached("executor", "Running")
+            if driver is None or len(running) < 2:
+                return None
+            log = runtime_log(runtime_plane, E2E_NAMESPACE, driver)
+            if "Starting task" not in log:
+                return None
+            return recorder.pods[next(n for n in running if n.endswith("-exec-1"))]
+
+        victim = wait_for(first_executor_computing, timeout=300, what="executors computing")
+        os.kill(container_pid(victim), signal.SIGKILL)  # the executor's JVM dies mid-job
+        run = airflow.wait_run(client, dag_id, run_id, timeout=600)
+        E2E_TIMINGS["lost executor: trigger -> run " + run["state"]] = time.monotonic() - started
+        recorder.stop()
+        lines = messages(task_log(client, dag_id, run_id, task_id))
+        assert run["state"] == "success", "\n".join(lines)
+        result = xcom(client, dag_id, run_id, task_id)
+        # Spark asked for a replacement: a third executor ran, and the summary shows the loss.
+        assert len(recorder.reached("executor", "Running")) == 3, recorder.events
+        assert sum(result["executors"]["counts"].values()) == 3, result["executors"]
+        assert len(result["executors"]["failures"]) == 1, (result["executors"], recorder.events)
+        (lost,) = result["executors"]["failures"]
+        assert lost["pod_name"] == victim["metadata"]["name"] and lost["exit_code"] == 137
+
+
+def runtime_log(plane: Any, namespace: str, pod: str) -> str:
+    with KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig))) as admin:
+        try:
+            return admin.text(f"/api/v1/namespaces/{namespace}/pods/{pod}/log")
+        except KubeApiError:
+            return ""

@@ -27,6 +27,7 @@ from tests.support.pods import (
     wait_for_pod,
     wait_for_pod_gone,
 )
+from tests.support.real_spark import container_pid
 
 pytestmark = pytest.mark.controlplane
 PYTHON = sys.executable  # the host's files are the shell image's files
@@ -64,11 +65,6 @@ def pod_log(api: ApiClient, namespace: str, name: str, **params: str) -> str:
         response = client.get(f"/api/v1/namespaces/{namespace}/pods/{name}/log", params=params)
     assert response.status_code == 200, response.text
     return response.text
-
-
-def main_pid(pod: dict[str, Any]) -> int:
-    container_id = pod["status"]["containerStatuses"][0]["containerID"]
-    return int(container_id.rsplit("-", 1)[1])
 
 
 def alive(pid: int) -> bool:
@@ -184,7 +180,7 @@ def test_deletion_sends_sigterm_and_removes_the_pod(
     running = wait_for_pod(
         runtime_admin, ns, "graceful", lambda p: phase(p) == "Running", 60, "run"
     )
-    pid = main_pid(running)
+    pid = container_pid(running)
     deadline = time.monotonic() + 30
     while not (tmp_path / "up").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -206,7 +202,7 @@ def test_a_container_ignoring_sigterm_is_killed_after_the_grace_period(
     running = wait_for_pod(
         runtime_admin, ns, "stubborn", lambda p: phase(p) == "Running", 60, "run"
     )
-    pid = main_pid(running)
+    pid = container_pid(running)
     started = time.monotonic()
     kube.request(runtime_admin, "DELETE", f"/api/v1/namespaces/{ns}/pods/stubborn")
     wait_for_pod_gone(runtime_admin, ns, "stubborn", 30)
@@ -223,7 +219,7 @@ def test_pods_owned_by_a_deleted_pod_are_garbage_collected(
     child["metadata"]["ownerReferences"] = [owner_reference(owner)]
     create(runtime_admin, ns, child)
     running = wait_for_pod(runtime_admin, ns, "child", lambda p: phase(p) == "Running", 60, "run")
-    pid = main_pid(running)
+    pid = container_pid(running)
     kube.request(runtime_admin, "DELETE", f"/api/v1/namespaces/{ns}/pods/owner")
     wait_for_pod_gone(runtime_admin, ns, "owner", 30)
     wait_for_pod_gone(runtime_admin, ns, "child", 60)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.client import KubeClient
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
 from testenv.runtime_image import EXAMPLES, IMAGE_NAME
@@ -38,11 +38,15 @@ REAL_SPARK_TIMINGS: dict[str, float] = {}
 _LOG_TIME = re.compile(r"^(\S+Z) ")
 
 
-def submitter_kubeconfig(plane: ControlPlane, namespace: str, path: Path) -> Path:
-    """Applies docs/rbac.yaml in `namespace` (as the cluster's administrator would) and
-    writes a kubeconfig for the submitter's token."""
+def submitter_kubeconfig(
+    plane: ControlPlane, namespace: str, path: Path, also: tuple[str, ...] = ()
+) -> Path:
+    """Applies docs/rbac.yaml in `namespace` and the namespaces `also` (as the cluster's
+    administrator would) and writes a kubeconfig for the submitter's token."""
     with KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig))) as admin:
         apply_documented_rbac(admin, namespace, SUBMITTER)
+        for other in also:
+            apply_documented_rbac(admin, other, SUBMITTER, submitter_namespace=namespace)
     token = plane.request_token(namespace, SUBMITTER, expiration_seconds=7200)
     return plane.write_kubeconfig(path, namespace, token=token)
 
@@ -59,7 +63,7 @@ class PodEvent:
 @dataclass
 class PodRecorder:
     """Watches a namespace's pods from a thread (as admin: an observer, not a participant)
-    and keeps every change with its time since `start()`."""
+    and keeps every change of the pods created after `start()`, with its time since then."""
 
     plane: ControlPlane
     namespace: str
@@ -67,21 +71,33 @@ class PodRecorder:
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)  # last seen, by name
     _stop: threading.Event = field(default_factory=threading.Event)
     _started: float = 0.0
+    _before: set[str] = field(default_factory=set)  # pods that existed at start()
 
     def start(self) -> PodRecorder:
         self._started = time.monotonic()
-        threading.Thread(target=self._run, daemon=True).start()
+        client = KubeClient(kubeconfig_settings(str(self.plane.admin_kubeconfig)))
+        listed = client.request("GET", self._path)
+        self._before = {p["metadata"]["name"] for p in listed["items"]}
+        version = listed["metadata"]["resourceVersion"]
+        threading.Thread(target=self._run, args=(client, version), daemon=True).start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
 
-    def _run(self) -> None:
-        client = KubeClient(kubeconfig_settings(str(self.plane.admin_kubeconfig)))
-        path = f"/api/v1/namespaces/{self.namespace}/pods"
+    @property
+    def _path(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/pods"
+
+    def _run(self, client: KubeClient, version: str) -> None:
         while not self._stop.is_set():
             try:
-                for event in client.watch(path, {"timeoutSeconds": "5"}):
+                params = {"timeoutSeconds": "5", "resourceVersion": version}
+                for event in client.watch(self._path, params):
+                    if event.get("type") == "ERROR":
+                        version = client.request("GET", self._path)["metadata"]["resourceVersion"]
+                        break
+                    version = event["object"]["metadata"].get("resourceVersion", version)
                     self._record(event)
                     if self._stop.is_set():
                         break
@@ -92,7 +108,7 @@ class PodRecorder:
     def _record(self, event: dict[str, Any]) -> None:
         pod = event.get("object") or {}
         name = (pod.get("metadata") or {}).get("name")
-        if not name:
+        if not name or name in self._before or event.get("type") == "BOOKMARK":
             return
         labels = pod["metadata"].get("labels") or {}
         phase = (pod.get("status") or {}).get("phase")
@@ -117,6 +133,16 @@ class PodRecorder:
 
     def reached(self, role: str, phase: str) -> list[str]:
         return sorted({e.name for e in self.events if e.role == role and e.phase == phase})
+
+    def gone(self, name: str) -> bool:
+        return any(e.name == name and e.kind == "DELETED" for e in self.events)
+
+
+def container_pid(pod: dict[str, Any]) -> int:
+    """The pid of a pod's first container: the node agent puts it at the end of the
+    container id (`sparkk8s-process://<pod uid>-<container>-<pid>`)."""
+    container_id = pod["status"]["containerStatuses"][0]["containerID"]
+    return int(container_id.rsplit("-", 1)[1])
 
 
 def log_time(line: str) -> datetime.datetime | None:

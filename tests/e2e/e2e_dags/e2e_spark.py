@@ -1,6 +1,6 @@
-"""A failing Spark application for the end-to-end tests (the succeeding one is the
-example `dags/spark_pi.py`): its driver exits 1 with a message, chosen by the KWOK
-annotations of the test control plane (docs/testing.md).
+"""Real Spark applications for the end-to-end tests, next to the example `dags/spark_pi.py`:
+a failing program, one the test kills while deferred, and one that loses an executor. They
+run on the node agent as the documented `spark` driver account (docs/rbac.yaml).
 """
 
 from __future__ import annotations
@@ -12,24 +12,45 @@ from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
-FAILURE_MESSAGE = "java.lang.IllegalStateException: e2e failure on purpose"
+EXAMPLES = "local:///opt/sparkk8s/examples"
+FAILURE_MESSAGE = "e2e failure on purpose"
+KILL_NAMESPACE = "airflow-e2e-kill"  # its own namespace, so "nothing left" is checked whole
 COMMON: dict[str, Any] = {
-    "application": "local:///opt/spark/examples/jars/spark-examples.jar",
-    "java_class": "org.apache.spark.examples.SparkPi",
-    "application_args": ["10"],
-    "image": "apache/spark:4.0.0",
+    "image": "sparkk8s/spark:4.3.0",
+    "spark_version": "4.3.0",
+    "driver_memory": "512m",
+    "executor_memory": "512m",
+    "num_executors": 2,
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
     "deferrable": True,
     "poll_interval": 1.0,
+    "startup_timeout": 300,
 }
+START = datetime.datetime(2024, 1, 1)
 
-with DAG(
-    "e2e_spark_failure", schedule=None, catchup=False, start_date=datetime.datetime(2024, 1, 1)
-):
+with DAG("e2e_spark_failure", schedule=None, catchup=False, start_date=START):
     SparkK8sSubmitOperator(
         task_id="spark_fails",
-        conf={
-            "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/exit-code": "1",
-            "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/message": FAILURE_MESSAGE,
-        },
+        application=f"{EXAMPLES}/fail.py",
+        application_args=[FAILURE_MESSAGE],
+        **COMMON,
+    )
+
+with DAG("e2e_spark_kill", schedule=None, catchup=False, start_date=START):
+    # Long enough to be killed while its executors compute.
+    SparkK8sSubmitOperator(
+        task_id="spark_killed",
+        namespace=KILL_NAMESPACE,
+        application=f"{EXAMPLES}/pi.py",
+        application_args=["64", "2000000"],
+        **COMMON,
+    )
+
+with DAG("e2e_spark_lost_executor", schedule=None, catchup=False, start_date=START):
+    # Long enough that an executor can be lost mid-job and replaced.
+    SparkK8sSubmitOperator(
+        task_id="spark_loses_an_executor",
+        application=f"{EXAMPLES}/pi.py",
+        application_args=["8", "1500000"],
         **COMMON,
     )
