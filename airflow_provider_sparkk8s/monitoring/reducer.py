@@ -323,9 +323,13 @@ def remember_executors(seen: Mapping[str, Pod], pods: Iterable[Pod]) -> dict[str
 
 
 def _vanished_state(pod: Pod, container: str) -> str:
-    """An executor pod that is gone: how it ended if that was seen, else deleted."""
-    state = executor_state(pod, container)
-    return state if state in ("succeeded", "failed") else "deleted"
+    """An executor pod that is gone: how its container ended if that was seen (a deleted
+    pod's last version often shows it), else deleted."""
+    terminated = _terminated(_container_status(pod, container))
+    if terminated is not None:
+        return "succeeded" if _int(terminated.get("exitCode")) == 0 else "failed"
+    phase = _phase(pod)
+    return phase if phase in ("succeeded", "failed") else "deleted"
 
 
 def summarize_executors(

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 SPARK_PODS_SELECTOR = "spark-role in (driver,executor),spark-app-selector"
 DEFAULT_RESYNC_INTERVAL = 30.0
+MAX_DEPARTED = 1000  # deleted pods kept per subscription until its trigger reads them
 
 
 def dict_of(mapping: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,10 +102,22 @@ class Subscription:
         self.confirmed = False
         self._latest: tuple[Pod, ...] | None = None
         self._ready = asyncio.Event()
+        self._departed: list[Pod] = []
 
     def push(self, pods: tuple[Pod, ...]) -> None:
         self._latest = pods
         self._ready.set()
+
+    def depart(self, pod: Pod) -> None:
+        """A pod of the application was deleted: its last version, kept for `departed`."""
+        self._departed = [*self._departed[-(MAX_DEPARTED - 1) :], pod]
+
+    def departed(self) -> list[Pod]:
+        """The last versions of the application's pods deleted since the previous call.
+        `next` delivers the latest pods only, so how a deleted executor ended (Spark deletes
+        a failed executor's pod at once) would otherwise be lost."""
+        gone, self._departed = self._departed, []
+        return gone
 
     async def next(self, timeout: float | None = None) -> tuple[Pod, ...] | None:
         """The application's pods once they changed, or None when `timeout` passed first."""
@@ -226,6 +239,10 @@ class SnapshotStore:
         # One pod changed: patch its applications' tuples instead of regrouping every pod.
         key = pod_key(event["object"])
         current = pods.get(key)
+        if event.get("type") == "DELETED":
+            for app in changed:
+                for subscription in self._subscribers.get(app, ()):
+                    subscription.depart(event["object"])
         for app in changed:
             kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
             if current is not None and application_id(current) == app:

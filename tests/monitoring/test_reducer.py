@@ -237,16 +237,23 @@ def test_executors_that_came_and_went_still_count_at_the_end():
     assert sorted(seen) == ["e1", "e2", "e3"]
     assert seen["e2"] is killed
 
+    # The deleted pod's last version (a DELETED event's object) shows how it ended.
+    gone = pod(
+        "e3", role="executor", exec_id="3", phase="Failed",
+        containers=[terminated(0, "Completed", name=executor)],
+    )  # fmt: skip
+    gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    seen = remember_executors(seen, [gone])
     done = pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])
     state = reduce_application([done], seen_executors=seen)
     assert state.state == "succeeded"
-    assert state.executors.counts == {"deleted": 2, "failed": 1}
+    assert state.executors.counts == {"deleted": 1, "failed": 1, "succeeded": 1}
     assert [(f.pod_name, f.exit_code) for f in state.executors.failures] == [("e2", 137)]
     # Without the memory, the final snapshot alone counts nothing.
     assert reduce_application([done]).executors.total == 0
     # A listed pod is counted as listed, not as remembered.
     assert reduce_application([done, e1], seen_executors=seen).executors.counts == {
-        "deleted": 1, "failed": 1, "running": 1,
+        "failed": 1, "running": 1, "succeeded": 1,
     }  # fmt: skip
 
 

@@ -61,6 +61,24 @@ async def test_existing_pods_are_delivered_on_subscribe_and_changes_follow(kube_
     assert store.stats.lists == 1
 
 
+async def test_a_deleted_pods_last_version_waits_for_its_subscriber(kube_and_store):
+    """Latest-value delivery drops intermediate states; how a deleted pod ended is kept."""
+    kube, store = kube_and_store
+    executor = "spark-kubernetes-executor"
+    kube.put(pod("e1", role="executor", phase="Running", containers=[running(executor)]))
+    store.start()
+    sub = store.subscribe(APP)
+    await next_pods(sub)
+    await until(lambda: kube.streams)
+    kube.put(pod("e1", role="executor", phase="Failed", containers=[terminated(137, "Error", name=executor)]))
+    kube.delete("e1")
+    await until(lambda: store.stats.events >= 2)
+    assert await next_pods(sub) == ()  # the failed version was never delivered ...
+    (gone,) = sub.departed()  # ... but its last version is kept
+    assert gone["status"]["phase"] == "Failed"
+    assert sub.departed() == []
+
+
 async def test_absent_application_is_reported_empty_only_after_a_fresh_list(kube_and_store):
     kube, store = kube_and_store
     store.start()
