@@ -322,14 +322,23 @@ def remember_executors(seen: Mapping[str, Pod], pods: Iterable[Pod]) -> dict[str
     return remembered
 
 
+SIGTERM_EXIT_CODE = 143
+
+
 def _vanished_state(pod: Pod, container: str) -> str:
     """An executor pod that is gone: how its container ended if that was seen (a deleted
-    pod's last version often shows it), else deleted."""
+    pod's last version often shows it), else deleted. A container that ended on SIGTERM in a
+    pod being deleted ended because of the deletion (Spark deletes its executors when it
+    stops): deleted, as Spark counts it, not failed."""
     terminated = _terminated(_container_status(pod, container))
-    if terminated is not None:
-        return "succeeded" if _int(terminated.get("exitCode")) == 0 else "failed"
-    phase = _phase(pod)
-    return phase if phase in ("succeeded", "failed") else "deleted"
+    if terminated is None:
+        phase = _phase(pod)
+        return phase if phase in ("succeeded", "failed") else "deleted"
+    code = _int(terminated.get("exitCode"))
+    if code == 0:
+        return "succeeded"
+    deleting = bool(_dict(pod.get("metadata")).get("deletionTimestamp"))
+    return "deleted" if deleting and code == SIGTERM_EXIT_CODE else "failed"
 
 
 def summarize_executors(

@@ -271,9 +271,11 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
         # Spark asked for a replacement: a third executor ran, and the summary shows the loss.
         assert len(recorder.reached("executor", "Running")) == 3, recorder.events
         assert sum(result["executors"]["counts"].values()) == 3, result["executors"]
-        assert len(result["executors"]["failures"]) == 1, (result["executors"], recorder.events)
+        agent_log = (runtime_plane.logs_dir / "node-agent.log").read_text()[-4000:]
+        assert len(result["executors"]["failures"]) == 1, (result["executors"], agent_log)
         (lost,) = result["executors"]["failures"]
-        assert lost["pod_name"] == victim["metadata"]["name"] and lost["exit_code"] == 137
+        assert lost["pod_name"] == victim["metadata"]["name"], (lost, agent_log)
+        assert lost["exit_code"] == 137, (lost, agent_log)
 
 
 def runtime_log(plane: Any, namespace: str, pod: str) -> str:

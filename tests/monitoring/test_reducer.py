@@ -243,17 +243,23 @@ def test_executors_that_came_and_went_still_count_at_the_end():
         containers=[terminated(0, "Completed", name=executor)],
     )  # fmt: skip
     gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    seen = remember_executors(seen, [gone])
+    # One stopped by the deletion's SIGTERM when Spark stopped: deleted, as Spark counts it.
+    stopped = pod(
+        "e4", role="executor", exec_id="4", phase="Failed",
+        containers=[terminated(143, "Error", name=executor)],
+    )  # fmt: skip
+    stopped["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    seen = remember_executors(seen, [gone, stopped])
     done = pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])
     state = reduce_application([done], seen_executors=seen)
     assert state.state == "succeeded"
-    assert state.executors.counts == {"deleted": 1, "failed": 1, "succeeded": 1}
+    assert state.executors.counts == {"deleted": 2, "failed": 1, "succeeded": 1}
     assert [(f.pod_name, f.exit_code) for f in state.executors.failures] == [("e2", 137)]
     # Without the memory, the final snapshot alone counts nothing.
     assert reduce_application([done]).executors.total == 0
     # A listed pod is counted as listed, not as remembered.
     assert reduce_application([done, e1], seen_executors=seen).executors.counts == {
-        "failed": 1, "running": 1, "succeeded": 1,
+        "deleted": 1, "failed": 1, "running": 1, "succeeded": 1,
     }  # fmt: skip
 
 

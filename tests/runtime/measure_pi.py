@@ -1,0 +1,114 @@
+"""One PySpark Pi on the node agent, measured: `python -m tests.runtime.measure_pi`.
+
+Starts a runtime plane, applies docs/rbac.yaml, submits `pi.py 4 200000` with 2 executors
+through sparkk8s-submit as the documented submitter, and prints, in seconds since the
+submission started: the driver pod Running, the first executor registered with the driver
+(from the driver log's own timestamps), and the CLI's exit on success; then the peak of the
+summed resident memory of every process of the application's pods, sampled every 0.2 s
+from their memory cgroups (`total_rss`, no page cache), and the load average.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from airflow_provider_sparkk8s.kube.client import KubeClient
+from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from testenv.controlplane import ControlPlane
+from testenv.nodeagent.cgroups import MEMORY_ROOT
+from testenv.runtime_image import spark_image
+from tests.support.real_spark import (
+    BASE_CONF,
+    PI,
+    PodRecorder,
+    registered_executors,
+    submitter_kubeconfig,
+)
+
+
+def cgroup_rss(parent: Path) -> int:
+    total = 0
+    for stat in parent.glob("*/memory.stat"):
+        try:
+            for line in stat.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "total_rss":
+                    total += int(value)
+        except OSError:
+            pass
+    return total
+
+
+def main() -> int:
+    plane = ControlPlane(node_count=0, process_node=True, images_file=spark_image()).start()
+    try:
+        namespace = "measure"
+        with tempfile.TemporaryDirectory() as tmp:
+            admin_kubeconfig = plane.admin_kubeconfig
+            with KubeClient(kubeconfig_settings(str(admin_kubeconfig))) as admin:
+                admin.request("POST", "/api/v1/namespaces", json={"metadata": {"name": namespace}})
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    listed = admin.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts")
+                    if any(a["metadata"]["name"] == "default" for a in listed["items"]):
+                        break
+                    time.sleep(0.2)
+            kubeconfig = submitter_kubeconfig(plane, namespace, Path(tmp) / "kubeconfig")
+            parent = next(MEMORY_ROOT.glob(f"sparkk8s/{plane.agent.node_name}-*"), None)  # type: ignore[union-attr]
+            peak = [0]
+            stop = threading.Event()
+
+            def sample() -> None:
+                while not stop.wait(0.2):
+                    if parent is not None:
+                        peak[0] = max(peak[0], cgroup_rss(parent))
+
+            threading.Thread(target=sample, daemon=True).start()
+            recorder = PodRecorder(plane, namespace).start()
+            argv = [str(Path(sys.executable).with_name("sparkk8s-submit")), "--master",
+                    f"k8s://{plane.server}", "--deploy-mode", "cluster", "--name", "pi"]  # fmt: skip
+            for key, value in {**BASE_CONF, "spark.kubernetes.namespace": namespace}.items():
+                argv += ["--conf", f"{key}={value}"]
+            submitted_at = datetime.datetime.now(datetime.UTC)
+            started = time.monotonic()
+            done = subprocess.run(
+                [*argv, PI, "4", "200000"],
+                env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            ended = time.monotonic() - started
+            stop.set()
+            recorder.stop()
+            with KubeClient(kubeconfig_settings(str(admin_kubeconfig))) as admin:
+                (driver,) = recorder.names("driver")
+                log = admin.text(
+                    f"/api/v1/namespaces/{namespace}/pods/{driver}/log", {"timestamps": "true"}
+                )
+        running = recorder.first("driver", "Running")
+        registered = [t for t, _ in registered_executors(log) if t is not None]
+        print(f"exit code                      {done.returncode}")
+        print(
+            f"driver Running                 {running.seconds if running else float('nan'):6.1f} s"
+        )
+        if registered:
+            first = (min(registered) - submitted_at).total_seconds()
+            print(f"first executor registered      {first:6.1f} s")
+        print(f"succeeded (CLI exit)           {ended:6.1f} s")
+        print(f"peak RSS of the pods           {peak[0] / 2**20:6.0f} MiB")
+        print(f"load average                   {os.getloadavg()}")
+        return done.returncode
+    finally:
+        plane.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
