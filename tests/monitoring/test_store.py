@@ -70,7 +70,14 @@ async def test_a_deleted_pods_last_version_waits_for_its_subscriber(kube_and_sto
     sub = store.subscribe(APP)
     await next_pods(sub)
     await until(lambda: kube.streams)
-    kube.put(pod("e1", role="executor", phase="Failed", containers=[terminated(137, "Error", name=executor)]))
+    kube.put(
+        pod(
+            "e1",
+            role="executor",
+            phase="Failed",
+            containers=[terminated(137, "Error", name=executor)],
+        )
+    )
     kube.delete("e1")
     await until(lambda: store.stats.events >= 2)
     assert await next_pods(sub) == ()  # the failed version was never delivered ...
