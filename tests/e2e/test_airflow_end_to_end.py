@@ -271,11 +271,14 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
         # Spark asked for a replacement: a third executor ran, and the summary shows the loss.
         assert len(recorder.reached("executor", "Running")) == 3, recorder.events
         assert sum(result["executors"]["counts"].values()) == 3, result["executors"]
-        agent_log = (runtime_plane.logs_dir / "node-agent.log").read_text()[-4000:]
-        assert len(result["executors"]["failures"]) == 1, (result["executors"], agent_log)
+        # Shown with a failure: what the agent saw of the executors, and what was killed.
+        agent_log = (runtime_plane.logs_dir / "node-agent.log").read_text()
+        print(f"killed pid {container_pid(victim)} of {victim['metadata']['name']}")
+        print("\n".join(line for line in agent_log.splitlines() if "-exec-" in line))
+        print(result["executors"])
         (lost,) = result["executors"]["failures"]
-        assert lost["pod_name"] == victim["metadata"]["name"], (lost, agent_log)
-        assert lost["exit_code"] == 137, (lost, agent_log)
+        assert lost["pod_name"] == victim["metadata"]["name"]
+        assert lost["exit_code"] == 137
 
 
 def runtime_log(plane: Any, namespace: str, pod: str) -> str:
