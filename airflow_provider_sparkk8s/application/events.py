@@ -12,11 +12,13 @@ payload here, from the application's ids and the last `ApplicationState`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
 TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout"})
+FINAL_STATUSES = ("success", "failed", "timeout")
 
 
 def final_event(
@@ -42,3 +44,12 @@ def final_event(
         "namespace": namespace,
         **state.to_dict(),
     }
+
+
+def is_complete_event(event: Any) -> bool:
+    """Whether `event` is a whole final payload (a resume may bring none, or a partial one)."""
+    return (
+        isinstance(event, Mapping)
+        and event.get("status") in FINAL_STATUSES
+        and bool(event.get("state"))
+    )

@@ -22,7 +22,7 @@ from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-from airflow_provider_sparkk8s.application.events import final_event
+from airflow_provider_sparkk8s.application.events import final_event, is_complete_event
 from airflow_provider_sparkk8s.application.outcome import (
     ON_FINISH_ACTIONS,
     needs_driver_exception,
@@ -31,6 +31,7 @@ from airflow_provider_sparkk8s.application.outcome import (
 )
 from airflow_provider_sparkk8s.application.reattach import Adopt, decide, is_live
 from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
+from airflow_provider_sparkk8s.application.resume import Finished, Missing, decide_resume
 from airflow_provider_sparkk8s.application.spark_submit_args import (
     SubmitParameters,
     spark_submit_argv,
@@ -693,14 +694,22 @@ class SparkK8sSubmitOperator(BaseOperator):
     # ------------------------------------------------------------------ completion
 
     def execute_complete(
-        self, context: Any, event: Mapping[str, Any], application: Mapping[str, Any] | None = None
+        self,
+        context: Any,
+        event: Mapping[str, Any] | None = None,
+        application: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         ti = context["ti"]
         if application is None:  # dag.test() resumes with the event only
             application = ti.xcom_pull(
                 task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
             )
-        app = TrackedApplication.from_kwargs(application)
+        app = TrackedApplication.from_kwargs(application) if application else None
+        # The trigger streamed the driver log, unless its event never came.
+        streamed = self.deferrable and self.get_logs
+        if app is None or event is None or not is_complete_event(event):
+            app, event = self._resume_without_event(context, app, event)
+            streamed = False
         self._tracked = app
         with self._driver_pods(self._hook()) as pods:
             if needs_driver_exception(event):
@@ -709,7 +718,6 @@ class SparkK8sSubmitOperator(BaseOperator):
                     event = {**event, "message": exception}
             outcome = report(app, event, datetime.now(UTC))
             outcome.xcom["spark_version"] = self.spark_line().version
-            streamed = self.deferrable and self.get_logs
             if self.get_logs and not streamed and event.get("state") != "unknown":
                 self._log_driver_tail(pods, app)
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
@@ -731,6 +739,37 @@ class SparkK8sSubmitOperator(BaseOperator):
             outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
+
+    def _resume_without_event(
+        self, context: Any, app: TrackedApplication | None, event: Any
+    ) -> tuple[TrackedApplication, Mapping[str, Any]]:
+        """The trigger's event is missing or partial (the process that ran the trigger was
+        killed, and the task instance runs again): find the driver, then report it or follow
+        it again (`application.resume` decides)."""
+        self.log.warning(
+            "Resumed without the trigger's final event (got %r); looking the driver up", event
+        )
+        ref = TaskInstanceRef.from_context(context)
+        hook = self._hook()
+        with self._driver_pods(hook) as pods:
+            if app is not None:
+                app_pods = pods.list_pods(app.namespace, application_selector(app.application_id))
+                decision = decide_resume(app, app_pods, ())
+            else:
+                namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
+                decision = decide_resume(None, (), self._list_drivers(pods, ref, namespace))
+        if isinstance(decision, Missing):
+            raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
+        if isinstance(decision, Finished):
+            self.log.info("Driver %s has finished: reporting it", decision.app.submission_id)
+            return decision.app, decision.event
+        found = decision.app
+        self.log.info("Following driver %s again", found.submission_id)
+        self._tracked = found
+        self._publish(context, found)
+        if self.deferrable:
+            self._defer(found)
+        return found, self._wait_in_worker(found)
 
     def _remove_uploads(self, app: TrackedApplication) -> None:
         """The driver is gone, so are its uploaded files (unless `keep_uploaded_files`)."""

@@ -1,6 +1,8 @@
 """A real Airflow 3 in a subprocess: its own AIRFLOW_HOME, a SQLite metadata DB migrated once
 per session and copied per run, DAG files written by the test, and `dag.test()` (which runs
-a deferred task's trigger in-process, the way `airflow dags test` does).
+a deferred task's trigger in-process, the way `airflow dags test` does). `tasks_test` runs
+Airflow's own `airflow tasks test` command on one task instance of that run (it resumes a
+deferred task instance with the deferral's kwargs, as a worker would).
 
 The run's whole output is the task log; `run_dag.py` dumps the DB afterwards.
 """
@@ -108,19 +110,27 @@ class RunResult:
 
 
 class AirflowRun:
-    """One Airflow process running one DAG; kill it or wait for it."""
+    """One Airflow process running one DAG (or one `airflow` command); kill it or wait for it.
 
-    def __init__(self, home: Path, dag_id: str, env: dict[str, str]):
+    With `command`, the process is that command and the DB is dumped once it has ended.
+    """
+
+    def __init__(
+        self, home: Path, dag_id: str, env: dict[str, str], command: list[str] | None = None
+    ):
         self.home = home
         self.dag_id = dag_id
-        self.log_path = home / f"{dag_id}.log"
-        self.result_path = home / f"{dag_id}.json"
+        self.env = env
+        name = dag_id if command is None else f"{dag_id}-{'-'.join(command[1:3])}"
+        self.log_path = home / f"{name}.log"
+        self.result_path = home / f"{name}.json"
+        self.dump_after = command is not None
         self._sink = self.log_path.open("w")
+        argv = command or [sys.executable, str(RUNNER), str(home / "dags" / f"{dag_id}.py"),
+                           dag_id, LOGICAL_DATE, str(self.result_path)]  # fmt: skip
         self.process = subprocess.Popen(
-            [sys.executable, str(RUNNER), str(home / "dags" / f"{dag_id}.py"), dag_id,
-             LOGICAL_DATE, str(self.result_path)],
-            env=env, stdout=self._sink, stderr=subprocess.STDOUT, cwd=str(home),
-        )  # fmt: skip
+            argv, env=env, stdout=self._sink, stderr=subprocess.STDOUT, cwd=str(home)
+        )
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -151,6 +161,11 @@ class AirflowRun:
                 f"{self.dag_id} still running after {timeout}s:\n{self.output()[-6000:]}"
             ) from None
         self._sink.close()
+        if self.dump_after:
+            subprocess.run(
+                [sys.executable, str(RUNNER), "--dump", self.dag_id, str(self.result_path)],
+                env=self.env, cwd=str(self.home), timeout=300, check=True,
+            )  # fmt: skip
         db = json.loads(self.result_path.read_text()) if self.result_path.exists() else {}
         return RunResult(code, self.output(), db)
 
@@ -184,3 +199,9 @@ class AirflowHome:
         self, dag_id: str, timeout: float = 600, extra_env: dict[str, str] | None = None
     ) -> RunResult:
         return self.start(dag_id, extra_env).finish(timeout)
+
+    def start_tasks_test(self, dag_id: str, task_id: str) -> AirflowRun:
+        """`airflow tasks test <dag> <task> <run id>` on the task instance of the run that
+        `start(dag_id)` made (same run id): the same task instance, run again."""
+        command = [AIRFLOW, "tasks", "test", dag_id, task_id, f"manual__{LOGICAL_DATE}"]
+        return AirflowRun(self.root, dag_id, self.env, command)

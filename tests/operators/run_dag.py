@@ -2,6 +2,7 @@
 DB holds for the run (task instances, XComs, rendered fields, triggers) as JSON.
 
     python run_dag.py <dag file> <dag id> <logical date ISO> <output json>
+    python run_dag.py --dump <dag id> <output json>     (only the dump, after another command)
 
 Started by airflow_harness.py in a subprocess with its own AIRFLOW_HOME and SQLite DB.
 """
@@ -66,7 +67,15 @@ def dump(dag_id: str) -> dict[str, Any]:
         }
 
 
+def write_dump(dag_id: str, output: str) -> None:
+    with open(output, "w") as sink:
+        json.dump(dump(dag_id), sink, default=str)
+
+
 def main() -> int:
+    if sys.argv[1] == "--dump":
+        write_dump(*sys.argv[2:4])
+        return 0
     dag_file, dag_id, logical_date, output = sys.argv[1:5]
     try:
         from airflow.dag_processing.dagbag import DagBag
@@ -81,8 +90,7 @@ def main() -> int:
     # run stands for the same task instances, as a retry after a dead worker does.
     when = datetime.fromisoformat(logical_date)
     bag.dags[dag_id].test(logical_date=when, run_after=when)
-    with open(output, "w") as sink:
-        json.dump(dump(dag_id), sink, default=str)
+    write_dump(dag_id, output)
     return 0
 
 

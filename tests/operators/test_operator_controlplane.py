@@ -30,7 +30,15 @@ from tests.operators.airflow_harness import (
     operator_source,
 )
 from tests.support.kube import request
-from tests.support.pods import HOLD, get_pod, phase, wait_for_pod, wait_for_pod_gone
+from tests.support.pods import (
+    HOLD,
+    create,
+    get_pod,
+    phase,
+    pod_manifest,
+    wait_for_pod,
+    wait_for_pod_gone,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(1500)]
@@ -295,6 +303,59 @@ def test_reattach_after_the_worker_is_killed_between_creation_and_deferral(
     drivers = pods_of(kube_admin, namespace, dag, "job")
     assert [p["metadata"]["name"] for p in drivers] == [pod]  # never a second driver
     assert drivers[0]["metadata"]["labels"]["sparkk8s.io/submission"] == "1"
+
+
+def test_a_deferred_task_killed_and_run_again_resumes_without_the_event(
+    home, kube_admin, namespace
+):
+    """The issue's scenario in real Airflow: `airflow dags test` is killed while its task is
+    deferred (the trigger follows the driver), then `airflow tasks test` runs the same task
+    instance again. Airflow resumes it with the deferral's kwargs and no event; the task
+    finds its driver, follows it again (never a second one) and ends with it."""
+    dag = "spark_resume"
+    kwargs = task(deferrable=True, on_finish_action="keep_pod", kwok={"hold": "true"})
+    home.write_dag(dag, dag_source(dag, operator_source("job", kwargs)))
+    first = home.start(dag)
+    first.wait_for_output("[DAG TEST] running trigger in line", 600)
+    first.kill()
+    pod = expected_pod(dag, "job")
+    wait_for_pod(kube_admin, namespace, pod, lambda p: phase(p) == "Running", 60, "driver running")
+
+    again = home.start_tasks_test(dag, "job")
+    again.wait_for_output("Following driver", 600)
+    request(kube_admin, "PATCH", f"/api/v1/namespaces/{namespace}/pods/{pod}",
+            {"metadata": {"annotations": {HOLD: "false"}}}, content_type="application/merge-patch+json")  # fmt: skip
+    run = again.finish(600)
+    assert "TypeError" not in run.output, run.output[-6000:]
+    assert "Resumed without the trigger's final event" in run.output
+    assert run.state("job") == "success", run.output[-6000:]
+    assert run.xcom("job")["driver_pod"] == pod
+    assert [p["metadata"]["name"] for p in pods_of(kube_admin, namespace, dag, "job")] == [pod]
+
+
+def test_a_deferred_sensor_killed_and_run_again_looks_again(home, kube_admin, namespace):
+    """The sensor in the same scenario: resumed with its deadline and no event, it finds
+    the application again, defers again and succeeds when the driver does."""
+    dag = "spark_sensor_resume"
+    labels = {"spark-role": "driver", "spark-app-selector": "spark-" + "5" * 32}
+    create(kube_admin, namespace, pod_manifest("watched-driver", {HOLD: "true"}, labels))
+    sensor = (
+        "    SparkK8sApplicationSensor(task_id='wait', driver_pod_name='watched-driver', "
+        "deferrable=True, timeout=600, poke_interval=1)\n"
+    )
+    home.write_dag(dag, dag_source(dag, sensor, SENSOR_IMPORT))
+    first = home.start(dag)
+    first.wait_for_output("[DAG TEST] running trigger in line", 600)
+    first.kill()
+
+    again = home.start_tasks_test(dag, "wait")
+    again.wait_for_output("Resumed without the trigger's event", 600)
+    request(kube_admin, "PATCH", f"/api/v1/namespaces/{namespace}/pods/watched-driver",
+            {"metadata": {"annotations": {HOLD: "false"}}}, content_type="application/merge-patch+json")  # fmt: skip
+    run = again.finish(600)
+    assert "TypeError" not in run.output, run.output[-6000:]
+    assert run.state("wait") == "success", run.output[-6000:]
+    assert run.xcom("wait")["state"] == "succeeded"
 
 
 BARRIER_OPERATOR = '''

@@ -16,6 +16,7 @@ from airflow_provider_sparkk8s.application.task_identity import (
     driver_labels,
     driver_pod_name,
 )
+from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError, SubmissionError
 from airflow_provider_sparkk8s.links.spark_k8s import DriverPodLink, SparkUiLink
 from airflow_provider_sparkk8s.operators.spark_k8s import (
@@ -431,3 +432,37 @@ def test_the_spark_line_is_in_the_final_xcom(cluster):
     cluster.on_list = progress(driver_status("finished"))
     result = make_operator(image="apache/spark:4.1.2", spark_version=None).execute(context())
     assert result["spark_version"] == "4.1.2"
+
+
+def test_resumed_without_the_event_a_finished_driver_is_reported(cluster):
+    """Airflow resumes with the deferral's kwargs but no event (the process that ran the
+    trigger died): the driver is looked up by the application and its end reported."""
+    pod = existing_driver(cluster, 1, driver_status("finished", exit_code=3, reason="Error"))
+    app = tracked_from_pod(pod, adopted=False).to_kwargs()
+    with pytest.raises(ApplicationFailed, match="exit code 3"):
+        make_operator(deferrable=True).execute_complete(context(), application=app)
+    assert posts(cluster) == []
+
+
+def test_resumed_without_the_event_a_live_driver_is_followed_again(cluster):
+    existing_driver(cluster, 1, driver_status("running"))
+    ti = FakeTaskInstance()
+    # No application kwargs and no XCom either: found by the task instance's identity.
+    with pytest.raises(TaskDeferred) as deferred:
+        make_operator(deferrable=True).execute_complete(context(ti), event={"partial": True})
+    assert deferred.value.kwargs["application"]["adopted"] is True
+    assert ti.xcom[APPLICATION_XCOM_KEY]["driver_pod"].endswith("-1-driver")
+    assert posts(cluster) == []  # never a second driver
+
+
+def test_resumed_without_the_event_in_the_worker_waits_for_the_driver(cluster):
+    existing_driver(cluster, 1, driver_status("running"))
+    cluster.on_list = progress(driver_status("finished"))
+    result = make_operator(deferrable=False).execute_complete(context(), event=None)
+    assert (result["status"], result["adopted"]) == ("success", True)
+    assert posts(cluster) == []
+
+
+def test_resumed_without_the_event_and_without_a_driver_fails_saying_why(cluster):
+    with pytest.raises(ApplicationFailed, match="no driver pod to adopt or report on"):
+        make_operator(deferrable=True).execute_complete(context(), event=None)
