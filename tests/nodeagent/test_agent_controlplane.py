@@ -30,7 +30,10 @@ from tests.support.pods import (
 from tests.support.real_spark import container_pid
 
 pytestmark = pytest.mark.controlplane
-PYTHON = sys.executable  # the host's files are the shell image's files
+# The host's files are the shell image's files, but not its /tmp: a pod gets its own, so a
+# checkout (and its venv) under /tmp is out of sight. The scripts need only the standard
+# library, so they run the interpreter the venv links to.
+PYTHON = os.path.realpath(sys.executable)
 
 
 def shell_pod(
