@@ -36,6 +36,7 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
+from airflow_provider_sparkk8s.kube.settings import unloadable_kubeconfig
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
@@ -278,6 +279,13 @@ def run(
         _verbose(arguments, err)
     if line.warning and arguments.action == "submit":
         print(f"sparkk8s-submit: warning: {line.warning}", file=err)
+    missing = unloadable_kubeconfig(environ)
+    if missing and not arguments.dry_run:  # as kubectl warns "Config not found"
+        print(
+            f"sparkk8s-submit: warning: KUBECONFIG names {', '.join(missing)}: no such file; "
+            "only the Spark conf says how to reach the API server",
+            file=err,
+        )
     if arguments.action in ("kill", "status"):
         _grace_seconds(arguments.spark_conf)  # bad input fails before any client exists
         with client_factory(arguments.spark_conf, environ) as client:

@@ -254,21 +254,40 @@ def auto_settings(
 ) -> ClientSettings:
     """What kubectl (and spark-submit's client) would use with no explicit configuration.
 
-    KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
+    KUBECONFIG (its files that exist, as kubectl skips missing ones), else ~/.kube/config,
+    else the in-cluster service account.
     """
     environ = os.environ if environ is None else environ
     kubeconfig = environ.get("KUBECONFIG")
-    if not kubeconfig:
+    missing = unloadable_kubeconfig(environ)
+    if kubeconfig:
+        named = [path for path in kubeconfig.split(os.pathsep) if path]
+        kubeconfig = os.pathsep.join(path for path in named if Path(path).expanduser().exists())
+    else:
         default = Path(environ.get("HOME", str(Path.home()))) / ".kube" / "config"
         kubeconfig = str(default) if default.is_file() else None
     if kubeconfig:
         return kubeconfig_settings(kubeconfig, context=context)
     if environ.get("KUBERNETES_SERVICE_HOST"):
         return in_cluster_settings(environ, in_cluster_root)
-    raise KubeConfigError(
-        "no Kubernetes configuration found: no KUBECONFIG, no ~/.kube/config and not inside a "
-        "pod; configure a server URL, a kubeconfig or in-cluster mode"
+    where = (
+        f"KUBECONFIG names {', '.join(missing)}: no such file"
+        if missing
+        else "no KUBECONFIG, no ~/.kube/config"
     )
+    raise KubeConfigError(
+        f"no Kubernetes configuration found: {where}, and not inside a pod; configure a "
+        "server URL, a kubeconfig or in-cluster mode"
+    )
+
+
+def unloadable_kubeconfig(environ: Mapping[str, str]) -> list[str]:
+    """The files KUBECONFIG names when none of them exists, else []. kubectl skips missing
+    files and warns "Config not found" when all are; its fallback then names no file."""
+    paths = [path for path in (environ.get("KUBECONFIG") or "").split(os.pathsep) if path]
+    if any(Path(path).expanduser().exists() for path in paths):
+        return []
+    return paths
 
 
 def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,9 @@ extras first (`spark_ui_url_template`, `driver_pod_url_template`), else the prov
 Placeholders: `{namespace}`, `{driver_pod}`, `{application_id}`, `{submission_id}`,
 `{conn_id}`; values are URL-quoted. The operator fills the templates as soon as it knows
 the driver and pushes the URLs to XCom, so the links work while the task is deferred;
-`get_link` reads them back (Airflow 3 calls it in the worker when the task ends and stores
-its answer for the UI).
+Airflow 3 calls `get_link` in the worker when the task stops and stores its answer for the
+UI: it answers from the operator's `link_urls`, and the operator lists only the links it
+has URLs for, so a link without a template is neither read back nor stored empty.
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ class _TemplatedLink(BaseOperatorLink):
     template_key: str = ""
 
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        # In the worker, the operator that ran knows its URLs (`link_urls`): no XCom read.
+        known = getattr(operator, "link_urls", None)
+        if isinstance(known, Mapping):
+            return str(known.get(self.xcom_key, ""))
         url = xcom_value(ti_key, self.xcom_key)
         return url if isinstance(url, str) else ""
 

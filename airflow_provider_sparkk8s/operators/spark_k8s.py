@@ -101,6 +101,7 @@ from airflow_provider_sparkk8s.version_compat import (
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     AirflowFailException,
     BaseOperator,
+    BaseOperatorLink,
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -200,7 +201,17 @@ class SparkK8sSubmitOperator(BaseOperator):
         "executor_pod_template": "json",
     }
     ui_color = "#e25a1c"  # Spark's orange
-    operator_extra_links = LINKS
+
+    @property
+    def operator_extra_links(self) -> tuple[BaseOperatorLink, ...]:  # type: ignore[override]
+        """Both links while the DAG is parsed (the UI's buttons); in a run, only those it has
+        URLs for. Airflow stores each listed link's `get_link` when the task stops, so a link
+        without a URL would be read back (an "XCom not found" error in the log) and stored
+        as ""."""
+        known = getattr(self, "link_urls", None)
+        if known is None:
+            return LINKS
+        return tuple(link for link in LINKS if link.xcom_key in known)
 
     def __init__(
         self,
@@ -314,6 +325,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         self._tracked: TrackedApplication | None = None
         self._stop = threading.Event()
+        # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
+        self.link_urls: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ rendering (pure core)
 
@@ -431,6 +444,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             raise AirflowFailException(f"{error} (invalid input: not retried)") from error
 
     def _execute(self, context: Any) -> Any:
+        self.link_urls = {}  # none until a driver exists
         ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
         conf = self._spark_conf(context)
@@ -605,9 +619,16 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
 
     def _publish(self, context: Any, app: TrackedApplication) -> None:
-        """Push what is known now: the application (for execute_complete) and link URLs."""
+        """Push what is known now: the application (for execute_complete) and link URLs (the
+        links work while the task is deferred)."""
         ti = context["ti"]
         ti.xcom_push(key=APPLICATION_XCOM_KEY, value=app.to_kwargs())
+        self.link_urls = self._link_urls(app)
+        for key, url in self.link_urls.items():
+            ti.xcom_push(key=key, value=url)
+
+    def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
+        """{link XCom key: URL} for the configured URL templates."""
         extras: Mapping[str, Any] = {}
         try:
             from airflow_provider_sparkk8s.hooks.spark_k8s import connection_extras
@@ -624,8 +645,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             "submission_id": app.submission_id,
             "conn_id": self.kubernetes_conn_id,
         }
-        for key, url in link_urls(link_templates(extras, configured_templates()), values).items():
-            ti.xcom_push(key=key, value=url)
+        return link_urls(link_templates(extras, configured_templates()), values)
 
     # ------------------------------------------------------------------ waiting
 
@@ -711,6 +731,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             app, event = self._resume_without_event(context, app, event)
             streamed = False
         self._tracked = app
+        if self.link_urls is None:  # resumed in a new process
+            self.link_urls = self._link_urls(app)
         with self._driver_pods(self._hook()) as pods:
             if needs_driver_exception(event):
                 exception = self._driver_exception(pods, app)

@@ -219,11 +219,12 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             raise AirflowSensorTimeout(message)
         return remaining, end.isoformat()
 
-    def _deadline(self, context: Any, deadline: str | None) -> str | None:
-        """The deadline from the deferral's kwargs, else from this try's XCom (`dag.test()`
-        resumes with the trigger's event only, dropping the kwargs); None on a first call."""
+    def _deadline(self, context: Any, deadline: str | None, resumed: bool) -> str | None:
+        """The deadline from the deferral's kwargs, else, on a resume, from this try's XCom
+        (`dag.test()` resumes with the trigger's event only, dropping the kwargs); None on a
+        first call (nothing to read: reading a missing XCom logs an error)."""
         ti = context.get("ti") if isinstance(context, Mapping) else None
-        if deadline or ti is None:
+        if deadline or ti is None or not resumed:
             return deadline
         stored = ti.xcom_pull(task_ids=ti.task_id, key=DEADLINE_XCOM_KEY, map_indexes=ti.map_index)
         if isinstance(stored, Mapping) and stored.get("try_number") == ti.try_number:
@@ -233,7 +234,13 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     def execute(self, context: Any, event: Any = None, deadline: str | None = None) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        known = self._deadline(context, deadline)
+        # A first call has neither; a resume after a poke interval has the trigger's event.
+        return self._defer_wait(context, deadline, resumed=event is not None)
+
+    def _defer_wait(self, context: Any, deadline: str | None, resumed: bool) -> None:
+        """Look for the application, then defer: to the application's trigger once its driver
+        exists, else for a poke interval; never past the deadline."""
+        known = self._deadline(context, deadline, resumed)
         remaining, deadline = self.remaining_seconds(known, datetime.now(UTC))
         if known is None and isinstance(context, Mapping) and context.get("ti") is not None:
             ti = context["ti"]
@@ -273,7 +280,6 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             kwargs={"deadline": deadline},
             timeout=timedelta(seconds=remaining),
         )
-        return None
 
     def execute_complete(
         self, context: Any, event: Mapping[str, Any] | None = None, deadline: str | None = None
@@ -281,7 +287,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         if not isinstance(event, Mapping) or "status" not in event:
             # Resumed without the trigger's event (its process was killed): look again.
             self.log.info("Resumed without the trigger's event; looking for %s again", self._what())
-            return self.execute(context, deadline=deadline)
+            return self._defer_wait(context, deadline, resumed=True)
         if event.get("status") == "success":
             return dict(event)
         detail = event.get("termination_message") or event.get("message") or ""

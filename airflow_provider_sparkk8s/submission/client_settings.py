@@ -12,6 +12,7 @@ the shell beside `submit.py`, not in the pure pipeline.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from airflow_provider_sparkk8s.kube.settings import (
     SERVICE_ACCOUNT_ROOT,
     ClientSettings,
     auto_settings,
+    unloadable_kubeconfig,
     unreadable_reason,
     with_overrides,
 )
@@ -51,13 +53,17 @@ def spark_submit_settings(
         raise SparkConfError("spark.master", master, "k8s://[https://]<host>:<port>")
     server = normalize_master_url(master)
     context = conf.get("spark.kubernetes.context") or None
+    source = "spark conf"
     try:
         base: ClientSettings | None = auto_settings(environ, context, in_cluster_root)
     except KubeConfigError as error:
         if context:
             raise KubeConfigError(f"spark.kubernetes.context={context!r}: {error}") from None
         base = None  # nothing to inherit; the conf alone must be enough
-    return with_overrides(base, _conf_overrides(conf, server), source="spark conf")
+        missing = unloadable_kubeconfig(os.environ if environ is None else environ)
+        if missing:  # said in every error the client raises: a TLS error has a reason then
+            source += f" alone; KUBECONFIG names {', '.join(missing)}: no such file"
+    return with_overrides(base, _conf_overrides(conf, server), source=source)
 
 
 def _conf_overrides(conf: Mapping[str, str], server: str) -> dict[str, Any]:

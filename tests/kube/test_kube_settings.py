@@ -14,6 +14,7 @@ from airflow_provider_sparkk8s.kube.settings import (
     auto_settings,
     in_cluster_settings,
     kubeconfig_settings,
+    unloadable_kubeconfig,
     with_overrides,
 )
 from tests.support.kubeconfig import KEY_PEM, SECRET, two_context_config, write_config
@@ -220,3 +221,15 @@ def test_kubeconfig_exec_plugin(tmp_path: Path) -> None:
     token_file.write_text("x")
     explicit = with_overrides(settings, {"token_file": str(token_file)})
     assert explicit.exec_command is None  # an explicit token replaces the plugin
+
+
+def test_kubeconfig_entries_that_do_not_exist_are_skipped_as_kubectl_does(tmp_path: Path) -> None:
+    present = write_config(tmp_path, two_context_config(tmp_path), "other")
+    missing = str(tmp_path / "missing")
+    env = {"KUBECONFIG": os.pathsep.join([missing, str(present)]), "HOME": str(tmp_path)}
+    assert auto_settings(env, context="robot").server == "https://edge:443"
+    assert unloadable_kubeconfig(env) == []
+    only_missing = {"KUBECONFIG": missing, "HOME": str(tmp_path)}
+    assert unloadable_kubeconfig(only_missing) == [missing]
+    with pytest.raises(KubeConfigError, match=f"KUBECONFIG names {missing}: no such file"):
+        auto_settings(only_missing)

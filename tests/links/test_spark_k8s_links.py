@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import types
 
 import jsonschema
 
@@ -78,3 +79,17 @@ def test_provider_info_declares_the_links_and_the_config_section():
     assert "airflow_provider_sparkk8s.links.spark_k8s.DriverPodLink" in info["extra-links"]
     options = info["config"]["sparkk8s"]["options"]
     assert set(options) == {SPARK_UI_TEMPLATE_KEY, DRIVER_POD_TEMPLATE_KEY}
+
+
+def test_in_the_worker_the_link_comes_from_the_operator_without_an_xcom_read(monkeypatch):
+    from airflow_provider_sparkk8s.links import spark_k8s as links_module
+
+    def no_read(ti_key, key):
+        raise AssertionError(f"XCom {key} read")
+
+    monkeypatch.setattr(links_module, "xcom_value", no_read)
+
+    ran = types.SimpleNamespace(link_urls={SparkUiLink().xcom_key: "https://ui/d"})
+    assert SparkUiLink().get_link(ran, ti_key=None) == "https://ui/d"  # type: ignore[arg-type]
+    monkeypatch.setattr(links_module, "xcom_value", lambda ti_key, key: "https://from/xcom")
+    assert DriverPodLink().get_link(object(), ti_key=None) == "https://from/xcom"  # type: ignore[arg-type]

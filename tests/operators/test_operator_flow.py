@@ -322,6 +322,31 @@ def test_link_urls_are_pushed_when_the_connection_names_templates(cluster):
     assert DriverPodLink().xcom_key not in ti.xcom
 
 
+def test_airflow_stores_only_the_links_a_run_has_urls_for(cluster):
+    """Airflow stores `get_link` of every listed link when the task stops: listing a link
+    without a URL stored "" and first read a missing XCom (an error line in the task log)."""
+    operator = make_operator()
+    assert operator.operator_extra_links == (SparkUiLink(), DriverPodLink())  # the UI's buttons
+    cluster.hook.extra = {"spark_ui_url_template": "https://spark/{driver_pod}"}  # type: ignore[attr-defined]
+    cluster.on_list = progress(driver_status("finished"))
+    result = operator.execute(context())
+    (link,) = operator.operator_extra_links
+    assert link.get_link(operator, ti_key=None) == f"https://spark/{result['driver_pod']}"
+    dry = make_operator(dry_run=True)
+    dry.execute(context())
+    assert dry.operator_extra_links == ()
+
+
+def test_a_resumed_operator_knows_its_link_urls_again(cluster):
+    cluster.hook.extra = {"driver_pod_url_template": "https://k8s/{namespace}/{driver_pod}"}  # type: ignore[attr-defined]
+    pod = existing_driver(cluster, 1, driver_status("finished"))
+    app = tracked_from_pod(pod, adopted=False).to_kwargs()
+    operator = make_operator(deferrable=True)  # a new process: nothing in memory
+    operator.execute_complete(context(), application=app)
+    (link,) = operator.operator_extra_links
+    assert link.get_link(operator, ti_key=None) == f"https://k8s/team-a/{pod['metadata']['name']}"
+
+
 def test_mapped_task_instances_get_distinct_drivers(cluster):
     cluster.on_list = progress(driver_status("finished"))
     first = make_operator(on_finish_action="keep_pod").execute(

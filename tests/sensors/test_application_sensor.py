@@ -230,3 +230,35 @@ def test_deferrable_defaults_to_operators_default_deferrable(
         monkeypatch.setenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", configured)
     sensor = SparkK8sApplicationSensor(task_id="wait", application_id=APP, deferrable=given)
     assert sensor.deferrable is expected
+
+
+class RecordingTaskInstance:
+    """Records the XComs read and written (a missing XCom read logs an error in Airflow)."""
+
+    task_id, map_index, try_number = "wait", -1, 1
+
+    def __init__(self):
+        self.pulled: list[str] = []
+        self.pushed: dict[str, object] = {}
+
+    def xcom_pull(self, task_ids=None, key="return_value", map_indexes=None):
+        self.pulled.append(key)
+        return self.pushed.get(key)
+
+    def xcom_push(self, key, value):
+        self.pushed[key] = value
+
+
+def test_the_first_check_reads_no_deadline_xcom_and_a_resume_reads_it(monkeypatch):
+    client = FakeClient([])
+    s = sensor(client, monkeypatch, application_id=APP, deferrable=True, timeout=600)
+    ti = RecordingTaskInstance()
+    with pytest.raises(TaskDeferred) as first:
+        s.execute({"ti": ti})
+    assert ti.pulled == []
+    assert ti.pushed["sensor_deadline"]["deadline"] == first.value.kwargs["deadline"]
+    # dag.test() resumes with the trigger's event only: the deadline comes from the XCom
+    with pytest.raises(TaskDeferred) as second:
+        s.execute({"ti": ti}, event={"fired": True})
+    assert ti.pulled == ["sensor_deadline"]
+    assert second.value.kwargs["deadline"] == first.value.kwargs["deadline"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import secrets
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -283,3 +286,36 @@ def test_a_conf_too_big_for_the_conf_map_is_refused_naming_the_key(
     assert raised.value.key == "spark.myapp.blob"
     assert "1100000 bytes" in str(raised.value)
     assert items(admin, ns, "pods") == []  # refused before any request
+
+
+def test_a_kubeconfig_variable_naming_a_missing_file_is_named(
+    control_plane, ns: str, kubeconfig: Path, admin: KubeClient, tmp_path: Path
+) -> None:
+    """The `sparkk8s-submit` command with KUBECONFIG pointing at a missing file: like kubectl
+    it goes on with what the Spark conf gives (here no CA, so TLS fails), and both its
+    warning and the error name the file instead of leaving a bare TLS error."""
+    missing = tmp_path / "gone" / "kubeconfig"
+    argv = submit_argv(
+        control_plane.server, ns, {}, ["--name", "nokc", "--class", "M", "local:///opt/app.jar"]
+    )
+    command = Path(sys.executable).with_name("sparkk8s-submit")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KUBECONFIG": str(missing)}
+    result = subprocess.run(
+        [str(command), *argv], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert f"warning: KUBECONFIG names {missing}: no such file" in lines[0]
+    assert "TLS verification" in lines[-1] and f"KUBECONFIG names {missing}" in lines[-1]
+    assert "Traceback" not in result.stderr
+    assert items(admin, ns, "pods") == []
+    # With the file there, the same command submits.
+    env["KUBECONFIG"] = f"{missing}{os.pathsep}{kubeconfig}"  # a missing entry is skipped
+    wait_off = ["--conf", "spark.kubernetes.submission.waitAppCompletion=false"]
+    result = subprocess.run(
+        [str(command), *wait_off, *argv], env=env, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "KUBECONFIG" not in result.stderr
+    assert len(items(admin, ns, "pods")) == 1
