@@ -47,6 +47,8 @@ NODE_COUNT = 3
 NODE_CAPACITY = {"cpu": "64", "memory": "256Gi", "pods": "250", "ephemeral-storage": "1Ti"}
 KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 STARTUP_TIMEOUT_SECONDS = 90.0
+# What talks to kube-apiserver through client-go informers, in start order (restart_apiserver).
+DEPENDENTS = ("kube-controller-manager", "kube-scheduler", "kwok")
 
 
 def free_port() -> int:
@@ -144,6 +146,7 @@ class ControlPlane:
         self._apiserver_port = 0
         self._etcd_port = 0
         self._kwok_server_port = 0
+        self._scheduler_port = 0
         self._processes: dict[str, ManagedProcess] = {}
         self._admin: AdminHttp | None = None
 
@@ -224,11 +227,12 @@ class ControlPlane:
         self._processes["etcd"].stop()
 
     def start_etcd(self) -> None:
-        """Starts etcd again on the same ports and data; returns once etcd is healthy and
-        kube-apiserver ready again."""
+        """Starts etcd again on the same ports and data; returns once etcd is healthy,
+        kube-apiserver ready and the plane settled (`wait_settled`)."""
         self._processes["etcd"].start()
         self._wait_etcd_healthy()
         self._wait_apiserver_ready()
+        self.wait_settled()
 
     def restart_etcd(self, down_seconds: float = 0.0) -> None:
         """stop_etcd, `down_seconds` of outage, start_etcd (for fault tests)."""
@@ -237,12 +241,67 @@ class ControlPlane:
         self.start_etcd()
 
     def restart_apiserver(self) -> None:
-        """Stops the API server and starts it again on the same port and etcd
-        (for fault tests); returns once it is ready."""
+        """Stops the API server and starts it again on the same port and etcd (for fault
+        tests); returns once the whole plane is settled again (`wait_settled`).
+
+        The controller manager, scheduler and KWOK are stopped first and started after:
+        their client-go informers back off on every refused connection (0.8 s doubling to
+        30 s, doubled again by jitter, reset only after 2 quiet minutes), so after two
+        restarts in a row a namespace waited up to a minute for its service account. The
+        clients under test (ours) live through the restart; the plane's own components
+        come back fresh (a new KWOK is a new lease holder: its predecessor's node leases
+        are deleted, or it would wait them out, 40 s)."""
+        dependents = [self._processes[name] for name in DEPENDENTS if name in self._processes]
+        for process in dependents:
+            process.stop()
         apiserver = self._processes["kube-apiserver"]
         apiserver.stop()
         apiserver.start()
         self._wait_apiserver_ready()
+        if "kwok" in self._processes:
+            self._release_kwok_leases()
+        for process in reversed(dependents):
+            process.start()
+        self.wait_settled()
+
+    def wait_settled(self, timeout: float = STARTUP_TIMEOUT_SECONDS) -> None:
+        """Returns once every component acts again, shown by a probe: a new namespace gets
+        its default service account and root CA ConfigMap (controller manager), a pod in it
+        is bound (scheduler) and Running (KWOK). The probe namespace is then deleted."""
+        if self.api_only:
+            self._wait_apiserver_ready()
+            return
+        watched = list(self._processes.values())
+        wait_until(
+            lambda: _insecure_get_ok(f"https://127.0.0.1:{self._scheduler_port}/readyz"),
+            timeout,
+            "kube-scheduler /readyz",
+            watch=watched,
+        )
+        wait_until(self._nodes_ready, timeout, "nodes Ready", watch=watched)
+        namespace = f"sparkk8s-plane-probe-{secrets.token_hex(3)}"
+        self._admin_http.json("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+        try:
+            for path, what in (
+                (f"/api/v1/namespaces/{namespace}/serviceaccounts/default", "service account"),
+                (f"/api/v1/namespaces/{namespace}/configmaps/kube-root-ca.crt", "root CA"),
+            ):
+                wait_until(
+                    functools.partial(self._exists, path),
+                    timeout,
+                    f"kube-controller-manager ({what} of a new namespace)",
+                    watch=watched,
+                )
+            if self.node_count:
+                self._admin_http.json("POST", f"/api/v1/namespaces/{namespace}/pods", _probe_pod())
+                wait_until(
+                    functools.partial(self._pod_running, namespace, "probe"),
+                    timeout,
+                    "kube-scheduler and KWOK (a new pod Running)",
+                    watch=watched,
+                )
+        finally:
+            self._admin_http.raw("DELETE", f"/api/v1/namespaces/{namespace}")
 
     # -- lifecycle --
 
@@ -329,7 +388,7 @@ class ControlPlane:
         if self.api_only:
             return
 
-        scheduler_port = self._start_controllers()
+        self._scheduler_port = scheduler_port = self._start_controllers()
         if self.node_count:
             self._start_kwok()
         if self.process_node:
@@ -544,10 +603,35 @@ class ControlPlane:
             endpoints.append((self.agent.kubelet_port, self.agent.node_ip, "node agent"))
         return endpoints
 
+    def _release_kwok_leases(self) -> None:
+        for name in self.node_names[: self.node_count]:
+            status, data = self._admin_http.raw(
+                "DELETE", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}"
+            )
+            if status not in (200, 404):
+                raise RuntimeError(f"DELETE lease {name} -> HTTP {status}: {data[:200]!r}")
+
+    def _exists(self, path: str) -> bool:
+        return self._admin_http.raw("GET", path)[0] == 200
+
+    def _pod_running(self, namespace: str, name: str) -> bool:
+        pod = self._admin_http.json("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
+        return bool(pod.get("status", {}).get("phase") == "Running")
+
     def _nodes_ready(self) -> bool:
         nodes = self._admin_http.json("GET", "/api/v1/nodes")["items"]
         ready = {node["metadata"]["name"] for node in nodes if _is_ready(node)}
         return set(self.node_names) <= ready
+
+
+def _probe_pod() -> dict[str, Any]:
+    """A pod KWOK runs and holds Running (kwok-stages.yaml) until its namespace goes."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "probe", "annotations": {"kwok.sparkk8s.io/hold": "true"}},
+        "spec": {"containers": [{"name": "probe", "image": "probe"}]},
+    }
 
 
 def _http_json(url: str) -> dict[str, Any]:
