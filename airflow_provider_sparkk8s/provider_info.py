@@ -105,7 +105,10 @@ def provider_info() -> dict:
         "operators": [
             {
                 "integration-name": "Spark on Kubernetes",
-                "python-modules": ["airflow_provider_sparkk8s.operators.spark_k8s"],
+                "python-modules": [
+                    "airflow_provider_sparkk8s.operators.spark_k8s",
+                    "airflow_provider_sparkk8s.operators.driver_cleanup",
+                ],
             }
         ],
         "sensors": [

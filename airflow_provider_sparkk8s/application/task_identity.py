@@ -29,6 +29,9 @@ RUN_ID_LABEL = f"{LABEL_DOMAIN}/run-id"
 MAP_INDEX_LABEL = f"{LABEL_DOMAIN}/map-index"
 TRY_NUMBER_LABEL = f"{LABEL_DOMAIN}/try-number"
 SUBMISSION_LABEL = f"{LABEL_DOMAIN}/submission"  # 1, 2, ... per task instance
+# The exact identity, as JSON (labels are sanitised): what the leftover-driver clean-up asks
+# Airflow about.
+TASK_INSTANCE_ANNOTATION = f"{LABEL_DOMAIN}/task-instance-key"
 
 LABEL_VALUE_MAX = 63
 _NAME_PART_MAX = 30  # app-name part of the driver pod name, keeps the name within 63 chars
@@ -45,11 +48,20 @@ class TaskInstanceRef:
     map_index: int = -1
     try_number: int = 1
 
+    def describe(self) -> str:
+        """`dag.task[map index] of run <run id>`, as a person reads it."""
+        index = f"[{self.map_index}]" if self.map_index >= 0 else ""
+        return f"{self.dag_id}.{self.task_id}{index} of run {self.run_id}"
+
+    @property
+    def key(self) -> str:
+        """The exact identity as JSON: `[dag_id, task_id, run_id, map_index]`."""
+        return json.dumps([self.dag_id, self.task_id, self.run_id, self.map_index])
+
     @property
     def digest(self) -> str:
         """40 hex chars of sha256 over the exact identity (fits a label value)."""
-        identity = json.dumps([self.dag_id, self.task_id, self.run_id, self.map_index])
-        return hashlib.sha256(identity.encode()).hexdigest()[:40]
+        return hashlib.sha256(self.key.encode()).hexdigest()[:40]
 
     @staticmethod
     def from_context(context: Mapping[str, Any]) -> TaskInstanceRef:
@@ -95,10 +107,28 @@ def driver_labels(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
 
 
 def driver_label_conf(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
-    return {
+    """The labels, and the exact identity as an annotation, as driver conf keys."""
+    labels = {
         f"spark.kubernetes.driver.label.{key}": value
         for key, value in driver_labels(ref, submission).items()
     }
+    return {**labels, f"spark.kubernetes.driver.annotation.{TASK_INSTANCE_ANNOTATION}": ref.key}
+
+
+def ref_of_pod(pod: Mapping[str, Any]) -> TaskInstanceRef | None:
+    """The task instance a driver pod was submitted for, from its annotation; None when the
+    pod has none, or one that does not match its task-instance label (not ours to judge)."""
+    metadata = pod.get("metadata") or {}
+    text = (metadata.get("annotations") or {}).get(TASK_INSTANCE_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    try:
+        dag_id, task_id, run_id, map_index = json.loads(text)
+        ref = TaskInstanceRef(str(dag_id), str(task_id), str(run_id), int(map_index))
+    except (TypeError, ValueError):
+        return None
+    labels = metadata.get("labels") or {}
+    return ref if labels.get(TASK_INSTANCE_LABEL) == ref.digest else None
 
 
 def driver_pod_name(app_name: str, ref: TaskInstanceRef, submission: int) -> str:

@@ -30,6 +30,7 @@ from airflow_provider_sparkk8s.application.redaction import (
     redact_objects,
     redaction_pattern,
 )
+from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
 from airflow_provider_sparkk8s.errors import (
     KubeApiError,
     KubeConfigError,
@@ -237,7 +238,9 @@ def _kill_or_status(arguments: SubmitArguments, client: KubeClient, out: TextIO)
     for pod in drivers:
         name = pod["metadata"]["name"]
         state = reduce_application([pod], driver_pod_name=name)
-        print(f"{pod['metadata']['namespace']}:{name} {state.describe()}", file=out)
+        ref = ref_of_pod(pod)  # an operator's driver says which task instance it serves
+        owner = f" (task instance {ref.describe()})" if ref else ""
+        print(f"{pod['metadata']['namespace']}:{name} {state.describe()}{owner}", file=out)
     if not drivers:
         print(_not_found(glob), file=out)
     return EXIT_OK if drivers else EXIT_FAILED

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 from airflow_provider_sparkk8s.application.task_identity import (
     LABEL_VALUE_MAX,
     SUBMISSION_LABEL,
+    TASK_INSTANCE_ANNOTATION,
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
     driver_label_conf,
     driver_labels,
     driver_pod_name,
     label_value,
+    ref_of_pod,
     selector,
     submission_number,
 )
@@ -100,3 +102,19 @@ def test_submission_number_reads_the_label_and_ignores_odd_values():
     assert submission_number({"metadata": {"labels": {SUBMISSION_LABEL: "7"}}}) == 7
     assert submission_number({"metadata": {"labels": {SUBMISSION_LABEL: "x"}}}) == 0
     assert submission_number({"metadata": {}}) == 0
+
+
+def test_the_annotation_holds_the_exact_identity_the_clean_up_reads_back():
+    exact = TaskInstanceRef("dag with spaces", "task.x", "manual__2026-11-29T12:00:00+00:00", 3)
+    conf = driver_label_conf(exact, 1)
+    annotation = conf[f"spark.kubernetes.driver.annotation.{TASK_INSTANCE_ANNOTATION}"]
+    labels = {TASK_INSTANCE_LABEL: conf[f"spark.kubernetes.driver.label.{TASK_INSTANCE_LABEL}"]}
+    pod = {"metadata": {"labels": labels, "annotations": {TASK_INSTANCE_ANNOTATION: annotation}}}
+    assert ref_of_pod(pod) == exact
+    # junk, or an annotation that does not match the label: not ours to judge
+    junk = {"metadata": {"labels": labels, "annotations": {TASK_INSTANCE_ANNOTATION: "junk"}}}
+    assert ref_of_pod(junk) is None
+    other = TaskInstanceRef("other", "task.x", exact.run_id).key
+    swapped = {"metadata": {"labels": labels, "annotations": {TASK_INSTANCE_ANNOTATION: other}}}
+    assert ref_of_pod(swapped) is None
+    assert ref_of_pod({"metadata": {"labels": labels}}) is None

@@ -26,12 +26,14 @@ def test_every_example_dag_imports_without_errors(dag_bag):
 
 
 def test_the_examples_cover_what_the_docs_promise(dag_bag):
+    from airflow_provider_sparkk8s.operators.driver_cleanup import SparkK8sDriverCleanupOperator
     from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
     from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 
     dags = dag_bag.dags
     assert set(dags) == {
         "spark_pi", "pyspark_pod_template", "spark_fan_out", "spark_application_sensor", "spark_dry_run",
+        "spark_leftover_drivers",
     }  # fmt: skip
     spark_pi = dags["spark_pi"].get_task("spark_pi")
     assert isinstance(spark_pi, SparkK8sSubmitOperator) and spark_pi.deferrable
@@ -45,3 +47,5 @@ def test_the_examples_cover_what_the_docs_promise(dag_bag):
     sensor = dags["spark_application_sensor"].get_task("wait_for_application")
     assert isinstance(sensor, SparkK8sApplicationSensor)
     assert dags["spark_dry_run"].get_task("render_spark_pi").render_only is True
+    cleanup = dags["spark_leftover_drivers"].get_task("delete_leftover_drivers")
+    assert isinstance(cleanup, SparkK8sDriverCleanupOperator) and not cleanup.list_only

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import json
 import re
 import signal
@@ -20,7 +21,13 @@ from typing import Any
 import pytest
 import yaml
 
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, driver_pod_name
+from airflow_provider_sparkk8s.application.task_identity import (
+    TASK_INSTANCE_ANNOTATION,
+    TASK_INSTANCE_LABEL,
+    TaskInstanceRef,
+    driver_pod_name,
+)
+from airflow_provider_sparkk8s.cli.submit import run as cli_run
 from airflow_provider_sparkk8s.version_compat import KILL_WHILE_DEFERRED_REACHES_TRIGGER
 from tests.operators.airflow_harness import (
     LOGICAL_DATE,
@@ -361,6 +368,96 @@ def test_a_deferred_sensor_killed_and_run_again_looks_again(home, kube_admin, na
     assert "TypeError" not in run.output, run.output[-6000:]
     assert run.state("wait") == "success", run.output[-6000:]
     assert run.xcom("wait")["state"] == "succeeded"
+
+
+CRASHING_OPERATOR = """
+from airflow_provider_sparkk8s.operators.driver_cleanup import SparkK8sDriverCleanupOperator
+
+
+class CrashingOperator(SparkK8sSubmitOperator):
+    \"\"\"The worker dies right after the driver exists: the task fails, the driver stays.\"\"\"
+
+    def _publish(self, context, app):
+        super()._publish(context, app)
+        raise RuntimeError("the worker died after submitting")
+"""
+
+
+GONE_RUN = "manual__1999-01-01T00:00:00+00:00"
+
+
+def submitted_pod(name: str, ref: TaskInstanceRef) -> dict:
+    """A running driver pod as the operator would label and annotate it for `ref`."""
+    labels = {"spark-role": "driver", TASK_INSTANCE_LABEL: ref.digest}
+    return pod_manifest(name, {HOLD: "true", TASK_INSTANCE_ANNOTATION: ref.key}, labels)
+
+
+def test_the_cleanup_deletes_drivers_whose_task_instance_finished(
+    home, kube_admin, namespace, control_plane, kubeconfig
+):
+    """Item 8: a driver left running by a task instance that failed, and one whose DAG run
+    no longer exists, are listed, then deleted by the clean-up task in real Airflow; the
+    driver of a task instance that has not run yet, one of a DAG this Airflow has no run of
+    and a pod we did not submit stay."""
+    dag = "spark_leftovers"
+    kwargs = task(deferrable=False, on_finish_action="keep_pod", kwok={"hold": "true"})
+    later = task(dry_run=True)
+    tasks = (
+        f"    crashes = CrashingOperator(task_id='crashes', **{kwargs!r})\n"
+        "    listing = SparkK8sDriverCleanupOperator(task_id='list_leftovers', list_only=True, "
+        "trigger_rule='all_done')\n"
+        "    cleanup = SparkK8sDriverCleanupOperator(task_id='cleanup', trigger_rule='all_done')\n"
+        f"    later = SparkK8sSubmitOperator(task_id='later', **{later!r})\n"
+        "    crashes >> listing >> cleanup >> later\n"
+    )
+    for name, ref in {
+        "pending-driver": TaskInstanceRef(dag, "later", RUN_ID),  # not run yet: may adopt it
+        "gone-driver": TaskInstanceRef(dag, "crashes", GONE_RUN),  # its DAG run was deleted
+        "unknown-driver": TaskInstanceRef("another_airflows_dag", "load", RUN_ID),  # not ours
+    }.items():
+        create(kube_admin, namespace, submitted_pod(name, ref))
+    create(kube_admin, namespace,
+           pod_manifest("foreign", {HOLD: "true"}, {"spark-role": "driver"}))  # fmt: skip
+    for name in ("pending-driver", "gone-driver", "unknown-driver", "foreign"):
+        wait_for_pod(kube_admin, namespace, name, lambda p: phase(p) == "Running", 60, name)
+    home.write_dag(dag, dag_source(dag, tasks, CRASHING_OPERATOR))
+    run = home.run(dag, timeout=900)
+    states = {ti["task_id"]: ti["state"] for ti in run.db["task_instances"]}
+    assert states == {
+        "crashes": "failed", "list_leftovers": "success", "cleanup": "success", "later": "success"
+    }, run.output[-6000:]  # fmt: skip
+    crashed = expected_pod(dag, "crashes")
+    expected = [
+        f"{namespace}:{crashed} (task instance {dag}.crashes of run {RUN_ID} is failed)",
+        f"{namespace}:gone-driver (task instance {dag}.crashes of run {GONE_RUN} no longer exists)",
+    ]
+    assert sorted(run.xcom("list_leftovers")) == sorted(expected)
+    assert sorted(run.xcom("cleanup")) == sorted(expected)
+    for line in expected:
+        assert f"Would delete leftover driver {line}" in run.output
+        assert f"Deleting leftover driver {line}" in run.output
+    wait_for_pod_gone(kube_admin, namespace, crashed, 60)
+    wait_for_pod_gone(kube_admin, namespace, "gone-driver", 60)
+    assert get_pod(kube_admin, namespace, "pending-driver") is not None
+    assert get_pod(kube_admin, namespace, "foreign") is not None
+    assert get_pod(kube_admin, namespace, "unknown-driver") is not None
+    assert (
+        f"Keeping driver {namespace}:unknown-driver: this Airflow has no run of DAG "
+        "'another_airflows_dag'" in run.output
+    )
+
+    # by hand: sparkk8s-submit --status lists the drivers left, with their task instance
+    out = io.StringIO()
+    argv = ["--master", f"k8s://{control_plane.server}", "--status", f"{namespace}:*"]
+    env = {"KUBECONFIG": str(kubeconfig), "HOME": str(kubeconfig.parent)}
+    assert cli_run(argv, environ=env, out=out, err=io.StringIO()).exit_code == 0
+    lines = sorted(out.getvalue().splitlines())
+    unknown = f"task instance another_airflows_dag.load of run {RUN_ID}"
+    assert lines == [
+        f"{namespace}:foreign running",
+        f"{namespace}:pending-driver running (task instance {dag}.later of run {RUN_ID})",
+        f"{namespace}:unknown-driver running ({unknown})",
+    ]
 
 
 BARRIER_OPERATOR = '''
