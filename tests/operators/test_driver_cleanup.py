@@ -18,7 +18,8 @@ class FakeTaskInstance:
     """Answers the Task SDK's two calls from a table, and records them."""
 
     def __init__(self, states: dict, runs: dict[str, int]) -> None:
-        self.states, self.runs, self.calls = states, runs, []
+        self.states, self.runs = states, runs
+        self.calls: list[tuple] = []
 
     def get_task_states(self, *, dag_id, task_ids, run_ids):
         self.calls.append(("states", dag_id, tuple(task_ids), tuple(run_ids)))
