@@ -61,8 +61,14 @@ DRIVER_HIGHLIGHTS = (
 )  # fmt: skip
 
 
+_SAY = threading.Lock()
+
+
 def say(text: str) -> None:
-    print(text, flush=True)
+    """One whole line at a time: the cluster watchers and Airflow's output print from threads."""
+    with _SAY:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def airflow_env(kubeconfig: Path) -> dict[str, str]:
