@@ -61,13 +61,14 @@ def main() -> int:
                         break
                     time.sleep(0.2)
             kubeconfig = submitter_kubeconfig(plane, namespace, Path(tmp) / "kubeconfig")
-            parent = next(MEMORY_ROOT.glob(f"sparkk8s/{plane.agent.node_name}-*"), None)  # type: ignore[union-attr]
+            node = plane.agent.node_name if plane.agent else ""
             peak = [0]
             stop = threading.Event()
 
             def sample() -> None:
+                # The agent makes its cgroup directory with the first container.
                 while not stop.wait(0.2):
-                    if parent is not None:
+                    for parent in MEMORY_ROOT.glob(f"sparkk8s/{node}-*"):
                         peak[0] = max(peak[0], cgroup_rss(parent))
 
             threading.Thread(target=sample, daemon=True).start()
