@@ -308,37 +308,47 @@ def _executor_failure(pod: Pod, container: str) -> ExecutorFailure:
     )
 
 
+def executor_has_ended(pod: Pod) -> bool:
+    """An executor pod one of whose containers has terminated."""
+    if spark_role(pod) != "executor":
+        return False
+    statuses = _list(_dict(pod.get("status")).get("containerStatuses"))
+    return any(_terminated(_dict(status)) is not None for status in statuses)
+
+
 def remember_executors(seen: Mapping[str, Pod], pods: Iterable[Pod]) -> dict[str, Pod]:
-    """Every executor pod of the application seen so far, by name, as last seen.
+    """Every executor pod of the application seen so far, by name: its first version whose
+    container ended if one was seen, else its latest.
 
     Spark deletes its executor pods when its context stops, seconds before the driver ends:
-    a summary of the final snapshot alone would count none of the executors that ran.
+    a summary of the final snapshot alone would count none of the executors that ran. And
+    how an executor ended is decided at that first ended version: later ones only add the
+    deletion that followed.
     """
     remembered = dict(seen)
     for pod in pods:
         name = pod_name(pod) if isinstance(pod, Mapping) else None
-        if name and spark_role(pod) == "executor":
+        if not name or spark_role(pod) != "executor":
+            continue
+        before = remembered.get(name)
+        if before is None or not executor_has_ended(before):
             remembered[name] = pod
     return remembered
 
 
-SIGTERM_EXIT_CODE = 143
-
-
 def _vanished_state(pod: Pod, container: str) -> str:
-    """An executor pod that is gone: how its container ended if that was seen (a deleted
-    pod's last version often shows it), else deleted. A container that ended on SIGTERM in a
-    pod being deleted ended because of the deletion (Spark deletes its executors when it
-    stops): deleted, as Spark counts it, not failed."""
-    terminated = _terminated(_container_status(pod, container))
+    """How an executor pod that is gone ended, from its first ended version: exit 0 is
+    succeeded; ended while being deleted (Spark deletes its executors when it stops) is
+    deleted, as Spark counts it; otherwise failed. Never seen ending: deleted."""
+    statuses = [_dict(s) for s in _list(_dict(pod.get("status")).get("containerStatuses"))]
+    own = _terminated(_container_status(pod, container))
+    terminated = own or next((t for s in statuses if (t := _terminated(s))), None)
     if terminated is None:
         phase = _phase(pod)
         return phase if phase in ("succeeded", "failed") else "deleted"
-    code = _int(terminated.get("exitCode"))
-    if code == 0:
+    if _int(terminated.get("exitCode")) == 0:
         return "succeeded"
-    deleting = bool(_dict(pod.get("metadata")).get("deletionTimestamp"))
-    return "deleted" if deleting and code == SIGTERM_EXIT_CODE else "failed"
+    return "deleted" if _dict(pod.get("metadata")).get("deletionTimestamp") else "failed"
 
 
 def summarize_executors(

@@ -28,7 +28,12 @@ from typing import Any, Protocol
 from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
-from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    Pod,
+    application_id,
+    executor_has_ended,
+    pod_name,
+)
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
     apply_list,
@@ -42,7 +47,6 @@ log = logging.getLogger(__name__)
 
 SPARK_PODS_SELECTOR = "spark-role in (driver,executor),spark-app-selector"
 DEFAULT_RESYNC_INTERVAL = 30.0
-MAX_DEPARTED = 1000  # deleted pods kept per subscription until its trigger reads them
 
 
 def dict_of(mapping: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,22 +106,26 @@ class Subscription:
         self.confirmed = False
         self._latest: tuple[Pod, ...] | None = None
         self._ready = asyncio.Event()
-        self._departed: list[Pod] = []
+        self._ended: list[Pod] = []
+        self._ended_names: set[str] = set()
 
     def push(self, pods: tuple[Pod, ...]) -> None:
         self._latest = pods
         self._ready.set()
+        # Every pushed version is seen here, before `next` keeps only the latest: hold each
+        # executor's first version that shows its container ended.
+        for pod in pods:
+            name = pod_name(pod)
+            if name and name not in self._ended_names and executor_has_ended(pod):
+                self._ended_names.add(name)
+                self._ended.append(pod)
 
-    def depart(self, pod: Pod) -> None:
-        """A pod of the application was deleted: its last version, kept for `departed`."""
-        self._departed = [*self._departed[-(MAX_DEPARTED - 1) :], pod]
-
-    def departed(self) -> list[Pod]:
-        """The last versions of the application's pods deleted since the previous call.
-        `next` delivers the latest pods only, so how a deleted executor ended (Spark deletes
-        a failed executor's pod at once) would otherwise be lost."""
-        gone, self._departed = self._departed, []
-        return gone
+    def ended(self) -> list[Pod]:
+        """Each executor's first version with an ended container, once, since the last call.
+        `next` delivers the latest pods only, and Spark deletes a failed executor's pod at
+        once: how (and whether before its deletion) it ended would otherwise be lost."""
+        ended, self._ended = self._ended, []
+        return ended
 
     async def next(self, timeout: float | None = None) -> tuple[Pod, ...] | None:
         """The application's pods once they changed, or None when `timeout` passed first."""
@@ -239,10 +247,6 @@ class SnapshotStore:
         # One pod changed: patch its applications' tuples instead of regrouping every pod.
         key = pod_key(event["object"])
         current = pods.get(key)
-        if event.get("type") == "DELETED":
-            for app in changed:
-                for subscription in self._subscribers.get(app, ()):
-                    subscription.depart(event["object"])
         for app in changed:
             kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
             if current is not None and application_id(current) == app:

@@ -192,7 +192,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 pods = await subscription.next(self._seconds_to_next_deadline())
                 if pods is None:
                     continue  # a deadline passed: checked at the top
-                seen = remember_executors(seen, [*pods, *subscription.departed()])
+                seen = remember_executors(seen, [*subscription.ended(), *pods])
                 state = reduce_application(
                     pods,
                     driver_pod_name=self.driver_pod_name,

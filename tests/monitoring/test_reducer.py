@@ -221,35 +221,28 @@ def test_executor_summary_counts_and_lists_failures():
 
 def test_executors_that_came_and_went_still_count_at_the_end():
     """Spark deletes its executors when it stops, before its driver ends: the final snapshot
-    has none, the remembered ones count as they ended, else as deleted."""
+    has none. Each counts by its first ended version: exit 0 succeeded, ended on its own
+    failed, ended while being deleted (Spark stopping it) deleted; never seen ending, deleted."""
     driver_running = pod("d", phase="Running", containers=[running()])
     executor = "spark-kubernetes-executor"
-    e1 = pod("e1", role="executor", exec_id="1", phase="Running", containers=[running(executor)])
-    e2 = pod("e2", role="executor", exec_id="2", phase="Running", containers=[running(executor)])
-    killed = pod(
-        "e2", role="executor", exec_id="2", phase="Failed",
-        containers=[terminated(137, "Error", name=executor)],
-    )  # fmt: skip
-    e3 = pod("e3", role="executor", exec_id="3", phase="Running", containers=[running(executor)])
-    seen = remember_executors({}, [driver_running, e1, e2])
-    seen = remember_executors(seen, [driver_running, e1, killed])
-    seen = remember_executors(seen, [driver_running, e1, e3])
-    assert sorted(seen) == ["e1", "e2", "e3"]
+
+    def ex(name, phase="Running", code=None, deleting=False):
+        containers = [running(executor) if code is None else terminated(code, "x", name=executor)]
+        made = pod(name, role="executor", exec_id=name[1:], phase=phase, containers=containers)
+        if deleting:
+            made["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        return made
+
+    killed = ex("e2", "Failed", 137)
+    seen = remember_executors({}, [driver_running, ex("e1"), ex("e2"), ex("e3"), ex("e4")])
+    seen = remember_executors(seen, [driver_running, ex("e1"), killed, ex("e3"), ex("e4")])
+    # Later versions only add the deletion that followed the end: the first end is kept.
+    seen = remember_executors(seen, [ex("e2", "Failed", 137, deleting=True)])
+    seen = remember_executors(seen, [ex("e3", "Succeeded", 0, deleting=True)])
+    seen = remember_executors(seen, [ex("e4", "Failed", 1, deleting=True)])
+    assert sorted(seen) == ["e1", "e2", "e3", "e4"]
     assert seen["e2"] is killed
 
-    # The deleted pod's last version (a DELETED event's object) shows how it ended.
-    gone = pod(
-        "e3", role="executor", exec_id="3", phase="Failed",
-        containers=[terminated(0, "Completed", name=executor)],
-    )  # fmt: skip
-    gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    # One stopped by the deletion's SIGTERM when Spark stopped: deleted, as Spark counts it.
-    stopped = pod(
-        "e4", role="executor", exec_id="4", phase="Failed",
-        containers=[terminated(143, "Error", name=executor)],
-    )  # fmt: skip
-    stopped["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    seen = remember_executors(seen, [gone, stopped])
     done = pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])
     state = reduce_application([done], seen_executors=seen)
     assert state.state == "succeeded"
@@ -258,7 +251,7 @@ def test_executors_that_came_and_went_still_count_at_the_end():
     # Without the memory, the final snapshot alone counts nothing.
     assert reduce_application([done]).executors.total == 0
     # A listed pod is counted as listed, not as remembered.
-    assert reduce_application([done, e1], seen_executors=seen).executors.counts == {
+    assert reduce_application([done, ex("e1")], seen_executors=seen).executors.counts == {
         "deleted": 1, "failed": 1, "running": 1, "succeeded": 1,
     }  # fmt: skip
 

@@ -61,8 +61,9 @@ async def test_existing_pods_are_delivered_on_subscribe_and_changes_follow(kube_
     assert store.stats.lists == 1
 
 
-async def test_a_deleted_pods_last_version_waits_for_its_subscriber(kube_and_store):
-    """Latest-value delivery drops intermediate states; how a deleted pod ended is kept."""
+async def test_an_executors_end_waits_for_its_subscriber(kube_and_store):
+    """Latest-value delivery drops intermediate states; an executor's first ended version is
+    kept for the subscriber, once."""
     kube, store = kube_and_store
     executor = "spark-kubernetes-executor"
     kube.put(pod("e1", role="executor", phase="Running", containers=[running(executor)]))
@@ -70,20 +71,20 @@ async def test_a_deleted_pods_last_version_waits_for_its_subscriber(kube_and_sto
     sub = store.subscribe(APP)
     await next_pods(sub)
     await until(lambda: kube.streams)
+    ended = pod(
+        "e1", role="executor", phase="Failed", containers=[terminated(137, "Error", name=executor)]
+    )
+    kube.put(ended)
     kube.put(
-        pod(
-            "e1",
-            role="executor",
-            phase="Failed",
-            containers=[terminated(137, "Error", name=executor)],
-        )
+        {**ended, "metadata": {**ended["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
     )
     kube.delete("e1")
-    await until(lambda: store.stats.events >= 2)
-    assert await next_pods(sub) == ()  # the failed version was never delivered ...
-    (gone,) = sub.departed()  # ... but its last version is kept
-    assert gone["status"]["phase"] == "Failed"
-    assert sub.departed() == []
+    await until(lambda: store.stats.events >= 3)
+    assert await next_pods(sub) == ()  # the failed versions were never delivered ...
+    (first,) = sub.ended()  # ... but the first one that ended is kept
+    assert first["status"]["phase"] == "Failed"
+    assert "deletionTimestamp" not in first["metadata"]
+    assert sub.ended() == []
 
 
 async def test_absent_application_is_reported_empty_only_after_a_fresh_list(kube_and_store):

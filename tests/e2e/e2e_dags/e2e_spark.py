@@ -51,6 +51,6 @@ with DAG("e2e_spark_lost_executor", schedule=None, catchup=False, start_date=STA
     SparkK8sSubmitOperator(
         task_id="spark_loses_an_executor",
         application=f"{EXAMPLES}/pi.py",
-        application_args=["8", "1500000"],
+        application_args=["6", "1000000"],
         **COMMON,
     )
