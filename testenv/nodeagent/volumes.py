@@ -92,7 +92,6 @@ def _keyed_files(
     name: str,
     source: Mapping[str, Any],
     objects: Objects,
-    namespace: str,
     volume: str,
     default_mode: int,
 ) -> list[VolumeFile]:
@@ -165,9 +164,7 @@ def _projected_files(
         elif "configMap" in source or "secret" in source:
             kind = "ConfigMap" if "configMap" in source else "Secret"
             inner = source["configMap"] if kind == "ConfigMap" else source["secret"]
-            files += _keyed_files(
-                kind, inner["name"], inner, objects, facts.namespace, name, default_mode
-            )
+            files += _keyed_files(kind, inner["name"], inner, objects, name, default_mode)
         elif "downwardAPI" in source:
             files += _downward_files(
                 source["downwardAPI"].get("items") or [], facts, name, default_mode
@@ -190,7 +187,7 @@ def plan_volume(
         source = volume["configMap"] if kind == "ConfigMap" else volume["secret"]
         object_name = source["name"] if kind == "ConfigMap" else source["secretName"]
         mode = source.get("defaultMode", DEFAULT_MODE)
-        files = _keyed_files(kind, object_name, source, objects, facts.namespace, name, mode)
+        files = _keyed_files(kind, object_name, source, objects, name, mode)
         return VolumePlan(name, "files", tuple(files), read_only=True)
     if "projected" in volume:
         files = _projected_files(volume, facts, objects, tokens)
