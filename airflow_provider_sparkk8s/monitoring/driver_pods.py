@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.listwatch import (
+    Gone,
     Listed,
     StreamEnded,
     WatchCursor,
     WatchSpec,
     WatchStats,
+    note_gone,
 )
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.kube.watch_sync import list_then_watch
+from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.submit import SubmissionResult, submit
@@ -33,6 +36,7 @@ from airflow_provider_sparkk8s.submission.submit import SubmissionResult, submit
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there
 MIN_WINDOW_SECONDS = 3
+CATCH_UP_SECONDS = 1  # one catch-up stream: the server replays what it holds at once
 _GLOB = "*?["
 
 
@@ -47,6 +51,17 @@ def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str
     if not sep:
         return default_namespace, submission_id
     return namespace or default_namespace, pattern
+
+
+@dataclass
+class FollowedPods:
+    """Where `DriverPods.catch_up` left off for one selector, and the pods as of there."""
+
+    namespace: str
+    label_selector: str
+    cursor: WatchCursor = field(default_factory=WatchCursor)
+    pods: dict[str, Pod] = field(default_factory=dict)
+    stats: WatchStats = field(default_factory=WatchStats)
 
 
 class DriverPods:
@@ -171,15 +186,45 @@ class DriverPods:
             for item in list_then_watch(self.client, spec, WatchCursor(), stats):
                 if isinstance(item, Listed):
                     pods = {_name(pod): pod for pod in item.items}
-                elif not isinstance(item, StreamEnded):
-                    kind, obj = item.get("type"), item.get("object") or {}
-                    if kind == "BOOKMARK":
-                        continue
-                    if kind == "DELETED":
-                        pods.pop(_name(obj), None)
-                    else:
-                        pods[_name(obj)] = obj
+                elif not isinstance(item, StreamEnded) and _apply(pods, item) is None:
+                    continue  # a bookmark
                 yield tuple(pods.values())
+
+    def catch_up(self, followed: FollowedPods) -> list[Pod]:
+        """Every version of the followed pods since the previous call, oldest first (a list's
+        pods the first time and after `410 Gone`); `followed.pods` as they are now.
+
+        For a poller (the sensor's poke mode): a list per poll misses the versions between
+        polls (Spark deletes a failed executor's pod at once, so how it ended is never
+        listed), and one short watch from the previous call's resourceVersion replays them
+        all, as the trigger's watch sees them. The server replays what its watch cache still
+        holds (minutes); older than that is a `410`, and then a list.
+        """
+        spec = WatchSpec(
+            resource_path("v1", "Pod", followed.namespace),
+            {"labelSelector": followed.label_selector},
+            timeout_seconds=CATCH_UP_SECONDS,
+        )
+        versions: list[Pod] = []
+        while True:  # a 410 lists again
+            listing = followed.cursor.resource_version is None
+            if listing:
+                listed = list_objects(self.client, spec, followed.stats)
+                followed.cursor.resource_version = listed.resource_version
+                followed.pods = {_name(pod): pod for pod in listed.items}
+                versions += listed.items
+            try:
+                for event in watch_stream(self.client, spec, followed.cursor.resource_version):
+                    followed.stats.events += 1
+                    followed.cursor.advance(event)
+                    changed = _apply(followed.pods, event)
+                    if changed is not None:
+                        versions.append(changed)
+                return versions
+            except Gone:
+                if listing:
+                    raise  # too old right after a list: listing again would loop
+                note_gone(spec, followed.cursor, followed.stats)
 
     def watch_driver(
         self, namespace: str, name: str, window_seconds: int = WATCH_SECONDS
@@ -192,6 +237,18 @@ class DriverPods:
                 yield None
                 return
             yield pods[0]
+
+
+def _apply(pods: dict[str, Pod], event: Mapping[str, Any]) -> Pod | None:
+    """One watch event applied to `pods` by name: the pod it carries, None for a bookmark."""
+    kind, obj = event.get("type"), event.get("object") or {}
+    if kind == "BOOKMARK":
+        return None
+    if kind == "DELETED":
+        pods.pop(_name(obj), None)
+    else:
+        pods[_name(obj)] = obj
+    return obj
 
 
 def _name(pod: Mapping[str, Any]) -> str:

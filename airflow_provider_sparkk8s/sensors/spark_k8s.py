@@ -1,9 +1,12 @@
 """SparkK8sApplicationSensor: waits for a Spark application submitted elsewhere.
 
 The application is named by its id (`spark-app-selector`), its driver pod's name, or a label
-selector that matches its driver. Poke mode lists the application's pods with the sync client
-and reduces them with the same reducer as the trigger; deferrable mode hands the wait to
-`SparkK8sApplicationTrigger` (one shared watch for every deferred task in the triggerer).
+selector that matches its driver. Poke mode finds the application's pods with the sync client,
+then each poke catches up on every change since the previous one (`DriverPods.catch_up`) and
+reduces them with the same reducer as the trigger, remembering the executors that came and
+went as the trigger does; deferrable mode hands the wait to `SparkK8sApplicationTrigger` (one
+shared watch for every deferred task in the triggerer). In reschedule mode each poke is a new
+task instance: it reads the pods as they are, without that memory.
 
 Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
 the sensor's own `timeout` bounds that, from the first check: in deferrable mode the
@@ -19,7 +22,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
-from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods, application_selector
+from airflow_provider_sparkk8s.monitoring.driver_pods import (
+    DriverPods,
+    FollowedPods,
+    application_selector,
+)
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
@@ -27,6 +34,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     application_id,
     pod_name,
     reduce_application,
+    remember_executors,
     spark_role,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
@@ -127,6 +135,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self.resync_interval = resync_interval
         self.stream_logs = stream_logs
         self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
+        self._following: tuple[Target, FollowedPods] | None = None  # poke mode, once found
+        self._seen_executors: dict[str, Pod] = {}  # executors that came and went
 
     # ------------------------------------------------------------------ finding the application
 
@@ -161,9 +171,29 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
     # ------------------------------------------------------------------ poke mode
 
+    def _look(self) -> Target:
+        """Poke mode: find the application until its driver exists, then follow its pods:
+        each look catches up on every version since the previous one."""
+        hook = self._hook()
+        try:
+            pods = DriverPods(hook.get_client())
+            if self._following is None:
+                namespace = hook.get_namespace()
+                target = self.find(pods, namespace)
+                if target.application_id is None or not _has_driver(target.pods):
+                    return target
+                selector = application_selector(target.application_id)
+                self._following = (target, FollowedPods(namespace, selector))
+            found, followed = self._following
+            versions = pods.catch_up(followed)
+        finally:
+            hook.close()
+        self._seen_executors = remember_executors(self._seen_executors, versions)
+        return Target(found.application_id, found.driver_pod, tuple(followed.pods.values()))
+
     def poke(self, context: Any) -> bool | PokeReturnValue:
-        target, _ = self._find()
-        if not any(spark_role(p) == "driver" for p in target.pods):
+        target = self._look()
+        if not _has_driver(target.pods):
             if self._seen_driver:
                 raise ApplicationFailed(
                     f"the driver of {self._what()} disappeared before the application finished"
@@ -176,6 +206,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             driver_pod_name=target.driver_pod,
             driver_container=self.driver_container,
             executor_container=self.executor_container,
+            seen_executors=self._seen_executors,
         )
         self.log.info(
             "Spark application %s: %s", target.application_id or self._what(), state.describe()
@@ -247,7 +278,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             value = {"deadline": deadline, "try_number": ti.try_number}
             ti.xcom_push(key=DEADLINE_XCOM_KEY, value=value)
         target, namespace = self._find()
-        if target.application_id is None or not any(spark_role(p) == "driver" for p in target.pods):
+        if target.application_id is None or not _has_driver(target.pods):
             # Not submitted yet: come back after a poke interval, without holding a worker.
             wait = min(float(self.poke_interval), remaining)
             self.log.info(
@@ -296,3 +327,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             f"Spark application {event.get('application_id')} {event.get('status')}: "
             f"{event.get('reason')}{code}{': ' + detail if detail else ''}"
         )
+
+
+def _has_driver(pods: Sequence[Pod]) -> bool:
+    return any(spark_role(p) == "driver" for p in pods)

@@ -14,7 +14,11 @@ from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient, RetryPolicy
-from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods, split_submission_id
+from airflow_provider_sparkk8s.monitoring.driver_pods import (
+    DriverPods,
+    FollowedPods,
+    split_submission_id,
+)
 from tests.parity.recorder import RecordingServer
 from tests.submission.test_submit_sequence import NAMESPACE, rendered_submission
 
@@ -87,6 +91,50 @@ def test_follow_lists_then_watches_resumes_after_a_window_and_lists_again_after_
     assert all(w["labelSelector"] == "spark-app-selector=a" for w in watches)
     assert [kind for kind, _ in client.calls] == ["list", "watch", "watch", "list", "watch"]
     assert client.closed_streams == 3  # the last one closed by the caller's break
+
+
+def test_catch_up_hands_every_version_since_the_last_call_and_lists_again_after_410() -> None:
+    client = ScriptedClient(
+        listings=[
+            {"metadata": {"resourceVersion": "10"}, "items": [pod("driver", "9")]},
+            {"metadata": {"resourceVersion": "30"}, "items": [pod("driver", "29")]},
+        ],
+        windows=[
+            [{"type": "ADDED", "object": pod("exec-1", "11")}],
+            [
+                {"type": "MODIFIED", "object": pod("exec-1", "12", "Failed")},
+                {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "13"}}},
+                {"type": "DELETED", "object": pod("exec-1", "14", "Failed")},
+            ],
+            [{"type": "ERROR", "object": {"code": 410, "reason": "Expired"}}],
+            [{"type": "MODIFIED", "object": pod("driver", "31", "Succeeded")}],
+        ],
+    )
+    service = DriverPods(client)  # type: ignore[arg-type]
+    followed = FollowedPods("ns", "spark-app-selector=a")
+
+    def phases(versions: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        return [(v["metadata"]["name"], v["status"]["phase"]) for v in versions]
+
+    # The list, then what changed since it.
+    assert phases(service.catch_up(followed)) == [("driver", "Running"), ("exec-1", "Running")]
+    # Every version since, even of a pod already gone; the pods as they are now.
+    assert phases(service.catch_up(followed)) == [("exec-1", "Failed"), ("exec-1", "Failed")]
+    assert list(followed.pods) == ["driver"]
+    # Too old to resume: a list, then what changed since it.
+    assert phases(service.catch_up(followed)) == [("driver", "Running"), ("driver", "Succeeded")]
+    watches = [params for kind, params in client.calls if kind == "watch"]
+    assert [w["resourceVersion"] for w in watches] == ["10", "11", "14", "30"]
+    assert [w["timeoutSeconds"] for w in watches] == ["1"] * 4
+    assert [kind for kind, _ in client.calls] == [
+        "list",
+        "watch",
+        "watch",
+        "watch",
+        "list",
+        "watch",
+    ]
+    assert followed.stats.gone == 1
 
 
 def test_watch_driver_ends_with_none_once_the_pod_is_gone() -> None:

@@ -42,6 +42,12 @@ class FakeClient:
             ]
         }
 
+    def watch(self, path, params=None, *, read_timeout=None):
+        """No changes between pokes: each poke's list (the fake's lists carry no
+        resourceVersion to resume from) is what it sees."""
+        self.requests.append(("WATCH", path, dict(params or {})))
+        return iter(())
+
 
 class FakeHook:
     def __init__(self, client):
@@ -78,7 +84,7 @@ def test_poke_by_application_id_waits_then_succeeds(monkeypatch):
     result = s.poke({})
     assert result.is_done and result.xcom_value["state"] == "succeeded"
     assert result.xcom_value["application_id"] == APP
-    assert client.requests[-1][2] == {"labelSelector": f"spark-app-selector={APP}"}
+    assert client.requests[-2][2] == {"labelSelector": f"spark-app-selector={APP}"}
 
 
 def test_every_poke_closes_the_client_it_used(monkeypatch):
