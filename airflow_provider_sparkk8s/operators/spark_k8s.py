@@ -373,6 +373,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             submit_time_ms=int(time.time() * 1000),
             cwd=self._base_folder(),
             list_files=list_local_files,
+            spark_version=self.spark_version,
+            image=self.image,
         )
         kubernetes = KubernetesParameters(
             namespace=namespace,

@@ -34,6 +34,7 @@ from airflow_provider_sparkk8s.submission.packages import (
     PACKAGE_FLAGS,
     check_packages,
 )
+from airflow_provider_sparkk8s.submission.spark_line import driver_image, release_for_checks
 from airflow_provider_sparkk8s.submission.uris import NO_RESOURCE, uri_scheme
 
 log = logging.getLogger(__name__)
@@ -352,18 +353,21 @@ def parse_spark_submit(
     submit_time_ms: int = 0,
     cwd: str | None = None,
     list_files: ListFiles = no_listing,
+    spark_version: str | None = None,
+    image: str | None = None,
 ) -> SubmitArguments:
     """spark-submit's argv -> the Spark conf and main resource the k8s client would get.
 
     `list_files` expands local dependency entries (local_globs.py); the shell passes
-    `list_local_files`.
+    `list_local_files`. `spark_version` and `image`: what the operator sets beside the argv
+    (`--spark-version` and the conf's image win), for the checks that differ by release.
     """
     environ = dict(os.environ if environ is None else environ)
     read_text = read_text or _no_files
     cwd = cwd or "/"
     parsed = parse_command_line(argv)
     switches = parsed.switches
-    spark_version = parsed.options.get("--spark-version")
+    spark_version = parsed.options.get("--spark-version") or spark_version
     common: dict[str, Any] = {
         "verbose": bool({"--verbose", "-v"} & switches),
         "dry_run": "--dry-run" in switches,
@@ -378,7 +382,8 @@ def parse_spark_submit(
         return SubmitArguments("version", {}, MainAppResource("java", None), None, **common)
 
     conf, ignored = _merged_conf(parsed, environ, read_text)
-    submit_checks.check_arguments(parsed.options, conf, environ)
+    release = release_for_checks(spark_version, driver_image(conf, image))
+    submit_checks.check_arguments(parsed.options, conf, environ, spark_version=release)
     conf["spark.master"] = _master(parsed, conf, environ)
 
     actions: tuple[tuple[Action, str], ...] = (("kill", "--kill"), ("status", "--status"))

@@ -22,7 +22,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
-from airflow_provider_sparkk8s.submission import naming, spark_order, volumes
+from airflow_provider_sparkk8s.submission import conf_values, naming, spark_order, volumes
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
 MainResourceKind = Literal["java", "python", "r"]
@@ -80,8 +80,7 @@ class DriverConf:
 
     @cached_property
     def version_tuple(self) -> tuple[int, int, int]:
-        parts = ([*self.spark_version.split("-")[0].split("."), "0", "0"])[:3]
-        return (int(parts[0]), int(parts[1]), int(parts[2]))
+        return conf_values.version_tuple(self.spark_version)
 
     @cached_property
     def resource_prefix(self) -> str:

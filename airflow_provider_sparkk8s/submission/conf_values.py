@@ -54,54 +54,88 @@ BYTE_UNITS: dict[str, int] = {
     "p": 1 << 50,
     "pb": 1 << 50,
 }
+# Spark 4.2's JavaUtils also takes the IEC spellings: ki/kib, mi/mib, gi/gib, ti/tib, pi/pib
+# (any case); 3.5-4.1 refuse them. Same factors as k, m, g, t, p.
+IEC_BYTE_UNITS: dict[str, int] = {
+    prefix + suffix: BYTE_UNITS[prefix] for prefix in "kmgtp" for suffix in ("i", "ib")
+}
+IEC_SIZES_SINCE = (4, 2)
 _SIZE_ACCEPTED = (
     "a non-negative whole number with an optional unit b, k, kb, m, mb, g, gb, t, tb, p or pb "
     "(case-insensitive), such as 512m or 2g"
+)
+_IEC_SIZE_ACCEPTED = (
+    "a non-negative whole number with an optional unit b, k, kb, ki, kib, m, mb, mi, mib, g, "
+    "gb, gi, gib, t, tb, ti, tib, p, pb, pi or pib (case-insensitive), such as 512m or 2gib"
 )
 _SIZE = re.compile(r"([0-9]+)([a-z]+)?")
 _FRACTIONAL_SIZE = re.compile(r"([0-9]+\.[0-9]+)([a-z]+)?")
 _JAVA_LONG_MAX = (1 << 63) - 1
 
 
-def parse_size(key: str, value: str, default_unit: str = "b", *, unit: str | None = None) -> int:
+def version_tuple(version: str) -> tuple[int, int, int]:
+    """`4.2.1` or `4.2.1-preview` as (4, 2, 1); missing parts are 0."""
+    parts = ([*version.split("-")[0].split("."), "0", "0"])[:3]
+    return (int(parts[0]), int(parts[1]), int(parts[2]))
+
+
+def iec_sizes(version: str) -> bool:
+    """Whether this Spark release's size strings take the IEC units (`2gib`, `512mi`)."""
+    return version_tuple(version)[:2] >= IEC_SIZES_SINCE
+
+
+def parse_size(
+    key: str, value: str, default_unit: str = "b", *, unit: str | None = None, iec: bool = False
+) -> int:
     """Spark's `byteStringAs(value, unit)`: a bare number is in `default_unit`; the result is in
-    `unit` (default: `default_unit`), converted with integer truncation.
+    `unit` (default: `default_unit`), converted with integer truncation. `iec`: the unit may
+    also be an IEC one (Spark 4.2 and later).
 
     Spark's bytesConf also accepts a leading `-`; no size a driver pod needs can be negative,
     so a negative size is refused here.
     """
+    units = {**BYTE_UNITS, **IEC_BYTE_UNITS} if iec else BYTE_UNITS
+    accepted = _IEC_SIZE_ACCEPTED if iec else _SIZE_ACCEPTED
     target = BYTE_UNITS[unit or default_unit]
     text = value.strip().lower()
     if _FRACTIONAL_SIZE.fullmatch(text):
-        raise SparkConfError(key, value, _SIZE_ACCEPTED, "fractional sizes are not supported")
+        raise SparkConfError(key, value, accepted, "fractional sizes are not supported")
     match = _SIZE.fullmatch(text)
     if not match:
-        raise SparkConfError(key, value, _SIZE_ACCEPTED)
+        raise SparkConfError(key, value, accepted)
     number = int(match.group(1))
     suffix = match.group(2)
-    if suffix is not None and suffix not in BYTE_UNITS:
-        raise SparkConfError(key, value, _SIZE_ACCEPTED, f"unknown unit {suffix!r}")
+    if suffix is not None and suffix not in units:
+        known_later = suffix in IEC_BYTE_UNITS
+        why = f"unit {suffix!r} needs Spark 4.2 or later" if known_later else None
+        raise SparkConfError(key, value, accepted, why or f"unknown unit {suffix!r}")
     if number > _JAVA_LONG_MAX:
-        raise SparkConfError(key, value, _SIZE_ACCEPTED, "the number is too large")
-    source = BYTE_UNITS[suffix] if suffix else BYTE_UNITS[default_unit]
+        raise SparkConfError(key, value, accepted, "the number is too large")
+    source = units[suffix] if suffix else BYTE_UNITS[default_unit]
     if source >= target:
         result = number * (source // target)
         if result > _JAVA_LONG_MAX:
-            raise SparkConfError(key, value, _SIZE_ACCEPTED, "the size is too large")
+            raise SparkConfError(key, value, accepted, "the size is too large")
         return result
     return number // (target // source)
+
+
+def _iec(conf: ConfLike) -> bool:
+    """A DriverConf knows its Spark release; a plain mapping takes the older units only."""
+    version = getattr(conf, "spark_version", None)
+    return isinstance(version, str) and iec_sizes(version)
 
 
 def get_size_mib(conf: ConfLike, key: str, default: str | None = None) -> int | None:
     """A size conf read in MiB (a bare number means MiB), like Spark's bytesConf(MiB)."""
     value = get_str(conf, key, default)
-    return None if value is None else parse_size(key, value, "m")
+    return None if value is None else parse_size(key, value, "m", iec=_iec(conf))
 
 
 def get_size_bytes(conf: ConfLike, key: str, default: str | None = None) -> int | None:
     """A size conf read in bytes (a bare number means bytes)."""
     value = get_str(conf, key, default)
-    return None if value is None else parse_size(key, value, "b")
+    return None if value is None else parse_size(key, value, "b", iec=_iec(conf))
 
 
 # --- times -------------------------------------------------------------------------------

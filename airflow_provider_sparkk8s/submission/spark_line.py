@@ -101,3 +101,9 @@ def choose_spark_line(given: str | None, image: str | None, *, how_to_set: str) 
         f"{how_to_set} to the image's release if it is another."
     )
     return SparkLine(DEFAULT_SPARK_VERSION, "default", image, warning)
+
+
+def release_for_checks(given: str | None, image: str | None) -> str:
+    """The release `choose_spark_line` picks, without its warning or refusal: for
+    spark-submit's own argument checks, which run before the caller chooses."""
+    return given or (version_from_image(image) if image else None) or DEFAULT_SPARK_VERSION

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.conf_values import parse_int, parse_size
+from airflow_provider_sparkk8s.submission.conf_values import iec_sizes, parse_int, parse_size
 
 # Primary resources and main classes that only make sense with a local driver.
 SHELLS = ("spark-shell", "pyspark-shell", "sparkr-shell", "connect-shell")
@@ -77,12 +77,14 @@ def resolve(
     return None
 
 
-def _is_positive(setting: Setting, origin: str, value: str) -> bool:
+def _is_positive(setting: Setting, origin: str, value: str, iec: bool) -> bool:
     try:
-        # Memory: JavaUtils.byteStringAsBytes (a bare number is bytes). Counts: String.toInt,
-        # which does not trim.
+        # Memory: JavaUtils.byteStringAsBytes (a bare number is bytes; IEC units on 4.2+).
+        # Counts: String.toInt, which does not trim.
         number = (
-            parse_size(origin, value, "b") if setting.size else parse_int(origin, value, trim=False)
+            parse_size(origin, value, "b", iec=iec)
+            if setting.size
+            else parse_int(origin, value, trim=False)
         )
     except SparkConfError:
         return False
@@ -94,18 +96,24 @@ def check_positive(
     options: Mapping[str, str],
     conf: Mapping[str, str],
     environ: Mapping[str, str],
+    *,
+    iec: bool = False,
 ) -> None:
     found = resolve(setting, options, conf, environ)
     if found is None:
         return
     origin, value = found
-    if not _is_positive(setting, origin, value):
+    if not _is_positive(setting, origin, value, iec):
+        units = "b, k, m, g, t, p; ki, mi, gi, ti, pi" if iec else "b, k, m, g, t, p"
         accepted = (
-            "a positive size with an optional unit (b, k, m, g, t, p), such as 512m or 2g"
+            f"a positive size with an optional unit ({units}), such as 512m or 2g"
             if setting.size
             else "a positive whole number, such as 1 or 4"
         )
-        raise SparkConfError(origin, value, accepted, f"{setting.what} must be a positive number")
+        why = f"{setting.what} must be a positive number"
+        if setting.size and not iec and _is_positive(setting, origin, value, True):
+            why += "; IEC units such as 2gib need Spark 4.2 or later"
+        raise SparkConfError(origin, value, accepted, why)
 
 
 def _first(
@@ -128,20 +136,29 @@ def check_actions(options: Mapping[str, str]) -> None:
 
 
 def check_arguments(
-    options: Mapping[str, str], conf: Mapping[str, str], environ: Mapping[str, str]
+    options: Mapping[str, str],
+    conf: Mapping[str, str],
+    environ: Mapping[str, str],
+    *,
+    spark_version: str,
 ) -> None:
     """SparkSubmitArguments.validateArguments, once the conf files are merged.
 
     `options` are the flags as written, `conf` the `--conf` pairs merged with the properties
-    file (only `spark.` keys), `environ` the submitter's environment.
+    file (only `spark.` keys), `environ` the submitter's environment, `spark_version` the
+    release whose spark-submit we stand for (sizes take IEC units from 4.2 on).
     """
     check_actions(options)
     if "--kill" not in options and "--status" not in options:
-        check_submit_arguments(options, conf, environ)
+        check_submit_arguments(options, conf, environ, iec=iec_sizes(spark_version))
 
 
 def check_submit_arguments(
-    options: Mapping[str, str], conf: Mapping[str, str], environ: Mapping[str, str]
+    options: Mapping[str, str],
+    conf: Mapping[str, str],
+    environ: Mapping[str, str],
+    *,
+    iec: bool = False,
 ) -> None:
     """validateSubmitArguments: the checks of a submission (not of --kill or --status)."""
     has_master = bool(options.get("--master") or conf.get("spark.master") or environ.get("MASTER"))
@@ -162,7 +179,7 @@ def check_submit_arguments(
             "spark-submit: Remote cannot be specified with master and/or deploy mode",
         )  # fmt: skip
     for setting in POSITIVE_SETTINGS:
-        check_positive(setting, options, conf, environ)
+        check_positive(setting, options, conf, environ, iec=iec)
     if conf.get(DYNAMIC_ALLOCATION_KEY, "").lower() != "true":
         check_positive(NUM_EXECUTORS, options, conf, environ)
     principal = _first(PRINCIPAL_SOURCES, options, conf)

@@ -111,6 +111,24 @@ def test_bad_input_fails_before_any_request_and_is_not_retried(cluster):
     assert cluster.requests == []
 
 
+def test_iec_sizes_follow_the_line_of_the_image_or_spark_version(cluster):
+    """`2gib` is a size from Spark 4.2 on: the operator checks with its own line."""
+    for image, version in (("apache/spark:4.1.1", None), ("apache/spark:4.3.0", "4.1.0")):
+        with pytest.raises(AirflowFailException, match="IEC units such as 2gib"):
+            make_operator(image=image, spark_version=version, driver_memory="2gib").execute(
+                context()
+            )
+    assert cluster.requests == []
+    cluster.on_list = progress(driver_status("finished"))
+    operator = make_operator(
+        image="apache/spark:4.2.1", spark_version=None, driver_memory="2gib",
+        on_finish_action="keep_pod",
+    )  # fmt: skip
+    operator.execute(context())
+    (pod,) = cluster.pods.values()
+    assert pod["spec"]["containers"][0]["resources"]["limits"]["memory"] == "2432Mi"
+
+
 def test_dry_run_logs_every_object_with_secrets_redacted_and_sends_nothing(cluster, capfd):
     operator = make_operator(
         dry_run=True,

@@ -43,6 +43,31 @@ def test_bad_sizes_name_key_and_value(value):
     assert err.value.value == value
 
 
+# What JavaUtils.byteStringAsMb answered on each line's jars (3.5.9-4.1.4 refuse every
+# one of these; 4.2.1 and 4.3.0 take them), probed while writing this.
+IEC_MIB = {"2gib": 2048, "2GiB": 2048, "2gi": 2048, "2GIB": 2048, "512mi": 512, "512MiB": 512,
+           "1kib": 0, "1ki": 0, "1tib": 1 << 20, "1pi": 1 << 30, " 2gib ": 2048, "0gib": 0}  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "mib"), IEC_MIB.items())
+def test_iec_units_are_sizes_from_spark_4_2_on(value, mib):
+    assert cv.parse_size("spark.driver.memory", value, "m", iec=True) == mib
+    with pytest.raises(SparkConfError, match=r"needs Spark 4\.2 or later"):
+        cv.parse_size("spark.driver.memory", value, "m")
+
+
+@pytest.mark.parametrize("value", ["1bi", "1ib", "1eib", "2gibb", "2gbi", "1.5gib", "-1gib"])
+def test_what_4_2_still_refuses(value):
+    with pytest.raises(SparkConfError):
+        cv.parse_size("spark.driver.memory", value, "m", iec=True)
+
+
+def test_which_releases_take_iec_units():
+    assert [cv.iec_sizes(v) for v in ("3.5.9", "4.0.5", "4.1.4", "4.2.0", "4.3.0-preview1")] == [
+        False, False, False, True, True,
+    ]  # fmt: skip
+
+
 def test_time_strings():
     assert cv.parse_time_ms("k", "1s") == 1000
     assert cv.parse_time_ms("k", "500ms") == 500

@@ -38,6 +38,30 @@ def test_memory_refused_naming_flag_and_value(value: str) -> None:
     assert "Executor memory must be a positive number" in str(raised.value)
 
 
+@pytest.mark.parametrize(("line", "accepted"), [("3.5.9", False), ("4.1.4", False),
+                                                ("4.2.1", True), ("4.3.0", True)])  # fmt: skip
+def test_memory_in_iec_units_by_spark_line(line: str, accepted: bool) -> None:
+    argv = ["--spark-version", line, "--driver-memory", "2gib", "--executor-memory", "512Mi"]
+    if accepted:
+        assert parse(*argv).spark_conf["spark.driver.memory"] == "2gib"
+        return
+    with pytest.raises(SparkConfError, match=r"IEC units such as 2gib need Spark 4\.2") as raised:
+        parse(*argv)
+    assert (raised.value.key, raised.value.value) == ("--driver-memory", "2gib")
+
+
+def test_the_line_for_the_checks_comes_from_the_image_tag_or_the_callers_settings() -> None:
+    image = "spark.kubernetes.container.image"
+    with pytest.raises(SparkConfError):
+        parse("--conf", f"{image}=apache/spark:3.5.1", "--driver-memory", "2gib")
+    parse("--conf", f"{image}=apache/spark:4.2.1", "--driver-memory", "2gib")
+    argv = [*MASTER, "--driver-memory", "2gib", *JAR]
+    parse_spark_submit(argv, environ={}, image="apache/spark:4.3.0")  # the operator's image=
+    parse_spark_submit(argv, environ={}, spark_version="4.2.0")  # the operator's spark_version=
+    with pytest.raises(SparkConfError):
+        parse_spark_submit(argv, environ={}, image="apache/spark:4.1.1")
+
+
 @pytest.mark.parametrize("value", ["1", "+2", "64"])
 def test_counts_accepted(value: str) -> None:
     parse("--driver-cores", value, "--executor-cores", value, "--num-executors", value)
@@ -102,9 +126,10 @@ def test_remote_with_a_master_is_refused_unless_local_connect() -> None:
 
 def test_kill_and_status_together_are_refused() -> None:
     with pytest.raises(SparkConfError) as raised:
-        check_arguments({"--kill": "ns:a", "--status": "ns:b"}, {}, {})
+        check_arguments({"--kill": "ns:a", "--status": "ns:b"}, {}, {}, spark_version="4.3.0")
     assert "ns:a" in str(raised.value) and raised.value.value == "ns:b"
-    check_arguments({"--kill": "ns:a", "--executor-memory": "lots"}, {}, {})  # not a submit
+    not_a_submit = {"--kill": "ns:a", "--executor-memory": "lots"}
+    check_arguments(not_a_submit, {}, {}, spark_version="4.3.0")
 
 
 @pytest.mark.parametrize(
