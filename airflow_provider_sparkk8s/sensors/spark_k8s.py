@@ -137,6 +137,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
         self._following: tuple[Target, FollowedPods] | None = None  # poke mode, once found
         self._seen_executors: dict[str, Pod] = {}  # executors that came and went
+        self._last_driver: Pod | None = None
 
     # ------------------------------------------------------------------ finding the application
 
@@ -176,20 +177,29 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         each look catches up on every version since the previous one."""
         hook = self._hook()
         try:
-            pods = DriverPods(hook.get_client())
+            service = DriverPods(hook.get_client())
             if self._following is None:
                 namespace = hook.get_namespace()
-                target = self.find(pods, namespace)
+                target = self.find(service, namespace)
                 if target.application_id is None or not _has_driver(target.pods):
                     return target
                 selector = application_selector(target.application_id)
                 self._following = (target, FollowedPods(namespace, selector))
             found, followed = self._following
-            versions = pods.catch_up(followed)
+            versions = service.catch_up(followed)
         finally:
             hook.close()
         self._seen_executors = remember_executors(self._seen_executors, versions)
-        return Target(found.application_id, found.driver_pod, tuple(followed.pods.values()))
+        self._last_driver = next(
+            (v for v in reversed(versions) if spark_role(v) == "driver"), self._last_driver
+        )
+        pods = tuple(followed.pods.values())
+        last = self._last_driver
+        if last is not None and not _has_driver(pods) and _has_ended(last):
+            # Deleted right after it ended (its submitter cleaned up between two pokes): its
+            # last version still tells how it ended.
+            pods = (*pods, last)
+        return Target(found.application_id, found.driver_pod, pods)
 
     def poke(self, context: Any) -> bool | PokeReturnValue:
         target = self._look()
@@ -331,3 +341,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
 def _has_driver(pods: Sequence[Pod]) -> bool:
     return any(spark_role(p) == "driver" for p in pods)
+
+
+def _has_ended(pod: Pod) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")

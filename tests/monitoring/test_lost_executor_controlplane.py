@@ -6,6 +6,7 @@ On the real API server, the pods go through what a real run on the node agent sh
 once, then asks for another; when the application ends Spark deletes its executors, which
 end while being deleted (SIGTERM, 143, or exit 1), and the driver succeeds. No executor is
 left to list at the end, and the killed one was Failed only between two of a poller's looks.
+Then the driver's submitter deletes it before the sensor looks again.
 """
 
 from __future__ import annotations
@@ -148,12 +149,16 @@ async def test_a_lost_executor_counts_alike_in_the_trigger_the_worker_and_the_po
         await asyncio.to_thread(cluster.end, name, code)
         await asyncio.to_thread(cluster.release, name)
     await asyncio.to_thread(cluster.end, "driver", 0, "driver")
-
-    poked = await asyncio.to_thread(sensor.poke, {})
-    assert poked.is_done, poked
-    from_sensor = poked.xcom_value["executors"]
     from_trigger = (await asyncio.wait_for(triggered, 60))["executors"]
     from_worker = (await asyncio.wait_for(waited, 60))["executors"]
+
+    # Its submitter deletes the driver before the sensor's next poke: the sensor still saw
+    # how it ended (a list would find no driver: "disappeared", a failure).
+    await asyncio.to_thread(cluster.delete, "driver")
+    await asyncio.to_thread(wait_for_pod_gone, kube_admin, namespace, "driver")
+    poked = await asyncio.to_thread(sensor.poke, {})
+    assert poked.is_done and poked.xcom_value["state"] == "succeeded", poked
+    from_sensor = poked.xcom_value["executors"]
     expected = {
         "counts": {"failed": 1, "deleted": 2},
         "failures": [
