@@ -1,7 +1,7 @@
-"""Real Spark runs an uploaded PySpark file: sparkk8s-submit uploads the main `.py` and its
-`--py-files` to a `file://` path shared with the node, and the driver (pyspark 4.3.0's
-spark-submit in client mode, in a pod of the process runtime) reads them from there and runs
-them. A `file://` path because pyspark ships no hadoop-aws: the driver cannot read `s3a://`
+"""Real Spark runs an uploaded PySpark file: sparkk8s-submit uploads the main `.py`, its
+`--py-files` and a `--files` data file to a `file://` path shared with the node; the driver
+(pyspark 4.3.0's spark-submit in client mode, in a pod of the process runtime) reads them from
+there, and its executor fetches the module and the data file from the driver and uses them. A `file://` path because pyspark ships no hadoop-aws: the driver cannot read `s3a://`
 out of the box (the S3 upload itself is tested against a real S3 server in tests/storage)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from testenv.runtime_image import IMAGE_NAME
 from tests.support import kube
+from tests.support.real_spark import BASE_CONF
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
@@ -31,47 +31,86 @@ def shared_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+# The driver greets with the uploaded module; each partition, on the executor, greets again
+# with the module and the --files text the executor fetched from the driver.
+EXECUTOR_PROGRAM = """\
+import socket
+import sys
+
+from pyspark import SparkContext, SparkFiles
+
+from helpers import greet
+
+
+def on_executor(_):
+    from helpers import greet
+
+    with open(SparkFiles.get("words.txt")) as handle:
+        word = handle.read().strip()
+    return greet(word) + " on " + socket.gethostname()
+
+
+print("driver: " + greet(sys.argv[1]), flush=True)
+sc = SparkContext.getOrCreate()
+try:
+    lines = sc.parallelize(range(2), 2).map(on_executor).collect()
+finally:
+    sc.stop()
+for line in sorted(set(lines)):
+    print("executor: " + line, flush=True)
+"""
+
+
 def driver_log(api, namespace: str, name: str) -> str:  # type: ignore[no-untyped-def]
     with kube.session(api) as client:
         response = client.get(f"/api/v1/namespaces/{namespace}/pods/{name}/log")
     return response.text if response.status_code == 200 else ""
 
 
-def test_driver_runs_the_uploaded_file_and_its_py_files(
-    runtime_plane, runtime_namespace, runtime_admin, shared_dir, tmp_path
+def test_driver_and_executor_run_the_uploaded_files(
+    runtime_plane, runtime_namespace, runtime_admin, submitter, shared_dir, tmp_path
 ):  # type: ignore[no-untyped-def]
     api, namespace = runtime_admin, runtime_namespace
     marker = secrets.token_hex(6)
     src = tmp_path / "src"
     src.mkdir()
     (src / "helpers.py").write_text(f"def greet(name):\n    return 'uploaded-{marker} ' + name\n")
-    (src / "etl.py").write_text(
-        "import sys\nfrom helpers import greet\nprint(greet(sys.argv[1]), flush=True)\n"
-    )
-    argv = [
-        "--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
-        "--name", "uploaded-etl",
-        "--conf", f"spark.kubernetes.namespace={namespace}",
-        "--conf", f"spark.kubernetes.container.image={IMAGE_NAME}",
-        "--conf", "spark.kubernetes.container.image.pullPolicy=Never",
-        "--conf", "spark.kubernetes.submission.waitAppCompletion=false",
-        "--conf", "spark.driver.memory=512m",
-        "--conf", f"spark.kubernetes.file.upload.path=file://{shared_dir}",
-        "--py-files", str(src / "helpers.py"),
-        str(src / "etl.py"), "world",
-    ]  # fmt: skip
-    kubeconfig = runtime_plane.write_kubeconfig(tmp_path / "kubeconfig", namespace)
-    environ = {"KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+    (src / "words.txt").write_text("from-files\n")
+    (src / "etl.py").write_text(EXECUTOR_PROGRAM)
+    conf = {
+        **BASE_CONF,
+        "spark.kubernetes.namespace": namespace,
+        "spark.kubernetes.submission.waitAppCompletion": "false",
+        "spark.kubernetes.file.upload.path": f"file://{shared_dir}",
+        "spark.executor.instances": "1",
+    }
+    argv = ["--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
+            "--name", "uploaded-etl"]  # fmt: skip
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    argv += ["--py-files", str(src / "helpers.py"), "--files", str(src / "words.txt"),
+             str(src / "etl.py"), "world"]  # fmt: skip
+    environ = {"KUBECONFIG": str(submitter), "HOME": str(tmp_path)}
     assert run(argv, environ=environ, out=io.StringIO(), err=io.StringIO()).exit_code == 0
     uploaded = sorted(p.name for p in shared_dir.rglob("*.py"))
     assert uploaded == ["etl.py", "helpers.py"]
+    assert [p.name for p in shared_dir.rglob("words.txt")] == ["words.txt"]
 
     def finished() -> dict | None:  # type: ignore[type-arg]
         pods = kube.request(api, "GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
-        done = [p for p in pods if p["status"].get("phase") in ("Succeeded", "Failed")]
+        drivers = [p for p in pods if p["metadata"]["labels"].get("spark-role") == "driver"]
+        done = [p for p in drivers if p["status"].get("phase") in ("Succeeded", "Failed")]
         return done[0] if done else None
 
     pod = wait_for(finished, 300, "the driver to finish")
     log = driver_log(api, namespace, pod["metadata"]["name"])
     assert pod["status"]["phase"] == "Succeeded", log[-3000:]
-    assert f"uploaded-{marker} world" in log
+    assert f"driver: uploaded-{marker} world" in log
+    executor_lines = [line for line in log.splitlines() if line.startswith("executor: ")]
+    # Both partitions ran on the executor pod (its host name is the pod's name), with the
+    # module from --py-files and the text from --files that it fetched from the driver.
+    assert executor_lines, log[-3000:]
+    for line in executor_lines:
+        greeting, _, host = line.removeprefix("executor: ").partition(" on ")
+        assert greeting == f"uploaded-{marker} from-files"
+        assert "-exec-" in host
