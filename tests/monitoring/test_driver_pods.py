@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_sparkk8s.application.task_identity import TASK_INSTANCE_ANNOTATION
 from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
@@ -269,4 +270,7 @@ def test_the_operator_and_the_cli_post_the_same_pod_body(
     expected = NAMESPACE if template_namespace else None
     assert from_operator["metadata"].get("namespace") == expected
     assert from_cli["metadata"].get("namespace") == expected
+    # The operator adds its task identity (labels and one annotation); nothing else differs.
+    annotations = from_operator["metadata"].pop("annotations")
+    assert annotations == {TASK_INSTANCE_ANNOTATION: annotations[TASK_INSTANCE_ANNOTATION]}
     assert set(from_operator["metadata"]) - {"labels"} == set(from_cli["metadata"]) - {"labels"}
