@@ -49,6 +49,7 @@ from airflow_provider_sparkk8s.submission.arguments import (
 )
 from airflow_provider_sparkk8s.submission.client_settings import spark_submit_settings
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
+from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.spark_line import choose_spark_line, driver_image
@@ -265,6 +266,7 @@ def run(
         submit_time_ms=time.time_ns() // 1_000_000,
         cwd=os.getcwd(),
         list_files=list_local_files,
+        read_jar=read_jar,
     )
     line = choose_spark_line(
         arguments.spark_version,

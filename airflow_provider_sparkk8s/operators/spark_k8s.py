@@ -76,6 +76,7 @@ from airflow_provider_sparkk8s.submission.arguments import (
     parse_spark_submit,
     read_text_file,
 )
+from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
@@ -373,6 +374,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             submit_time_ms=int(time.time() * 1000),
             cwd=self._base_folder(),
             list_files=list_local_files,
+            read_jar=read_jar,
             spark_version=self.spark_version,
             image=self.image,
         )

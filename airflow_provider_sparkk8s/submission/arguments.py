@@ -23,6 +23,11 @@ from typing import Any, Literal
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import submit_checks
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
+from airflow_provider_sparkk8s.submission.jar_manifest import (
+    ReadJar,
+    main_class_from_jar,
+    no_jars,
+)
 from airflow_provider_sparkk8s.submission.local_globs import (
     ListFiles,
     no_listing,
@@ -355,11 +360,13 @@ def parse_spark_submit(
     list_files: ListFiles = no_listing,
     spark_version: str | None = None,
     image: str | None = None,
+    read_jar: ReadJar = no_jars,
 ) -> SubmitArguments:
     """spark-submit's argv -> the Spark conf and main resource the k8s client would get.
 
     `list_files` expands local dependency entries (local_globs.py); the shell passes
-    `list_local_files`. `spark_version` and `image`: what the operator sets beside the argv
+    `list_local_files`; `read_jar` finds a jar's manifest (the shell passes
+    `jar_manifest.read_jar`). `spark_version` and `image`: what the operator sets beside the argv
     (`--spark-version` and the conf's image win), for the checks that differ by release.
     """
     environ = dict(os.environ if environ is None else environ)
@@ -417,9 +424,13 @@ def parse_spark_submit(
     main_class = parsed.options.get("--class")
     submit_checks.check_cluster_mode_application(primary, main_class)
     if resource.kind == "java" and not main_class:
-        raise SparkConfError("--class", None, "the main class of the jar (--class)")
+        # As spark-submit: the jar's manifest names the class.
+        main_class = main_class_from_jar(resource.primary_resource or primary, read_jar)
+        submit_checks.check_cluster_mode_application(primary, main_class)
 
-    name = parsed.options.get("--name") or conf.get("spark.app.name") or main_class
+    # spark-submit names the app before it reads a manifest: the file then, not its class.
+    given_class = parsed.options.get("--class")
+    name = parsed.options.get("--name") or conf.get("spark.app.name") or given_class
     if not name and resource.primary_resource:
         name = _file_name(resource.primary_resource)
     if name:

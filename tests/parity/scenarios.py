@@ -6,6 +6,9 @@ the spark-submit arguments (before the primary
 resource the runner puts `--master`, `--deploy-mode` and `waitAppCompletion=false`), extra
 `--conf` pairs, the submitter's environment, and local files to create in a temp dir.
 `{tmp}` in any argument, conf value, env value or file content stands for that temp dir.
+`jars` are jar files to create there: path -> the manifest's text (`null`: a jar without
+one), with the same bytes on every run. An uploaded file that is not UTF-8 is captured as
+its sha256.
 `upload_dir` names the folder (under the temp dir) a `file://` upload path points at: every
 file found there after the submission is part of the capture. `expect_failure` marks a
 scenario where spark-submit refuses before any request; its `refused` texts (the key and the
@@ -16,7 +19,9 @@ submit-side checks, one scenario per check.
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass, field
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,7 @@ class Scenario:
     conf: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    jars: dict[str, str | None] = field(default_factory=dict)
     upload_dir: str | None = None
     expect_failure: bool = False
     refused: tuple[str, ...] = ()  # texts our error must hold when we refuse
@@ -51,6 +57,10 @@ class Scenario:
             path = tmp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content.replace("{tmp}", str(tmp)))
+        for relative, manifest in self.jars.items():
+            path = tmp / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_jar(path, manifest)
 
     def argv(self, master: str, tmp: Path) -> list[str]:
         """spark-submit's arguments after the program name, identical for both tools."""
@@ -103,6 +113,7 @@ def load(path: Path) -> Scenario:
         conf={key: _as_str(value) for key, value in (data.get("conf") or {}).items()},
         env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},
         files=dict(data.get("files") or {}),
+        jars=dict(data.get("jars") or {}),
         upload_dir=data.get("upload_dir"),
         expect_failure=bool(data.get("expect_failure", False)) or bool(data.get("refused")),
         refused=tuple(_as_str(text) for text in data.get("refused") or ()),
@@ -127,8 +138,20 @@ def uploaded_files(scenario: Scenario, tmp: Path) -> dict[str, str]:
     found = {}
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.name.endswith(".crc"):
-            found[path.relative_to(root).as_posix()] = path.read_bytes().decode("utf-8")
+            content = path.read_bytes()
+            try:
+                found[path.relative_to(root).as_posix()] = content.decode("utf-8")
+            except UnicodeDecodeError:
+                found[path.relative_to(root).as_posix()] = f"sha256:{sha256(content).hexdigest()}"
     return found
+
+
+def write_jar(path: Path, manifest: str | None) -> None:
+    """A small jar, its manifest first (where JarInputStream looks); fixed times, same bytes."""
+    with zipfile.ZipFile(path, "w") as jar:
+        if manifest is not None:
+            jar.writestr(zipfile.ZipInfo("META-INF/MANIFEST.MF"), manifest)
+        jar.writestr(zipfile.ZipInfo("com/example/Main.class"), b"\xca\xfe\xba\xbe")
 
 
 def real_tmp(tmp: Path) -> Path:
