@@ -26,6 +26,7 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import AirflowFailException, TaskDeferred
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
+from tests.support.waiting import wait_for
 
 SECRET = "planted-secret-7f3a9c"
 
@@ -310,14 +311,10 @@ def test_on_kill_while_waiting_in_the_worker_deletes_the_driver_and_stops_waitin
 
     worker = threading.Thread(target=run)
     worker.start()
-    deadline = threading.Event()
-    for _ in range(200):
-        if cluster.pods and operator._tracked is not None:
-            break
-        deadline.wait(0.01)
-    assert cluster.pods
+    # Under load the first submission can take seconds (it failed at 2 s once): a deadline.
+    wait_for(lambda: cluster.pods and operator._tracked is not None, 30, "the driver submitted")
     operator.on_kill()
-    worker.join(5)
+    worker.join(30)
     assert not worker.is_alive()
     assert cluster.pods == {}
     assert errors and isinstance(errors[0], ApplicationFailed) and "killed" in str(errors[0])
