@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
+from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
@@ -24,6 +26,8 @@ from tests.e2e.airflow_stack import (
 )
 from tests.support import kube
 from tests.support.real_spark import PodRecorder, container_pid
+from tests.support.waits import start_poking, start_worker_wait
+from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
@@ -254,8 +258,11 @@ def test_killing_a_deferred_task_deletes_the_driver_and_everything_it_made(
 
 
 def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
-    airflow: AirflowStack, runtime_plane: Any
+    airflow: AirflowStack, runtime_plane: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The trigger counts the lost executor; beside it, the operator's wait in a worker
+    (deferrable=False) and the sensor in poke mode, run from here on the same application,
+    report the same executors."""
     dag_id, task_id = "e2e_spark_lost_executor", "spark_loses_an_executor"
     recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
@@ -274,6 +281,16 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
             return recorder.pods[next(n for n in running if n.endswith("-exec-1"))]
 
         victim = wait_for(first_executor_computing, timeout=300, what="executors computing")
+        app = tracked_from_pod(recorder.pods[recorder.names("driver")[0]], adopted=False)
+        conn_id = connection_for(monkeypatch, airflow.home.parent / "submitter.kubeconfig")
+        waited = start_worker_wait(monkeypatch, conn_id, app)
+        sensor = SparkK8sApplicationSensor(
+            task_id="poke",
+            driver_pod_name=app.driver_pod,
+            namespace=E2E_NAMESPACE,
+            kubernetes_conn_id=conn_id,
+        )
+        poked = start_poking(sensor, interval=2, timeout=600)
         os.kill(container_pid(victim), signal.SIGKILL)  # the executor's JVM dies mid-job
         run = airflow.wait_run(client, dag_id, run_id, timeout=600)
         E2E_TIMINGS["lost executor: trigger -> run " + run["state"]] = time.monotonic() - started
@@ -292,6 +309,11 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
         (lost,) = result["executors"]["failures"]
         assert lost["pod_name"] == victim["metadata"]["name"]
         assert lost["exit_code"] == 137
+        assert waited.result(timeout=120)["executors"] == result["executors"]
+        # The operator deleted its driver once it succeeded; the sensor still saw the end.
+        from_sensor = poked.result(timeout=120)
+        assert from_sensor["state"] == "succeeded", from_sensor
+        assert from_sensor["executors"] == result["executors"]
 
 
 def runtime_log(plane: Any, namespace: str, pod: str) -> str:

@@ -12,15 +12,12 @@ Then the driver's submitter deletes it before the sensor looks again.
 from __future__ import annotations
 
 import asyncio
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
-from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods
-from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from tests.support.kube import request
 from tests.support.pods import (
@@ -32,6 +29,7 @@ from tests.support.pods import (
     wait_for_pod_gone,
 )
 from tests.support.waiting import wait_for
+from tests.support.waits import start_worker_wait
 from tests.triggers.spark_pods import connection_for, make_trigger, new_app_id, spark_pod
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
@@ -82,17 +80,6 @@ class Cluster:
         return DRIVER if role == "driver" else EXECUTOR
 
 
-class FollowSignals(DriverPods):
-    """The worker's driver-pods service, telling the test once its watch has listed."""
-
-    listed = threading.Event()
-
-    def follow(self, *args: Any, **kwargs: Any) -> Any:
-        for pods in super().follow(*args, **kwargs):
-            FollowSignals.listed.set()
-            yield pods
-
-
 async def test_a_lost_executor_counts_alike_in_the_trigger_the_worker_and_the_poking_sensor(
     monkeypatch, kubeconfig, namespace, kube_admin
 ):
@@ -112,18 +99,8 @@ async def test_a_lost_executor_counts_alike_in_the_trigger_the_worker_and_the_po
 
     triggered = asyncio.create_task(trigger_event())
 
-    operator = SparkK8sSubmitOperator(
-        task_id="wait_in_worker",
-        application="local:///opt/app.py",
-        namespace=namespace,
-        kubernetes_conn_id=conn_id,
-        deferrable=False,
-        poll_interval=3,
-    )
-    FollowSignals.listed.clear()
-    monkeypatch.setattr(operator, "_driver_pods", lambda hook: FollowSignals(hook.get_client()))
     tracked = TrackedApplication(app, namespace, "driver", DRIVER[0], now())
-    waited = asyncio.create_task(asyncio.to_thread(operator._wait_in_worker, tracked))
+    waited = await asyncio.to_thread(start_worker_wait, monkeypatch, conn_id, tracked)
 
     sensor = SparkK8sApplicationSensor(
         task_id="poke", application_id=app, namespace=namespace, kubernetes_conn_id=conn_id
@@ -131,9 +108,9 @@ async def test_a_lost_executor_counts_alike_in_the_trigger_the_worker_and_the_po
     assert await asyncio.to_thread(sensor.poke, {}) is False  # running
     await asyncio.to_thread(
         wait_for,
-        lambda: trigger.last_state is not None and FollowSignals.listed.is_set(),
+        lambda: trigger.last_state is not None,
         60,
-        "the trigger and the worker's watch to have listed",
+        "the trigger to have listed",
     )
 
     # An executor is killed; Spark deletes its pod at once and asks for another.
@@ -150,7 +127,7 @@ async def test_a_lost_executor_counts_alike_in_the_trigger_the_worker_and_the_po
         await asyncio.to_thread(cluster.release, name)
     await asyncio.to_thread(cluster.end, "driver", 0, "driver")
     from_trigger = (await asyncio.wait_for(triggered, 60))["executors"]
-    from_worker = (await asyncio.wait_for(waited, 60))["executors"]
+    from_worker = (await asyncio.wait_for(asyncio.wrap_future(waited), 60))["executors"]
 
     # Its submitter deletes the driver before the sensor's next poke: the sensor still saw
     # how it ended (a list would find no driver: "disappeared", a failure).
