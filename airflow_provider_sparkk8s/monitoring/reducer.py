@@ -316,6 +316,21 @@ def executor_has_ended(pod: Pod) -> bool:
     return any(_terminated(_dict(status)) is not None for status in statuses)
 
 
+def driver_has_ended(pod: Pod) -> bool:
+    """A driver pod that succeeded or failed."""
+    return spark_role(pod) == "driver" and _phase(pod) in ("succeeded", "failed")
+
+
+def with_ended_driver(pods: Iterable[Pod], ended_driver: Pod | None) -> tuple[Pod, ...]:
+    """`pods`, plus the driver's ended version when no driver is among them: a driver deleted
+    right after it ended (its submitter cleaned up before a watcher or poller looked) still
+    tells how the application ended, instead of reading as vanished."""
+    present = tuple(pods)
+    if ended_driver is None or any(spark_role(pod) == "driver" for pod in present):
+        return present
+    return (*present, ended_driver)
+
+
 def remember_executors(seen: Mapping[str, Pod], pods: Iterable[Pod]) -> dict[str, Pod]:
     """Every executor pod of the application seen so far, by name: its first version whose
     container ended if one was seen, else its latest.

@@ -31,6 +31,7 @@ from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_ob
 from airflow_provider_sparkk8s.monitoring.reducer import (
     Pod,
     application_id,
+    driver_has_ended,
     executor_has_ended,
     pod_name,
 )
@@ -113,17 +114,20 @@ class Subscription:
         self._latest = pods
         self._ready.set()
         # Every pushed version is seen here, before `next` keeps only the latest: hold each
-        # executor's first version that shows its container ended.
+        # executor's first version that shows its container ended, and the driver's end.
         for pod in pods:
             name = pod_name(pod)
-            if name and name not in self._ended_names and executor_has_ended(pod):
+            if name in self._ended_names or not name:
+                continue
+            if executor_has_ended(pod) or driver_has_ended(pod):
                 self._ended_names.add(name)
                 self._ended.append(pod)
 
     def ended(self) -> list[Pod]:
-        """Each executor's first version with an ended container, once, since the last call.
-        `next` delivers the latest pods only, and Spark deletes a failed executor's pod at
-        once: how (and whether before its deletion) it ended would otherwise be lost."""
+        """Each executor's first version with an ended container, and the driver's first
+        succeeded or failed version, once, since the last call. `next` delivers the latest
+        pods only: Spark deletes a failed executor's pod at once, and a submitter may delete
+        a finished driver at once, so how they ended would otherwise be lost."""
         ended, self._ended = self._ended, []
         return ended
 

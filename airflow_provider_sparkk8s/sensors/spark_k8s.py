@@ -32,10 +32,12 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     EXECUTOR_CONTAINER,
     Pod,
     application_id,
+    driver_has_ended,
     pod_name,
     reduce_application,
     remember_executors,
     spark_role,
+    with_ended_driver,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.version_compat import (
@@ -137,7 +139,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
         self._following: tuple[Target, FollowedPods] | None = None  # poke mode, once found
         self._seen_executors: dict[str, Pod] = {}  # executors that came and went
-        self._last_driver: Pod | None = None
+        self._driver_end: Pod | None = None  # a driver deleted right after it ended
 
     # ------------------------------------------------------------------ finding the application
 
@@ -190,15 +192,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         finally:
             hook.close()
         self._seen_executors = remember_executors(self._seen_executors, versions)
-        self._last_driver = next(
-            (v for v in reversed(versions) if spark_role(v) == "driver"), self._last_driver
-        )
-        pods = tuple(followed.pods.values())
-        last = self._last_driver
-        if last is not None and not _has_driver(pods) and _has_ended(last):
-            # Deleted right after it ended (its submitter cleaned up between two pokes): its
-            # last version still tells how it ended.
-            pods = (*pods, last)
+        self._driver_end = next((v for v in versions if driver_has_ended(v)), self._driver_end)
+        pods = with_ended_driver(followed.pods.values(), self._driver_end)
         return Target(found.application_id, found.driver_pod, pods)
 
     def poke(self, context: Any) -> bool | PokeReturnValue:
@@ -341,7 +336,3 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
 def _has_driver(pods: Sequence[Pod]) -> bool:
     return any(spark_role(p) == "driver" for p in pods)
-
-
-def _has_ended(pod: Pod) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")

@@ -31,8 +31,11 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
     ApplicationState,
+    Pod,
+    driver_has_ended,
     reduce_application,
     remember_executors,
+    with_ended_driver,
 )
 from airflow_provider_sparkk8s.monitoring.store import (
     DEFAULT_RESYNC_INTERVAL,
@@ -178,6 +181,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         log_task: asyncio.Task | None = None
         follower: DriverLogFollower | None = None
         seen: dict[str, Any] = {}  # executors that came and went (`remember_executors`)
+        driver_end: Pod | None = None  # the driver's ended version (`with_ended_driver`)
         try:
             while True:
                 failure = timed_out(
@@ -192,9 +196,11 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 pods = await subscription.next(self._seconds_to_next_deadline())
                 if pods is None:
                     continue  # a deadline passed: checked at the top
-                seen = remember_executors(seen, [*subscription.ended(), *pods])
+                ended = subscription.ended()
+                seen = remember_executors(seen, [*ended, *pods])
+                driver_end = next((p for p in ended if driver_has_ended(p)), driver_end)
                 state = reduce_application(
-                    pods,
+                    with_ended_driver(pods, driver_end),
                     driver_pod_name=self.driver_pod_name,
                     driver_container=self.driver_container,
                     executor_container=self.executor_container,

@@ -6,10 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_provider_sparkk8s.monitoring.reducer import (
+    driver_has_ended,
     executor_state,
     reduce_application,
     remember_executors,
     summarize_executors,
+    with_ended_driver,
 )
 from tests.monitoring.pod_builders import SCHEDULED, pod, running, terminated, waiting
 
@@ -313,3 +315,17 @@ def test_any_terminated_driver_decides_by_exit_code(code, phase):
     state = reduce_application([pod(phase=phase, containers=[terminated(code)])])
     assert state.state == ("succeeded" if code == 0 else "failed")
     assert state.exit_code == code
+
+
+def test_a_driver_deleted_after_it_ended_still_tells_how_it_ended():
+    running_driver = pod("d", phase="Running", containers=[running()])
+    failed = pod("d", phase="Failed", containers=[terminated(3, "Error", "boom")])
+    executor = pod("e1", role="executor", phase="Running", containers=[running()])
+    assert not driver_has_ended(running_driver) and driver_has_ended(failed)
+    assert not driver_has_ended(pod("e1", role="executor", phase="Failed"))
+    # Gone from the pods: its ended version stands in for it.
+    state = reduce_application(with_ended_driver([executor], failed))
+    assert (state.state, state.exit_code) == ("failed", 3)
+    # Present: the pods as they are; nothing known: still vanished.
+    assert with_ended_driver([running_driver], failed) == (running_driver,)
+    assert reduce_application(with_ended_driver([executor], None)).state == "unknown"

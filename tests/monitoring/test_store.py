@@ -85,6 +85,14 @@ async def test_an_executors_end_waits_for_its_subscriber(kube_and_store):
     assert first["status"]["phase"] == "Failed"
     assert "deletionTimestamp" not in first["metadata"]
     assert sub.ended() == []
+    # The driver's end too: a submitter may delete a finished driver at once.
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    kube.put(pod("d", phase="Succeeded", containers=[terminated(0, "Completed")]))
+    kube.delete("d")
+    await until(lambda: store.stats.events >= 6)
+    assert await next_pods(sub) == ()
+    (driver_end,) = sub.ended()
+    assert (driver_end["metadata"]["name"], driver_end["status"]["phase"]) == ("d", "Succeeded")
 
 
 async def test_absent_application_is_reported_empty_only_after_a_fresh_list(kube_and_store):

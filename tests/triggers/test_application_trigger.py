@@ -162,6 +162,19 @@ async def test_driver_deleted_while_followed(kube):
     assert event.payload["reason"] == "DriverPodNotFound"
 
 
+async def test_a_driver_deleted_right_after_it_ended_reports_how_it_ended(kube):
+    """Its submitter cleans up before the trigger reads the store: latest-value delivery
+    holds no driver, but the subscription kept its end."""
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    trigger = make_trigger()
+    task = asyncio.create_task(collect(trigger))
+    await until(lambda: trigger.last_state is not None and kube.streams)
+    kube.put(pod("d", phase="Succeeded", containers=[terminated(0, "Completed")]))
+    kube.delete("d")
+    [event] = await task
+    assert (event.payload["status"], event.payload["exit_code"]) == ("success", 0)
+
+
 async def test_startup_timeout_names_the_pending_reason(kube):
     kube.put(
         pod(
