@@ -24,6 +24,7 @@ import httpx
 
 from airflow_provider_sparkk8s.kube.core import (
     Attempts,
+    ItemView,
     KubeRequest,
     RetryPolicy,
     SenderBase,
@@ -89,12 +90,15 @@ class AsyncKubeClient(SenderBase):
         json: Any = None,
         content: bytes | str | None = None,
         content_type: str | None = None,
+        each_item: ItemView | None = None,
     ) -> dict[str, Any]:
+        """The answer's JSON; `each_item` keeps only its view of each of a list's items,
+        decoded one at a time (`decode_json`)."""
         request = build_request(
             method, path, params=params, json=json, content=content, content_type=content_type
         )
         response = await self._send(request)
-        return decode_json(request, response.content)
+        return decode_json(request, response.content, each_item)
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         return (await self._send(build_request("GET", path, params=params))).text

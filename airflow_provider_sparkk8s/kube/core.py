@@ -18,6 +18,7 @@ import json as jsonlib
 import logging
 import os
 import random
+import re
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -118,12 +119,25 @@ def watch_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return merged
 
 
-def decode_json(request: KubeRequest, body: bytes) -> dict[str, Any]:
+ItemView = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+_DECODER = jsonlib.JSONDecoder()
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def decode_json(
+    request: KubeRequest, body: bytes, each_item: ItemView | None = None
+) -> dict[str, Any]:
+    """The answer's JSON. With `each_item`, a list's `items` are decoded one at a time and
+    only `each_item(item)` is kept: a list of 10,000 pods never exists whole as objects,
+    whose memory the allocator would keep (it cannot hand back a page that one small
+    survivor still uses)."""
     if not body:
         return {}
     try:
+        if each_item is not None:
+            return _decode_list(body.decode(), each_item)
         parsed = jsonlib.loads(body)
-    except ValueError:
+    except (ValueError, IndexError, TypeError):
         raise KubeApiError(
             0,
             "InvalidResponse",
@@ -132,6 +146,54 @@ def decode_json(request: KubeRequest, body: bytes) -> dict[str, Any]:
             path=request.path,
         ) from None
     return parsed if isinstance(parsed, dict) else {"items": parsed}
+
+
+def _decode_list(text: str, each_item: ItemView) -> dict[str, Any]:
+    """A JSON object whose `items` array goes through `each_item` as it is read."""
+    index = _skip(text, _expect(text, _skip(text, 0), "{"))
+    decoded: dict[str, Any] = {}
+    while text[index] != "}":
+        key, index = _DECODER.raw_decode(text, index)
+        if not isinstance(key, str):
+            raise TypeError("an object key that is not a string")
+        index = _skip(text, _expect(text, _skip(text, index), ":"))
+        if key == "items" and text[index] == "[":
+            decoded[key], index = _decode_items(text, index, each_item)
+        else:
+            decoded[key], index = _DECODER.raw_decode(text, index)
+        index = _skip(text, index)
+        if text[index] != "}":
+            index = _skip(text, _expect(text, index, ","))
+            _expect(text, index, '"')
+    if text[_skip(text, index + 1) :]:
+        raise ValueError("data after the JSON object")
+    return decoded
+
+
+def _decode_items(text: str, index: int, each_item: ItemView) -> tuple[list[Any], int]:
+    items: list[Any] = []
+    index = _skip(text, index + 1)
+    while text[index] != "]":
+        item, index = _DECODER.raw_decode(text, index)
+        items.append(each_item(item) if isinstance(item, Mapping) else item)
+        del item  # the whole object goes now, before the next one is read
+        index = _skip(text, index)
+        if text[index] != "]":
+            index = _skip(text, _expect(text, index, ","))
+            if text[index] == "]":
+                raise ValueError(f"a trailing ',' at {index}")
+    return items, index + 1
+
+
+def _skip(text: str, index: int) -> int:
+    match = _WHITESPACE.match(text, index)
+    return match.end() if match else index
+
+
+def _expect(text: str, index: int, char: str) -> int:
+    if text[index] != char:
+        raise ValueError(f"expected {char!r} at {index}")
+    return index + 1
 
 
 def decode_watch_line(line: str) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.core import backoff_delay
+from airflow_provider_sparkk8s.kube.core import ItemView, backoff_delay
 from airflow_provider_sparkk8s.kube.paths import resource_version
 
 log = logging.getLogger(__name__)
@@ -42,9 +42,20 @@ class WatchSpec:
     # Client-side bound on a silent stream; None lets the sender wait for the server's
     # timeout plus slack. A shorter one (with bookmarks) detects half-open connections.
     read_timeout: float | None = None
+    # What the consumer keeps of each listed object, applied while the list is decoded (a
+    # large list then never exists whole); None keeps the objects as they are.
+    item_view: ItemView | None = None
 
     def list_params(self) -> dict[str, str]:
         return dict(self.selector)
+
+    def list_request(self) -> dict[str, Any]:
+        """The list request's keywords (`each_item` only when there is a view, so a client
+        that knows nothing of views still serves the plain specs)."""
+        params: dict[str, Any] = {"params": self.list_params()}
+        if self.item_view is not None:
+            params["each_item"] = self.item_view
+        return params
 
     def stream_params(self, since: str | None) -> dict[str, Any]:
         """One stream's query: from resourceVersion `since`, bookmarks on, a jittered

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 from airflow_provider_sparkk8s.kube.core import (
     Attempts,
+    ItemView,
     KubeRequest,
     RetryPolicy,
     SenderBase,
@@ -62,11 +63,14 @@ class KubeClient(SenderBase):
         json: Any = None,
         content: bytes | str | None = None,
         content_type: str | None = None,
+        each_item: ItemView | None = None,
     ) -> dict[str, Any]:
+        """The answer's JSON; `each_item` keeps only its view of each of a list's items,
+        decoded one at a time (`decode_json`)."""
         request = build_request(
             method, path, params=params, json=json, content=content, content_type=content_type
         )
-        return decode_json(request, self._send(request).content)
+        return decode_json(request, self._send(request).content, each_item)
 
     def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """GET a plain-text resource (pods/log)."""

@@ -15,6 +15,7 @@ from contextlib import aclosing
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.core import ItemView
 from airflow_provider_sparkk8s.kube.listwatch import (
     STREAM_ENDED,
     Gone,
@@ -37,7 +38,12 @@ class AsyncWatchClient(Protocol):
     """What the layers need of `AsyncKubeClient`."""
 
     async def request(
-        self, method: str, path: str, *, params: Mapping[str, Any] | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        each_item: ItemView | None = None,
     ) -> dict[str, Any]: ...
 
     def watch(
@@ -52,7 +58,7 @@ class AsyncWatchClient(Protocol):
 async def list_objects(client: AsyncWatchClient, spec: WatchSpec, stats: WatchStats) -> Listed:
     """One full list of the collection (also the store's periodic resync)."""
     started = time.monotonic()
-    body = await client.request("GET", spec.path, params=spec.list_params())
+    body = await client.request("GET", spec.path, **spec.list_request())
     stats.lists += 1
     return Listed.from_body(body, started)
 

@@ -14,6 +14,7 @@ from collections.abc import Generator, Iterator, Mapping
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.core import ItemView
 from airflow_provider_sparkk8s.kube.listwatch import (
     STREAM_ENDED,
     Gone,
@@ -36,7 +37,12 @@ class WatchClient(Protocol):
     """What the layers need of `KubeClient`."""
 
     def request(
-        self, method: str, path: str, *, params: Mapping[str, Any] | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        each_item: ItemView | None = None,
     ) -> dict[str, Any]: ...
 
     def watch(
@@ -51,7 +57,7 @@ class WatchClient(Protocol):
 def list_objects(client: WatchClient, spec: WatchSpec, stats: WatchStats) -> Listed:
     """One full list of the collection."""
     started = time.monotonic()
-    body = client.request("GET", spec.path, params=spec.list_params())
+    body = client.request("GET", spec.path, **spec.list_request())
     stats.lists += 1
     return Listed.from_body(body, started)
 

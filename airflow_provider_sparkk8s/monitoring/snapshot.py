@@ -144,8 +144,11 @@ def apply_list(
             continue
         if kept is not None and not is_newer(resource_version(pod), resource_version(kept)):
             continue
-        if kept is None or resource_version(kept) != resource_version(pod):
+        version = resource_version(pod)
+        if kept is None or resource_version(kept) != version:
             changed |= _apps(kept, pod)
+        elif version is not None:
+            continue  # the same version: keep the object every reader already holds
         pods[key] = pod
 
     overall = snapshot.resource_version
@@ -182,22 +185,28 @@ _KEPT_STATE = {
     "running": ("startedAt",),
     "terminated": ("exitCode", "reason", "message", "finishedAt"),
 }
-# Values drawn from a small vocabulary: one shared string each instead of one per pod.
-_SHARED_VALUES = frozenset({"phase", "type", "status", "reason", "name", "namespace", "spark-role"})
+# Keys whose values come from a small vocabulary (phases, reasons, roles, container names):
+# one shared string each instead of one per pod. A pod's own name or uid is not one.
+_SHARED = frozenset({"phase", "type", "status", "reason", "namespace", "spark-role"})
+_SHARED_CONTAINER = frozenset({"name"})
 
 
-def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
+def _own(value: Any, shared: bool) -> Any:
+    """A value the slim pod can keep without pinning the decoded object's memory.
+
+    A string taken as is sits among the whole pod's decoded objects; kept for hours, a few
+    of them per pod hold on to the allocator's pages of everything decoded around them. So
+    a kept string is a copy of its own, or the one shared copy of a vocabulary value."""
+    if not isinstance(value, str):
+        return value
+    return sys.intern(value) if shared else value.encode().decode()
+
+
+def _pick(source: Any, keys: Iterable[str], shared: frozenset[str] = _SHARED) -> dict[str, Any]:
     """The `keys` of `source` that it has; the keys are this module's (shared) strings."""
     if not isinstance(source, Mapping):
         return {}
-    kept = {}
-    for key in keys:
-        if key in source:
-            value = source[key]
-            kept[key] = (
-                sys.intern(value) if key in _SHARED_VALUES and isinstance(value, str) else value
-            )
-    return kept
+    return {key: _own(source[key], key in shared) for key in keys if key in source}
 
 
 def _slim_container(status: Any) -> dict[str, Any]:
@@ -206,7 +215,7 @@ def _slim_container(status: Any) -> dict[str, Any]:
     kept_state = {
         phase: _pick(state[phase], keys) for phase, keys in _KEPT_STATE.items() if phase in state
     }
-    return {**_pick(status, ("name",)), "state": kept_state}
+    return {**_pick(status, ("name",), _SHARED_CONTAINER), "state": kept_state}
 
 
 def slim_pod(pod: Pod) -> Pod:

@@ -20,8 +20,7 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -87,6 +86,7 @@ class StoreSettings:
             backoff_base=self.backoff_base,
             backoff_max=self.backoff_max,
             read_timeout=self.watch_timeout + self.silence_slack,
+            item_view=slim_pod,  # a list is slimmed pod by pod as it is decoded
         )
 
 
@@ -99,46 +99,68 @@ class StoreStats(WatchStats):
 
 
 class Subscription:
-    """One application's pods, delivered as the latest value (older updates are dropped)."""
+    """One application's pods, delivered as the latest value (older updates are dropped).
+
+    Ten thousand of these wait at once, so each is small: slots, and a bare future only
+    while its trigger waits (an asyncio.Event carries a deque of waiters)."""
+
+    __slots__ = (
+        "_ended",
+        "_ended_names",
+        "_latest",
+        "_waiter",
+        "app_id",
+        "confirmed",
+        "created",
+    )
 
     def __init__(self, app_id: str, created: float):
         self.app_id = app_id
         self.created = created
         self.confirmed = False
-        self._latest: tuple[Pod, ...] | None = None
-        self._ready = asyncio.Event()
-        self._ended: list[Pod] = []
-        self._ended_names: set[str] = set()
+        self._latest: tuple[Pod, ...] | None = None  # None: nothing new since `next`
+        self._waiter: asyncio.Future[None] | None = None
+        self._ended: list[Pod] | None = None  # made when the first pod ends
+        self._ended_names: set[str] | None = None
 
     def push(self, pods: tuple[Pod, ...]) -> None:
         self._latest = pods
-        self._ready.set()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
         # Every pushed version is seen here, before `next` keeps only the latest: hold each
         # executor's first version that shows its container ended, and the driver's end.
         for pod in pods:
             name = pod_name(pod)
-            if name in self._ended_names or not name:
+            if not name or (self._ended_names is not None and name in self._ended_names):
                 continue
             if executor_has_ended(pod) or driver_has_ended(pod):
+                if self._ended_names is None:
+                    self._ended_names = set()
                 self._ended_names.add(name)
-                self._ended.append(pod)
+                self._ended = [*(self._ended or ()), pod]
 
     def ended(self) -> list[Pod]:
         """Each executor's first version with an ended container, and the driver's first
         succeeded or failed version, once, since the last call. `next` delivers the latest
         pods only: Spark deletes a failed executor's pod at once, and a submitter may delete
         a finished driver at once, so how they ended would otherwise be lost."""
-        ended, self._ended = self._ended, []
+        ended, self._ended = self._ended or [], None
         return ended
 
     async def next(self, timeout: float | None = None) -> tuple[Pod, ...] | None:
         """The application's pods once they changed, or None when `timeout` passed first."""
-        try:
-            async with asyncio.timeout(timeout):
-                await self._ready.wait()
-        except TimeoutError:
-            return None
-        self._ready.clear()
+        if self._latest is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                if timeout is None:
+                    await self._waiter
+                else:
+                    async with asyncio.timeout(timeout):
+                        await self._waiter
+            except TimeoutError:
+                return None
+            finally:
+                self._waiter = None
         pods, self._latest = self._latest, None
         return pods
 
@@ -153,7 +175,8 @@ class SnapshotStore:
         self.stats = StoreStats()
         self.snapshot = Snapshot()
         self._by_app: dict[str, tuple[Pod, ...]] = {}
-        self._subscribers: dict[str, set[Subscription]] = {}
+        # A tuple per application: almost always one subscription (a set costs 216 bytes).
+        self._subscribers: dict[str, tuple[Subscription, ...]] = {}
         self._list_now = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._spec = self.settings.watch_spec(resource_path("v1", "Pod", namespace))
@@ -177,7 +200,7 @@ class SnapshotStore:
 
     def subscribe(self, app_id: str) -> Subscription:
         subscription = Subscription(app_id, time.monotonic())
-        self._subscribers.setdefault(app_id, set()).add(subscription)
+        self._subscribers[app_id] = (*self._subscribers.get(app_id, ()), subscription)
         pods = self._by_app.get(app_id)
         if pods:
             subscription.confirmed = True
@@ -187,11 +210,12 @@ class SnapshotStore:
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
-        subs = self._subscribers.get(subscription.app_id)
-        if subs is not None:
-            subs.discard(subscription)
-            if not subs:
-                del self._subscribers[subscription.app_id]
+        subs = self._subscribers.get(subscription.app_id, ())
+        left = tuple(s for s in subs if s is not subscription)
+        if left:
+            self._subscribers[subscription.app_id] = left
+        elif subs:
+            del self._subscribers[subscription.app_id]
 
     def _notify(self, apps: frozenset[str] | set[str]) -> None:
         for app in apps:
@@ -223,8 +247,7 @@ class SnapshotStore:
             del item  # the full objects are slimmed; do not keep them until the next event
 
     def _take_list(self, listed: Listed) -> None:
-        items = [slim_pod(pod) for pod in listed.items]
-        change = apply_list(self.snapshot, items, listed.resource_version)
+        change = apply_list(self.snapshot, listed.items, listed.resource_version)
         self._apply(change.snapshot, change.changed_apps)
         self._confirm_subscribers_before(listed.started)
 
@@ -309,52 +332,77 @@ class _Entry:
 _registry: dict[tuple[int, str, str], _Entry] = {}
 
 
-@asynccontextmanager
-async def shared_store(
-    connection_id: str,
-    namespace: str,
-    client_factory: ClientFactory,
-    settings: StoreSettings | None = None,
-) -> AsyncIterator[SnapshotStore]:
+class shared_store:  # noqa: N801 - used as a function: `async with shared_store(...)`
     """The store for (connection, namespace) in this event loop: created by the first user,
-    stopped when the last one leaves. The first user's settings are the store's settings."""
-    key = (id(asyncio.get_running_loop()), connection_id, namespace)
-    while True:
-        entry = _registry.get(key)
-        if entry is None:
-            entry = _registry[key] = _Entry()
-            try:
-                client = client_factory()
-                if inspect.isawaitable(client):
-                    client = await client
-                entry.store = SnapshotStore(client, namespace, settings)
-                entry.store.start()
-            except Exception as error:
-                entry.error = error
-                raise
-            finally:
-                entry.ready.set()
-                if entry.store is None:
-                    del _registry[key]
-            break
-        await entry.ready.wait()
-        if entry.store is not None:
-            break
-        if entry.error is not None:
-            raise RuntimeError(
-                f"the Kubernetes client for connection {connection_id!r} could not be built"
-            ) from entry.error
-        # Its builder was cancelled (its task was killed): build it for ourselves.
-    store = entry.store
-    assert store is not None
-    entry.users += 1
-    try:
-        yield store
-    finally:
+    stopped when the last one leaves. The first user's settings are the store's settings.
+
+    A class, not an @asynccontextmanager: every deferred task holds one for its whole wait,
+    and a generator-based one costs about half a kilobyte more per task."""
+
+    __slots__ = ("_client_factory", "_connection_id", "_entry", "_key", "_namespace", "_settings")
+
+    def __init__(
+        self,
+        connection_id: str,
+        namespace: str,
+        client_factory: ClientFactory,
+        settings: StoreSettings | None = None,
+    ):
+        self._connection_id = connection_id
+        self._namespace = namespace
+        self._client_factory: ClientFactory | None = client_factory
+        self._settings = settings
+        self._key: tuple[int, str, str] | None = None
+        self._entry: _Entry | None = None
+
+    async def __aenter__(self) -> SnapshotStore:
+        self._key = key = (id(asyncio.get_running_loop()), self._connection_id, self._namespace)
+        while True:
+            entry = _registry.get(key)
+            if entry is None:
+                entry = _registry[key] = _Entry()
+                await self._build(entry)
+                break
+            await entry.ready.wait()
+            if entry.store is not None:
+                break
+            if entry.error is not None:
+                raise RuntimeError(
+                    f"the Kubernetes client for connection {self._connection_id!r} could not "
+                    "be built"
+                ) from entry.error
+            # Its builder was cancelled (its task was killed): build it for ourselves.
+        self._client_factory = None  # built or borrowed: the trigger need not be kept
+        store = entry.store
+        assert store is not None
+        entry.users += 1
+        self._entry = entry
+        return store
+
+    async def _build(self, entry: _Entry) -> None:
+        assert self._key is not None and self._client_factory is not None
+        try:
+            client = self._client_factory()
+            if inspect.isawaitable(client):
+                client = await client
+            entry.store = SnapshotStore(client, self._namespace, self._settings)
+            entry.store.start()
+        except Exception as error:
+            entry.error = error
+            raise
+        finally:
+            entry.ready.set()
+            if entry.store is None:
+                del _registry[self._key]
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        entry, key, self._entry = self._entry, self._key, None
+        if entry is None or entry.store is None or key is None:
+            return
         entry.users -= 1
         if entry.users == 0 and _registry.get(key) is entry:
             del _registry[key]
-            await store.stop()
+            await entry.store.stop()
 
 
 def active_stores() -> list[SnapshotStore]:

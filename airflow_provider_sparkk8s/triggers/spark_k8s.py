@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -57,6 +58,12 @@ def _close_when_built(building: asyncio.Future) -> None:
     closing = asyncio.ensure_future(building.result().aclose())
     _closing.add(closing)
     closing.add_done_callback(_closing.discard)
+
+
+@functools.lru_cache(maxsize=16)
+def _store_settings(resync_interval: float) -> StoreSettings:
+    """One settings object per interval, not one per deferred task (frozen, so shared)."""
+    return StoreSettings(resync_interval=resync_interval)
 
 
 def _epoch(value: float | str | datetime | None) -> float:
@@ -165,7 +172,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         return client
 
     def _store_settings(self) -> StoreSettings:
-        return StoreSettings(resync_interval=self.resync_interval)
+        return _store_settings(self.resync_interval)
 
     # ------------------------------------------------------------------ run
 

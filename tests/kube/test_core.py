@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import ssl
 
@@ -15,6 +16,7 @@ from airflow_provider_sparkk8s.kube.core import (
     backoff_delay,
     build_request,
     connection_error,
+    decode_json,
     retry_delay,
     should_retry_status,
     should_retry_transport,
@@ -94,3 +96,57 @@ def test_backoff_is_capped_and_jittered() -> None:
     assert backoff_delay(1, 0.5, 30, rng=lambda: 1.0) == 0.5
     assert backoff_delay(20, 0.5, 30, rng=lambda: 1.0) == 30
     assert backoff_delay(20, 0.5, 30, rng=lambda: 0.0) == 15
+
+
+LIST_REQUEST = build_request("GET", "/api/v1/namespaces/ns/pods")
+
+
+def _names(pod):
+    return {"name": pod["metadata"]["name"]}
+
+
+def test_a_list_is_decoded_item_by_item_through_the_view() -> None:
+    body = {
+        "kind": "PodList",
+        "metadata": {"resourceVersion": "42"},
+        "items": [{"metadata": {"name": f"p{i}", "uid": str(i)}, "spec": {}} for i in range(3)],
+    }
+    seen = []
+
+    def view(item):
+        seen.append(item)
+        return _names(item)
+
+    for text in (json.dumps(body), json.dumps(body, indent=2), json.dumps(body) + "\n"):
+        seen.clear()
+        decoded = decode_json(LIST_REQUEST, text.encode(), view)
+        assert decoded == {**body, "items": [{"name": "p0"}, {"name": "p1"}, {"name": "p2"}]}
+        assert seen == body["items"]  # every item whole, one call each
+    assert decode_json(LIST_REQUEST, b'{"items":[]}', view) == {"items": []}
+    assert decode_json(LIST_REQUEST, b" { } ", view) == {}
+    assert decode_json(LIST_REQUEST, b'{"items":null,"x":"\xc3\xa9"}', view) == {
+        "items": None,
+        "x": "\u00e9",
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":1 "b":2}',
+        '{"a":1,}',
+        '{"items":[{}{}]}',
+        '{"items":[1,]}',
+        '{"items":[1 2]}',
+        '{"items":[',
+        '{"a":1}x',
+        "{1:2}",
+        "[1]",
+        "nul",
+    ],
+)
+def test_a_malformed_list_is_an_invalid_response_with_a_view(text: str) -> None:
+    from airflow_provider_sparkk8s.errors import KubeApiError
+
+    with pytest.raises(KubeApiError, match="not JSON"):
+        decode_json(LIST_REQUEST, text.encode(), lambda item: item)

@@ -86,9 +86,10 @@ class FakeKube:
                 )
             self.delete(name)
             return {}
+        each_item = _.get("each_item") or (lambda pod: pod)  # as the sender: a view of each
         return {
             "metadata": {"resourceVersion": str(self.rv)},
-            "items": [copy.deepcopy(p) for p in self.pods.values()],
+            "items": [each_item(copy.deepcopy(p)) for p in self.pods.values()],
         }
 
     async def watch(self, path: str, params: dict | None = None, *, read_timeout=None):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sys
+
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
     apply_event,
@@ -107,3 +110,25 @@ def test_slim_pod_keeps_what_the_reducer_reads():
     assert "managedFields" not in slim["metadata"] and "volumes" not in slim["spec"]
     assert slim["status"] == full["status"]
     assert slim["metadata"]["labels"] == full["metadata"]["labels"]
+
+
+def test_a_list_keeps_the_held_object_when_the_version_is_the_same():
+    held = apply_list(Snapshot(), [pod("a", rv="1")], "5").snapshot
+    [kept] = held.pods.values()
+    relisted = apply_list(held, [pod("a", rv="1")], "6").snapshot
+    [again] = relisted.pods.values()
+    assert again is kept  # readers (the trigger, _by_app) and the snapshot share one object
+    newer = apply_list(relisted, [pod("a", phase="Running", rv="7")], "8")
+    assert next(iter(newer.snapshot.pods.values())) is not kept and newer.changed_apps == {APP}
+
+
+def test_slim_pod_keeps_copies_of_its_own_strings_and_shares_the_vocabulary():
+    # A kept string taken as is would hold on to the memory of the whole decoded pod.
+    full = json.loads(json.dumps(pod("app-e-driver", phase="Running", rv="19")))
+    slim = slim_pod(full)
+    for key in ("name", "uid", "resourceVersion"):
+        assert slim["metadata"][key] == full["metadata"][key]
+        assert slim["metadata"][key] is not full["metadata"][key]
+    app = slim["metadata"]["labels"]["spark-app-selector"]
+    assert app is not full["metadata"]["labels"]["spark-app-selector"]
+    assert slim["status"]["phase"] is sys.intern("Running")
