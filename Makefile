@@ -110,7 +110,7 @@ chaos: venv controlplane toxiproxy postgres
 	SPARKK8S_CHAOS=1 SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m pytest -q -p no:cacheprovider tests/chaos
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_faults
 	$(PY) -c 'import airflow.providers.cncf.kubernetes' 2>/dev/null || $(VENV)/bin/pip install -q --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles
-	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200 --changes-per-second 50 --deadline 900
 
 clean:
 	rm -rf $(VENV) .venv-af* .airflow

@@ -20,7 +20,8 @@ child's RSS growth from before the triggers were created to the moment all were 
 both read after a garbage collection and `malloc_trim` (what stays, not a parse's peak).
 
     python -m benchmarks.bench_trigger [--apps 1000] [--peers ours,kpt] [--write-seconds 20]
-    python -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200
+    python -m benchmarks.bench_trigger --scale 1000,3000,10000 --executors-at 3000 --kpt-apps 200 \
+        --changes-per-second 50 --deadline 900
 
 `--scale` runs ours alone at each size (one fresh control plane per size), then the peer at
 `--kpt-apps` (the largest N it can follow) beside ours at the same N, and prints the scale
@@ -178,6 +179,7 @@ async def run_child(
     peer: str, namespace: str, names: list[str], warmup: float, deadline: float, resync: float
 ) -> dict[str, Any]:
     make_triggers(peer, namespace, names[:1], resync)  # imports are not per-app memory
+    quiet_logs()  # again: importing Airflow configured its logging
     rss_before = settled_rss_kib()
     cpu_before = time.process_time()
     triggers = make_triggers(peer, namespace, names, resync)
@@ -226,10 +228,19 @@ async def run_child(
     }
 
 
-def child_main(args: argparse.Namespace) -> None:
+def quiet_logs() -> None:
+    """Thousands of state-change lines would measure logging. The triggers log through
+    Airflow's structlog, which `logging.disable` does not reach."""
     import logging
 
-    logging.disable(logging.INFO)  # thousands of state-change lines would measure logging
+    import structlog
+
+    logging.disable(logging.INFO)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+
+def child_main(args: argparse.Namespace) -> None:
+    quiet_logs()
     names = json.loads(Path(args.names_file).read_text())
     result = asyncio.run(
         run_child(args.child, args.namespace, names, args.warmup, args.deadline, args.resync)
@@ -364,6 +375,12 @@ def end_pods(
     return written
 
 
+def write_seconds(args: argparse.Namespace, apps: int) -> float:
+    """Over how long the statuses are written: a fixed rate when asked, so each size sees
+    the same changes per second."""
+    return apps / args.changes_per_second if args.changes_per_second else args.write_seconds
+
+
 def process_cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
@@ -426,7 +443,7 @@ def measure(
     reader.start()
     if not ready.wait(args.deadline + args.warmup):
         raise RuntimeError(f"{peer} child never became ready")
-    written = end_pods(plane, namespace, names, args.write_seconds)
+    written = end_pods(plane, namespace, names, write_seconds(args, apps))
     _, status, usage = os.wait4(child.pid, 0)
     reader.join()
     if os.waitstatus_to_exitcode(status) != 0:
@@ -550,6 +567,7 @@ def scale_table(ours: list[PeerResult], peer: PeerResult | None, same_n: PeerRes
         ("applications (executor pods each)", lambda r: f"{r.apps} ({r.executors})"),
         ("final events (wrong status)", lambda r: f"{r.reported} ({r.wrong})"),
         ("RSS growth per tracked app (KiB)", lambda r: f"{r.per_app_kib:.1f}"),
+        ("  per tracked pod (KiB)", lambda r: f"{r.per_app_kib / (1 + r.executors):.1f}"),
         ("peak RSS (MiB)", lambda r: f"{r.rss_peak_mib:.0f}"),
         ("delay change -> event p50 (s)", lambda r: f"{r.p50:.3f}"),
         ("delay change -> event p99 (s)", lambda r: f"{r.p99:.3f}"),
@@ -602,9 +620,14 @@ def run_scale(args: argparse.Namespace) -> None:
                 same_n = measure(plane, "ours", args.kpt_apps, args, Path(tmp))
             print(f"kpt {args.kpt_apps}: {peer}", file=sys.stderr, flush=True)
     print(scale_table(ours, peer, same_n))
+    pace = (
+        f"at {args.changes_per_second:g} status changes per second"
+        if args.changes_per_second
+        else f"over {args.write_seconds:g}s"
+    )
     print(
-        f"\nstatuses written over {args.write_seconds:g}s, warm-up {args.warmup:g}s, resync "
-        f"{args.resync:g}s; machine: {os.cpu_count()} CPUs"
+        f"\nstatuses written {pace}, warm-up {args.warmup:g}s, resync {args.resync:g}s; "
+        f"machine: {os.cpu_count()} CPUs"
     )
 
 
@@ -613,6 +636,7 @@ def main() -> None:
     parser.add_argument("--apps", type=int, default=1000)
     parser.add_argument("--peers", default="ours,kpt")
     parser.add_argument("--write-seconds", type=float, default=20.0)
+    parser.add_argument("--changes-per-second", type=float, default=0.0)
     parser.add_argument("--warmup", type=float, default=10.0)
     parser.add_argument("--deadline", type=float, default=180.0)
     parser.add_argument("--resync", type=float, default=30.0)
