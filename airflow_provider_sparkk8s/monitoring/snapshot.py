@@ -185,9 +185,11 @@ _KEPT_STATE = {
     "running": ("startedAt",),
     "terminated": ("exitCode", "reason", "message", "finishedAt"),
 }
-# Keys whose values come from a small vocabulary (phases, reasons, roles, container names):
-# one shared string each instead of one per pod. A pod's own name or uid is not one.
-_SHARED = frozenset({"phase", "type", "status", "reason", "namespace", "spark-role"})
+# Keys whose values come from a small vocabulary (phases, reasons, roles, nodes, container
+# names): one shared string each instead of one per pod. A pod's own name or uid is not one.
+_SHARED = frozenset(
+    {"phase", "type", "status", "reason", "namespace", "spark-role", "restartPolicy", "nodeName"}
+)
 _SHARED_CONTAINER = frozenset({"name"})
 
 
