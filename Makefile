@@ -60,10 +60,11 @@ lint: venv
 	mkdir -p $(MYPY_CACHE)
 	flock $(MYPY_CACHE).lock $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE) $(LINT_PATHS)
 
-# The node agent's Spark image: pyspark 4.3.0 (the parity oracle's cached install) laid out
-# as a Spark image with our entrypoint and programs, under ~/.cache; no-op once present.
+# The node agent's Spark images: pyspark 4.3.0 and 3.5.9 (the parity oracle's cached
+# installs) laid out as Spark images with our entrypoint and programs, under ~/.cache; no-op
+# once present. `make demo` builds only its own (4.3.0) when it starts.
 runtime-image: venv
-	$(PY) -m testenv.runtime_image >/dev/null
+	$(PY) -m testenv.runtime_image --all >/dev/null
 
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.
 # TESTS narrows the run (make test TESTS=tests/controlplane); CI runs them all.
@@ -86,7 +87,7 @@ test-compat: controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $$py -m pytest -q -p no:cacheprovider \
 		$$(grep -v '^#' tests/compat/suite.txt)
 
-demo: venv controlplane runtime-image
+demo: venv controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
 
 # Real spark-submit (pyspark 4.3.0 and 3.5.9, in ~/.cache/sparkk8s-parity) re-captures the

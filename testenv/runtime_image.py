@@ -1,12 +1,15 @@
-"""The process runtime's Spark "image": pyspark's Spark distribution laid out as the Spark
+"""The process runtime's Spark "images": pyspark's Spark distribution laid out as the Spark
 images lay it out, with our entrypoint and example programs, described in an images file
-the node agent reads (testenv/nodeagent/images.py).
+the node agent reads (testenv/nodeagent/images.py). `sparkk8s/spark:<version>` is the tree
+built from pyspark <version>: 4.3.0 by default, 3.5.9 too for the real-Spark tests.
 
-    python -m testenv.runtime_image      # builds (or finds) it; prints the images file
+    python -m testenv.runtime_image            # sparkk8s/spark:4.3.0; prints the images file
+    python -m testenv.runtime_image 3.5.9      # one file naming each version given
+    python -m testenv.runtime_image --all      # every line the real-Spark tests run
 
 The distribution is the pyspark package the parity tests install
-(`tests/parity/install_spark.sh`, one venv per Spark line under ~/.cache/sparkk8s-parity,
-with a lock). The tree goes under ~/.cache/sparkk8s-runtime, keyed by the Spark version and
+(`tests/parity/install_spark.sh`, one venv per Spark release under ~/.cache/sparkk8s-parity,
+with a lock). Each tree goes under ~/.cache/sparkk8s-runtime, keyed by the Spark version and
 a digest of our files, built under a lock and renamed into place when complete:
 
     opt/spark/{bin,sbin,jars,python,...}  -> the pyspark package's directories
@@ -27,8 +30,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-SPARK_VERSION = "4.3.0"
-IMAGE_NAME = f"sparkk8s/spark:{SPARK_VERSION}"
+REPOSITORY = "sparkk8s/spark"
+SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's)
+# Every Spark release a real-Spark test runs (the runtime plane's images file names them all).
+RUNTIME_VERSIONS = (SPARK_VERSION, "3.5.9")
 EXAMPLES = "/opt/sparkk8s/examples"  # where pi.py and fail.py are, inside the image
 REPO = Path(__file__).resolve().parents[1]
 IMAGE_SOURCES = REPO / "testenv" / "image"
@@ -37,6 +42,13 @@ INSTALL_SPARK = REPO / "tests" / "parity" / "install_spark.sh"
 # which the pyspark venv's interpreter imports itself).
 DISTRIBUTION_DIRS = ("bin", "sbin", "jars", "python", "data", "licenses")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def image_name(version: str = SPARK_VERSION) -> str:
+    return f"{REPOSITORY}:{version}"
+
+
+IMAGE_NAME = image_name()
 
 
 def cache_root() -> Path:
@@ -110,26 +122,36 @@ def image_config(tree: Path, venv: Path) -> dict[str, object]:
     }
 
 
-def spark_image(version: str = SPARK_VERSION) -> Path:
-    """The images file naming `sparkk8s/spark:<version>`, built if missing."""
-    venv = pyspark_venv(version)
+def _tree(root: Path, key: str, venv: Path) -> Path:
+    """The version's tree under `root`, built first if missing (the caller holds the lock)."""
+    tree = root / key
+    if not tree.is_dir():
+        partial = root / f".{key}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        _build_tree(partial, _package_dir(venv))
+        partial.rename(tree)
+    return tree
+
+
+def spark_image(*versions: str) -> Path:
+    """The images file naming `sparkk8s/spark:<version>` for each of `versions` (default
+    4.3.0), each tree built if missing."""
+    versions = versions or (SPARK_VERSION,)
+    venvs = {version: pyspark_venv(version) for version in versions}
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    key = f"spark-{version}-{_sources_digest()}"
-    images_file = root / f"{key}.json"
+    digest = _sources_digest()
+    images_file = root / f"images-{'-'.join(versions)}-{digest}.json"
     with open(root / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        tree = root / key
-        if not tree.is_dir():
-            partial = root / f".{key}.partial"
-            shutil.rmtree(partial, ignore_errors=True)
-            _build_tree(partial, _package_dir(venv))
-            partial.rename(tree)
-        images_file.write_text(
-            json.dumps({f"sparkk8s/spark:{version}": image_config(tree, venv)}, indent=2)
-        )
+        images = {
+            image_name(version): image_config(_tree(root, f"spark-{version}-{digest}", venv), venv)
+            for version, venv in venvs.items()
+        }
+        images_file.write_text(json.dumps(images, indent=2))
     return images_file
 
 
 if __name__ == "__main__":
-    print(spark_image(*sys.argv[1:2]))
+    arguments = sys.argv[1:]
+    print(spark_image(*(RUNTIME_VERSIONS if arguments == ["--all"] else arguments)))

@@ -17,7 +17,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
-from testenv.runtime_image import spark_image
+from testenv.runtime_image import RUNTIME_VERSIONS, spark_image
 from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support import kube
@@ -49,9 +49,11 @@ def control_plane() -> Iterator[ControlPlane]:
 @pytest.fixture(scope="session")
 def runtime_plane() -> Iterator[ControlPlane]:
     """A second plane whose only node is the node agent (testenv/nodeagent): its pods run as
-    real processes, the Spark image (`sparkk8s/spark:4.3.0`, testenv/runtime_image.py) is
-    pyspark 4.3.0's distribution. No KWOK node, so nothing real lands on a fake node."""
-    yield from _session_plane(node_count=0, process_node=True, images_file=spark_image())
+    real processes, the Spark images (`sparkk8s/spark:4.3.0` and `:3.5.9`,
+    testenv/runtime_image.py) are those pyspark releases' distributions. No KWOK node, so
+    nothing real lands on a fake node."""
+    images = spark_image(*RUNTIME_VERSIONS)
+    yield from _session_plane(node_count=0, process_node=True, images_file=images)
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,8 @@
 #   driver ARGS...    spark-submit in client mode, bound to the pod's address, with the pod's args
 #   executor          KubernetesExecutorBackend from the executor pod's environment
 #   anything else     run as given
+# One script for every sparkk8s/spark:<version>: Spark's own images run these two roles the same
+# way from 3.5 to 4.3 (same env names, same executor command line); 3.5.9 and 4.3.0 run here.
 set -euo pipefail
 
 # Spark's conf directory first, then Hadoop's if any, then the distribution's jars, any extra

@@ -3,8 +3,6 @@ agent, as the documented submitter, with the driver as the documented `spark` ac
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,46 +12,17 @@ from kubernetes.client import ApiClient
 from testenv.controlplane import ControlPlane
 from tests.support import kube
 from tests.support.real_spark import (
-    BASE_CONF,
     FAIL,
     PI,
     REAL_SPARK_TIMINGS,
     PodRecorder,
+    driver_log,
+    env_value,
     registered_executors,
+    submit_with_cli,
 )
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
-SUBMIT = Path(sys.executable).with_name("sparkk8s-submit")
-
-
-def submit(plane: ControlPlane, namespace: str, kubeconfig: Path, name: str, app: list[str]):
-    conf = {**BASE_CONF, "spark.kubernetes.namespace": namespace}
-    argv = [str(SUBMIT), "--master", f"k8s://{plane.server}", "--deploy-mode", "cluster",
-            "--name", name]  # fmt: skip
-    for key, value in conf.items():
-        argv += ["--conf", f"{key}={value}"]
-    return subprocess.run(
-        [*argv, *app],
-        env={
-            "KUBECONFIG": str(kubeconfig),
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(kubeconfig.parent),
-        },
-        capture_output=True,
-        text=True,
-        timeout=540,
-        check=False,
-    )
-
-
-def driver_log(api: ApiClient, namespace: str, recorder: PodRecorder) -> str:
-    (driver,) = recorder.names("driver")
-    with kube.session(api) as client:
-        response = client.get(
-            f"/api/v1/namespaces/{namespace}/pods/{driver}/log", params={"timestamps": "true"}
-        )
-    assert response.status_code == 200, response.text
-    return response.text
 
 
 def test_pi_runs_on_two_real_executors_and_the_cli_exits_0(
@@ -62,7 +31,7 @@ def test_pi_runs_on_two_real_executors_and_the_cli_exits_0(
     ns = runtime_namespace
     recorder = PodRecorder(runtime_plane, ns).start()
     started = time.monotonic()
-    done = submit(runtime_plane, ns, submitter, "pi", [PI, "4", "100000"])
+    done = submit_with_cli(runtime_plane, ns, submitter, "pi", [PI, "4", "100000"])
     elapsed = time.monotonic() - started
     recorder.stop()
     output = done.stdout + done.stderr
@@ -71,7 +40,8 @@ def test_pi_runs_on_two_real_executors_and_the_cli_exits_0(
     assert "(phase: Running)" in output
     assert "finished: succeeded, Completed, exit code 0" in output
 
-    log = driver_log(runtime_admin, ns, recorder)
+    (driver,) = recorder.names("driver")
+    log = driver_log(runtime_admin, ns, driver)
     assert "Pi is roughly 3.1" in log, log[-3000:]
     # The driver created both executors with its own identity, and both registered with it.
     executors = recorder.names("executor")
@@ -79,6 +49,11 @@ def test_pi_runs_on_two_real_executors_and_the_cli_exits_0(
     assert recorder.reached("executor", "Running") == executors
     assert sorted(i for _, i in registered_executors(log)) == ["1", "2"]
     assert all(name in log for name in executors)  # the tasks ran there (pi.py names them)
+    # Spark 4.3 sets spark.kubernetes.executor.useDriverPodIP by default: the executors dialled
+    # the driver pod's address (tests/runtime/test_spark_35.py runs the Service-name path).
+    driver_ip = recorder.pods[driver]["status"]["podIP"]
+    urls = {env_value(recorder.pods[name], "SPARK_DRIVER_URL") for name in executors}
+    assert urls == {f"spark://CoarseGrainedScheduler@{driver_ip}:7078"}
     # Spark removed its executors when it stopped; the driver pod stays, as with spark-submit.
     remaining = kube.request(runtime_admin, "GET", f"/api/v1/namespaces/{ns}/pods")["items"]
     assert [p["metadata"]["name"] for p in remaining] == recorder.names("driver")
@@ -98,10 +73,11 @@ def test_a_python_exception_fails_the_application_and_the_cli_exits_1(
     ns = runtime_namespace
     recorder = PodRecorder(runtime_plane, ns).start()
     started = time.monotonic()
-    done = submit(runtime_plane, ns, submitter, "fails", [FAIL, "no input today"])
+    done = submit_with_cli(runtime_plane, ns, submitter, "fails", [FAIL, "no input today"])
     REAL_SPARK_TIMINGS["CLI failing app: failed (CLI exit)"] = time.monotonic() - started
     recorder.stop()
     assert done.returncode == 1, done.stdout + done.stderr
     assert "failed, Error, exit code 1" in done.stdout + done.stderr
-    log = driver_log(runtime_admin, ns, recorder)
+    (driver,) = recorder.names("driver")
+    log = driver_log(runtime_admin, ns, driver)
     assert "RuntimeError: no input today" in log

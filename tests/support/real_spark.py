@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import datetime
 import re
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
 from testenv.runtime_image import EXAMPLES, IMAGE_NAME
+from tests.support import kube
 
 SUBMITTER = "airflow"
 PI = f"local://{EXAMPLES}/pi.py"
@@ -33,6 +39,7 @@ BASE_CONF = {
     "spark.executor.memory": "512m",
     "spark.executor.instances": "2",
 }
+SUBMIT = Path(sys.executable).with_name("sparkk8s-submit")
 # "<run>: <phase>" -> seconds since the submission; printed at the end of the session.
 REAL_SPARK_TIMINGS: dict[str, float] = {}
 _LOG_TIME = re.compile(r"^(\S+Z) ")
@@ -49,6 +56,45 @@ def submitter_kubeconfig(
             apply_documented_rbac(admin, other, SUBMITTER, submitter_namespace=namespace)
     token = plane.request_token(namespace, SUBMITTER, expiration_seconds=7200)
     return plane.write_kubeconfig(path, namespace, token=token)
+
+
+def submit_with_cli(
+    plane: ControlPlane,
+    namespace: str,
+    kubeconfig: Path,
+    name: str,
+    app: list[str],
+    conf: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Runs the `sparkk8s-submit` command (cluster mode, waiting for the end) as the user
+    whose `kubeconfig` is given, with BASE_CONF and `conf` on top."""
+    every = {**BASE_CONF, "spark.kubernetes.namespace": namespace, **(conf or {})}
+    argv = [str(SUBMIT), "--master", f"k8s://{plane.server}", "--deploy-mode", "cluster",
+            "--name", name]  # fmt: skip
+    for key, value in every.items():
+        argv += ["--conf", f"{key}={value}"]
+    return subprocess.run(
+        [*argv, *app],
+        env={
+            "KUBECONFIG": str(kubeconfig),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(kubeconfig.parent),
+        },
+        capture_output=True,
+        text=True,
+        timeout=540,
+        check=False,
+    )
+
+
+def driver_log(api: ApiClient, namespace: str, driver: str) -> str:
+    """The whole log of the driver pod `driver`, each line with its time."""
+    with kube.session(api) as client:
+        response = client.get(
+            f"/api/v1/namespaces/{namespace}/pods/{driver}/log", params={"timestamps": "true"}
+        )
+    assert response.status_code == 200, response.text
+    return str(response.text)
 
 
 @dataclass
@@ -143,6 +189,12 @@ def container_pid(pod: dict[str, Any]) -> int:
     container id (`sparkk8s-process://<pod uid>-<container>-<pid>`)."""
     container_id = pod["status"]["containerStatuses"][0]["containerID"]
     return int(container_id.rsplit("-", 1)[1])
+
+
+def env_value(pod: dict[str, Any], name: str) -> str | None:
+    """The value of env var `name` of a pod's first container (None if unset or a ref)."""
+    container = pod["spec"]["containers"][0]
+    return next((e.get("value") for e in container.get("env") or () if e["name"] == name), None)
 
 
 def log_time(line: str) -> datetime.datetime | None:
