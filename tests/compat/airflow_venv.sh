@@ -5,16 +5,25 @@
 #   tests/compat/airflow_venv.sh VERSION --bare     -> prints the bare layer's directory
 #
 # Three layers, so a warm run installs nothing heavy:
-#   ~/.cache/sparkk8s-airflow/<VERSION>/bare        apache-airflow==VERSION alone (cached)
-#   ~/.cache/sparkk8s-airflow/<VERSION>/test-<key>  the test extra's other packages (cached,
-#                                                   keyed by pyproject.toml's dependencies)
-#   OUT_DIR                                         this checkout, editable (seconds)
+#   ~/.cache/sparkk8s-airflow/<VERSION>/bare-<pins>        apache-airflow==VERSION alone
+#   ~/.cache/sparkk8s-airflow/<VERSION>/test-<pins>-<key>  the test extra's other packages
+#                                                          (key: pyproject's dependencies)
+#   OUT_DIR                                                this checkout, editable (seconds)
+# Both cached layers install within tests/compat/constraints-<VERSION>.txt when it exists
+# (<pins>: the hash of its pins): every dependency at the newest version of that release's
+# day (tests/compat/resolve_constraints.sh), as a user installing it then got. Without one,
+# pip takes the newest of everything, fine for a recent release but not for an old one:
+# FastAPI 0.132 rejects JSON bodies sent without a Content-Type header, and 3.0.6's task SDK
+# sends its task-instance updates so, so no task of it starts next to a newer FastAPI.
 # Upper layers see the lower ones through a .pth file calling site.addsitedir, so pip finds
 # Airflow's dependencies installed and never pulls a second Airflow. The caches are built
 # under a lock, so parallel checkouts never build the same layer at once.
 set -euo pipefail
 version=${1:?usage: airflow_venv.sh VERSION OUT_DIR}
 out=${2:?usage: airflow_venv.sh VERSION OUT_DIR}
+# Absolute: the airflow script written below names its interpreter in its #! line, and the
+# tests run it from other directories.
+[ "$out" = --bare ] || out=$(realpath -m "$out")
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SPARKK8S_AIRFLOW_CACHE:-$HOME/.cache/sparkk8s-airflow}/$version
 mkdir -p "$cache"
@@ -57,9 +66,16 @@ for requirement in project["dependencies"] + project["optional-dependencies"]["t
 EOF
 }
 
+constraints=$repo/tests/compat/constraints-$version.txt
+pins=(-c "$constraints")
+if [ ! -f "$constraints" ]; then
+    constraints=/dev/null
+    pins=()
+fi
+pins_key=$({ grep -v '^#' "$constraints" || true; } | md5sum | cut -c1-8)
 key=$(test_requirements | md5sum | cut -c1-8)
-bare=$cache/bare
-tests=$cache/test-$key
+bare=$cache/bare-$pins_key
+tests=$cache/test-$pins_key-$key
 
 (
     flock 9
@@ -67,7 +83,7 @@ tests=$cache/test-$key
         echo "airflow_venv: installing apache-airflow==$version into $bare" >&2
         rm -rf "$bare"
         python3 -m venv --without-pip "$bare"
-        pip_into "$bare/bin/python" "apache-airflow==$version"
+        pip_into "$bare/bin/python" "${pins[@]}" "apache-airflow==$version"
         touch "$bare/.complete"
     fi
     if [ "$out" = --bare ]; then
@@ -78,7 +94,7 @@ tests=$cache/test-$key
         overlay_venv "$tests" "$bare"
         mapfile -t requirements < <(test_requirements)
         # setuptools: the checkout layer installs editable without build isolation.
-        pip_into "$tests/bin/python" "apache-airflow==$version" "setuptools>=77" \
+        pip_into "$tests/bin/python" "${pins[@]}" "apache-airflow==$version" "setuptools>=77" \
             "${requirements[@]}"
         touch "$tests/.complete"
     fi
@@ -88,13 +104,13 @@ if [ "$out" = --bare ]; then
     echo "$bare"
     exit 0
 fi
-if [ ! -f "$out/.complete-$key" ] || [ "$(cat "$out/.complete-$key")" != "$repo" ]; then
+if [ ! -f "$out/.complete-$pins_key-$key" ] || [ "$(cat "$out/.complete-$pins_key-$key")" != "$repo" ]; then
     overlay_venv "$out" "$tests" "$bare"
     pip_into "$out/bin/python" --no-deps --no-build-isolation -e "$repo"
     # Airflow's command next to the interpreter, as the tests look for it there.
     printf '#!%s\nimport sys\nfrom airflow.__main__ import main\nsys.exit(main())\n' \
         "$out/bin/python" >"$out/bin/airflow"
     chmod +x "$out/bin/airflow"
-    echo "$repo" >"$out/.complete-$key"
+    echo "$repo" >"$out/.complete-$pins_key-$key"
 fi
 echo "$out/bin/python"

@@ -38,9 +38,11 @@ def session(api: ApiClient, timeout: float = 30.0) -> Iterator[httpx.Client]:
 
 def _raise_for_status(response: httpx.Response) -> None:
     if not response.is_success:
-        raise ApiException(
-            status=response.status_code, reason=response.reason_phrase, body=response.text
-        )
+        # The body is set after construction: the official client takes it as an argument
+        # only from 37 on, and the Airflow 3.0 venv's pydantic pins it below that.
+        error = ApiException(status=response.status_code, reason=response.reason_phrase)
+        error.body = response.text
+        raise error
 
 
 def request(
