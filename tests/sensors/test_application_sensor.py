@@ -185,7 +185,7 @@ def test_the_timeout_window_travels_through_every_deferral(monkeypatch):
     assert second.value.kwargs["deadline"] == deadline  # the same end, not a new one
     assert second.value.timeout.total_seconds() == 5
     # Never waits past the end (the trigger's moment is real time + min(7s, 5s left)).
-    wait = (second.value.trigger._moment - datetime.now(UTC)).total_seconds()
+    wait = (second.value.trigger.moment - datetime.now(UTC)).total_seconds()
     assert 4 <= wait <= 5
     monkeypatch.setattr(sensor_module, "datetime", FrozenClock(later + timedelta(seconds=6)))
     with pytest.raises(AirflowSensorTimeout, match=APP):
