@@ -5,10 +5,10 @@
 #   tests/compat/airflow_venv.sh VERSION --bare     -> prints the bare layer's directory
 #
 # Three layers, so a warm run installs nothing heavy:
-#   ~/.cache/sparkk8s-airflow/<VERSION>/bare-<pins>        apache-airflow==VERSION alone
-#   ~/.cache/sparkk8s-airflow/<VERSION>/test-<pins>-<key>  the test extra's other packages
-#                                                          (key: pyproject's dependencies)
-#   OUT_DIR                                                this checkout, editable (seconds)
+#   ~/.cache/sparkk8s-airflow/<VERSION>/bare[-<pins>]        apache-airflow==VERSION alone
+#   ~/.cache/sparkk8s-airflow/<VERSION>/test[-<pins>]-<key>  the test extra's other packages
+#                                                            (key: pyproject's dependencies)
+#   OUT_DIR                                                  this checkout, editable (seconds)
 # Both cached layers install within tests/compat/constraints-<VERSION>.txt when it exists
 # (<pins>: the hash of its pins): every dependency at the newest version of that release's
 # day (tests/compat/resolve_constraints.sh), as a user installing it then got. Without one,
@@ -67,15 +67,15 @@ EOF
 }
 
 constraints=$repo/tests/compat/constraints-$version.txt
-pins=(-c "$constraints")
-if [ ! -f "$constraints" ]; then
-    constraints=/dev/null
-    pins=()
+pins=()
+pins_key=""
+if [ -f "$constraints" ]; then
+    pins=(-c "$constraints")
+    pins_key=-$(grep -v '^#' "$constraints" | md5sum | cut -c1-8)
 fi
-pins_key=$({ grep -v '^#' "$constraints" || true; } | md5sum | cut -c1-8)
 key=$(test_requirements | md5sum | cut -c1-8)
-bare=$cache/bare-$pins_key
-tests=$cache/test-$pins_key-$key
+bare=$cache/bare$pins_key
+tests=$cache/test$pins_key-$key
 
 (
     flock 9
@@ -104,13 +104,13 @@ if [ "$out" = --bare ]; then
     echo "$bare"
     exit 0
 fi
-if [ ! -f "$out/.complete-$pins_key-$key" ] || [ "$(cat "$out/.complete-$pins_key-$key")" != "$repo" ]; then
+if [ ! -f "$out/.complete$pins_key-$key" ] || [ "$(cat "$out/.complete$pins_key-$key")" != "$repo" ]; then
     overlay_venv "$out" "$tests" "$bare"
     pip_into "$out/bin/python" --no-deps --no-build-isolation -e "$repo"
     # Airflow's command next to the interpreter, as the tests look for it there.
     printf '#!%s\nimport sys\nfrom airflow.__main__ import main\nsys.exit(main())\n' \
         "$out/bin/python" >"$out/bin/airflow"
     chmod +x "$out/bin/airflow"
-    echo "$repo" >"$out/.complete-$pins_key-$key"
+    echo "$repo" >"$out/.complete$pins_key-$key"
 fi
 echo "$out/bin/python"
