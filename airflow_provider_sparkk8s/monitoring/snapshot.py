@@ -211,6 +211,32 @@ def _pick(source: Any, keys: Iterable[str], shared: frozenset[str] = _SHARED) ->
     return {key: _own(source[key], key in shared) for key in keys if key in source}
 
 
+_SHARED_PARTS: dict[Any, Any] = {}  # value -> the one copy every slim pod holds
+_MAX_SHARED_PARTS = 4096
+
+
+def _shared(part: Any) -> Any:
+    """One copy of a part that many pods have alike (a node and restart policy; the list of
+    conditions, typically five of them, all True): about 1 KiB per pod otherwise. Slim pods
+    are never changed in place (a change replaces the pod), so sharing is safe."""
+    try:
+        key = _frozen(part)
+    except TypeError:  # an unhashable value in odd input: keep the pod's own copy
+        return part
+    if len(_SHARED_PARTS) >= _MAX_SHARED_PARTS:  # bounded: rare parts (messages) stop here
+        return _SHARED_PARTS.get(key, part)
+    return _SHARED_PARTS.setdefault(key, part)
+
+
+def _frozen(part: Any) -> Any:
+    if isinstance(part, Mapping):
+        return frozenset((key, _frozen(value)) for key, value in part.items())
+    if isinstance(part, list):
+        return tuple(_frozen(value) for value in part)
+    hash(part)
+    return part
+
+
 def _slim_container(status: Any) -> dict[str, Any]:
     status = status if isinstance(status, Mapping) else {}
     state = status.get("state") if isinstance(status.get("state"), Mapping) else {}
@@ -233,14 +259,15 @@ def slim_pod(pod: Pod) -> Pod:
     if annotations:
         kept_metadata["annotations"] = annotations
     kept_status = _pick(status, _KEPT_STATUS)
-    for key in ("conditions",):
-        if isinstance(status.get(key), list):
-            kept_status[key] = [_pick(c, _KEPT_CONDITION) for c in status[key]]
+    if isinstance(status.get("conditions"), list):
+        kept_status["conditions"] = _shared(
+            [_pick(c, _KEPT_CONDITION) for c in status["conditions"]]
+        )
     for key in ("containerStatuses", "initContainerStatuses"):
         if isinstance(status.get(key), list):
             kept_status[key] = [_slim_container(c) for c in status[key]]
     return {
         "metadata": kept_metadata,
-        "spec": _pick(spec, ("restartPolicy", "nodeName")),
+        "spec": _shared(_pick(spec, ("restartPolicy", "nodeName"))),
         "status": kept_status,
     }

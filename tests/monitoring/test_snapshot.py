@@ -132,3 +132,17 @@ def test_slim_pod_keeps_copies_of_its_own_strings_and_shares_the_vocabulary():
     app = slim["metadata"]["labels"]["spark-app-selector"]
     assert app is not full["metadata"]["labels"]["spark-app-selector"]
     assert slim["status"]["phase"] is sys.intern("Running")
+
+
+def test_slim_pods_share_the_parts_many_pods_have_alike():
+    ready = [{"type": t, "status": "True"} for t in ("Initialized", "Ready", "PodScheduled")]
+    first, second = (
+        slim_pod(json.loads(json.dumps(pod(name, phase="Running", conditions=ready))))
+        for name in ("app-1-driver", "app-2-driver")
+    )
+    assert first["status"]["conditions"] == ready
+    assert first["status"]["conditions"] is second["status"]["conditions"]
+    assert first["spec"] is second["spec"]
+    unschedulable = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+    third = slim_pod(pod("app-3-driver", conditions=unschedulable))
+    assert third["status"]["conditions"] == unschedulable
