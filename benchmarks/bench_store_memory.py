@@ -120,7 +120,7 @@ def kubelet_pod(name: str, app: str, role: str, index: int) -> dict[str, Any]:
 def list_body(apps: int, executors: int) -> bytes:
     """The list's JSON, built in another process: built here, the freed pod dicts would leave
     room that the triggers then fill without growing the RSS being measured."""
-    pods = []
+    pods: list[dict[str, Any]] = []
     for i in range(apps):
         app = f"spark-{i:032d}"
         pods.append(kubelet_pod(f"app-{i}-driver", app, "driver", len(pods)))

@@ -30,6 +30,7 @@ from airflow_provider_sparkk8s.kube.core import (
     SenderBase,
     build_request,
     decode_json,
+    decode_list_steps,
     decode_watch_line,
     watch_params,
 )
@@ -98,7 +99,16 @@ class AsyncKubeClient(SenderBase):
             method, path, params=params, json=json, content=content, content_type=content_type
         )
         response = await self._send(request)
-        return decode_json(request, response.content, each_item)
+        if each_item is None:
+            return decode_json(request, response.content)
+        steps = decode_list_steps(request, response.content, each_item)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                decoded: dict[str, Any] = done.value
+                return decoded
+            await asyncio.sleep(0)  # the loop serves the watch and the triggers meanwhile
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         return (await self._send(build_request("GET", path, params=params))).text

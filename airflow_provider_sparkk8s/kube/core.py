@@ -20,7 +20,7 @@ import os
 import random
 import re
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +124,9 @@ _DECODER = jsonlib.JSONDecoder()
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
+ITEMS_PER_STEP = 200  # a 10,000-pod list lets an event loop serve others 50 times
+
+
 def decode_json(
     request: KubeRequest, body: bytes, each_item: ItemView | None = None
 ) -> dict[str, Any]:
@@ -131,24 +134,48 @@ def decode_json(
     only `each_item(item)` is kept: a list of 10,000 pods never exists whole as objects,
     whose memory the allocator would keep (it cannot hand back a page that one small
     survivor still uses)."""
+    if each_item is not None:
+        steps = decode_list_steps(request, body, each_item)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                decoded: dict[str, Any] = done.value
+                return decoded
     if not body:
         return {}
     try:
-        if each_item is not None:
-            return _decode_list(body.decode(), each_item)
         parsed = jsonlib.loads(body)
-    except (ValueError, IndexError, TypeError):
-        raise KubeApiError(
-            0,
-            "InvalidResponse",
-            "the API server answered with something that is not JSON",
-            method=request.method,
-            path=request.path,
-        ) from None
+    except ValueError:
+        raise _invalid(request) from None
     return parsed if isinstance(parsed, dict) else {"items": parsed}
 
 
-def _decode_list(text: str, each_item: ItemView) -> dict[str, Any]:
+def decode_list_steps(
+    request: KubeRequest, body: bytes, each_item: ItemView
+) -> Generator[None, None, dict[str, Any]]:
+    """`decode_json` with `each_item`, in steps: it pauses after every `ITEMS_PER_STEP`
+    items, so the async sender lets its event loop deliver other events between them (a
+    large list decoded in one go held every trigger's event back for a second or more)."""
+    if not body:
+        return {}
+    try:
+        return (yield from _decode_list(body.decode(), each_item))
+    except (ValueError, IndexError, TypeError):
+        raise _invalid(request) from None
+
+
+def _invalid(request: KubeRequest) -> KubeApiError:
+    return KubeApiError(
+        0,
+        "InvalidResponse",
+        "the API server answered with something that is not JSON",
+        method=request.method,
+        path=request.path,
+    )
+
+
+def _decode_list(text: str, each_item: ItemView) -> Generator[None, None, dict[str, Any]]:
     """A JSON object whose `items` array goes through `each_item` as it is read."""
     index = _skip(text, _expect(text, _skip(text, 0), "{"))
     decoded: dict[str, Any] = {}
@@ -158,7 +185,7 @@ def _decode_list(text: str, each_item: ItemView) -> dict[str, Any]:
             raise TypeError("an object key that is not a string")
         index = _skip(text, _expect(text, _skip(text, index), ":"))
         if key == "items" and text[index] == "[":
-            decoded[key], index = _decode_items(text, index, each_item)
+            decoded[key], index = yield from _decode_items(text, index, each_item)
         else:
             decoded[key], index = _DECODER.raw_decode(text, index)
         index = _skip(text, index)
@@ -170,13 +197,17 @@ def _decode_list(text: str, each_item: ItemView) -> dict[str, Any]:
     return decoded
 
 
-def _decode_items(text: str, index: int, each_item: ItemView) -> tuple[list[Any], int]:
+def _decode_items(
+    text: str, index: int, each_item: ItemView
+) -> Generator[None, None, tuple[list[Any], int]]:
     items: list[Any] = []
     index = _skip(text, index + 1)
     while text[index] != "]":
         item, index = _DECODER.raw_decode(text, index)
         items.append(each_item(item) if isinstance(item, Mapping) else item)
         del item  # the whole object goes now, before the next one is read
+        if len(items) % ITEMS_PER_STEP == 0:
+            yield
         index = _skip(text, index)
         if text[index] != "]":
             index = _skip(text, _expect(text, index, ","))

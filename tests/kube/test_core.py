@@ -150,3 +150,20 @@ def test_a_malformed_list_is_an_invalid_response_with_a_view(text: str) -> None:
 
     with pytest.raises(KubeApiError, match="not JSON"):
         decode_json(LIST_REQUEST, text.encode(), lambda item: item)
+
+
+def test_a_long_list_is_decoded_in_steps_that_let_others_run() -> None:
+    from airflow_provider_sparkk8s.kube.core import ITEMS_PER_STEP, decode_list_steps
+
+    items = [{"metadata": {"name": f"p{i}"}} for i in range(2 * ITEMS_PER_STEP + 1)]
+    steps = decode_list_steps(LIST_REQUEST, json.dumps({"items": items}).encode(), _names)
+    paused = 0
+    decoded = None
+    while decoded is None:
+        try:
+            next(steps)
+            paused += 1
+        except StopIteration as done:
+            decoded = done.value
+    assert decoded == {"items": [_names(item) for item in items]}
+    assert paused == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -282,6 +283,32 @@ async def test_async_client_request_watch_and_retry() -> None:
     assert len(server.requests) == 3
     assert server.requests[-1].params["watch"] == "1"
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+async def test_async_list_goes_through_the_view_while_the_loop_keeps_running() -> None:
+    from airflow_provider_sparkk8s.kube.core import ITEMS_PER_STEP
+
+    items = [{"metadata": {"name": f"p{i}"}, "spec": {"big": "x" * 100}} for i in range(1000)]
+    body = {"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": items}
+    ticks = 0
+
+    async def ticking() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    with FakeApiServer(scripted(Reply(200, body))) as server:
+        async with AsyncKubeClient(plain(server)) as client:
+            ticker = asyncio.create_task(ticking())
+            await asyncio.sleep(0)
+            ticks = 0
+            listed = await client.request(
+                "GET", "/api/v1/pods", each_item=lambda pod: pod["metadata"]
+            )
+            ticker.cancel()
+    assert listed == {**body, "items": [item["metadata"] for item in items]}
+    assert ticks >= 1000 // ITEMS_PER_STEP  # the other task ran between steps of the decoding
 
 
 async def test_async_403_names_permission() -> None:
