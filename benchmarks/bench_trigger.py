@@ -573,6 +573,7 @@ def scale_table(ours: list[PeerResult], peer: PeerResult | None, same_n: PeerRes
         ("delay change -> event p99 (s)", lambda r: f"{r.p99:.3f}"),
         ("loop CPU per status change (ms)", lambda r: f"{r.cpu_per_change_ms:.2f}"),
         ("read requests on pods+events", lambda r: f"{r.requests}"),
+        ("  per minute of tracking", lambda r: f"{60 * r.requests / r.window:.1f}"),
         *[
             (
                 f"CPU s over the window: {name}",
