@@ -12,9 +12,10 @@
 # Both cached layers install within tests/compat/constraints-<VERSION>.txt when it exists
 # (<pins>: the hash of its pins): every dependency at the newest version of that release's
 # day (tests/compat/resolve_constraints.sh), as a user installing it then got. Without one,
-# pip takes the newest of everything, fine for a recent release but not for an old one:
-# FastAPI 0.132 rejects JSON bodies sent without a Content-Type header, and 3.0.6's task SDK
-# sends its task-instance updates so, so no task of it starts next to a newer FastAPI.
+# pip takes the newest of everything, which an older release never ran with: FastAPI 0.132
+# rejects JSON sent without a Content-Type header, as 3.0.6's task SDK sends its task-instance
+# updates (no task starts); pydantic 2.14 refuses 3.2.2's execution-API models
+# (TITerminalStatePayload "needs a discriminator field"), so its DAG runs fail.
 # Upper layers see the lower ones through a .pth file calling site.addsitedir, so pip finds
 # Airflow's dependencies installed and never pulls a second Airflow. The caches are built
 # under a lock, so parallel checkouts never build the same layer at once.
