@@ -45,7 +45,7 @@ PROBLEM_WAITING_REASONS: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExecutorFailure:
     """One executor that ended badly (failed, or killed for memory)."""
 
@@ -56,7 +56,7 @@ class ExecutorFailure:
     message: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExecutorSummary:
     """Executor counts by Spark's pod states, and the failed ones with their reasons."""
 
@@ -68,7 +68,12 @@ class ExecutorSummary:
         return sum(self.counts.values())
 
 
-@dataclass(frozen=True)
+# One summary for every application without executors (most states a trigger keeps), not one
+# per state: frozen, and nothing writes to its counts.
+NO_EXECUTORS = ExecutorSummary()
+
+
+@dataclass(frozen=True, slots=True)
 class ApplicationState:
     """What a Spark application looks like from its pods, at one moment."""
 
@@ -79,7 +84,7 @@ class ApplicationState:
     termination_message: str | None = None
     driver_pod: str | None = None
     problem: bool = False
-    executors: ExecutorSummary = field(default_factory=ExecutorSummary)
+    executors: ExecutorSummary = NO_EXECUTORS
     started_at: str | None = None
     finished_at: str | None = None
 
@@ -386,6 +391,8 @@ def summarize_executors(
             failure = oom if oom.reason == "OOMKilled" else None
         if failure is not None:
             failures.append(failure)
+    if not counts:
+        return NO_EXECUTORS
     failures.sort(key=lambda f: f.pod_name)
     return ExecutorSummary(counts=dict(sorted(counts.items())), failures=tuple(failures))
 
