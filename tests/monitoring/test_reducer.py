@@ -329,3 +329,14 @@ def test_a_driver_deleted_after_it_ended_still_tells_how_it_ended():
     # Present: the pods as they are; nothing known: still vanished.
     assert with_ended_driver([running_driver], failed) == (running_driver,)
     assert reduce_application(with_ended_driver([executor], None)).state == "unknown"
+
+
+def test_states_without_executors_share_one_summary_and_their_dicts_are_their_own():
+    driver_only = [pod("d", phase="Running", conditions=SCHEDULED, containers=[running()])]
+    first = reduce_application(driver_only)
+    second = reduce_application(driver_only)
+    assert first.executors is second.executors is summarize_executors([])
+    assert first.executors.total == 0
+    payload = first.to_dict()
+    payload["executors"]["counts"]["running"] = 1  # a caller's copy, not the shared summary
+    assert reduce_application(driver_only).to_dict()["executors"] == {"counts": {}, "failures": []}

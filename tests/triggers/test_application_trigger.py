@@ -251,6 +251,22 @@ async def test_driver_log_is_streamed_once_even_across_polls(kube, capsys):
     )
 
 
+async def test_transitions_reach_the_task_log_and_no_logger_is_kept_while_waiting(kube, capsys):
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    trigger = make_trigger()
+    task = asyncio.create_task(collect(trigger))
+    await until(lambda: trigger.last_state is not None)
+    # A waiting trigger holds no logger of its own (Airflow's mixin caches one per instance).
+    assert vars(trigger).get("_log") is None
+    kube.put(pod("d", phase="Succeeded", containers=[terminated(0)]))
+    [event] = await task
+    assert event.payload["status"] == "success"
+    said = [line for line in capsys.readouterr().out.splitlines() if f"application {APP}" in line]
+    assert len(said) == 2, said
+    assert "running" in said[0] and "succeeded" in said[1]
+    assert all("triggers.spark_k8s.SparkK8sApplicationTrigger" in line for line in said)
+
+
 def test_take_new_lines_drops_what_the_cursor_has_seen():
     lines, cursor = take_new_lines(
         LogCursor(), "2026-01-01T00:00:01.1Z a\n2026-01-01T00:00:01.2Z b\n"
