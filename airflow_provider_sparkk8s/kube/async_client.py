@@ -32,6 +32,7 @@ from airflow_provider_sparkk8s.kube.core import (
     decode_json,
     decode_list_steps,
     decode_watch_line,
+    next_step,
     watch_params,
 )
 from airflow_provider_sparkk8s.kube.proxy import Proxy
@@ -103,10 +104,8 @@ class AsyncKubeClient(SenderBase):
             return decode_json(request, response.content)
         steps = decode_list_steps(request, response.content, each_item)
         while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                decoded: dict[str, Any] = done.value
+            decoded = next_step(steps)
+            if decoded is not None:
                 return decoded
             await asyncio.sleep(0)  # the loop serves the watch and the triggers meanwhile
 

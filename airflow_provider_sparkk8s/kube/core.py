@@ -136,12 +136,9 @@ def decode_json(
     survivor still uses)."""
     if each_item is not None:
         steps = decode_list_steps(request, body, each_item)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                decoded: dict[str, Any] = done.value
-                return decoded
+        while (decoded := next_step(steps)) is None:
+            pass
+        return decoded
     if not body:
         return {}
     try:
@@ -163,6 +160,17 @@ def decode_list_steps(
         return (yield from _decode_list(body.decode(), each_item))
     except (ValueError, IndexError, TypeError):
         raise _invalid(request) from None
+
+
+def next_step(steps: Generator[None, None, dict[str, Any]]) -> dict[str, Any] | None:
+    """Runs one step of `decode_list_steps`: the decoded answer once the last step is done,
+    else None (the caller may let others run before the next step)."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        decoded: dict[str, Any] = done.value
+        return decoded
+    return None
 
 
 def _invalid(request: KubeRequest) -> KubeApiError:
