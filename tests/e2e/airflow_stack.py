@@ -276,9 +276,16 @@ class AirflowStack:
         return wait_for(probe, timeout=timeout, what=f"DAG {dag_id} to be parsed")
 
     def trigger(self, client: httpx.Client, dag_id: str, conf: Mapping[str, Any] = {}) -> str:
-        response = client.post(
-            f"/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": dict(conf)}
-        )
+        for attempt in range(3):
+            response = client.post(
+                f"/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": dict(conf)}
+            )
+            # SQLite is shared by the scheduler, the dag processor and the API server here: a
+            # write can meet a lock, which the API server answers as a 500 "Database error"
+            # (seen once in a CI run). Its transaction was rolled back, so asking again is safe.
+            if not (response.status_code == 500 and "Database error" in response.text):
+                break
+            time.sleep(1 + attempt)
         if response.status_code >= 400:
             raise StackError(f"trigger {dag_id}: {response.status_code} {response.text}")
         return str(response.json()["dag_run_id"])
