@@ -7,7 +7,9 @@ kube-apiserver), and watch events are decoded from JSON lines. It prints, per tr
 application:
 
 - the settled RSS growth (after gc + malloc_trim) once every trigger has seen its driver,
-  and after further full lists (a resync must not leave memory behind);
+  and after further full lists (a relist must not leave memory behind);
+- the CPU of one whole list against one resync, which lists versions only
+  (PartialObjectMetadataList, here with nothing changed, so nothing is fetched);
 - tracemalloc's live Python objects by component: the store's slim pods (snapshot +
   decoding), the store's indexes and subscriptions, the triggers (object, coroutine
   frames, last state), and this harness's task per trigger (what the triggerer's own
@@ -118,9 +120,10 @@ def kubelet_pod(name: str, app: str, role: str, index: int) -> dict[str, Any]:
     }
 
 
-def list_body(apps: int, executors: int) -> bytes:
-    """The list's JSON, built in another process: built here, the freed pod dicts would leave
-    room that the triggers then fill without growing the RSS being measured."""
+def list_bodies(apps: int, executors: int) -> tuple[bytes, bytes]:
+    """The list's JSON, whole and as a PartialObjectMetadataList, built in another process:
+    built here, the freed pod dicts would leave room that the triggers then fill without
+    growing the RSS being measured."""
     pods: list[dict[str, Any]] = []
     for i in range(apps):
         app = f"spark-{i:032d}"
@@ -128,14 +131,25 @@ def list_body(apps: int, executors: int) -> bytes:
         for e in range(executors):
             pods.append(kubelet_pod(f"app-{i}-exec-{e + 1}", app, "executor", len(pods)))
     body = {"kind": "PodList", "metadata": {"resourceVersion": "99999"}, "items": pods}
-    return json.dumps(body).encode()
+    whole = json.dumps(body).encode()
+    body["kind"] = "PartialObjectMetadataList"
+    body["items"] = [
+        {
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": p["metadata"],
+        }
+        for p in pods
+    ]
+    return whole, json.dumps(body).encode()
 
 
 class JsonApi:
     """Lists as JSON bytes, decoded the way `AsyncKubeClient` decodes them; a quiet watch."""
 
-    def __init__(self, body: bytes):
+    def __init__(self, body: bytes, metadata_body: bytes):
         self.body = body
+        self.metadata_body = metadata_body
 
     async def request(
         self,
@@ -144,9 +158,12 @@ class JsonApi:
         *,
         params: Mapping[str, Any] | None = None,
         each_item: ItemView | None = None,
+        accept: str | None = None,
     ) -> dict[str, Any]:
         await asyncio.sleep(0)
-        return decode_json(build_request(method, path), self.body, each_item)
+        metadata_only = "PartialObjectMetadataList" in (accept or "")
+        body = self.metadata_body if metadata_only else self.body
+        return decode_json(build_request(method, path), body, each_item)
 
     async def watch(
         self, path: str, params: Mapping[str, Any] | None = None, *, read_timeout: Any = None
@@ -194,7 +211,7 @@ async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[
 
     drivers = [(f"spark-{i:032d}", f"app-{i}-driver") for i in range(apps)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        api = JsonApi(pool.submit(list_body, apps, executors).result())
+        api = JsonApi(*pool.submit(list_bodies, apps, executors).result())
 
     async def client(self: Any) -> JsonApi:
         return api
@@ -231,12 +248,15 @@ async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[
     rss_tracked = settled_rss_kib()
     after_snapshot = tracemalloc.take_snapshot() if trace else None
     [store] = active_stores()
-    rss_resyncs, list_cpu = [], []
+    rss_resyncs, list_cpu, resync_cpu = [], [], []
     for _ in range(resyncs):
         started = time.process_time()  # nothing else runs: the triggers wait, the watch is quiet
         store._take_list(await list_objects(store.client, store._spec, store.stats))
         list_cpu.append(time.process_time() - started)
         rss_resyncs.append(settled_rss_kib())
+        started = time.process_time()
+        await store._resync()
+        resync_cpu.append(time.process_time() - started)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -251,6 +271,8 @@ async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[
         "components": {k: v / apps for k, v in components.items()},
         "list_bytes": len(api.body) / (apps * (1 + executors)),
         "list_cpu": min(list_cpu, default=float("nan")),
+        "resync_cpu": min(resync_cpu, default=float("nan")),
+        "metadata_bytes": len(api.metadata_body) / (apps * (1 + executors)),
         "pods": apps * (1 + executors),
     }
 
@@ -278,6 +300,12 @@ def main() -> None:
     print(
         f"\nCPU of one full list (decode, slim, merge; fastest of {args.resyncs}): "
         f"{1000 * rss['list_cpu']:.0f} ms, {1e6 * rss['list_cpu'] / rss['pods']:.0f} us per pod"
+    )
+    print(
+        f"CPU of one resync (versions only, {rss['metadata_bytes']:.0f} B per pod, nothing "
+        f"changed; fastest of {args.resyncs}): {1000 * rss['resync_cpu']:.0f} ms, "
+        f"{1e6 * rss['resync_cpu'] / rss['pods']:.0f} us per pod: "
+        f"{rss['resync_cpu'] / rss['list_cpu']:.2f} of a whole list"
     )
 
 

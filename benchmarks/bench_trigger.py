@@ -26,7 +26,8 @@ both read after a garbage collection and `malloc_trim` (what stays, not a parse'
 `--scale` runs ours alone at each size (one fresh control plane per size), then the peer at
 `--kpt-apps` (the largest N it can follow) beside ours at the same N, and prints the scale
 table: RSS per tracked application, p50/p99 change -> event, the loop's CPU per status
-change (CPU from READY to the last event, divided by the status writes), read requests, and
+change (CPU from READY to the last event, divided by the status writes; the garbage
+collector's share beside it, from gc.callbacks), read requests, and
 the CPU of each process over the tracking window (the triggerer child from its rusage,
 kube-apiserver, etcd, KWOK, scheduler and controller manager from /proc). `--executors-at N`
 gives every application two executor pods (Running, held) in the N run: the store follows
@@ -130,6 +131,24 @@ def settled_rss_kib() -> int:
     return rss_kib()
 
 
+class GcClock:
+    """CPU seconds the cyclic garbage collector took (gc.callbacks), to tell its share of the
+    loop's CPU per change from the store's own."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self._started = 0.0
+        import gc
+
+        gc.callbacks.append(self)
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.total += time.process_time() - self._started
+
+
 def rss_kib() -> int:
     with open("/proc/self/status") as status:
         for line in status:
@@ -207,6 +226,7 @@ async def run_child(
         from airflow_provider_sparkk8s.monitoring.store import active_stores
 
         stores = active_stores()
+    gc_clock = GcClock()
     cpu_ready = time.process_time()
     print("READY", flush=True)
     end = time.monotonic() + deadline
@@ -224,6 +244,7 @@ async def run_child(
         "rss_tracking_kib": rss_tracking,
         "cpu_in_loop": time.process_time() - cpu_before,
         "cpu_after_ready": time.process_time() - cpu_ready,
+        "gc_after_ready": gc_clock.total,
         "loop_seconds": time.monotonic() - started,
     }
 
@@ -268,6 +289,7 @@ class PeerResult:
     per_app_kib: float
     executors: int = 0
     cpu_per_change_ms: float = 0.0
+    gc_per_change_ms: float = 0.0
     plane_cpu: dict[str, float] | None = None  # seconds over the tracking window, by process
     load: str = ""
 
@@ -473,6 +495,7 @@ def measure(
         per_app_kib=grown / apps,
         executors=executors,
         cpu_per_change_ms=1000 * result["cpu_after_ready"] / apps,
+        gc_per_change_ms=1000 * result.get("gc_after_ready", 0.0) / apps,
         plane_cpu={
             "triggerer": usage.ru_utime + usage.ru_stime,
             **{name: cpu_after[name] - cpu_before.get(name, 0.0) for name in cpu_after},
@@ -572,6 +595,7 @@ def scale_table(ours: list[PeerResult], peer: PeerResult | None, same_n: PeerRes
         ("delay change -> event p50 (s)", lambda r: f"{r.p50:.3f}"),
         ("delay change -> event p99 (s)", lambda r: f"{r.p99:.3f}"),
         ("loop CPU per status change (ms)", lambda r: f"{r.cpu_per_change_ms:.2f}"),
+        ("  of which the garbage collector (ms)", lambda r: f"{r.gc_per_change_ms:.2f}"),
         ("read requests on pods+events", lambda r: f"{r.requests}"),
         ("  per minute of tracking", lambda r: f"{60 * r.requests / r.window:.1f}"),
         *[

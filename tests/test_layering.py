@@ -39,6 +39,7 @@ LAYER_OF: dict[str, str] = {
     "monitoring": "shell",
     "monitoring.reducer": "core",
     "monitoring.snapshot": "core",
+    "monitoring.resync": "core",
     "kube": "shell",
     "kube.paths": "core",
     "version_compat": "compat",

@@ -93,11 +93,18 @@ class AsyncKubeClient(SenderBase):
         content: bytes | str | None = None,
         content_type: str | None = None,
         each_item: ItemView | None = None,
+        accept: str | None = None,
     ) -> dict[str, Any]:
         """The answer's JSON; `each_item` keeps only its view of each of a list's items,
         decoded one at a time (`decode_json`)."""
         request = build_request(
-            method, path, params=params, json=json, content=content, content_type=content_type
+            method,
+            path,
+            params=params,
+            json=json,
+            content=content,
+            content_type=content_type,
+            accept=accept,
         )
         response = await self._send(request)
         if each_item is None:

@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 USER_AGENT = f"airflow-provider-sparkk8s/{__version__}"
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
+# A list of metadata only (name, uid, resourceVersion, labels...), half a pod's bytes; a
+# server that cannot convert answers the plain list, whose items carry the same metadata.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 _RETRIABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 # A watch with no server-side timeout still must not hang forever on a dead connection.
 _WATCH_IDLE_LIMIT = 3600.0
@@ -67,6 +70,7 @@ class KubeRequest:
     params: Mapping[str, Any] = field(default_factory=dict)
     content: bytes | None = None
     content_type: str | None = None
+    accept: str | None = None
 
     @property
     def idempotent(self) -> bool:
@@ -77,7 +81,7 @@ class KubeRequest:
 
     def headers(self) -> dict[str, str]:
         # As kubectl: JSON, but plain-text resources (pods/log) must not be refused with 406.
-        headers = {"Accept": "application/json, */*", "User-Agent": USER_AGENT}
+        headers = {"Accept": self.accept or "application/json, */*", "User-Agent": USER_AGENT}
         if self.content_type:
             headers["Content-Type"] = self.content_type
         return headers
@@ -91,6 +95,7 @@ def build_request(
     json: Any = None,
     content: bytes | str | None = None,
     content_type: str | None = None,
+    accept: str | None = None,
 ) -> KubeRequest:
     """Plain data for one request. A JSON PATCH body defaults to merge-patch."""
     method = method.upper()
@@ -108,7 +113,7 @@ def build_request(
         body = None
     if not path.startswith("/"):
         raise ValueError(f"API path must be absolute: {path!r}")
-    return KubeRequest(method, path, dict(params or {}), body, content_type)
+    return KubeRequest(method, path, dict(params or {}), body, content_type, accept)
 
 
 def watch_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -119,7 +124,8 @@ def watch_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return merged
 
 
-ItemView = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+# What a list keeps of each item: a slimmer mapping, or a record (a metadata list's versions).
+ItemView = Callable[[Mapping[str, Any]], Any]
 _DECODER = jsonlib.JSONDecoder()
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 

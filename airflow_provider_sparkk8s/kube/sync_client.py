@@ -64,11 +64,18 @@ class KubeClient(SenderBase):
         content: bytes | str | None = None,
         content_type: str | None = None,
         each_item: ItemView | None = None,
+        accept: str | None = None,
     ) -> dict[str, Any]:
         """The answer's JSON; `each_item` keeps only its view of each of a list's items,
         decoded one at a time (`decode_json`)."""
         request = build_request(
-            method, path, params=params, json=json, content=content, content_type=content_type
+            method,
+            path,
+            params=params,
+            json=json,
+            content=content,
+            content_type=content_type,
+            accept=accept,
         )
         return decode_json(request, self._send(request).content, each_item)
 

@@ -44,6 +44,7 @@ class AsyncWatchClient(Protocol):
         *,
         params: Mapping[str, Any] | None = None,
         each_item: ItemView | None = None,
+        accept: str | None = None,
     ) -> dict[str, Any]: ...
 
     def watch(

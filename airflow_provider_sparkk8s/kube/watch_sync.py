@@ -43,6 +43,7 @@ class WatchClient(Protocol):
         *,
         params: Mapping[str, Any] | None = None,
         each_item: ItemView | None = None,
+        accept: str | None = None,
     ) -> dict[str, Any]: ...
 
     def watch(

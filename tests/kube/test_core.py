@@ -12,6 +12,7 @@ import pytest
 from airflow_provider_sparkk8s.kube.async_client import transport_failure
 from airflow_provider_sparkk8s.kube.core import (
     APPLY_PATCH,
+    METADATA_LIST,
     RetryPolicy,
     backoff_delay,
     build_request,
@@ -31,6 +32,12 @@ def test_build_request_json_patch_defaults_to_merge_patch() -> None:
     assert request.content == b'{"a":1}'
     assert request.content_type == "application/merge-patch+json"
     assert not request.idempotent
+
+
+def test_a_request_asks_for_json_unless_it_names_its_own_accept() -> None:
+    assert build_request("GET", "/x").headers()["Accept"] == "application/json, */*"
+    metadata = build_request("GET", "/x", accept=METADATA_LIST).headers()["Accept"]
+    assert metadata.startswith("application/json;as=PartialObjectMetadataList;g=meta.k8s.io")
 
 
 def test_build_request_apply_is_idempotent_post_is_not() -> None:

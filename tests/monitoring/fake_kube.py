@@ -86,10 +86,19 @@ class FakeKube:
                 )
             self.delete(name)
             return {}
+        if not path.endswith("/pods"):  # one pod
+            name = path.rsplit("/", 1)[-1]
+            if name not in self.pods:
+                raise KubeApiError(404, "NotFound", f"pods {name!r} not found", method=method)
+            return copy.deepcopy(self.pods[name])
         each_item = _.get("each_item") or (lambda pod: pod)  # as the sender: a view of each
+        metadata_only = "PartialObjectMetadataList" in (_.get("accept") or "")
         return {
             "metadata": {"resourceVersion": str(self.rv)},
-            "items": [each_item(copy.deepcopy(p)) for p in self.pods.values()],
+            "items": [
+                each_item(copy.deepcopy({"metadata": p["metadata"]} if metadata_only else p))
+                for p in self.pods.values()
+            ],
         }
 
     async def watch(self, path: str, params: dict | None = None, *, read_timeout=None):

@@ -355,3 +355,100 @@ async def test_a_changed_pod_replaces_only_itself_in_its_applications_view(kube_
     assert phases(await next_pods(sub)) == ["Pending", "Running", "Running"]
     kube.delete("e1")
     assert sorted(p["metadata"]["name"] for p in await next_pods(sub)) == ["d", "e2"]
+
+
+def resync_settings(**kw):
+    return StoreSettings(
+        resync_interval=0.2, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.05, **kw
+    )
+
+
+def gets_of_one_pod(kube):
+    return [path for method, path, _ in kube.requests if method == "GET" and "/pods/" in path]
+
+
+async def test_a_resync_lists_versions_only_and_fetches_just_the_missed_change():
+    kube = FakeKube()
+    for name in ("a", "b", "c"):
+        kube.put(pod(name, app=OTHER if name != "a" else APP, uid=f"uid-{name}"))
+    store = SnapshotStore(kube, "ns", resync_settings())
+    store.start()
+    try:
+        sub = store.subscribe(APP)
+        await next_pods(sub)
+        await until(lambda: kube.streams)
+        kube.hang_watches = True
+        kube.end_streams()
+        kube.put_silently(pod("a", uid="uid-a", phase="Succeeded", containers=[terminated(0)]))
+        assert phases(await next_pods(sub, 3)) == ["Succeeded"]
+        assert gets_of_one_pod(kube) == ["/api/v1/namespaces/ns/pods/a"]
+        assert store.stats.version_lists >= 1 and store.stats.refetched == 1
+        held = store.snapshot.pods["uid-b"]
+        await until(lambda: store.stats.version_lists >= 3)
+        assert store.snapshot.pods["uid-b"] is held  # unchanged: the same object, not a copy
+        assert store.stats.refetched == 1
+    finally:
+        await store.stop()
+
+
+async def test_a_resync_drops_a_pod_deleted_while_the_watch_was_dead():
+    kube = FakeKube()
+    kube.put(pod("a", uid="uid-a", phase="Running"))
+    store = SnapshotStore(kube, "ns", resync_settings())
+    store.start()
+    try:
+        sub = store.subscribe(APP)
+        await next_pods(sub)
+        await until(lambda: kube.streams)
+        kube.hang_watches = True
+        kube.end_streams()
+        kube.pods.pop("a")  # deleted, and the watch never said so
+        assert await next_pods(sub, 3) == ()
+        assert gets_of_one_pod(kube) == []
+    finally:
+        await store.stop()
+
+
+async def test_more_changes_than_the_refetch_limit_are_read_by_one_whole_list():
+    kube = FakeKube()
+    for index in range(5):
+        kube.put(pod(f"p{index}", uid=f"uid-{index}", phase="Running"))
+    store = SnapshotStore(kube, "ns", resync_settings(refetch_limit=2))
+    store.start()
+    try:
+        sub = store.subscribe(APP)
+        await next_pods(sub)
+        await until(lambda: kube.streams)
+        kube.hang_watches = True
+        kube.end_streams()
+        for index in range(5):
+            kube.put_silently(pod(f"p{index}", uid=f"uid-{index}", phase="Succeeded"))
+        await until(lambda: phases(store._by_app.get(APP, ())) == ["Succeeded"] * 5, 3)
+        assert gets_of_one_pod(kube) == [] and store.stats.refetched == 0
+        whole_lists = [p for m, p, params in kube.requests if m == "GET" and p.endswith("/pods")]
+        assert len(whole_lists) > store.stats.version_lists  # the first list, then the fallback
+    finally:
+        await store.stop()
+
+
+async def test_the_versions_list_asks_for_metadata_only():
+    kube = FakeKube()
+    asked = []
+    real = kube.request
+
+    async def request(method, path, **kw):
+        asked.append(kw.get("accept"))
+        return await real(method, path, **kw)
+
+    kube.request = request
+    kube.put(pod("a", uid="uid-a"))
+    store = SnapshotStore(kube, "ns", resync_settings())
+    store.start()
+    try:
+        await until(lambda: store.stats.version_lists >= 1)
+        assert asked[0] is None  # the watch layer's first list: whole pods
+        assert any(
+            a and a.startswith("application/json;as=PartialObjectMetadataList") for a in asked
+        )
+    finally:
+        await store.stop()
