@@ -7,8 +7,9 @@ resync every `resync_interval` repairs whatever the watch missed (a dropped or s
 dead connection, an API server restart). The resync lists versions only and fetches whole
 just the pods that differ (`resync.py`): at 10,000 pods a whole list every 30 s was the one
 cost per change that grew with the number of applications. The merge rules live in
-`snapshot.py` (pure); the watch itself is `kube.watch_async`'s three layers (reconnect, list-then-watch with a relist
-on 410, one stream). The store keeps the snapshot, the subscriptions and the resync.
+`snapshot.py` (pure); the watch itself is `kube.watch_async`'s three layers (reconnect,
+list-then-watch with a relist on 410, one stream). The store keeps the snapshot, the
+subscriptions and the resync.
 
 Subscribers are keyed by application id (`spark-app-selector`). A subscriber is told the
 application's pods when they change, and once right away if the store already knows them.
