@@ -72,7 +72,9 @@ async def watch_forever(
 ) -> AsyncGenerator[Item, None]:
     """Layer 1: never give up. Any failure (the API down, a refused watch, a stream cut at
     once) is counted and waited out with capped, jittered backoff, then the next round
-    resumes from the cursor; the backoff restarts after a round that ended in a relist."""
+    resumes from the cursor; the backoff restarts after a round that ended in a relist, and
+    after a stream the server ended on its own (the connection was healthy for a whole
+    stream), so outages apart do not add up."""
     stats = stats or WatchStats()
     cursor = cursor or WatchCursor()
     failures = 0
@@ -80,6 +82,8 @@ async def watch_forever(
         try:
             async with aclosing(list_then_watch(client, spec, cursor, stats)) as items:
                 async for item in items:
+                    if item is STREAM_ENDED:
+                        failures = 0
                     yield item
                     del item  # a list waiting here for the next event would stay whole
             failures = 0

@@ -69,13 +69,18 @@ def watch_forever(
     stats: WatchStats | None = None,
     cursor: WatchCursor | None = None,
 ) -> Generator[Item, None, None]:
-    """Layer 1: never give up; back off after a failure, resume from the cursor."""
+    """Layer 1: never give up; back off after a failure, resume from the cursor. The
+    backoff restarts after a relist, and after a stream the server ended on its own (the
+    connection was healthy for a whole stream), so outages apart do not add up."""
     stats = stats or WatchStats()
     cursor = cursor or WatchCursor()
     failures = 0
     while True:
         try:
-            yield from list_then_watch(client, spec, cursor, stats)
+            for item in list_then_watch(client, spec, cursor, stats):
+                if item is STREAM_ENDED:
+                    failures = 0
+                yield item
             failures = 0
         except Exception as error:  # noqa: BLE001 - a watcher outlives any failure
             failures += 1

@@ -160,6 +160,37 @@ def test_failures_back_off_and_resume_from_the_cursor_without_listing(face: str)
 
 
 @pytest.mark.parametrize("face", FACES)
+def test_the_backoff_restarts_after_a_stream_the_server_ended_on_its_own(
+    face: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refused = KubeConnectionError("cannot reach the API server (scripted)")
+    counted: list[int] = []
+    module = watch_sync if face == "sync" else watch_async
+
+    def note(spec: WatchSpec, failures: int, stats: WatchStats, error: Exception) -> float:
+        counted.append(failures)
+        return 0.0
+
+    monkeypatch.setattr(module, "note_failure", note)
+    collection = make(
+        face,
+        [listing(10)],
+        [
+            Stream(error=refused),
+            Stream(error=refused),
+            Stream([event("MODIFIED", "a", 11)]),  # healthy until the server's timeout
+            Stream(error=refused),
+            Stream([event("MODIFIED", "a", 12)], error=refused),  # broke mid-way: not healthy
+            Stream(error=refused),
+            Stream([event("MODIFIED", "a", 13)]),
+        ],
+    )
+    items = take(face, collection, 5)
+    assert kinds(items)[-1] == "MODIFIED"
+    assert counted == [1, 2, 1, 2, 3]
+
+
+@pytest.mark.parametrize("face", FACES)
 def test_a_given_cursor_resumes_without_listing_and_read_timeout_reaches_the_sender(
     face: str,
 ) -> None:
