@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -367,11 +368,11 @@ def gets_of_one_pod(kube):
     return [path for method, path, _ in kube.requests if method == "GET" and "/pods/" in path]
 
 
-async def test_a_resync_lists_versions_only_and_fetches_just_the_missed_change():
-    kube = FakeKube()
-    for name in ("a", "b", "c"):
-        kube.put(pod(name, app=OTHER if name != "a" else APP, uid=f"uid-{name}"))
-    store = SnapshotStore(kube, "ns", resync_settings())
+@contextlib.asynccontextmanager
+async def watch_dead_after_first_list(kube, settings):
+    """A started store whose subscriber to APP has its first pods; then every watch hangs
+    (a half-open connection), so only the resync can tell what changes."""
+    store = SnapshotStore(kube, "ns", settings)
     store.start()
     try:
         sub = store.subscribe(APP)
@@ -379,6 +380,16 @@ async def test_a_resync_lists_versions_only_and_fetches_just_the_missed_change()
         await until(lambda: kube.streams)
         kube.hang_watches = True
         kube.end_streams()
+        yield store, sub
+    finally:
+        await store.stop()
+
+
+async def test_a_resync_lists_versions_only_and_fetches_just_the_missed_change():
+    kube = FakeKube()
+    for name in ("a", "b", "c"):
+        kube.put(pod(name, app=OTHER if name != "a" else APP, uid=f"uid-{name}"))
+    async with watch_dead_after_first_list(kube, resync_settings()) as (store, sub):
         kube.put_silently(pod("a", uid="uid-a", phase="Succeeded", containers=[terminated(0)]))
         assert phases(await next_pods(sub, 3)) == ["Succeeded"]
         assert gets_of_one_pod(kube) == ["/api/v1/namespaces/ns/pods/a"]
@@ -387,48 +398,28 @@ async def test_a_resync_lists_versions_only_and_fetches_just_the_missed_change()
         await until(lambda: store.stats.version_lists >= 3)
         assert store.snapshot.pods["uid-b"] is held  # unchanged: the same object, not a copy
         assert store.stats.refetched == 1
-    finally:
-        await store.stop()
 
 
 async def test_a_resync_drops_a_pod_deleted_while_the_watch_was_dead():
     kube = FakeKube()
     kube.put(pod("a", uid="uid-a", phase="Running"))
-    store = SnapshotStore(kube, "ns", resync_settings())
-    store.start()
-    try:
-        sub = store.subscribe(APP)
-        await next_pods(sub)
-        await until(lambda: kube.streams)
-        kube.hang_watches = True
-        kube.end_streams()
+    async with watch_dead_after_first_list(kube, resync_settings()) as (_, sub):
         kube.pods.pop("a")  # deleted, and the watch never said so
         assert await next_pods(sub, 3) == ()
         assert gets_of_one_pod(kube) == []
-    finally:
-        await store.stop()
 
 
 async def test_more_changes_than_the_refetch_limit_are_read_by_one_whole_list():
     kube = FakeKube()
     for index in range(5):
         kube.put(pod(f"p{index}", uid=f"uid-{index}", phase="Running"))
-    store = SnapshotStore(kube, "ns", resync_settings(refetch_limit=2))
-    store.start()
-    try:
-        sub = store.subscribe(APP)
-        await next_pods(sub)
-        await until(lambda: kube.streams)
-        kube.hang_watches = True
-        kube.end_streams()
+    async with watch_dead_after_first_list(kube, resync_settings(refetch_limit=2)) as (store, _):
         for index in range(5):
             kube.put_silently(pod(f"p{index}", uid=f"uid-{index}", phase="Succeeded"))
         await until(lambda: phases(store._by_app.get(APP, ())) == ["Succeeded"] * 5, 3)
         assert gets_of_one_pod(kube) == [] and store.stats.refetched == 0
         whole_lists = [p for m, p, params in kube.requests if m == "GET" and p.endswith("/pods")]
         assert len(whole_lists) > store.stats.version_lists  # the first list, then the fallback
-    finally:
-        await store.stop()
 
 
 async def test_the_versions_list_asks_for_metadata_only():
