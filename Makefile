@@ -60,8 +60,8 @@ lint: venv
 	mkdir -p $(MYPY_CACHE)
 	flock $(MYPY_CACHE).lock $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE) $(LINT_PATHS)
 
-# The node agent's Spark images: pyspark 4.3.0 and 3.5.9 (the parity oracle's cached
-# installs) laid out as Spark images with our entrypoint and programs, under ~/.cache; no-op
+# The node agent's Spark images: pyspark 4.3.0, 4.2.1, 4.1.4, 4.0.5 and 3.5.9 (the parity
+# oracle's cached installs) laid out as Spark images with our entrypoint and programs, under ~/.cache; no-op
 # once present. `make demo` builds only its own (4.3.0) when it starts.
 runtime-image: venv
 	$(PY) -m testenv.runtime_image --all >/dev/null

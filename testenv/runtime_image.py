@@ -1,7 +1,8 @@
 """The process runtime's Spark "images": pyspark's Spark distribution laid out as the Spark
 images lay it out, with our entrypoint and example programs, described in an images file
 the node agent reads (testenv/nodeagent/images.py). `sparkk8s/spark:<version>` is the tree
-built from pyspark <version>: 4.3.0 by default, 3.5.9 too for the real-Spark tests.
+built from pyspark <version>: 4.3.0 by default, and 3.5.9, 4.0.5, 4.1.4 and 4.2.1 for the
+real-Spark tests of the older lines.
 
     python -m testenv.runtime_image            # sparkk8s/spark:4.3.0; prints the images file
     python -m testenv.runtime_image 3.5.9      # one file naming each version given
@@ -33,7 +34,7 @@ from pathlib import Path
 REPOSITORY = "sparkk8s/spark"
 SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's)
 # Every Spark release a real-Spark test runs (the runtime plane's images file names them all).
-RUNTIME_VERSIONS = (SPARK_VERSION, "3.5.9")
+RUNTIME_VERSIONS = (SPARK_VERSION, "3.5.9", "4.0.5", "4.1.4", "4.2.1")
 EXAMPLES = "/opt/sparkk8s/examples"  # where pi.py and fail.py are, inside the image
 REPO = Path(__file__).resolve().parents[1]
 IMAGE_SOURCES = REPO / "testenv" / "image"

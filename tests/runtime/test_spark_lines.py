@@ -1,11 +1,12 @@
-"""Spark 3.5 for real: `sparkk8s-submit` reads the line from the image tag
-(`sparkk8s/spark:3.5.9`, as for an official Spark image) and builds Spark 3.5's objects, and
-pyspark 3.5.9's own distribution runs them on the node agent, submitted as the documented
-submitter with the driver as the documented `spark` account.
+"""Every older Spark line for real: `sparkk8s-submit` reads the line from the image tag
+(`sparkk8s/spark:<version>`, as for an official Spark image) and builds that line's objects,
+and pyspark <version>'s own distribution runs them on the node agent, submitted as the
+documented submitter with the driver as the documented `spark` account. (4.3, the default,
+runs in the CLI, demo, example-DAG and e2e tests.)
 
-Spark 3.5 has no `spark.kubernetes.executor.useDriverPodIP` (new in 4.1; 4.3 defaults it to
-true): its executors always dial the driver by its Service name, so this run also proves that
-path (Service -> per-pod hosts file -> the driver's address)."""
+Before 4.3 the executors dial the driver by its Service name: 3.5 and 4.0 have no
+`spark.kubernetes.executor.useDriverPodIP`, and 4.1 and 4.2 default it to false. So these
+runs also prove that path (Service -> per-pod hosts file -> the driver's address)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ from tests.support.real_spark import (
 )
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
-SPARK_35 = "3.5.9"
+BASE_PORTS = {"driver-rpc-port", "blockmanager", "spark-ui"}
+# version -> (the driver's container ports, whether a NetworkPolicy guards the executors)
+LINES = {
+    "3.5.9": (BASE_PORTS, False),
+    "4.0.5": (BASE_PORTS, False),
+    "4.1.4": (BASE_PORTS | {"spark-connect"}, False),  # Spark Connect's port from 4.1
+    "4.2.1": (BASE_PORTS | {"spark-connect"}, True),  # NetworkPolicyFeatureStep from 4.2
+}
 
 
 def driver_properties(api: ApiClient, driver: dict[str, Any]) -> dict[str, str]:
@@ -42,14 +50,21 @@ def driver_properties(api: ApiClient, driver: dict[str, Any]) -> dict[str, str]:
     return load_java_properties(data["spark.properties"])
 
 
-def test_pi_on_spark_35_whose_executors_dial_the_driver_service(
-    runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path, runtime_admin: ApiClient
+@pytest.mark.parametrize("version", sorted(LINES))
+def test_pi_on_each_older_line_whose_executors_dial_the_driver_service(
+    version: str,
+    runtime_plane: ControlPlane,
+    runtime_namespace: str,
+    submitter: Path,
+    runtime_admin: ApiClient,
 ):
     ns = runtime_namespace
+    ports_of_line, has_policy = LINES[version]
     recorder = PodRecorder(runtime_plane, ns).start()
     started = time.monotonic()
-    image = {"spark.kubernetes.container.image": image_name(SPARK_35)}
-    done = submit_with_cli(runtime_plane, ns, submitter, "pi35", [PI, "4", "100000"], image)
+    image = {"spark.kubernetes.container.image": image_name(version)}
+    name = "pi" + version.replace(".", "")
+    done = submit_with_cli(runtime_plane, ns, submitter, name, [PI, "4", "100000"], image)
     elapsed = time.monotonic() - started
     recorder.stop()
     output = done.stdout + done.stderr
@@ -60,20 +75,21 @@ def test_pi_on_spark_35_whose_executors_dial_the_driver_service(
 
     (driver,) = recorder.names("driver")
     log = driver_log(runtime_admin, ns, driver)
-    assert f"Running Spark version {SPARK_35}" in log, log[:3000]
+    assert f"Running Spark version {version}" in log, log[:3000]
     assert "Pi is roughly 3.1" in log, log[-3000:]
     executors = recorder.names("executor")
     assert len(executors) == 2, recorder.events
     assert sorted(i for _, i in registered_executors(log)) == ["1", "2"]
     assert all(name in log for name in executors)  # pi.py names the pods that computed it
 
-    # Spark 3.5's objects: no spark-connect port (4.1+) and no NetworkPolicy (4.2+).
+    # The line's objects: the spark-connect port from 4.1, the NetworkPolicy from 4.2.
     ports = {p["name"] for p in recorder.pods[driver]["spec"]["containers"][0]["ports"]}
-    assert ports == {"driver-rpc-port", "blockmanager", "spark-ui"}
+    assert ports == ports_of_line
     policies = kube.request(
         runtime_admin, "GET", f"/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies"
-    )
-    assert policies["items"] == []
+    )["items"]
+    owners = [ref["name"] for policy in policies for ref in policy["metadata"]["ownerReferences"]]
+    assert owners == ([driver] if has_policy else [])
     # Each executor dialled the driver by its Service's name (spark.driver.host, which
     # spark-submit set in the driver's properties), not by the driver pod's address. (The
     # Service itself is gone: the driver deletes it when it stops.)
@@ -85,5 +101,5 @@ def test_pi_on_spark_35_whose_executors_dial_the_driver_service(
 
     running = recorder.first("executor", "Running")
     assert running is not None
-    REAL_SPARK_TIMINGS["CLI pi on Spark 3.5: first executor Running"] = running.seconds
-    REAL_SPARK_TIMINGS["CLI pi on Spark 3.5: succeeded (CLI exit)"] = elapsed
+    REAL_SPARK_TIMINGS[f"CLI pi on Spark {version}: first executor Running"] = running.seconds
+    REAL_SPARK_TIMINGS[f"CLI pi on Spark {version}: succeeded (CLI exit)"] = elapsed
