@@ -1,9 +1,9 @@
 """The periodic resync as pure functions: a list of versions, and which pods to fetch whole.
 
 The resync only repairs what the watch missed, which is almost always nothing. So it lists
-metadata only (`kube.core.METADATA_LIST`): each pod's key and resourceVersion, about a
-third of the client's CPU per pod of a whole list (no spec, no status, nothing to slim) and
-half the server's bytes. A pod whose listed version differs from what the store holds is
+metadata only (`kube.core.METADATA_LIST`): each pod's key and resourceVersion, under a
+quarter of the client's CPU per pod of a whole list (no spec, no status, nothing to slim)
+and half the server's bytes. A pod whose listed version differs from what the store holds is
 fetched whole, one GET each; when more than a few differ, one whole list is cheaper.
 """
 
@@ -42,6 +42,7 @@ class ResyncPlan:
 
 
 def resync_plan(snapshot: Snapshot, listed: Iterable[ListedVersion]) -> ResyncPlan:
+    """What the store must fetch before a versions list can be applied as a whole list."""
     kept: list[Pod] = []
     fetch: list[ListedVersion] = []
     for item in listed:
@@ -58,7 +59,5 @@ def resync_plan(snapshot: Snapshot, listed: Iterable[ListedVersion]) -> ResyncPl
 
 def _current(held: str | None, listed: str | None) -> bool:
     """The held pod is the listed version or a newer one (the watch ran ahead of the list).
-    Versions that are not numbers are only ever equal or not."""
-    if held == listed:
-        return True
-    return not is_newer(listed, held) and held is not None and listed is not None
+    Versions that are not numbers, or missing, are only ever equal or not (`is_newer`)."""
+    return held == listed or not is_newer(listed, held)

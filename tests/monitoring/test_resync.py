@@ -49,7 +49,11 @@ def test_a_pod_deleted_after_the_listed_version_is_neither_kept_nor_fetched():
     assert plan == resync_plan(Snapshot(), [])
 
 
-def test_versions_that_are_not_numbers_are_fetched_unless_equal():
+def test_versions_that_are_not_numbers_or_missing_are_fetched_unless_equal():
     a = pod("a", rv="x1", uid="uid-a")
     assert resync_plan(held(a), [listed("a", "x1")]).fetch == ()
     assert [i.name for i in resync_plan(held(a), [listed("a", "x0")]).fetch] == ["a"]
+    unversioned = pod("a", rv="5", uid="uid-a")
+    del unversioned["metadata"]["resourceVersion"]
+    assert [i.name for i in resync_plan(held(unversioned), [listed("a", "5")]).fetch] == ["a"]
+    assert [i.name for i in resync_plan(held(a), [listed("a", None)]).fetch] == ["a"]
