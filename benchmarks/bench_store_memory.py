@@ -41,7 +41,7 @@ from airflow_provider_sparkk8s.kube.core import ItemView, build_request, decode_
 TIME = "2026-01-01T00:00:00Z"
 COMPONENTS = (
     ("store: slim pods", ("monitoring/snapshot.py", "kube/core.py")),
-    ("store: indexes, subscriptions", ("monitoring/store.py",)),
+    ("store: indexes, subscriptions", ("services/store.py",)),
     ("triggers: objects, frames, last state", ("triggers/", "monitoring/reducer.py")),
     ("harness: one task per trigger", ("bench_store_memory.py",)),
 )
@@ -206,7 +206,7 @@ def by_component(after: tracemalloc.Snapshot, before: tracemalloc.Snapshot) -> C
 
 async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[str, Any]:
     from airflow_provider_sparkk8s.kube.watch_async import list_objects
-    from airflow_provider_sparkk8s.monitoring.store import active_stores
+    from airflow_provider_sparkk8s.services.store import active_stores
     from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
     drivers = [(f"spark-{i:032d}", f"app-{i}-driver") for i in range(apps)]

@@ -30,7 +30,7 @@ from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
-from airflow_provider_sparkk8s.submission.submit import submit
+from airflow_provider_sparkk8s.services.send import submit
 from tests.parity.recorder import RecordingServer
 from tests.parity.runner import oracle_environment, spark_submit_path
 

@@ -223,7 +223,7 @@ async def run_child(
     rss_tracking = settled_rss_kib()
     stores = []
     if peer == "ours":
-        from airflow_provider_sparkk8s.monitoring.store import active_stores
+        from airflow_provider_sparkk8s.services.store import active_stores
 
         stores = active_stores()
     gc_clock = GcClock()

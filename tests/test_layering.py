@@ -1,13 +1,16 @@
-"""Imports point down: every import of every product module is checked against one table.
+"""Imports point down: every top folder of the package is one layer, checked against one table.
 
 Layers, top to bottom (docs/architecture.md draws the same map):
 - operators, sensors: the Airflow faces a DAG uses; may use triggers, hooks and links;
-- triggers: may use hooks;
-- hooks, links: the Airflow faces over the core;
+- triggers: may use hooks; cli: the command-line face, no Airflow;
+- hooks, links: the Airflow faces over the services;
 - version_compat: the only module that imports Airflow;
-- shell: the I/O below the faces (the kube client, the store, submitting); no Airflow;
-- core: pure functions over plain data (the pipeline, the reducer, the application model).
-Nothing imports an operator or a sensor, and the CLI imports no Airflow face.
+- services: the I/O below the faces (submission, pods, store, uploads); no Airflow;
+- kube: the HTTP client library;
+- application, monitoring, submission: pure functions over plain data;
+- base: the package's top-level modules (errors, objects, provider_info).
+Nothing imports an operator or a sensor, and the CLI imports no Airflow face. Inside a folder
+imports point one way too: its modules never import each other in a cycle.
 
 Imports are read with `ast`, wherever they are (module level, inside functions, under
 TYPE_CHECKING): a lazy import points up just as much as an eager one.
@@ -24,52 +27,45 @@ import pytest
 PACKAGE = "airflow_provider_sparkk8s"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
-# Module (dotted, without the package) -> layer. The longest matching prefix wins, so a
-# single module can sit in another layer than its package (submission.submit does I/O).
+# Top folder (or top-level module) -> layer; one row a folder, no exceptions.
 LAYER_OF: dict[str, str] = {
-    "": "core",  # the package itself: __version__, get_provider_info
-    "provider_info": "core",
-    "errors": "core",
-    "application": "core",
-    "submission": "core",
-    "submission.submit": "shell",
-    "submission.client_settings": "shell",
-    "submission.uploader": "shell",
-    "submission.local_inputs": "shell",
-    "monitoring": "shell",
-    "monitoring.reducer": "core",
-    "monitoring.snapshot": "core",
-    "monitoring.resync": "core",
-    "kube": "shell",
-    "kube.paths": "core",
-    "version_compat": "compat",
-    "hooks": "hooks",
-    "links": "links",
-    "triggers": "triggers",
     "operators": "operators",
     "sensors": "sensors",
+    "triggers": "triggers",
+    "hooks": "hooks",
+    "links": "links",
     "cli": "cli",
+    "version_compat": "compat",
+    "services": "services",
+    "kube": "kube",
+    "application": "application",
+    "monitoring": "monitoring",
+    "submission": "submission",
+    "": "base",  # the package itself: __version__, get_provider_info
+    "errors": "base",
+    "objects": "base",
+    "provider_info": "base",
 }
 
-FACES_BELOW_OPERATORS = {"triggers", "hooks", "links", "compat", "shell", "core"}
+CORE = {"application", "monitoring", "submission", "base"}
+BELOW_FACES = {"compat", "services", "kube", *CORE}
 MAY_IMPORT: dict[str, set[str]] = {
-    "core": {"core"},
-    "shell": {"shell", "core"},
+    "operators": {"triggers", "hooks", "links", *BELOW_FACES},
+    "sensors": {"triggers", "hooks", "links", *BELOW_FACES},
+    "triggers": {"hooks", *BELOW_FACES},
+    "hooks": BELOW_FACES,
+    "links": BELOW_FACES,
+    "cli": {"services", "kube", *CORE},
     "compat": set(),
-    "hooks": {"compat", "shell", "core"},
-    "links": {"compat", "shell", "core"},
-    "triggers": {"hooks", "compat", "shell", "core"},
-    "operators": FACES_BELOW_OPERATORS,
-    "sensors": FACES_BELOW_OPERATORS,
-    "cli": {"shell", "core"},
+    "services": {"kube", *CORE},
+    "kube": {"base"},
+    "application": {"monitoring", "submission", "base"},
+    "monitoring": {"base"},
+    "submission": {"base"},
+    "base": {"base"},
 }
 # Only these layers may import Airflow itself.
 AIRFLOW_LAYERS = {"compat"}
-
-# Imports that still point the wrong way while issue 11 lands in stages: (importer,
-# imported). Each entry is removed by the change that fixes it; an entry that no longer
-# matches anything fails the test, so the table only ever gets stricter.
-NOT_YET_MOVED: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -114,14 +110,10 @@ def _existing(dotted: str, root: Path) -> str:
 
 
 def layer(module: str) -> str:
-    parts = module.split(".") if module else []
-    while True:
-        key = ".".join(parts)
-        if key in LAYER_OF:
-            return LAYER_OF[key]
-        if not parts:
-            raise AssertionError(f"{module!r} has no layer: add it to LAYER_OF")
-        parts.pop()
+    top = module.split(".")[0] if module else ""
+    if top not in LAYER_OF:
+        raise AssertionError(f"{module!r} has no layer: add its top folder to LAYER_OF")
+    return LAYER_OF[top]
 
 
 def product_modules(root: Path = ROOT) -> dict[str, Path]:
@@ -137,15 +129,48 @@ def violations(root: Path = ROOT) -> frozenset[tuple[str, str]]:
             if target == "airflow":
                 allowed = own in AIRFLOW_LAYERS
             else:
-                allowed = layer(target) in MAY_IMPORT[own] or _same_face(module, target)
+                allowed = layer(target) in MAY_IMPORT[own] or _same_folder(module, target)
             if not allowed:
                 found.add((module, target))
     return frozenset(found)
 
 
-def _same_face(module: str, target: str) -> bool:
-    """A face's own modules may import each other (operators.spark_k8s -> operators.x)."""
-    return layer(module) == layer(target) and module.split(".")[0] == target.split(".")[0]
+def _same_folder(module: str, target: str) -> bool:
+    """A folder's own modules may import each other (one way: see `folder_cycles`)."""
+    return module.split(".")[0] == target.split(".")[0]
+
+
+def folder_cycles(root: Path = ROOT) -> list[list[str]]:
+    """Import cycles between the modules of one top folder (a package's __init__ aside)."""
+    modules = product_modules(root)
+    edges = {
+        module: {
+            target
+            for target in imported_modules(path, root)
+            if target != "airflow"
+            and target in modules
+            and target != module
+            and _same_folder(module, target)
+            and modules[target].name != "__init__.py"
+        }
+        for module, path in modules.items()
+    }
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(edges[module]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [module])
+    return cycles
 
 
 def test_every_module_has_a_layer() -> None:
@@ -154,7 +179,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_imports_point_down() -> None:
-    upward = violations() - NOT_YET_MOVED
+    upward = violations()
     assert not upward, "imports that point up (importer, imported):\n" + "\n".join(
         f"  {module} -> {target or PACKAGE}: {layer(module)} may not import "
         f"{'airflow' if target == 'airflow' else layer(target)}"
@@ -162,9 +187,20 @@ def test_imports_point_down() -> None:
     )
 
 
-def test_the_not_yet_moved_list_only_shrinks() -> None:
-    fixed = NOT_YET_MOVED - violations()
-    assert not fixed, f"fixed, so drop them from NOT_YET_MOVED: {sorted(fixed)}"
+def test_imports_inside_a_folder_point_one_way() -> None:
+    cycles = folder_cycles()
+    assert not cycles, "import cycles inside a folder:\n" + "\n".join(
+        "  " + " -> ".join(cycle) for cycle in cycles
+    )
+
+
+def test_a_cycle_inside_a_folder_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "a.py").write_text(f"from {PACKAGE}.core.b import X\n")
+    (tmp_path / "core" / "b.py").write_text(f"def f():\n    from {PACKAGE}.core import a\n")
+    (tmp_path / "core" / "c.py").write_text(f"from {PACKAGE}.core.a import Y\n")
+    assert folder_cycles(tmp_path) == [["core.a", "core.b", "core.a"]]
 
 
 @pytest.mark.parametrize(
@@ -195,6 +231,10 @@ def test_upward_imports_are_reported(tmp_path: Path) -> None:
         "sensors/s.py": f"from {PACKAGE}.hooks.h import H\n",
         "hooks/h.py": "from airflow.sdk import BaseHook\n",
         "cli/c.py": f"from {PACKAGE}.hooks import h\nfrom {PACKAGE}.errors import E\n",
+        "monitoring/m.py": f"from {PACKAGE}.services.s import S\nfrom {PACKAGE}.errors import E\n",
+        "services/s.py": f"from {PACKAGE}.kube.k import K\n",
+        "kube/k.py": f"from {PACKAGE}.submission.p import P\n",
+        "submission/p.py": "",
         "errors.py": "",
     }
     for name, source in modules.items():
@@ -205,6 +245,8 @@ def test_upward_imports_are_reported(tmp_path: Path) -> None:
         ("operators.o", "sensors.s"),
         ("hooks.h", "airflow"),
         ("cli.c", "hooks.h"),
+        ("monitoring.m", "services.s"),
+        ("kube.k", "submission.p"),
     }
 
 

@@ -39,15 +39,17 @@ from airflow_provider_sparkk8s.errors import (
 )
 from airflow_provider_sparkk8s.kube.settings import unloadable_kubeconfig
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
-from airflow_provider_sparkk8s.submission import local_inputs, naming, render
+from airflow_provider_sparkk8s.services import local_inputs
+from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
+from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.uploader import Storage, upload_all
+from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,
     parse_spark_submit,
     read_text_file,
 )
-from airflow_provider_sparkk8s.submission.client_settings import spark_submit_settings
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
 from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
@@ -58,7 +60,6 @@ from airflow_provider_sparkk8s.submission.storage_options import (
     spark_conf_storage_options,
 )
 from airflow_provider_sparkk8s.submission.upload_plan import UploadPlan, plan_uploads
-from airflow_provider_sparkk8s.submission.uploader import Storage, upload_all
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"

@@ -21,7 +21,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.core import ItemView, backoff_delay
-from airflow_provider_sparkk8s.kube.paths import resource_version
+from airflow_provider_sparkk8s.objects import resource_version
 
 log = logging.getLogger(__name__)
 

@@ -84,12 +84,6 @@ def object_path(obj: Mapping[str, Any], namespace: str | None = None) -> str:
     )
 
 
-def resource_version(obj: Mapping[str, Any]) -> str | None:
-    """An object's (or a list's) `metadata.resourceVersion`, or None when it has none."""
-    value = (obj.get("metadata") or {}).get("resourceVersion")
-    return str(value) if value not in (None, "") else None
-
-
 def apply_params(field_manager: str, force: bool = False) -> dict[str, str]:
     """Query parameters of a server-side apply (PATCH, application/apply-patch+yaml)."""
     params = {"fieldManager": field_manager}

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from airflow_provider_sparkk8s.kube.paths import resource_version
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.monitoring.snapshot import PodKey, Snapshot, is_newer, pod_key
+from airflow_provider_sparkk8s.objects import resource_version
 
 
 class ListedVersion(NamedTuple):

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.paths import resource_version
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
+from airflow_provider_sparkk8s.objects import resource_version
 
 PodKey = str
 

@@ -27,8 +27,8 @@ from airflow_provider_sparkk8s.application.leftovers import (
     states_by_task_instance,
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import BaseOperator
 
 

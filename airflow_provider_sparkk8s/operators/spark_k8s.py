@@ -51,6 +51,7 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SubmissionError,
 )
+from airflow_provider_sparkk8s.hooks.upload_storage import remove_uploads, upload_storage
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.links.spark_k8s import (
     LINKS,
@@ -59,7 +60,6 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
     link_urls,
 )
 from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
-from airflow_provider_sparkk8s.monitoring.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     ApplicationState,
@@ -68,9 +68,10 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     remember_executors,
 )
 from airflow_provider_sparkk8s.operators import openlineage
-from airflow_provider_sparkk8s.operators.uploads import remove_uploads, upload_storage
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.submission import local_inputs
+from airflow_provider_sparkk8s.services import local_inputs
+from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
+from airflow_provider_sparkk8s.services.uploader import upload_all
 from airflow_provider_sparkk8s.submission.arguments import (
     load_java_properties,
     parse_spark_submit,
@@ -96,7 +97,6 @@ from airflow_provider_sparkk8s.submission.upload_plan import (
     plan_uploads,
     uploaded_dirs_in,
 )
-from airflow_provider_sparkk8s.submission.uploader import upload_all
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,

@@ -22,11 +22,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
-from airflow_provider_sparkk8s.monitoring.driver_pods import (
-    DriverPods,
-    FollowedPods,
-    application_selector,
-)
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
@@ -40,6 +35,11 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     with_ended_driver,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.pods import (
+    DriverPods,
+    FollowedPods,
+    application_selector,
+)
 from airflow_provider_sparkk8s.version_compat import (
     AirflowSensorTimeout,
     AirflowSkipException,

@@ -6,7 +6,6 @@ Pure: the shell gathers `LocalInputs` (local_inputs.py) and draws `SubmissionIds
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,12 +16,11 @@ from airflow_provider_sparkk8s.submission.conf import DriverConf, LocalInputs, M
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features.driver_command import PYTHON_RUNNER, R_RUNNER
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
+from airflow_provider_sparkk8s.submission.spark_line import (
+    DEFAULT_SPARK_VERSION,
+    check_spark_version,
+)
 from airflow_provider_sparkk8s.submission.spec import KubeObject
-
-SUPPORTED_LINES = ((3, 5), (4, 0), (4, 1), (4, 2), (4, 3))
-DEFAULT_SPARK_VERSION = "4.3.0"
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-_VERSION_ACCEPTED = "a release of Spark 3.5.x, 4.0.x, 4.1.x, 4.2.x or 4.3.x, such as 4.3.0"
 
 
 @dataclass(frozen=True)
@@ -56,13 +54,6 @@ class RenderedSubmission:
     @property
     def objects(self) -> list[KubeObject]:
         return [*self.pre_resources, self.driver_pod, *self.resources]
-
-
-def check_spark_version(version: str) -> tuple[int, int, int]:
-    match = _VERSION.fullmatch(version)
-    if not match or (int(match.group(1)), int(match.group(2))) not in SUPPORTED_LINES:
-        raise SparkConfError("spark_version", version, _VERSION_ACCEPTED)
-    return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
 def _file_name(resource: str) -> str:

@@ -23,11 +23,12 @@ import re
 from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.render import (
-    DEFAULT_SPARK_VERSION,
-    SUPPORTED_LINES,
-)
 
+# The Spark lines whose objects we build, and the one built when nothing says which.
+SUPPORTED_LINES = ((3, 5), (4, 0), (4, 1), (4, 2), (4, 3))
+DEFAULT_SPARK_VERSION = "4.3.0"
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_VERSION_ACCEPTED = "a release of Spark 3.5.x, 4.0.x, 4.1.x, 4.2.x or 4.3.x, such as 4.3.0"
 OFFICIAL_REPOSITORIES = ("spark", "spark-py", "spark-r")
 _RELEASE_TAG = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-.*)?")
 IMAGE_KEYS = ("spark.kubernetes.driver.container.image", "spark.kubernetes.container.image")
@@ -48,6 +49,14 @@ class SparkLine:
         if self.source == "set":
             return f"Spark {self.version} (set)"
         return f"Spark {self.version} (the default: the image tag does not say)"
+
+
+def check_spark_version(version: str) -> tuple[int, int, int]:
+    """`X.Y.Z` of a supported line as numbers; anything else is refused, naming the value."""
+    match = _VERSION.fullmatch(version)
+    if not match or (int(match.group(1)), int(match.group(2))) not in SUPPORTED_LINES:
+        raise SparkConfError("spark_version", version, _VERSION_ACCEPTED)
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
 def version_from_image(image: str) -> str | None:

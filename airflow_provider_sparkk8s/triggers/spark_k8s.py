@@ -27,7 +27,6 @@ from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.paths import resource_path
-from airflow_provider_sparkk8s.monitoring.driver_log import DriverLogFollower
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
@@ -38,13 +37,14 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     remember_executors,
     with_ended_driver,
 )
-from airflow_provider_sparkk8s.monitoring.store import (
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower
+from airflow_provider_sparkk8s.services.store import (
     DEFAULT_RESYNC_INTERVAL,
     SnapshotStore,
     StoreSettings,
     shared_store,
 )
-from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
 
 FINAL_LOG_WAIT = 5.0  # seconds

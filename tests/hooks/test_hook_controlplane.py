@@ -15,9 +15,9 @@ from kubernetes import client as k8s
 from airflow_provider_sparkk8s.errors import SubmissionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import REQUIRED_ACCESS, SparkK8sHook
 from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
-from airflow_provider_sparkk8s.submission.submit import submit
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane

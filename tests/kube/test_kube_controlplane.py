@@ -34,7 +34,7 @@ from airflow_provider_sparkk8s.kube.settings import (
     kubeconfig_settings,
 )
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.submission.client_settings import spark_submit_settings
+from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
 from tests.kube.tlsfiles import Pki
 from tests.support.waiting import wait_for
 

@@ -11,9 +11,9 @@ import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import SubmissionError
+from airflow_provider_sparkk8s.services.uploader import Storage, UploadError, upload_all
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
-from airflow_provider_sparkk8s.submission.uploader import Storage, UploadError, upload_all
 from testenv.s3server import S3Server
 from tests.parity.recorder import InjectedFailure, RecordingServer
 from tests.support.driver_conf import make_conf

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.render import DEFAULT_SPARK_VERSION
 from airflow_provider_sparkk8s.submission.spark_line import (
+    DEFAULT_SPARK_VERSION,
     choose_spark_line,
     driver_image,
     version_from_image,

@@ -29,7 +29,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.monitoring.store import active_stores
+from airflow_provider_sparkk8s.services.store import active_stores
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from tests.support.kube import session
 from tests.support.pods import terminated_status

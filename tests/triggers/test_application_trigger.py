@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.monitoring.driver_log import LogCursor, take_new_lines
-from airflow_provider_sparkk8s.monitoring.store import active_stores
+from airflow_provider_sparkk8s.services.driver_log import LogCursor, take_new_lines
+from airflow_provider_sparkk8s.services.store import active_stores
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from tests.monitoring.fake_kube import FakeKubeWithLogs
 from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting

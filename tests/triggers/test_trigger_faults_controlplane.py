@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.monitoring.store import active_stores
+from airflow_provider_sparkk8s.services.store import active_stores
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from tests.support.waiting import wait_for
 from tests.triggers.spark_pods import connection_for
@@ -151,7 +151,7 @@ async def test_a_dead_watch_is_covered_by_the_periodic_list(
 async def test_server_side_watch_timeouts_resume_without_relisting(
     conn_id, fleet, kube_admin, monkeypatch
 ):
-    from airflow_provider_sparkk8s.monitoring import store as store_module
+    from airflow_provider_sparkk8s.services import store as store_module
 
     monkeypatch.setattr(
         SparkK8sApplicationTrigger,

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.core import METADATA_LIST
 from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
-from airflow_provider_sparkk8s.kube.paths import resource_path, resource_version
+from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
 from airflow_provider_sparkk8s.monitoring.reducer import (
     Pod,
@@ -48,6 +48,7 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
     pods_by_application,
     slim_pod,
 )
+from airflow_provider_sparkk8s.objects import resource_version
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from airflow_provider_sparkk8s.errors import SubmissionError
 from airflow_provider_sparkk8s.kube.core import RetryPolicy
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.services.send import FIELD_MANAGER, submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
-from airflow_provider_sparkk8s.submission.submit import FIELD_MANAGER, submit
 from tests.parity.recorder import InjectedFailure, RecordingServer
 
 NAMESPACE = "team-a"

@@ -13,12 +13,12 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.services.uploader import Storage, UploadedFiles, protocol_of
 from airflow_provider_sparkk8s.submission.storage_options import (
     s3_options_from_connection,
     secret_values,
     spark_conf_storage_options,
 )
-from airflow_provider_sparkk8s.submission.uploader import Storage, UploadedFiles, protocol_of
 from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret, object_storage_fs
 
 log = logging.getLogger(__name__)

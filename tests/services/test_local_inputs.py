@@ -3,7 +3,7 @@ import os
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission import local_inputs
+from airflow_provider_sparkk8s.services import local_inputs
 
 
 def test_gather_reads_files_dirs_env_and_user(tmp_path):

@@ -30,8 +30,8 @@ from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.services.send import SubmissionResult, submit
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
-from airflow_provider_sparkk8s.submission.submit import SubmissionResult, submit
 
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there

@@ -15,13 +15,13 @@ from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient, RetryPolicy
-from airflow_provider_sparkk8s.monitoring.driver_pods import (
+from airflow_provider_sparkk8s.services.pods import (
     DriverPods,
     FollowedPods,
     split_submission_id,
 )
 from tests.parity.recorder import RecordingServer
-from tests.submission.test_submit_sequence import NAMESPACE, rendered_submission
+from tests.services.test_send_sequence import NAMESPACE, rendered_submission
 
 
 def pod(name: str, version: str, phase: str = "Running") -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
-from airflow_provider_sparkk8s.submission.client_settings import spark_submit_settings
+from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
 from tests.support.kubeconfig import SECRET, two_context_config, write_config
 
 

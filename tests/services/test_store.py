@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.monitoring.store import (
+from airflow_provider_sparkk8s.services.store import (
     SnapshotStore,
     StoreSettings,
     active_stores,

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
-from airflow_provider_sparkk8s.submission.uploader import (
+from airflow_provider_sparkk8s.services.uploader import (
     Storage,
     UploadError,
     check_backend,
     upload_all,
 )
+from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 from tests.support.driver_conf import make_conf
 
 

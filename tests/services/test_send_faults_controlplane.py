@@ -20,9 +20,9 @@ import pytest
 from airflow_provider_sparkk8s.errors import SparkK8sError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
-from airflow_provider_sparkk8s.submission.submit import submit
 from testenv.controlplane import STATIC_TOKEN_USER
 from tests.support.apf import SUBMITTER, grant, throttle_user, unthrottle
 from tests.support.kube import request

@@ -1,0 +1,76 @@
+"""Readers of Kubernetes objects as plain dicts: the one place that knows where a field lives.
+
+Every reader takes whatever the API server (or a test) handed over and never raises on a
+missing or mistyped field: an absent name is None, absent labels are empty. Spark's own
+labels (`spark-app-selector`, `spark-role`) are read here too, so nothing else spells them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+Obj = Mapping[str, Any]
+
+APP_ID_LABEL = "spark-app-selector"
+ROLE_LABEL = "spark-role"
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def metadata(obj: Obj) -> Mapping[str, Any]:
+    return _dict(obj.get("metadata"))
+
+
+def name(obj: Obj) -> str | None:
+    return _str(metadata(obj).get("name"))
+
+
+def namespace(obj: Obj) -> str | None:
+    return _str(metadata(obj).get("namespace"))
+
+
+def uid(obj: Obj) -> str | None:
+    return _str(metadata(obj).get("uid"))
+
+
+def labels(obj: Obj) -> Mapping[str, Any]:
+    return _dict(metadata(obj).get("labels"))
+
+
+def application_id(obj: Obj) -> str | None:
+    """Spark's application id label (`spark-app-selector`), on every pod of an application."""
+    return _str(labels(obj).get(APP_ID_LABEL))
+
+
+def spark_role(obj: Obj) -> str | None:
+    """`driver` or `executor` (Spark's `spark-role` label)."""
+    return _str(labels(obj).get(ROLE_LABEL))
+
+
+def created_at(obj: Obj) -> str:
+    """`metadata.creationTimestamp` (RFC 3339, so it sorts as text), "" when absent."""
+    return str(metadata(obj).get("creationTimestamp") or "")
+
+
+def resource_version(obj: Obj) -> str | None:
+    """An object's (or a list's) `metadata.resourceVersion`, or None when it has none."""
+    value = metadata(obj).get("resourceVersion")
+    return str(value) if value not in (None, "") else None
+
+
+def describe(obj: Obj) -> str:
+    """`Kind/name`, as an error message or a log names an object."""
+    return f"{obj.get('kind')}/{metadata(obj).get('name')}"
+
+
+def newest_driver(pods: Iterable[Obj]) -> Obj | None:
+    """The newest driver among `pods` (a selector may match several runs of one job)."""
+    drivers = [pod for pod in pods if spark_role(pod) == "driver"]
+    return max(drivers, key=created_at, default=None)
