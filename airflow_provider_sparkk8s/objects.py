@@ -2,7 +2,8 @@
 
 Every reader takes whatever the API server (or a test) handed over and never raises on a
 missing or mistyped field: an absent name is None, absent labels are empty. Spark's own
-labels (`spark-app-selector`, `spark-role`) are read here too, so nothing else spells them.
+labels (`spark-app-selector`, `spark-role`, `spark-exec-id`) are named here too, so nothing
+else spells them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ Obj = Mapping[str, Any]
 
 APP_ID_LABEL = "spark-app-selector"
 ROLE_LABEL = "spark-role"
+EXEC_ID_LABEL = "spark-exec-id"
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
@@ -44,6 +46,16 @@ def labels(obj: Obj) -> Mapping[str, Any]:
     return _dict(metadata(obj).get("labels"))
 
 
+def annotation(obj: Obj, key: str) -> str | None:
+    """One annotation's value, None when absent or empty."""
+    return _str(_dict(metadata(obj).get("annotations")).get(key))
+
+
+def being_deleted(obj: Obj) -> bool:
+    """`metadata.deletionTimestamp` is set: the object is on its way out."""
+    return bool(metadata(obj).get("deletionTimestamp"))
+
+
 def application_id(obj: Obj) -> str | None:
     """Spark's application id label (`spark-app-selector`), on every pod of an application."""
     return _str(labels(obj).get(APP_ID_LABEL))
@@ -52,6 +64,11 @@ def application_id(obj: Obj) -> str | None:
 def spark_role(obj: Obj) -> str | None:
     """`driver` or `executor` (Spark's `spark-role` label)."""
     return _str(labels(obj).get(ROLE_LABEL))
+
+
+def executor_id(obj: Obj) -> str | None:
+    """An executor pod's id within its application (Spark's `spark-exec-id` label)."""
+    return _str(labels(obj).get(EXEC_ID_LABEL))
 
 
 def created_at(obj: Obj) -> str:
@@ -71,6 +88,7 @@ def describe(obj: Obj) -> str:
 
 
 def newest_driver(pods: Iterable[Obj]) -> Obj | None:
-    """The newest driver among `pods` (a selector may match several runs of one job)."""
+    """The newest driver among `pods` (a selector may match several runs of one job, and a
+    resubmission keeps the app id): the latest `creationTimestamp`, the first one on a tie."""
     drivers = [pod for pod in pods if spark_role(pod) == "driver"]
     return max(drivers, key=created_at, default=None)

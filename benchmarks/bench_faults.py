@@ -44,7 +44,7 @@ def connect(kubeconfig: Path) -> None:
 
 def run_fault(plane: Any, toxi: Any, name: str, args: argparse.Namespace, tmp: Path) -> str:
     from testenv.controlplane import STATIC_TOKEN_USER
-    from tests.support.apf import POD_READER, grant
+    from testenv.harness.apf import POD_READER, grant
     from tests.triggers.fault_harness import (
         apf_throttling,
         etcd_outage,

@@ -36,11 +36,12 @@ from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.core import ItemView, build_request, decode_json
+from airflow_provider_sparkk8s.kube.decoding import ItemView, decode_json
+from airflow_provider_sparkk8s.kube.request import build_request
 
 TIME = "2026-01-01T00:00:00Z"
 COMPONENTS = (
-    ("store: slim pods", ("monitoring/snapshot.py", "kube/core.py")),
+    ("store: slim pods", ("monitoring/snapshot.py", "kube/decoding.py")),
     ("store: indexes, subscriptions", ("services/store.py",)),
     ("triggers: objects, frames, last state", ("triggers/", "monitoring/reducer.py")),
     ("harness: one task per trigger", ("bench_store_memory.py",)),

@@ -2,7 +2,7 @@
 submissions per second against the real control plane.
 
 Part 1 runs both tools as child processes with the same arguments against the same
-recording endpoint (tests/parity/recorder.py), alternating, and reads wall time, CPU
+recording endpoint (testenv/harness/recorder.py), alternating, and reads wall time, CPU
 (user + system) and peak RSS from the child's rusage. Part 2 renders and submits in this
 process (no child, no JVM), sequentially and from a thread pool, against two fresh control
 planes: kube-apiserver + etcd alone, and the whole plane; it also reads how much CPU each
@@ -28,11 +28,11 @@ from pathlib import Path
 
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
-from airflow_provider_sparkk8s.services.send import submit
-from tests.parity.recorder import RecordingServer
-from tests.parity.runner import oracle_environment, spark_submit_path
+from testenv.harness.oracle import oracle_environment, spark_submit_path
+from testenv.harness.recorder import RecordingServer
 
 SPARK_LINE = "4.3.0"
 APP = [

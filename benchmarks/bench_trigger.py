@@ -303,9 +303,9 @@ def admin_api(plane: Any) -> Any:
 def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> list[str]:
     """`count` held drivers (and `executors` held executor pods each), bound to the KWOK
     nodes round-robin: the scheduler would only add its own CPU to the figures."""
-    from tests.support.kube import request, session
-    from tests.support.pods import MANUAL, pod_manifest, running_status
-    from tests.support.waiting import wait_for
+    from testenv.harness.kube import request, session
+    from testenv.harness.pods import MANUAL, pod_manifest, running_status
+    from testenv.harness.waiting import wait_for
 
     api = admin_api(plane)
     request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
@@ -351,7 +351,7 @@ def create_pods(plane: Any, namespace: str, count: int, executors: int = 0) -> l
 
 
 def service_account_ready(api: Any, namespace: str) -> bool:
-    from tests.support.kube import request
+    from testenv.harness.kube import request
 
     body = request(api, "GET", f"/api/v1/namespaces/{namespace}/serviceaccounts")
     return any(item["metadata"]["name"] == "default" for item in body.get("items", []))
@@ -359,7 +359,7 @@ def service_account_ready(api: Any, namespace: str) -> bool:
 
 def not_running(api: Any, namespace: str) -> int:
     """Pods not Running yet (one page of at most 500; 0 means all are)."""
-    from tests.support.kube import request
+    from testenv.harness.kube import request
 
     body = request(
         api,
@@ -375,7 +375,7 @@ def end_pods(
 ) -> dict[str, float]:
     """Terminal statuses over `seconds`; the pod at overall index i (`first_index` + its place
     in `names`) fails with exit code 1 when i % 3 == 0."""
-    from tests.support.kube import session
+    from testenv.harness.kube import session
 
     api = admin_api(plane)
     written: dict[str, float] = {}

@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.bench_submit import Sample, run_child
-from tests.parity.recorder import RecordingServer
-from tests.parity.runner import oracle_environment, spark_submit_path
+from testenv.harness.oracle import oracle_environment, spark_submit_path
+from testenv.harness.recorder import RecordingServer
 
 SPARK_LINE = "4.3.0"
 BASE = [

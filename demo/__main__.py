@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
 from testenv.rbac import apply_documented_rbac

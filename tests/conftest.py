@@ -17,11 +17,11 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
+from testenv.harness import kube
+from testenv.harness.waiting import wait_for
 from testenv.runtime_image import RUNTIME_VERSIONS, spark_image
 from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
-from tests.support import kube
-from tests.support.waiting import wait_for
 
 _started: list[ControlPlane] = []
 

@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.reattach import is_live
 from airflow_provider_sparkk8s.application.task_identity import (
     TASK_INSTANCE_LABEL,
@@ -103,9 +104,6 @@ def leftover_drivers(
     for pod, ref in drivers:
         state = states.get(ref)
         if state in FINISHED_STATES or state == NO_TASK_INSTANCE:
-            metadata = pod.get("metadata") or {}
-            found.append(
-                Leftover(str(metadata.get("namespace", "")), str(metadata.get("name", "")), ref,
-                         str(state))
-            )  # fmt: skip
+            namespace, name = objects.namespace(pod) or "", objects.name(pod) or ""
+            found.append(Leftover(namespace, name, ref, str(state)))
     return found

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.task_identity import submission_number
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
 
@@ -35,18 +36,22 @@ class SubmitNew:
 
 
 def is_live(pod: Pod) -> bool:
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+    if objects.being_deleted(pod):
         return False
-    name = (pod.get("metadata") or {}).get("name")
-    return not reduce_application([pod], driver_pod_name=name).terminal
+    return not reduce_application([pod], driver_pod_name=objects.name(pod)).terminal
 
 
 def _name(pod: Pod) -> str:
-    return str((pod.get("metadata") or {}).get("name", ""))
+    return objects.name(pod) or ""
+
+
+def by_submission(pod: Pod) -> tuple[int, str]:
+    """Sort key of a task instance's driver pods: oldest submission first, then by name."""
+    return submission_number(pod), _name(pod)
 
 
 def decide(pods: Iterable[Pod], *, reattach: bool = True) -> Adopt | SubmitNew:
-    drivers = sorted(pods, key=lambda p: (submission_number(p), _name(p)))
+    drivers = sorted(pods, key=by_submission)
     live = [p for p in drivers if is_live(p)]
     next_number = max((submission_number(p) for p in drivers), default=0) + 1
     if not live:

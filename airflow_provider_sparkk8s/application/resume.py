@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.application.events import final_event
-from airflow_provider_sparkk8s.application.reattach import Adopt, decide
-from airflow_provider_sparkk8s.application.task_identity import submission_number
+from airflow_provider_sparkk8s.application.reattach import Adopt, by_submission, decide
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
 
@@ -72,14 +71,10 @@ def decide_resume(
         return Follow(tracked_from_pod(decision.pod, adopted=True))
     if not identity_drivers:
         return Missing(NO_DRIVER)
-    newest = max(identity_drivers, key=lambda p: (submission_number(p), _name(p)))
+    newest = max(identity_drivers, key=by_submission)
     adopted = tracked_from_pod(newest, adopted=True)
     state = reduce_application(
         [newest], driver_pod_name=adopted.driver_pod, driver_container=adopted.driver_container
     )
     event = final_event(adopted.application_id, adopted.namespace, adopted.driver_pod, state)
     return Finished(adopted, event)
-
-
-def _name(pod: Pod) -> str:
-    return str((pod.get("metadata") or {}).get("name", ""))

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.submission.naming import resource_name_prefix
 
 LABEL_DOMAIN = "sparkk8s.io"
@@ -118,17 +119,15 @@ def driver_label_conf(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
 def ref_of_pod(pod: Mapping[str, Any]) -> TaskInstanceRef | None:
     """The task instance a driver pod was submitted for, from its annotation; None when the
     pod has none, or one that does not match its task-instance label (not ours to judge)."""
-    metadata = pod.get("metadata") or {}
-    text = (metadata.get("annotations") or {}).get(TASK_INSTANCE_ANNOTATION)
-    if not isinstance(text, str):
+    text = objects.annotation(pod, TASK_INSTANCE_ANNOTATION)
+    if text is None:
         return None
     try:
         dag_id, task_id, run_id, map_index = json.loads(text)
         ref = TaskInstanceRef(str(dag_id), str(task_id), str(run_id), int(map_index))
     except (TypeError, ValueError):
         return None
-    labels = metadata.get("labels") or {}
-    return ref if labels.get(TASK_INSTANCE_LABEL) == ref.digest else None
+    return ref if objects.labels(pod).get(TASK_INSTANCE_LABEL) == ref.digest else None
 
 
 def driver_pod_name(app_name: str, ref: TaskInstanceRef, submission: int) -> str:
@@ -139,6 +138,5 @@ def driver_pod_name(app_name: str, ref: TaskInstanceRef, submission: int) -> str
 
 def submission_number(pod: Mapping[str, Any]) -> int:
     """The submission number a driver pod carries; 0 when the label is absent or odd."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    value = labels.get(SUBMISSION_LABEL, "")
+    value = objects.labels(pod).get(SUBMISSION_LABEL, "")
     return int(value) if isinstance(value, str) and value.isdigit() else 0

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER
 
 
@@ -36,14 +37,13 @@ class TrackedApplication:
 
 def tracked_from_pod(pod: Mapping[str, Any], *, adopted: bool) -> TrackedApplication:
     """The application a driver pod (as the API server returns it) belongs to."""
-    metadata = pod.get("metadata") or {}
     containers = (pod.get("spec") or {}).get("containers") or [{}]
     return TrackedApplication(
-        application_id=(metadata.get("labels") or {}).get("spark-app-selector", ""),
-        namespace=metadata.get("namespace", ""),
-        driver_pod=metadata.get("name", ""),
+        application_id=objects.application_id(pod) or "",
+        namespace=objects.namespace(pod) or "",
+        driver_pod=objects.name(pod) or "",
         # Spark appends its own container after any side-cars of a template.
         driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
-        submitted_at=metadata.get("creationTimestamp") or "",
+        submitted_at=objects.created_at(pod),
         adopted=adopted,
     )

@@ -25,11 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, TextIO
 
-from airflow_provider_sparkk8s.application.redaction import (
-    REDACTED,
-    redact_objects,
-    redaction_pattern,
-)
+from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
 from airflow_provider_sparkk8s.errors import (
     KubeApiError,
@@ -37,29 +33,20 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
-from airflow_provider_sparkk8s.kube.settings import unloadable_kubeconfig
+from airflow_provider_sparkk8s.kube.kubeconfig import unloadable_kubeconfig
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
-from airflow_provider_sparkk8s.services import local_inputs
+from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
 from airflow_provider_sparkk8s.services.pods import DriverPods
-from airflow_provider_sparkk8s.services.uploader import Storage, upload_all
-from airflow_provider_sparkk8s.submission import naming, render
-from airflow_provider_sparkk8s.submission.arguments import (
-    SubmitArguments,
-    parse_spark_submit,
-    read_text_file,
-)
+from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
-from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
-from airflow_provider_sparkk8s.submission.local_globs import list_local_files
-from airflow_provider_sparkk8s.submission.render import RenderedSubmission
-from airflow_provider_sparkk8s.submission.spark_line import choose_spark_line, driver_image
-from airflow_provider_sparkk8s.submission.storage_options import (
-    secret_values,
-    spark_conf_storage_options,
+from airflow_provider_sparkk8s.submission.spark_line import (
+    DEFAULT_SPARK_VERSION,
+    choose_spark_line,
+    driver_image,
 )
-from airflow_provider_sparkk8s.submission.upload_plan import UploadPlan, plan_uploads
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
@@ -94,33 +81,28 @@ class Outcome:
     state: ApplicationState | None = None
 
 
-def build(
-    arguments: SubmitArguments, environ: Mapping[str, str], spark_version: str
-) -> tuple[RenderedSubmission, UploadPlan]:
-    """IMPURE (reads local files, draws random ids): the rendered objects of a submission,
-    and the local files to upload before the first request."""
-    local = local_inputs.gather(arguments.spark_conf, environ)
-    conf = render.prepare(
-        arguments.spark_conf,
-        spark_version=spark_version,
-        main_app_resource=arguments.main_app_resource,
-        main_class=arguments.main_class,
-        app_args=arguments.app_args,
-        proxy_user=arguments.proxy_user,
-        local=local,
-        ids=naming.new_submission_ids(),
-    )
-    return render.render(conf), plan_uploads(conf)
-
-
-def storage_for(conf: Mapping[str, str]) -> Storage:
-    """Where uploads go: `spark.hadoop.fs.s3a.*` keys, else the backend's environment."""
-    return Storage(spark_conf_storage_options(conf), secrets=secret_values(conf))
+def conf_storage(upload_path: str | None, properties: Mapping[str, str]) -> Storage:
+    """Where uploads go: the submission's `spark.hadoop.fs.s3a.*` keys, else the backend's
+    environment (as spark-submit finds its credentials)."""
+    return Storage.from_spark_conf(properties)
 
 
 def _print(out: TextIO, message: str) -> None:
     stamp = time.strftime("%H:%M:%S")
     print(f"{stamp} {message}", file=out, flush=True)
+
+
+class StderrLog:
+    """The submission service's messages as sparkk8s-submit prints them: time-stamped."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def info(self, msg: str, *args: object) -> None:
+        _print(self._out, msg % args)
+
+    def warning(self, msg: str, *args: object) -> None:
+        _print(self._out, msg % args)
 
 
 def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
@@ -260,15 +242,7 @@ def run(
     environ = dict(os.environ if environ is None else environ)
     out = out or sys.stdout
     err = err or sys.stderr
-    arguments = parse_spark_submit(
-        argv,
-        environ=environ,
-        read_text=read_text_file,
-        submit_time_ms=time.time_ns() // 1_000_000,
-        cwd=os.getcwd(),
-        list_files=list_local_files,
-        read_jar=read_jar,
-    )
+    arguments = submission.parse(submission.SubmissionRequest(argv, environ, os.getcwd()))
     line = choose_spark_line(
         arguments.spark_version,
         driver_image(dict(arguments.spark_conf)),
@@ -276,7 +250,7 @@ def run(
     )
     spark_version = line.version
     if arguments.action == "help":
-        print(USAGE.format(version=render.DEFAULT_SPARK_VERSION), file=out)
+        print(USAGE.format(version=DEFAULT_SPARK_VERSION), file=out)
         return Outcome(EXIT_OK)
     if arguments.action == "version":
         print(f"sparkk8s-submit (builds the objects of Spark {spark_version})", file=out)
@@ -297,32 +271,19 @@ def run(
         with client_factory(arguments.spark_conf, environ) as client:
             return Outcome(_kill_or_status(arguments, client, out))
 
-    rendered, plan = build(arguments, environ, spark_version)
+    planned = submission.plan(arguments, spark_version=spark_version, environ=environ)
     if arguments.dry_run:
-        # Secret values, secret-looking env values and properties are masked, as Spark does
-        # when it prints conf: a dry run's output ends up in terminals and CI logs.
-        pattern = redaction_pattern(arguments.spark_conf)
-        for upload in plan.uploads:
+        preview = submission.dry_run(planned)  # secrets masked
+        for upload in preview.uploads:
             print(f"Would upload {upload.source} to {upload.target}", file=err)
-        out.write(render.to_yaml(redact_objects(rendered.objects, pattern)))
+        out.write(preview.yaml)
         return Outcome(EXIT_OK)
 
     wait = get_bool(arguments.spark_conf, WAIT_KEY, True)
     # spark-submit reads the interval only when it waits (a bad one is refused then).
     interval = report_interval_seconds(arguments.spark_conf) if wait else 1.0
     with client_factory(arguments.spark_conf, environ) as client:
-        # Every upload happens before the first API request; a failed submission removes them.
-        uploaded = upload_all(
-            plan,
-            storage_for(arguments.spark_conf),
-            on_upload=lambda up: _print(err, f"Uploaded {up.source} to {up.target}"),
-        )
-        try:
-            result = DriverPods(client).submit(rendered)
-        except BaseException:
-            for left in uploaded.remove():
-                _print(err, f"Could not remove uploaded folder {left}")
-            raise
+        result = submission.submit(client, planned, conf_storage, StderrLog(err))
         app_name = arguments.spark_conf.get("spark.app.name", "")
         _print(
             err,

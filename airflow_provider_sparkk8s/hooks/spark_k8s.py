@@ -26,16 +26,14 @@ from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.paths import Access, resource_path
-from airflow_provider_sparkk8s.kube.settings import (
+from airflow_provider_sparkk8s.kube.kubeconfig import (
     SERVICE_ACCOUNT_ROOT,
-    ClientSettings,
     auto_settings,
     in_cluster_settings,
     kubeconfig_settings,
-    require_readable,
-    with_overrides,
 )
+from airflow_provider_sparkk8s.kube.paths import Access, resource_path
+from airflow_provider_sparkk8s.kube.settings import ClientSettings, require_readable, with_overrides
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.provider_info import (
     CONN_TYPE,

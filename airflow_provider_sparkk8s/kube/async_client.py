@@ -1,6 +1,7 @@
 """AsyncKubeClient: the async sender (trigger, snapshot store), on httpx.AsyncClient.
 
-Request building, auth, retry rules and errors are `core`'s; only sending, sleeping and
+Request building (`request`), auth and tries (`sender`), retry rules (`retries`), errors
+(`error_mapping`) and decoding (`decoding`) are shared; only sending, sleeping and
 streaming are written here. httpx failures become `TransportFailure`, so a retry decision
 reads the same for both senders.
 """
@@ -22,20 +23,17 @@ if "httpx" not in sys.modules:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import httpx
 
-from airflow_provider_sparkk8s.kube.core import (
-    Attempts,
+from airflow_provider_sparkk8s.kube.decoding import (
     ItemView,
-    KubeRequest,
-    RetryPolicy,
-    SenderBase,
-    build_request,
     decode_json,
     decode_list_steps,
     decode_watch_line,
     next_step,
-    watch_params,
 )
 from airflow_provider_sparkk8s.kube.proxy import Proxy
+from airflow_provider_sparkk8s.kube.request import KubeRequest, build_request, watch_params
+from airflow_provider_sparkk8s.kube.retries import RetryPolicy
+from airflow_provider_sparkk8s.kube.sender import Attempts, SenderBase
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 

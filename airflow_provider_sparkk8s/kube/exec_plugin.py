@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
+from airflow_provider_sparkk8s.kube.settings import DEFAULT_EXEC_API_VERSION
 
 if TYPE_CHECKING:
     import asyncio
@@ -41,7 +42,7 @@ class ExecPlugin:
 
     command: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
-    api_version: str = "client.authentication.k8s.io/v1"
+    api_version: str = DEFAULT_EXEC_API_VERSION
     install_hint: str | None = None
     interactive_mode: str = "IfAvailable"
 

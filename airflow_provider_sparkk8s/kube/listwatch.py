@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.core import ItemView, backoff_delay
+from airflow_provider_sparkk8s.kube.decoding import ItemView
+from airflow_provider_sparkk8s.kube.retries import backoff_delay
 from airflow_provider_sparkk8s.objects import resource_version
 
 log = logging.getLogger(__name__)

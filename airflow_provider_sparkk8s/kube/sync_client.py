@@ -1,6 +1,7 @@
 """KubeClient: the sync sender (operator, CLI, hook), on the standard-library pool.
 
-Request building, auth, retry rules and errors are `core`'s; only sending, sleeping and
+Request building (`request`), auth and tries (`sender`), retry rules (`retries`), errors
+(`error_mapping`) and decoding (`decoding`) are shared; only sending, sleeping and
 streaming are written here, through `http_pool` (no httpx on sparkk8s-submit's import
 path). Keep-alive connections are reused between requests, which is most of a
 submission's latency.
@@ -13,18 +14,11 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Self
 
-from airflow_provider_sparkk8s.kube.core import (
-    Attempts,
-    ItemView,
-    KubeRequest,
-    RetryPolicy,
-    SenderBase,
-    build_request,
-    decode_json,
-    decode_watch_line,
-    watch_params,
-)
+from airflow_provider_sparkk8s.kube.decoding import ItemView, decode_json, decode_watch_line
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool, PoolResponse
+from airflow_provider_sparkk8s.kube.request import KubeRequest, build_request, watch_params
+from airflow_provider_sparkk8s.kube.retries import RetryPolicy
+from airflow_provider_sparkk8s.kube.sender import Attempts, SenderBase
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 

@@ -7,6 +7,7 @@ retry decisions and messages do not depend on which HTTP library sent the reques
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -24,6 +25,27 @@ class TransportFailure(Exception):
         self.kind = kind
         self.cause = cause
         self.sent = sent
+
+
+# TLS flow control and a peer that closed: the TLS layer raises these inside every read and
+# handshake that waits, so they sit in the context of any read timeout or dropped
+# connection. They say nothing wrong with certificates, and such a failure is retried.
+_NOT_TLS_FAULTS = (
+    ssl.SSLWantReadError,
+    ssl.SSLWantWriteError,
+    ssl.SSLEOFError,
+    ssl.SSLZeroReturnError,
+)
+
+
+def tls_failure(failure: TransportFailure) -> ssl.SSLError | None:
+    """The TLS fault (wrong CA, rejected certificate, failed handshake) behind a failure."""
+    seen: BaseException | None = failure.cause
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError) and not isinstance(seen, _NOT_TLS_FAULTS):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def query_value(value: Any) -> str:

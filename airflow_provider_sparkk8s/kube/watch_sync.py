@@ -14,7 +14,7 @@ from collections.abc import Generator, Iterator, Mapping
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.core import ItemView
+from airflow_provider_sparkk8s.kube.decoding import ItemView
 from airflow_provider_sparkk8s.kube.listwatch import (
     STREAM_ENDED,
     Gone,

@@ -1,4 +1,7 @@
-"""The exception a failed driver died of, read from the end of its log (pure).
+"""The exception a failed driver died of, read from the end of its log.
+
+Pure, as the rest of monitoring/: the caller (the operator) fetches the log's last
+`TAIL_LINES` lines and hands them in as text; nothing here reads a log or a pod.
 
 Spark's pods keep Kubernetes' default `terminationMessagePolicy: File` and Spark writes no
 termination message, so a failed driver's pod says only "Error, exit code 1". The reason is

@@ -22,6 +22,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.objects import annotation, being_deleted, executor_id, newest_driver
+
+# Readers whose home is objects.py, named here too for sensors/ and services/store.py, which
+# import them from this module.
+from airflow_provider_sparkk8s.objects import application_id as application_id
+from airflow_provider_sparkk8s.objects import spark_role as spark_role
+
+pod_name = objects.name
+
 Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "unknown"})
@@ -130,22 +140,6 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _labels(pod: Pod) -> Mapping[str, Any]:
-    return _dict(_dict(pod.get("metadata")).get("labels"))
-
-
-def pod_name(pod: Pod) -> str | None:
-    return _str(_dict(pod.get("metadata")).get("name"))
-
-
-def spark_role(pod: Pod) -> str | None:
-    return _str(_labels(pod).get("spark-role"))
-
-
-def application_id(pod: Pod) -> str | None:
-    return _str(_labels(pod).get("spark-app-selector"))
-
-
 def _container_status(pod: Pod, name: str, key: str = "containerStatuses") -> Mapping[str, Any]:
     for status in _list(_dict(pod.get("status")).get(key)):
         if _dict(status).get("name") == name:
@@ -171,11 +165,8 @@ def _pick_driver(pods: Iterable[Pod], driver_pod_name: str | None) -> Pod | None
     if driver_pod_name:
         named = [p for p in candidates if pod_name(p) == driver_pod_name]
         return named[0] if named else None
-    drivers = [p for p in candidates if spark_role(p) == "driver"]
-    if not drivers:
-        return None
     # After a resubmission with the same app id the newest driver is the one that counts.
-    return max(drivers, key=lambda p: str(_dict(p.get("metadata")).get("creationTimestamp") or ""))
+    return newest_driver(candidates)
 
 
 def _pending_problem(pod: Pod) -> tuple[str, str | None] | None:
@@ -203,8 +194,7 @@ def _was_scheduled_or_seen(pod: Pod) -> bool:
 def _failed_from_termination(
     pod: Pod, terminated: Mapping[str, Any], base: dict[str, Any]
 ) -> ApplicationState:
-    annotations = _dict(_dict(pod.get("metadata")).get("annotations"))
-    message = _str(terminated.get("message")) or _str(annotations.get(EXIT_EXCEPTION_ANNOTATION))
+    message = _str(terminated.get("message")) or annotation(pod, EXIT_EXCEPTION_ANNOTATION)
     return ApplicationState(
         state="failed",
         reason=_str(terminated.get("reason")) or "Error",
@@ -273,9 +263,8 @@ def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> Application
 
 def executor_state(pod: Pod, container: str = EXECUTOR_CONTAINER, check_all: bool = True) -> str:
     """Spark's `ExecutorPodsSnapshot.toState`, as a lowercase state name."""
-    metadata = _dict(pod.get("metadata"))
     phase = _phase(pod)
-    if metadata.get("deletionTimestamp") and phase not in ("running", "terminating"):
+    if being_deleted(pod) and phase not in ("running", "terminating"):
         return "deleted"
     if phase == "pending":
         return "pending"
@@ -306,7 +295,7 @@ def _executor_failure(pod: Pod, container: str) -> ExecutorFailure:
     status = _dict(pod.get("status"))
     return ExecutorFailure(
         pod_name=pod_name(pod) or "?",
-        executor_id=_str(_labels(pod).get("spark-exec-id")),
+        executor_id=executor_id(pod),
         reason=_str(terminated.get("reason")) or _str(status.get("reason")),
         exit_code=_int(terminated.get("exitCode")),
         message=_str(terminated.get("message")) or _str(status.get("message")),
@@ -368,7 +357,7 @@ def _vanished_state(pod: Pod, container: str) -> str:
         return phase if phase in ("succeeded", "failed") else "deleted"
     if _int(terminated.get("exitCode")) == 0:
         return "succeeded"
-    return "deleted" if _dict(pod.get("metadata")).get("deletionTimestamp") else "failed"
+    return "deleted" if being_deleted(pod) else "failed"
 
 
 def summarize_executors(

@@ -1,7 +1,7 @@
 """The periodic resync as pure functions: a list of versions, and which pods to fetch whole.
 
 The resync only repairs what the watch missed, which is almost always nothing. So it lists
-metadata only (`kube.core.METADATA_LIST`): each pod's key and resourceVersion, under a
+metadata only (`kube.request.METADATA_LIST`): each pod's key and resourceVersion, under a
 quarter of the client's CPU per pod of a whole list (no spec, no status, nothing to slim)
 and half the server's bytes. A pod whose listed version differs from what the store holds is
 fetched whole, one GET each; when more than a few differ, one whole list is cheaper.
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.monitoring.snapshot import PodKey, Snapshot, is_newer, pod_key
-from airflow_provider_sparkk8s.objects import resource_version
 
 
 class ListedVersion(NamedTuple):
@@ -28,8 +28,7 @@ class ListedVersion(NamedTuple):
 
 def listed_version(item: Mapping[str, Any]) -> ListedVersion:
     """The item view of a metadata-only list (a whole pod's metadata serves as well)."""
-    metadata = item.get("metadata") or {}
-    return ListedVersion(pod_key(item), str(metadata.get("name") or ""), resource_version(item))
+    return ListedVersion(pod_key(item), objects.name(item) or "", objects.resource_version(item))
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ def resync_plan(snapshot: Snapshot, listed: Iterable[ListedVersion]) -> ResyncPl
     fetch: list[ListedVersion] = []
     for item in listed:
         held = snapshot.pods.get(item.key)
-        if held is not None and _current(resource_version(held), item.version):
+        if held is not None and _current(objects.resource_version(held), item.version):
             kept.append(held)
             continue
         tombstone = snapshot.tombstones.get(item.key)

@@ -1,8 +1,9 @@
 """The store's memory, as pure functions: watch events and full lists merged into a snapshot.
 
 Spark's `ExecutorPodsSnapshotsStore` merges two sources, a watch and a periodic list, into one
-view. Here that merge is a pair of pure functions over a frozen `Snapshot` so the ordering
-rules can be tested with plain dicts:
+view. Here that merge is two functions without I/O, `merge_event` (into the store's dicts,
+in place) and `apply_list` (a new frozen `Snapshot`), so the ordering rules can be tested
+with plain dicts:
 
 - every pod carries a resourceVersion; an update older than what we hold is ignored, so a slow
   list cannot roll back what the watch already delivered, and a late watch event cannot undo
@@ -23,8 +24,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_sparkk8s.monitoring.reducer import Pod, application_id
-from airflow_provider_sparkk8s.objects import resource_version
+from airflow_provider_sparkk8s.monitoring.reducer import EXIT_EXCEPTION_ANNOTATION, Pod
+from airflow_provider_sparkk8s.objects import (
+    APP_ID_LABEL,
+    EXEC_ID_LABEL,
+    ROLE_LABEL,
+    application_id,
+    name,
+    namespace,
+    resource_version,
+    uid,
+)
 
 PodKey = str
 
@@ -45,8 +55,8 @@ class Change:
 
 
 def pod_key(pod: Pod) -> PodKey:
-    metadata = pod.get("metadata") or {}
-    return str(metadata.get("uid") or f"{metadata.get('namespace')}/{metadata.get('name')}")
+    """The pod's uid; `namespace/name` for one without (a test's or a metadata-only item)."""
+    return uid(pod) or f"{namespace(pod)}/{name(pod)}"
 
 
 def is_newer(candidate: str | None, current: str | None) -> bool:
@@ -71,24 +81,16 @@ def _apps(*pods: Pod | None) -> set[str]:
     return {app for pod in pods if pod is not None and (app := application_id(pod))}
 
 
-def apply_event(snapshot: Snapshot, event: Mapping[str, Any]) -> Change:
-    """One watch event (ADDED, MODIFIED, DELETED, BOOKMARK) applied to the snapshot."""
-    pods, tombstones = dict(snapshot.pods), dict(snapshot.tombstones)
-    overall, changed = merge_event(pods, tombstones, snapshot.resource_version, event)
-    if not changed and overall == snapshot.resource_version:
-        return Change(snapshot, frozenset())
-    return Change(Snapshot(pods, tombstones, overall), changed)
-
-
 def merge_event(
     pods: dict[PodKey, Pod],
     tombstones: dict[PodKey, str],
     overall: str | None,
     event: Mapping[str, Any],
 ) -> tuple[str | None, frozenset[str]]:
-    """`apply_event`'s rules on the store's own dicts, changed in place: the snapshot's new
-    resourceVersion and the applications whose pods changed. The store's hot path: copying
-    10,000 pods for every event would make each change cost O(applications)."""
+    """One watch event (ADDED, MODIFIED, DELETED, BOOKMARK) merged into the store's own dicts,
+    changed in place: returns the snapshot's new resourceVersion and the applications whose
+    pods changed. In place because it is the store's hot path: copying 10,000 pods for every
+    event would make each change cost O(applications). Any other event changes nothing."""
     kind = event.get("type")
     obj = event.get("object")
     if not isinstance(obj, Mapping) or kind not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
@@ -168,8 +170,8 @@ def pods_by_application(snapshot: Snapshot) -> dict[str, list[Pod]]:
 
 # What the reducer reads, and nothing else: a tracked application costs a few hundred
 # bytes per pod instead of the pod's whole JSON (images, env, volumes, managed fields).
-_KEPT_ANNOTATIONS = ("spark.exit-exception",)
-_KEPT_LABELS = ("spark-role", "spark-app-selector", "spark-exec-id")
+_KEPT_ANNOTATIONS = (EXIT_EXCEPTION_ANNOTATION,)
+_KEPT_LABELS = (ROLE_LABEL, APP_ID_LABEL, EXEC_ID_LABEL)
 _KEPT_METADATA = (
     "name",
     "namespace",
@@ -188,7 +190,7 @@ _KEPT_STATE = {
 # Keys whose values come from a small vocabulary (phases, reasons, roles, nodes, container
 # names): one shared string each instead of one per pod. A pod's own name or uid is not one.
 _SHARED = frozenset(
-    {"phase", "type", "status", "reason", "namespace", "spark-role", "restartPolicy", "nodeName"}
+    {"phase", "type", "status", "reason", "namespace", ROLE_LABEL, "restartPolicy", "nodeName"}
 )
 _SHARED_CONTAINER = frozenset({"name"})
 

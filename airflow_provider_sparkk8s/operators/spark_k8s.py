@@ -1,14 +1,18 @@
 """SparkK8sSubmitOperator: submit a Spark application to Kubernetes, follow it, report, clean up.
 
-The flow, each step in its own small piece:
-1. render and validate (pure: `submission_plan`, the pipeline's `prepare`/`render`); a dry
-   run logs the YAML of every object (secrets redacted) and stops;
-2. adopt the task instance's live driver, or submit a new one (`reattach.decide`; a 409 on
-   the pod's create means another worker won the race, so we adopt its pod);
+The operator holds the parameters, the templating and the defer/resume glue; the work is
+elsewhere, one piece each:
+1. render and validate: the parameters become spark-submit's command line
+   (`spark_submit_args`), which the submission service parses, renders and plans
+   (`services.submission`); a dry run logs the YAML of every object (secrets redacted) and
+   stops;
+2. adopt the task instance's live driver, or submit a new one (`task_submission`: the
+   `reattach.decide` rule; the service uploads, sends, rolls back, and adopts the pod of a
+   409 when another worker won the race);
 3. defer to `SparkK8sApplicationTrigger`, or wait in the worker with the same reducer and
    the same timeout rule;
 4. `execute_complete`: push the XCom, bring the driver log's tail, clean up per
-   `on_finish_action`, fail with the driver's reason.
+   `on_finish_action` (`completion`), fail with the driver's reason.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -29,8 +32,6 @@ from airflow_provider_sparkk8s.application.outcome import (
     report,
     should_delete_driver,
 )
-from airflow_provider_sparkk8s.application.reattach import Adopt, decide, is_live
-from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
 from airflow_provider_sparkk8s.application.resume import Finished, Missing, decide_resume
 from airflow_provider_sparkk8s.application.spark_submit_args import (
     SubmitParameters,
@@ -39,63 +40,40 @@ from airflow_provider_sparkk8s.application.spark_submit_args import (
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     namespace_of,
-    submission_conf,
     template_dict,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.timeouts import timed_out, timeout_seconds
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
-from airflow_provider_sparkk8s.errors import (
-    ApplicationFailed,
-    KubeApiError,
-    SparkConfError,
-    SubmissionError,
-)
-from airflow_provider_sparkk8s.hooks.upload_storage import remove_uploads, upload_storage
-from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
+from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.links.spark_k8s import (
     LINKS,
     configured_templates,
     link_templates,
     link_urls,
 )
-from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
 from airflow_provider_sparkk8s.monitoring.reducer import (
-    DRIVER_CONTAINER,
     ApplicationState,
     Pod,
     reduce_application,
     remember_executors,
 )
-from airflow_provider_sparkk8s.operators import openlineage
+from airflow_provider_sparkk8s.operators import completion, openlineage
+from airflow_provider_sparkk8s.operators.task_submission import (
+    TaskSubmission,
+    adopt_or_submit,
+    list_drivers,
+)
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services import local_inputs
+from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
-from airflow_provider_sparkk8s.services.uploader import upload_all
-from airflow_provider_sparkk8s.submission.arguments import (
-    load_java_properties,
-    parse_spark_submit,
-    read_text_file,
-)
-from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
-from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
-from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
-from airflow_provider_sparkk8s.submission.render import (
-    RenderedSubmission,
-    prepare,
-    render,
-    to_yaml,
-)
 from airflow_provider_sparkk8s.submission.spark_line import (
     SparkLine,
     choose_spark_line,
     driver_image,
-)
-from airflow_provider_sparkk8s.submission.upload_plan import (
-    UploadPlan,
-    plan_uploads,
-    uploaded_dirs_in,
 )
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
@@ -278,16 +256,34 @@ class SparkK8sSubmitOperator(BaseOperator):
             raise SparkConfError(
                 "on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS)
             )
-        # SparkSubmitOperator's parameters are declared once, as SubmitParameters' fields:
-        # each is kept under its own name (Airflow renders templated ones in place) and
-        # handed back to the core as one SubmitParameters (see _submit_parameters).
-        arguments = locals()
-        for field in fields(SubmitParameters):
-            setattr(self, field.name, arguments[field.name])
-        self.conf = dict(conf or {})
+        # SparkSubmitOperator's parameters (SubmitParameters' fields), each under its own name:
+        # Airflow renders the templated ones in place; _submit_parameters hands them on.
+        self.application = application
+        self.conf: dict[str, Any] = dict(conf or {})
+        self.files = files
+        self.py_files = py_files
+        self.archives = archives
+        self.jars = jars
+        self.driver_class_path = driver_class_path
+        self.java_class = java_class
+        self.packages = packages
+        self.exclude_packages = exclude_packages
+        self.repositories = repositories
+        self.total_executor_cores = total_executor_cores
+        self.executor_cores = executor_cores
+        self.executor_memory = executor_memory
+        self.driver_memory = driver_memory
+        self.driver_cores = driver_cores
+        self.keytab = keytab
+        self.principal = principal
+        self.proxy_user = proxy_user
         self.name = name
+        self.num_executors = num_executors
         self.application_args = list(application_args) if application_args is not None else None
         self.env_vars = dict(env_vars) if env_vars else None
+        self.verbose = verbose
+        self.properties_file = properties_file
+        self.deploy_mode = deploy_mode
         # SparkSubmitOperator's Spark connection, binary and YARN queue have no role here;
         # they are accepted so its tasks move over unchanged.
         self.conn_id = conn_id
@@ -329,19 +325,38 @@ class SparkK8sSubmitOperator(BaseOperator):
         # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
         self.link_urls: dict[str, str] | None = None
 
-    # ------------------------------------------------------------------ rendering (pure core)
+    # ------------------------------------------------------------------ rendering
 
     def _submit_parameters(self, conf: Mapping[str, Any] | None = None) -> SubmitParameters:
-        values = {field.name: getattr(self, field.name) for field in fields(SubmitParameters)}
-        # Without a name, the task id names the pods (spark-submit would use the class).
-        overrides = {"name": self.name or self.task_id, "conf": self.conf if conf is None else conf}
-        return SubmitParameters(**{**values, **overrides})
-
-    def render_submission(
-        self, ref: TaskInstanceRef, namespace: str, master: str, submission: int, ids: Any
-    ) -> RenderedSubmission:
-        """Every object of submission number `submission`; raises SparkConfError on bad input."""
-        return self._render_plan(ref, namespace, master, submission, ids)[0]
+        return SubmitParameters(
+            application=self.application,
+            conf=self.conf if conf is None else conf,
+            files=self.files,
+            py_files=self.py_files,
+            archives=self.archives,
+            jars=self.jars,
+            driver_class_path=self.driver_class_path,
+            java_class=self.java_class,
+            packages=self.packages,
+            exclude_packages=self.exclude_packages,
+            repositories=self.repositories,
+            total_executor_cores=self.total_executor_cores,
+            executor_cores=self.executor_cores,
+            executor_memory=self.executor_memory,
+            driver_memory=self.driver_memory,
+            driver_cores=self.driver_cores,
+            keytab=self.keytab,
+            principal=self.principal,
+            proxy_user=self.proxy_user,
+            # Without a name, the task id names the pods (spark-submit would use the class).
+            name=self.name or self.task_id,
+            num_executors=self.num_executors,
+            application_args=self.application_args,
+            env_vars=self.env_vars,
+            verbose=self.verbose,
+            properties_file=self.properties_file,
+            deploy_mode=self.deploy_mode,
+        )
 
     def spark_line(self) -> SparkLine:
         """The Spark release whose objects are built (given, else the image tag's)."""
@@ -356,55 +371,41 @@ class SparkK8sSubmitOperator(BaseOperator):
         fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
         return os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd()
 
-    def _render_plan(
-        self,
-        ref: TaskInstanceRef,
-        namespace: str,
-        master: str,
-        submission: int,
-        ids: Any,
-        conf: Mapping[str, Any] | None = None,
-    ) -> tuple[RenderedSubmission, UploadPlan]:
-        """The objects of a submission and the local files to upload before it."""
+    def _task_submission(
+        self, ref: TaskInstanceRef, namespace: str, master: str, conf: Mapping[str, Any]
+    ) -> TaskSubmission:
+        """The task's parameters as spark-submit's command line, parsed once (one clock for
+        spark.app.submitTime), with what every submission of this task instance adds."""
         argv = ["--master", master, *spark_submit_argv(self._submit_parameters(conf))]
-        parsed = parse_spark_submit(
-            argv,
+        request = submission.SubmissionRequest(
+            argv=argv,
             environ=os.environ,
-            read_text=read_text_file,
-            submit_time_ms=int(time.time() * 1000),
             cwd=self._base_folder(),
-            list_files=list_local_files,
-            read_jar=read_jar,
             spark_version=self.spark_version,
             image=self.image,
         )
-        kubernetes = KubernetesParameters(
-            namespace=namespace,
-            image=self.image,
-            driver_pod_template=self.driver_pod_template,
-            executor_pod_template=self.executor_pod_template,
-        )
-        spark_conf = submission_conf(parsed.spark_conf, kubernetes, ref, submission)
+        arguments = submission.parse(request)
         line = self.spark_line()
-        if submission == 1:
-            if line.warning:
-                self.log.warning("%s", line.warning)
-            self.log.info("The objects follow %s", line.describe())
-        driver_conf = prepare(
-            spark_conf,
+        if line.warning:
+            self.log.warning("%s", line.warning)
+        self.log.info("The objects follow %s", line.describe())
+        return TaskSubmission(
+            ref=ref,
+            arguments=arguments,
+            kubernetes=KubernetesParameters(
+                namespace=namespace,
+                image=self.image,
+                driver_pod_template=self.driver_pod_template,
+                executor_pod_template=self.executor_pod_template,
+            ),
             spark_version=line.version,
-            main_app_resource=parsed.main_app_resource,
-            main_class=parsed.main_class,
-            app_args=parsed.app_args,
-            proxy_user=parsed.proxy_user,
-            local=local_inputs.gather(spark_conf),
-            ids=ids,
+            environ=os.environ,
+            ids=new_submission_ids(),
             driver_pod_template=template_dict("driver_pod_template", self.driver_pod_template),
             executor_pod_template=template_dict(
                 "executor_pod_template", self.executor_pod_template
             ),
         )
-        return render(driver_conf), plan_uploads(driver_conf)
 
     def _spark_conf(self, context: Any) -> dict[str, Any]:
         """`conf` with OpenLineage's parent job and transport information, when asked for."""
@@ -417,10 +418,15 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     # ------------------------------------------------------------------ execute
 
-    def _hook(self) -> Any:
-        from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
-
+    def _hook(self) -> SparkK8sHook:
         return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
+
+    def _upload_storage(self) -> SparkK8sUploadStorageHook:
+        return SparkK8sUploadStorageHook(self.upload_conn_id)
+
+    @staticmethod
+    def _driver_pods(hook: SparkK8sHook) -> DriverPods:
+        return DriverPods(hook.get_client(), owns_client=True)
 
     def render_template(
         self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None
@@ -455,12 +461,18 @@ class SparkK8sSubmitOperator(BaseOperator):
         if self.render_only:
             return self._dry_run(hook, ref, conf)
         namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
-        ids = new_submission_ids()
         with self._driver_pods(hook) as pods:
             master = "k8s://" + pods.client.settings.server
-            # Render before any request: bad input fails here, with nothing sent.
-            first = self._render_plan(ref, namespace, master, 1, ids, conf)
-            app = self._adopt_or_submit(pods, ref, first, master, ids, conf)
+            task = self._task_submission(ref, namespace, master, conf)
+            first = task.plan(1)  # before any request: bad input fails here, nothing sent
+            app = adopt_or_submit(
+                pods,
+                task,
+                first,
+                reattach=self.reattach_on_restart,
+                storage_for=self._upload_storage().storage,
+                log=self.log,
+            )
         self._tracked = app
         self._publish(context, app)
         if self.deferrable:
@@ -468,7 +480,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         event = self._wait_in_worker(app)
         return self.execute_complete(context, event, application=app.to_kwargs())
 
-    def _dry_run(self, hook: Any, ref: TaskInstanceRef, conf: Mapping[str, Any]) -> dict[str, Any]:
+    def _dry_run(
+        self, hook: SparkK8sHook, ref: TaskInstanceRef, conf: Mapping[str, Any]
+    ) -> dict[str, Any]:
         try:
             namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
             client = hook.get_client()
@@ -480,15 +494,16 @@ class SparkK8sSubmitOperator(BaseOperator):
             )
             namespace = namespace_of(self.namespace, conf) or "default"
             master = IN_CLUSTER_MASTER
-        rendered, plan = self._render_plan(ref, namespace, master, 1, new_submission_ids(), conf)
-        for upload in plan.uploads:
+        planned = self._task_submission(ref, namespace, master, conf).plan(1)
+        preview = submission.dry_run(planned)
+        for upload in preview.uploads:
             self.log.info("Dry run: would upload %s to %s", upload.source, upload.target)
-        objects = redact_objects(rendered.objects, redaction_pattern(conf))
+        rendered = planned.rendered
         self.log.info(
             "Dry run: %d objects of application %s, nothing sent:\n%s",
-            len(objects),
+            len(preview.objects),
             rendered.app_id,
-            to_yaml(objects),
+            preview.yaml,
         )
         return {
             "dry_run": True,
@@ -496,131 +511,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             "application_id": rendered.app_id,
             "namespace": rendered.namespace,
             "driver_pod": rendered.driver_pod_name,
-            "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in objects],
+            "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in preview.objects],
         }
-
-    def _list_drivers(self, pods: DriverPods, ref: TaskInstanceRef, namespace: str) -> list[Pod]:
-        """Every driver pod this task instance ever submitted (any state)."""
-        return pods.list_pods(namespace, selector(ref))
-
-    @staticmethod
-    def _driver_pods(hook: Any) -> DriverPods:
-        return DriverPods(hook.get_client(), owns_client=True)
-
-    def _adopt_or_submit(
-        self,
-        pods: DriverPods,
-        ref: TaskInstanceRef,
-        first: tuple[RenderedSubmission, UploadPlan],
-        master: str,
-        ids: Any,
-        conf: Mapping[str, Any],
-    ) -> TrackedApplication:
-        namespace = first[0].namespace
-        decision = decide(
-            self._list_drivers(pods, ref, namespace), reattach=self.reattach_on_restart
-        )
-        if isinstance(decision, Adopt):
-            for extra in decision.extra_live_pods:
-                self.log.warning("Deleting a second live driver of this task instance: %s", extra)
-                pods.delete(namespace, extra)
-            return self._adopt(decision.pod, decision.state, pods)
-        for stale in decision.live_pods_to_delete:
-            self.log.info("reattach_on_restart is off: deleting live driver %s", stale)
-            pods.delete(namespace, stale)
-        rendered, plan = first
-        if decision.submission != 1:
-            rendered, plan = self._render_plan(
-                ref, namespace, master, decision.submission, ids, conf
-            )
-        submitted_at = datetime.now(UTC).isoformat()
-        # Every upload happens before the first request that creates anything.
-        storage = upload_storage(self.upload_conn_id, plan.upload_path, rendered.system_properties)
-        uploaded = upload_all(
-            plan,
-            storage,
-            on_upload=lambda up: self.log.info("Uploaded %s to %s", up.source, up.target),
-        )
-        try:
-            result = pods.submit(rendered)
-        except BaseException as error:
-            for left in uploaded.remove():
-                self.log.warning("Could not remove uploaded folder %s", left)
-            cause = error.__cause__
-            if not (
-                isinstance(error, SubmissionError)
-                and isinstance(cause, KubeApiError)
-                and cause.status == 409
-            ):
-                raise
-            return self._adopt_after_conflict(pods, rendered, error)
-        for created in result.created:
-            self.log.info("Created %s in namespace %s", created, result.namespace)
-        self.log.info(
-            "Submitted Spark application %s (submission id %s)", result.app_id, result.submission_id
-        )
-        containers = rendered.driver_pod["spec"]["containers"]
-        return TrackedApplication(
-            application_id=result.app_id,
-            namespace=result.namespace,
-            driver_pod=result.driver_pod_name,
-            driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
-            submitted_at=submitted_at,
-            uploaded_dirs=plan.directories,
-        )
-
-    def _adopt(
-        self, pod: Mapping[str, Any], state: str, pods: DriverPods | None = None
-    ) -> TrackedApplication:
-        app = tracked_from_pod(pod, adopted=True)
-        self.log.info(
-            "Adopting driver pod %s of application %s (%s) instead of submitting again",
-            app.submission_id,
-            app.application_id,
-            state,
-        )
-        if pods is None:
-            return app
-        return replace(app, uploaded_dirs=self._uploads_of(pods, pod))
-
-    def _uploads_of(self, pods: DriverPods, pod: Mapping[str, Any]) -> tuple[str, ...]:
-        """The upload folders an adopted driver points at (its spark.properties say)."""
-        volumes = (pod.get("spec") or {}).get("volumes") or []
-        conf_map = next(
-            (v["configMap"]["name"] for v in volumes if v.get("name") == CONF_VOLUME), None
-        )
-        if conf_map is None:
-            return ()
-        namespace = pod["metadata"]["namespace"]
-        try:
-            found = pods.client.request(
-                "GET", resource_path("v1", "ConfigMap", namespace, conf_map)
-            )
-        except KubeApiError as error:
-            self.log.warning("Could not read %s to find its uploads: %s", conf_map, error)
-            return ()
-        properties = load_java_properties((found.get("data") or {}).get(PROPERTIES_FILE, ""))
-        args = ((pod.get("spec") or {}).get("containers") or [{}])[-1].get("args") or []
-        main = args[args.index("--class") + 2] if "--class" in args[:-2] else None
-        return uploaded_dirs_in(properties, main)
-
-    def _adopt_after_conflict(
-        self, pods: DriverPods, rendered: RenderedSubmission, error: SubmissionError
-    ) -> TrackedApplication:
-        """Another worker created this submission's pod first: follow theirs."""
-        pod = pods.get(rendered.namespace, rendered.driver_pod_name)
-        if pod is None:
-            raise error from None  # gone again already; let the task retry
-        if not is_live(pod):
-            raise SubmissionError(
-                f"driver pod {rendered.namespace}:{rendered.driver_pod_name} already exists "
-                "and has finished; delete it, or drop spark.kubernetes.driver.pod.name from "
-                "conf so each submission gets its own name"
-            ) from error
-        self.log.info("Another worker submitted %s first", rendered.driver_pod_name)
-        return self._adopt(
-            pod, reduce_application([pod], driver_pod_name=rendered.driver_pod_name).state
-        )
 
     def _publish(self, context: Any, app: TrackedApplication) -> None:
         """Push what is known now: the application (for execute_complete) and link URLs (the
@@ -635,8 +527,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         """{link XCom key: URL} for the configured URL templates."""
         extras: Mapping[str, Any] = {}
         try:
-            from airflow_provider_sparkk8s.hooks.spark_k8s import connection_extras
-
             extras = connection_extras(
                 self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
             )
@@ -739,20 +629,26 @@ class SparkK8sSubmitOperator(BaseOperator):
             self.link_urls = self._link_urls(app)
         with self._driver_pods(self._hook()) as pods:
             if needs_driver_exception(event):
-                exception = self._driver_exception(pods, app)
+                exception = completion.driver_exception(pods, app, self.log)
                 if exception:
                     event = {**event, "message": exception}
             outcome = report(app, event, datetime.now(UTC))
             outcome.xcom["spark_version"] = self.spark_line().version
             if self.get_logs and not streamed and event.get("state") != "unknown":
-                self._log_driver_tail(pods, app)
+                completion.log_driver_tail(pods, app, self.log_tail_lines, self.log)
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
             if should_delete_driver(self.on_finish_action, event):
                 self.log.info(
                     "Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
                 pods.delete(app.namespace, app.driver_pod)
-                self._remove_uploads(app)
+                completion.remove_uploads(
+                    app,
+                    self._upload_storage(),
+                    self.conf,
+                    keep=self.keep_uploaded_files,
+                    log=self.log,
+                )
             else:
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
@@ -783,7 +679,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 decision = decide_resume(app, app_pods, ())
             else:
                 namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
-                decision = decide_resume(None, (), self._list_drivers(pods, ref, namespace))
+                decision = decide_resume(None, (), list_drivers(pods, ref, namespace))
         if isinstance(decision, Missing):
             raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
         if isinstance(decision, Finished):
@@ -796,46 +692,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         if self.deferrable:
             self._defer(found)
         return found, self._wait_in_worker(found)
-
-    def _remove_uploads(self, app: TrackedApplication) -> None:
-        """The driver is gone, so are its uploaded files (unless `keep_uploaded_files`)."""
-        if not app.uploaded_dirs:
-            return
-        if self.keep_uploaded_files:
-            self.log.info("Keeping the uploaded files in %s", ", ".join(app.uploaded_dirs))
-            return
-        upload_path = app.uploaded_dirs[0].rsplit("/", 1)[0]
-        try:
-            storage = upload_storage(self.upload_conn_id, upload_path, self.conf)
-            left = remove_uploads(storage, app.uploaded_dirs)
-        except Exception as error:  # noqa: BLE001 - the application's result stands
-            left = [f"{upload_path} ({type(error).__name__})"]
-        for folder in left:
-            self.log.warning("Could not remove the uploaded folder %s", folder)
-        if not left:
-            self.log.info("Removed the uploaded files in %s", ", ".join(app.uploaded_dirs))
-
-    def _driver_exception(self, pods: DriverPods, app: TrackedApplication) -> str | None:
-        """The exception line at the end of a failed driver's log (its pod has no message)."""
-        try:
-            text = pods.log_tail(app.namespace, app.driver_pod, app.driver_container, TAIL_LINES)
-        except Exception as error:  # noqa: BLE001 - the failure is reported without it
-            self.log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
-            return None
-        return exception_line(text.splitlines())
-
-    def _log_driver_tail(self, pods: DriverPods, app: TrackedApplication) -> None:
-        try:
-            text = pods.log_tail(
-                app.namespace, app.driver_pod, app.driver_container, self.log_tail_lines
-            )
-        except Exception as error:  # noqa: BLE001 - a missing log must not hide the application's result
-            self.log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
-            return
-        lines = text.splitlines()
-        self.log.info("Last %d lines of the driver log (%s):", len(lines), app.submission_id)
-        for line in lines:
-            self.log.info("[driver] %s", line)
 
     # ------------------------------------------------------------------ kill
 

@@ -3,10 +3,11 @@
 The application is named by its id (`spark-app-selector`), its driver pod's name, or a label
 selector that matches its driver. Poke mode finds the application's pods with the sync client,
 then each poke catches up on every change since the previous one (`DriverPods.catch_up`) and
-reduces them with the same reducer as the trigger, remembering the executors that came and
-went as the trigger does; deferrable mode hands the wait to `SparkK8sApplicationTrigger` (one
-shared watch for every deferred task in the triggerer). In reschedule mode each poke is a new
-task instance: it reads the pods as they are, without that memory.
+hands them to the same follower as the trigger (`application.follower`), which remembers the
+executors that came and went and the driver's end; deferrable mode hands the wait to
+`SparkK8sApplicationTrigger` (one shared watch for every deferred task in the triggerer).
+In reschedule mode each poke is a new task instance: it reads the pods as they are, without
+that memory.
 
 Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
 the sensor's own `timeout` bounds that, from the first check: in deferrable mode the
@@ -21,19 +22,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step, observe
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
-from airflow_provider_sparkk8s.monitoring.reducer import (
-    DRIVER_CONTAINER,
-    EXECUTOR_CONTAINER,
-    Pod,
-    application_id,
-    driver_has_ended,
-    pod_name,
-    reduce_application,
-    remember_executors,
-    spark_role,
-    with_ended_driver,
-)
+from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.pods import (
     DriverPods,
@@ -59,16 +51,6 @@ class Target:
     application_id: str | None
     driver_pod: str | None
     pods: tuple[Pod, ...]
-
-
-def choose_driver(pods: Sequence[Pod]) -> Pod | None:
-    """The newest driver among `pods` (a selector may match several runs of a job)."""
-    drivers = [p for p in pods if spark_role(p) == "driver"]
-    return max(
-        drivers,
-        key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
-        default=None,
-    )
 
 
 class SparkK8sApplicationSensor(BaseSensorOperator):
@@ -137,9 +119,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self.resync_interval = resync_interval
         self.stream_logs = stream_logs
         self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
-        self._following: tuple[Target, FollowedPods] | None = None  # poke mode, once found
-        self._seen_executors: dict[str, Pod] = {}  # executors that came and went
-        self._driver_end: Pod | None = None  # a driver deleted right after it ended
+        # Poke mode, once found: where the catch-up left off, and the follower's memory.
+        self._following: tuple[FollowedPods, Following] | None = None
 
     # ------------------------------------------------------------------ finding the application
 
@@ -154,14 +135,14 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             found = pods.list_pods(namespace, application_selector(self.application_id))
             return Target(self.application_id, self.driver_pod_name, tuple(found))
         if self.label_selector:
-            driver = choose_driver(pods.list_pods(namespace, self.label_selector))
+            driver = objects.newest_driver(pods.list_pods(namespace, self.label_selector))
         else:
             driver = pods.get(namespace, str(self.driver_pod_name))
         if driver is None:
             return Target(None, self.driver_pod_name, ())
-        app = application_id(driver)
+        app = objects.application_id(driver)
         found = pods.list_pods(namespace, application_selector(app)) if app else [driver]
-        return Target(app, pod_name(driver), tuple(found))
+        return Target(app, objects.name(driver), tuple(found))
 
     def _find(self) -> tuple[Target, str]:
         """The application, through a hook whose client is closed before returning."""
@@ -174,9 +155,9 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
     # ------------------------------------------------------------------ poke mode
 
-    def _look(self) -> Target:
-        """Poke mode: find the application until its driver exists, then follow its pods:
-        each look catches up on every version since the previous one."""
+    def _look(self) -> Step | None:
+        """Poke mode: find the application until its driver exists (None before), then
+        follow its pods: each look catches up on every version since the previous one."""
         hook = self._hook()
         try:
             service = DriverPods(hook.get_client())
@@ -184,21 +165,28 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                 namespace = hook.get_namespace()
                 target = self.find(service, namespace)
                 if target.application_id is None or not _has_driver(target.pods):
-                    return target
+                    return None
+                spec = FollowSpec(
+                    target.application_id,
+                    namespace,
+                    driver_pod_name=target.driver_pod,
+                    driver_container=self.driver_container,
+                    executor_container=self.executor_container,
+                )
                 selector = application_selector(target.application_id)
-                self._following = (target, FollowedPods(namespace, selector))
-            found, followed = self._following
+                self._following = (FollowedPods(namespace, selector), Following(spec))
+            followed, following = self._following
             versions = service.catch_up(followed)
         finally:
             hook.close()
-        self._seen_executors = remember_executors(self._seen_executors, versions)
-        self._driver_end = next((v for v in versions if driver_has_ended(v)), self._driver_end)
-        pods = with_ended_driver(followed.pods.values(), self._driver_end)
-        return Target(found.application_id, found.driver_pod, pods)
+        step = observe(following, followed.pods.values(), versions)
+        self._following = (followed, step.following)
+        return step
 
     def poke(self, context: Any) -> bool | PokeReturnValue:
-        target = self._look()
-        if not _has_driver(target.pods):
+        step = self._look()
+        state = None if step is None else step.following.state
+        if step is None or state is None or not _has_driver(step.pods):
             if self._seen_driver:
                 raise ApplicationFailed(
                     f"the driver of {self._what()} disappeared before the application finished"
@@ -206,24 +194,12 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             self.log.info("No Spark driver found yet for %s", self._what())
             return False
         self._seen_driver = True
-        state = reduce_application(
-            target.pods,
-            driver_pod_name=target.driver_pod,
-            driver_container=self.driver_container,
-            executor_container=self.executor_container,
-            seen_executors=self._seen_executors,
-        )
-        self.log.info(
-            "Spark application %s: %s", target.application_id or self._what(), state.describe()
-        )
+        app = step.following.spec.application_id
+        self.log.info("Spark application %s: %s", app, state.describe())
         if state.state == "succeeded":
-            return PokeReturnValue(
-                True, {"application_id": target.application_id, **state.to_dict()}
-            )
+            return PokeReturnValue(True, {"application_id": app, **state.to_dict()})
         if state.state == "failed":
-            raise ApplicationFailed(
-                f"Spark application {target.application_id} failed: {state.describe()}"
-            )
+            raise ApplicationFailed(f"Spark application {app} failed: {state.describe()}")
         return False  # submitted, pending, running; unknown = executors without a driver yet
 
     def _what(self) -> str:
@@ -335,4 +311,4 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
 
 def _has_driver(pods: Sequence[Pod]) -> bool:
-    return any(spark_role(p) == "driver" for p in pods)
+    return any(objects.spark_role(p) == "driver" for p in pods)

@@ -17,11 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
-from airflow_provider_sparkk8s.kube.settings import (
+from airflow_provider_sparkk8s.kube.kubeconfig import (
     SERVICE_ACCOUNT_ROOT,
-    ClientSettings,
     auto_settings,
     unloadable_kubeconfig,
+)
+from airflow_provider_sparkk8s.kube.settings import (
+    ClientSettings,
     unreadable_reason,
     with_overrides,
 )

@@ -6,20 +6,25 @@ cheap, throttles itself, and survives API server restarts. The API server's `sin
 has one-second precision, so each poll re-reads the current second: the cursor remembers
 the last timestamp and the lines already seen at it, and drops those.
 
-`take_new_lines` is pure; `DriverLogFollower` does the polling.
+`take_new_lines` is pure; `DriverLogFollower` does the polling; `DriverLogStream` runs a
+follower for the life of one application (while its driver runs, and once more at its end).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
 log = logging.getLogger(__name__)
+
+FINAL_LOG_WAIT = 5.0  # seconds the last lines may hold a final result back
 
 
 @dataclass(frozen=True)
@@ -112,3 +117,47 @@ class DriverLogFollower:
         while True:
             await self.poll()
             await asyncio.sleep(interval)
+
+
+class DriverLogStream:
+    """One application's driver log: polled from when the driver runs, read once more when
+    the application ends, so the last lines come before its result (but never hold the
+    result back longer than `final_wait`).
+
+    :param follower_for: a log follower for the driver pod of that name.
+    """
+
+    def __init__(
+        self,
+        follower_for: Callable[[str], DriverLogFollower],
+        interval: float,
+        final_wait: float = FINAL_LOG_WAIT,
+    ):
+        self._follower_for = follower_for
+        self._interval = interval
+        self._final_wait = final_wait
+        self._follower: DriverLogFollower | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def saw(self, state: ApplicationState) -> None:
+        """Start polling once the driver runs."""
+        if self._follower is None and state.state == "running" and state.driver_pod:
+            self._follower = self._follower_for(state.driver_pod)
+            self._task = asyncio.create_task(self._follower.run(self._interval))
+
+    async def finish(self, state: ApplicationState) -> None:
+        """The application ended in `state`: stop polling and read the last lines."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        if not state.driver_pod or state.state == "unknown":
+            return  # no driver left to read
+        self._follower = self._follower or self._follower_for(state.driver_pod)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._final_wait):
+                await self._follower.poll()
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()

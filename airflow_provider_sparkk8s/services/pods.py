@@ -1,9 +1,10 @@
 """Driver pods, read and changed through one sync service: the operator, sensor and CLI use it.
 
-It submits (the pod body's namespace rule lives here), lists, gets, deletes, tails logs,
-kills by `namespace:pod` globs like `spark-submit --kill`, and waits by watch (the generic
+It lists, gets, deletes, tails logs, reads a driver's spark.properties, kills by
+`namespace:pod` globs like `spark-submit --kill`, and waits by watch (the generic
 list-then-watch layers of `kube.watch_sync`). Every path is built by `resource_path`, which
-refuses names that would change the URL's meaning.
+refuses names that would change the URL's meaning. Submitting is not here: the submission
+service (`services.submission`) sends through `services.send`.
 
 The deferred trigger does not come here: its shared `SnapshotStore` follows every deferred
 application of a namespace with one watch.
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.listwatch import (
     Gone,
@@ -30,8 +32,8 @@ from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
-from airflow_provider_sparkk8s.services.send import SubmissionResult, submit
-from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
 
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there
@@ -85,13 +87,6 @@ class DriverPods:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ submit
-
-    def submit(self, rendered: RenderedSubmission) -> SubmissionResult:
-        """Send every object of a submission, with the pod body spark-submit would POST: the
-        namespace is in the body only when the driver pod template named one."""
-        return submit(self.client, rendered)
-
     # ------------------------------------------------------------------ read and delete
 
     def list_pods(self, namespace: str, label_selector: str) -> list[Pod]:
@@ -123,6 +118,19 @@ class DriverPods:
                 raise
             return False
         return True
+
+    def driver_properties(self, pod: Pod) -> dict[str, str] | None:
+        """The driver's spark.properties, read from the conf ConfigMap its pod mounts; None
+        when it mounts none. A failed read raises (KubeApiError)."""
+        volumes = (pod.get("spec") or {}).get("volumes") or []
+        conf_map = next(
+            (v["configMap"]["name"] for v in volumes if v.get("name") == CONF_VOLUME), None
+        )
+        if conf_map is None:
+            return None
+        path = resource_path("v1", "ConfigMap", str(objects.namespace(pod)), conf_map)
+        found = self.client.request("GET", path)
+        return load_java_properties((found.get("data") or {}).get(PROPERTIES_FILE, ""))
 
     def log_tail(self, namespace: str, name: str, container: str, lines: int) -> str:
         """The last `lines` lines of a container's log."""

@@ -1,8 +1,9 @@
 """Send a rendered submission the way spark-submit's `Client.run` does, and undo it on failure.
 
-The sequence (Spark's `Client.run`): server-side apply the pre-resources; create the driver pod;
-re-apply the pre-resources owned by the pod; server-side apply every post-pod resource
-(the conf ConfigMap last), owned by the pod with `controller: true`. If any request fails,
+The request sequence only: `services.submission` puts the rest of `Client.run` around it
+(parse, render, uploads). The sequence: server-side apply the pre-resources; create the
+driver pod; re-apply the pre-resources owned by the pod; server-side apply every post-pod
+resource (the conf ConfigMap last), owned by the pod with `controller: true`. If any request fails,
 everything created so far is deleted (Spark leaves post-resources to the garbage
 collector; we delete them too, so nothing is left even where no GC runs) and a
 `SubmissionError` names the object, the API's status and reason, and what was removed.
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, SubmissionError
-from airflow_provider_sparkk8s.kube.core import APPLY_PATCH, retry_delay
 from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
+from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
+from airflow_provider_sparkk8s.kube.retries import retry_delay
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.objects import application_id, describe
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.request_body import json_body
 
@@ -33,10 +36,6 @@ AMBIGUOUS_POST_ATTEMPTS = 4
 ROLLBACK_ROUNDS = 4
 
 
-def application_id(obj: Mapping[str, Any]) -> str | None:
-    return ((obj.get("metadata") or {}).get("labels") or {}).get("spark-app-selector")
-
-
 @dataclass(frozen=True)
 class SubmissionResult:
     app_id: str
@@ -45,10 +44,6 @@ class SubmissionResult:
     driver_pod_uid: str
     submission_id: str  # "<namespace>:<driver pod>"
     created: tuple[str, ...]  # "<Kind>/<name>" of every object sent, in order
-
-
-def describe(obj: Mapping[str, Any]) -> str:
-    return f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
 
 
 def _owned_by(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,17 +20,15 @@ trigger never mistakes a pod the watch has not delivered yet for a vanished driv
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.core import METADATA_LIST
 from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.kube.request import METADATA_LIST
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
 from airflow_provider_sparkk8s.monitoring.reducer import (
     Pod,
@@ -49,6 +47,7 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
     slim_pod,
 )
 from airflow_provider_sparkk8s.objects import resource_version
+from airflow_provider_sparkk8s.services.async_pods import AsyncPods
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +62,7 @@ def dict_of(mapping: Mapping[str, Any]) -> dict[str, Any]:
 
 class AsyncPodsClient(AsyncWatchClient, Protocol):
     """What the store needs of `AsyncKubeClient`: the watch layers' list and watch, the
-    driver log, and closing."""
+    driver log (its subscribers read it through `AsyncPods`), and closing."""
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
 
@@ -184,6 +183,7 @@ class SnapshotStore:
         self.client = client
         self.namespace = namespace
         self.settings = settings or StoreSettings()
+        self._pods = AsyncPods(client)
         self.stats = StoreStats()
         self.snapshot = Snapshot()
         self._by_app: dict[str, tuple[Pod, ...]] = {}
@@ -350,18 +350,13 @@ class SnapshotStore:
 
     async def _fetch(self, name: str) -> Pod | None:
         """One pod whole, slimmed; None once it is gone (the list then drops it)."""
-        try:
-            path = resource_path("v1", "Pod", self.namespace, name)
-            return slim_pod(await self.client.request("GET", path))
-        except KubeApiError as error:
-            if error.status == 404:
-                return None
-            raise
+        pod = await self._pods.get(self.namespace, name)
+        return None if pod is None else slim_pod(pod)
 
 
 # ------------------------------------------------------------------ the per-loop registry
 
-ClientFactory = Callable[[], "AsyncPodsClient | Awaitable[AsyncPodsClient]"]
+ClientFactory = Callable[[], Awaitable[AsyncPodsClient]]
 
 
 @dataclass
@@ -425,9 +420,7 @@ class shared_store:  # noqa: N801 - used as a function: `async with shared_store
     async def _build(self, entry: _Entry) -> None:
         assert self._key is not None and self._client_factory is not None
         try:
-            client = self._client_factory()
-            if inspect.isawaitable(client):
-                client = await client
+            client = await self._client_factory()
             entry.store = SnapshotStore(client, self._namespace, self._settings)
             entry.store.start()
         except Exception as error:
@@ -446,9 +439,3 @@ class shared_store:  # noqa: N801 - used as a function: `async with shared_store
         if entry.users == 0 and _registry.get(key) is entry:
             del _registry[key]
             await entry.store.stop()
-
-
-def active_stores() -> list[SnapshotStore]:
-    """The stores of the running event loop (for tests and the benchmark)."""
-    loop_id = id(asyncio.get_running_loop())
-    return [e.store for k, e in _registry.items() if k[0] == loop_id and e.store is not None]

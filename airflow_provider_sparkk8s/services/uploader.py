@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
+from airflow_provider_sparkk8s.submission.storage_options import (
+    secret_values,
+    spark_conf_storage_options,
+)
 from airflow_provider_sparkk8s.submission.upload_plan import (
     UPLOAD_PATH_KEY,
     Upload,
@@ -80,6 +84,12 @@ class Storage:
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     filesystems: dict[str, Any] = field(default_factory=dict, repr=False)
     secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def from_spark_conf(cls, spark_conf: Mapping[str, str]) -> Storage:
+        """As spark-submit finds credentials: `spark.hadoop.fs.s3a.*` keys, else the
+        backend's own lookup in the environment."""
+        return cls(spark_conf_storage_options(spark_conf), secrets=secret_values(spark_conf))
 
     def filesystem(self, url: str) -> tuple[Any, str]:
         """(fsspec file system, path inside it) for `url`."""

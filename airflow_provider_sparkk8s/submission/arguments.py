@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission import submit_checks
-from airflow_provider_sparkk8s.submission.conf import MainAppResource
+from airflow_provider_sparkk8s.submission import argument_checks
+from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, R_RUNNER, MainAppResource
 from airflow_provider_sparkk8s.submission.jar_manifest import (
     ReadJar,
     main_class_from_jar,
     no_jars,
 )
+from airflow_provider_sparkk8s.submission.java_text import java_file_name, java_trim
 from airflow_provider_sparkk8s.submission.local_globs import (
     ListFiles,
     no_listing,
@@ -88,8 +89,6 @@ DEPENDENCY_FLAGS = {
     "--archives": "spark.archives",
     "--py-files": "spark.submit.pyFiles",
 }
-PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
-R_RUNNER = "org.apache.spark.deploy.RRunner"
 DEFAULTS_FILE = "spark-defaults.conf"
 
 
@@ -259,16 +258,6 @@ def _join_surrogate_pairs(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
-def _java_trim(text: str) -> str:
-    # String.trim strips every char <= U+0020, not only whitespace.
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
-
-
 def _defaults_files(
     parsed: ParsedCommandLine, environ: Mapping[str, str]
 ) -> list[tuple[str, bool]]:
@@ -292,7 +281,7 @@ def _read_properties(path: str, must_exist: bool, read_text: ReadText) -> dict[s
         if must_exist:
             raise SparkConfError("--properties-file", path, "the path of a readable file")
         return {}
-    return {key: _java_trim(value) for key, value in load_java_properties(text).items()}
+    return {key: java_trim(value) for key, value in load_java_properties(text).items()}
 
 
 def resolve_uri(path: str, cwd: str) -> str:
@@ -318,10 +307,6 @@ def _main_resource(primary: str | None) -> MainAppResource:
     if primary.endswith((".R", ".r")):
         return MainAppResource("r", primary)
     return MainAppResource("java", primary)
-
-
-def _file_name(resource: str) -> str:
-    return resource.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _merged_conf(
@@ -390,7 +375,7 @@ def parse_spark_submit(
 
     conf, ignored = _merged_conf(parsed, environ, read_text)
     release = release_for_checks(spark_version, driver_image(conf, image))
-    submit_checks.check_arguments(parsed.options, conf, environ, spark_version=release)
+    argument_checks.check_arguments(parsed.options, conf, environ, spark_version=release)
     conf["spark.master"] = _master(parsed, conf, environ)
 
     actions: tuple[tuple[Action, str], ...] = (("kill", "--kill"), ("status", "--status"))
@@ -422,17 +407,17 @@ def parse_spark_submit(
     if resource.primary_resource is not None:
         resource = MainAppResource(resource.kind, resolve_uri(primary, cwd))
     main_class = parsed.options.get("--class")
-    submit_checks.check_cluster_mode_application(primary, main_class)
+    argument_checks.check_cluster_mode_application(primary, main_class)
     if resource.kind == "java" and not main_class:
         # As spark-submit: the jar's manifest names the class.
         main_class = main_class_from_jar(resource.primary_resource or primary, read_jar)
-        submit_checks.check_cluster_mode_application(primary, main_class)
+        argument_checks.check_cluster_mode_application(primary, main_class)
 
     # spark-submit names the app before it reads a manifest: the file then, not its class.
     given_class = parsed.options.get("--class")
     name = parsed.options.get("--name") or conf.get("spark.app.name") or given_class
     if not name and resource.primary_resource:
-        name = _file_name(resource.primary_resource)
+        name = java_file_name(resource.primary_resource)
     if name:
         conf["spark.app.name"] = name
 

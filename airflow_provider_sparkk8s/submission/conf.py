@@ -9,7 +9,8 @@ by the shell beforehand and handed in here as plain data.
 steps derive from the conf: the resource-name prefix, the driver pod name, labels and
 annotations, the volumes, and `prefixed(prefix)`, Spark's `getAllWithPrefix(prefix).toMap`
 in Spark's iteration order. The rules live in `naming.py`, `volumes.py` and
-`spark_order.py`, which import this module only for type checking.
+`spark_order.py`, which never import this module: naming and volumes name what they read
+of it in a Protocol (`NamingConf`, `VolumeConf`), so imports point one way.
 
 Typed accessors (sizes, cores, booleans, lists) live in `conf_values.py`.
 """
@@ -26,6 +27,9 @@ from airflow_provider_sparkk8s.submission import conf_values, naming, spark_orde
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
 MainResourceKind = Literal["java", "python", "r"]
+# The main class spark-submit gives a Python or an R application (SparkSubmit.scala).
+PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
+R_RUNNER = "org.apache.spark.deploy.RRunner"
 
 
 @dataclass(frozen=True)

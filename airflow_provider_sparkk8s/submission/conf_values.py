@@ -132,12 +132,6 @@ def get_size_mib(conf: ConfLike, key: str, default: str | None = None) -> int | 
     return None if value is None else parse_size(key, value, "m", iec=_iec(conf))
 
 
-def get_size_bytes(conf: ConfLike, key: str, default: str | None = None) -> int | None:
-    """A size conf read in bytes (a bare number means bytes)."""
-    value = get_str(conf, key, default)
-    return None if value is None else parse_size(key, value, "b", iec=_iec(conf))
-
-
 # --- times -------------------------------------------------------------------------------
 
 TIME_UNITS_MS: dict[str, Decimal] = {
@@ -166,13 +160,6 @@ def parse_time_ms(key: str, value: str, default_unit: str = "ms") -> int:
         raise SparkConfError(key, value, _TIME_ACCEPTED, f"unknown unit {suffix!r}")
     millis = int(match.group(1)) * TIME_UNITS_MS[suffix or default_unit]
     return int(millis)
-
-
-def get_time_ms(
-    conf: ConfLike, key: str, default: str | None = None, default_unit: str = "ms"
-) -> int | None:
-    value = get_str(conf, key, default)
-    return None if value is None else parse_time_ms(key, value, default_unit)
 
 
 # --- numbers -----------------------------------------------------------------------------

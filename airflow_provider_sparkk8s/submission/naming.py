@@ -10,19 +10,18 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.objects import APP_ID_LABEL, ROLE_LABEL
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf_values import (
     is_dns1123_label,
     is_dns1123_subdomain,
 )
-
-if TYPE_CHECKING:  # conf.py builds its view from this module: no import back at run time
-    from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.java_text import java_trim
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,32 @@ class SubmissionIds:
     upload_seed: int = 0  # seeds the spark-upload-<uuid> folder names (upload_plan.py)
 
 
+class _LocalEnvironment(Protocol):
+    @property
+    def environment(self) -> Mapping[str, str]: ...
+
+
+class NamingConf(Protocol):
+    """What the rules here read of a submission (`conf.DriverConf` is one). A protocol, so
+    DriverConf can compute its names with this module without it importing conf.py back."""
+
+    @property
+    def spark_conf(self) -> Mapping[str, str]: ...
+    @property
+    def spark_version(self) -> str: ...
+    @property
+    def ids(self) -> SubmissionIds: ...
+    @property
+    def local(self) -> _LocalEnvironment: ...
+    @property
+    def app_id(self) -> str: ...
+    @property
+    def version_tuple(self) -> tuple[int, int, int]: ...
+    @property
+    def resource_prefix(self) -> str: ...
+    def prefixed(self, prefix: str) -> dict[str, str]: ...
+
+
 DNS_LABEL_MAX = 63
 DNS_SUBDOMAIN_MAX = 253
 CONF_MAP_SUFFIX = "-conf-map"
@@ -46,7 +71,7 @@ CONF_MAP_SUFFIX = "-conf-map"
 LONGEST_PREFIX_SUFFIX = "-driver-podspec-conf-map"
 
 
-def app_name(conf: DriverConf) -> str:
+def app_name(conf: NamingConf) -> str:
     """`spark.app.name`, else Spark's literal fallback `spark`."""
     return conf.spark_conf.get("spark.app.name", "spark")
 
@@ -56,16 +81,8 @@ def unique_id(random_bytes: bytes, millis: int) -> str:
     return random_bytes[:3].hex() + format(millis & 0xFFFFFFFFFF, "x")
 
 
-_JAVA_TRIMMED = "".join(chr(code) for code in range(0x21))
-
-
-def _java_trim(text: str) -> str:
-    # Java's String.trim drops every char <= U+0020 at both ends, not just whitespace.
-    return text.strip(_JAVA_TRIMMED)
-
-
 def _slug(text: str) -> str:
-    lowered = _java_trim(text).lower()
+    lowered = java_trim(text).lower()
     return re.sub("-+", "-", re.sub(r"[^a-z0-9-]", "-", lowered))
 
 
@@ -84,11 +101,11 @@ def app_name_label(name: str) -> str:
     return value.removesuffix("-")
 
 
-def is_testing(conf: DriverConf) -> bool:
+def is_testing(conf: NamingConf) -> bool:
     return "spark.testing" in conf.spark_conf or "SPARK_TESTING" in conf.local.environment
 
 
-def driver_resource_prefix(conf: DriverConf) -> str:
+def driver_resource_prefix(conf: NamingConf) -> str:
     """The submission's resource-name prefix; refuses app names that cannot make valid names.
     Computed once per submission, as `DriverConf.resource_prefix`."""
     override = conf.spark_conf.get("spark.kubernetes.driver.resourceNamePrefix")
@@ -106,7 +123,7 @@ def driver_resource_prefix(conf: DriverConf) -> str:
     return prefix
 
 
-def driver_pod_name(conf: DriverConf) -> str:
+def driver_pod_name(conf: NamingConf) -> str:
     explicit = conf.spark_conf.get("spark.kubernetes.driver.pod.name")
     if explicit is None:
         return conf.resource_prefix + "-driver"
@@ -120,7 +137,7 @@ def driver_pod_name(conf: DriverConf) -> str:
     return explicit
 
 
-def driver_service_name(conf: DriverConf) -> str:
+def driver_service_name(conf: NamingConf) -> str:
     """`<prefix>-driver-svc`, or `spark-<fresh uniqueID>-driver-svc` when that is too long."""
     preferred = conf.resource_prefix + "-driver-svc"
     if len(preferred) <= DNS_LABEL_MAX:
@@ -137,7 +154,7 @@ def conf_map_name(uid: str, role: str = "drv") -> str:
     return head + CONF_MAP_SUFFIX
 
 
-def driver_conf_map_name(conf: DriverConf) -> str:
+def driver_conf_map_name(conf: NamingConf) -> str:
     return conf_map_name(conf.ids.config_map_unique_id)
 
 
@@ -149,7 +166,7 @@ def submission_id(namespace: str, pod_name: str) -> str:
 
 DRIVER_LABEL_PREFIX = "spark.kubernetes.driver.label."
 DRIVER_ANNOTATION_PREFIX = "spark.kubernetes.driver.annotation."
-RESERVED_LABELS = ("spark-version", "spark-app-selector", "spark-app-name", "spark-role")
+RESERVED_LABELS = ("spark-version", APP_ID_LABEL, "spark-app-name", ROLE_LABEL)
 
 
 def substitute_ids(value: str, app_id: str) -> str:
@@ -157,7 +174,7 @@ def substitute_ids(value: str, app_id: str) -> str:
     return value.replace("{{APP_ID}}", app_id).replace("{{EXECUTOR_ID}}", "")
 
 
-def driver_labels(conf: DriverConf) -> dict[str, str]:
+def driver_labels(conf: NamingConf) -> dict[str, str]:
     """User driver labels followed by Spark's preset labels (also the Service selector)."""
     user = conf.prefixed(DRIVER_LABEL_PREFIX)
     if conf.version_tuple >= (4, 0, 0):
@@ -172,14 +189,14 @@ def driver_labels(conf: DriverConf) -> dict[str, str]:
     cv.validate_labels(DRIVER_LABEL_PREFIX, user)
     presets = {
         "spark-version": conf.spark_version,
-        "spark-app-selector": conf.app_id,
+        APP_ID_LABEL: conf.app_id,
         "spark-app-name": app_name_label(app_name(conf)),
-        "spark-role": "driver",
+        ROLE_LABEL: "driver",
     }
     return {**user, **presets}
 
 
-def driver_annotations(conf: DriverConf) -> dict[str, str]:
+def driver_annotations(conf: NamingConf) -> dict[str, str]:
     user = conf.prefixed(DRIVER_ANNOTATION_PREFIX)
     annotations = {key: substitute_ids(value, conf.app_id) for key, value in user.items()}
     return cv.validate_annotations(DRIVER_ANNOTATION_PREFIX, annotations)

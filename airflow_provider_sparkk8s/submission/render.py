@@ -12,9 +12,15 @@ from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import builder, naming
-from airflow_provider_sparkk8s.submission.conf import DriverConf, LocalInputs, MainAppResource
+from airflow_provider_sparkk8s.submission.conf import (
+    PYTHON_RUNNER,
+    R_RUNNER,
+    DriverConf,
+    LocalInputs,
+    MainAppResource,
+)
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label, is_dns1123_subdomain
-from airflow_provider_sparkk8s.submission.features.driver_command import PYTHON_RUNNER, R_RUNNER
+from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 from airflow_provider_sparkk8s.submission.spark_line import (
     DEFAULT_SPARK_VERSION,
@@ -56,11 +62,6 @@ class RenderedSubmission:
         return [*self.pre_resources, self.driver_pod, *self.resources]
 
 
-def _file_name(resource: str) -> str:
-    # Utils.stripDirectory: what follows the last '/'.
-    return resource.rstrip("/").rsplit("/", 1)[-1]
-
-
 def prepare(
     spark_conf: Mapping[str, str],
     *,
@@ -99,7 +100,7 @@ def prepare(
     conf.pop("spark.driver.host", None)
     if "spark.app.name" not in conf:
         java_name = main_class if kind == "java" else None
-        conf["spark.app.name"] = java_name or _file_name(primary or "")
+        conf["spark.app.name"] = java_name or java_file_name(primary or "")
     _check_executor_prefix(conf.get("spark.kubernetes.executor.podNamePrefix"))
     namespace = conf.get("spark.kubernetes.namespace", "default")
     if not is_dns1123_label(namespace):

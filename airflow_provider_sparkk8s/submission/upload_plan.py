@@ -31,6 +31,7 @@ from urllib.parse import quote, unquote
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf import DriverConf
+from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.uris import is_local_dependency, uri_scheme
 
 UPLOAD_PATH_KEY = "spark.kubernetes.file.upload.path"
@@ -95,14 +96,6 @@ def local_path(entry: str) -> str:
     return base
 
 
-def file_name(path: str) -> str:
-    """The last path segment (Java's `split("/").last`: trailing empties are dropped)."""
-    segments = [segment for segment in path.split("/") if segment]
-    if not segments:
-        raise ValueError(path)
-    return segments[-1]
-
-
 # What a URI path (RFC 3986 pchar and "/") and a fragment (also "?") may hold unencoded.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 _FRAGMENT_SAFE = _PATH_SAFE + "?"
@@ -141,10 +134,11 @@ class _Planner:
         if self.upload_path is None:
             raise SparkConfError(key, entry, UPLOAD_PATH_ACCEPTED, SPARK_REFUSAL)
         source = local_path(entry)
-        try:
-            name = file_name(source)
-        except ValueError:
-            raise SparkConfError(key, entry, "the path of a local file") from None
+        # Spark's `getPath.split("/").last`: File's name for any path with one; Spark fails
+        # on a path of slashes, so it is refused here.
+        name = java_file_name(source)
+        if not name:
+            raise SparkConfError(key, entry, "the path of a local file")
         directory = f"{self.upload_path}/{next(self.names)}"
         target = f"{directory}/{name}"
         self.uploads.append(Upload(key, entry, source, directory, target))

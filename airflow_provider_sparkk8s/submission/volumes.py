@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf_values import (
@@ -27,9 +27,6 @@ from airflow_provider_sparkk8s.submission.conf_values import (
 )
 from airflow_provider_sparkk8s.submission.java_text import java_split
 from airflow_provider_sparkk8s.submission.spark_order import scala_set_order
-
-if TYPE_CHECKING:  # conf.py builds its view from this module: no import back at run time
-    from airflow_provider_sparkk8s.submission.conf import DriverConf
 
 DRIVER_PREFIX = "spark.kubernetes.driver.volumes."
 EXECUTOR_PREFIX = "spark.kubernetes.executor.volumes."
@@ -49,6 +46,16 @@ HOST_PATH_TYPES = (
     "CharDevice",
     "BlockDevice",
 )
+
+
+class VolumeConf(Protocol):
+    """What parsing reads of a submission (`conf.DriverConf` is one). A protocol, so
+    DriverConf can parse its volumes with this module without it importing conf.py back."""
+
+    @property
+    def version_tuple(self) -> tuple[int, int, int]: ...
+    def prefixed(self, prefix: str) -> dict[str, str]: ...
+
 
 _SIZE_ACCEPTED = "a Kubernetes quantity with units, such as 500Mi or 10Gi"
 
@@ -157,7 +164,7 @@ def _volume_options(
     )
 
 
-def parse_volumes(conf: DriverConf, prefix: str) -> tuple[VolumeSpec, ...]:
+def parse_volumes(conf: VolumeConf, prefix: str) -> tuple[VolumeSpec, ...]:
     """Every volume configured under `prefix`, validated, in Spark's order."""
     properties = conf.prefixed(prefix)
     since_4 = conf.version_tuple >= (4, 0, 0)

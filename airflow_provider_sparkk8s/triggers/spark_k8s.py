@@ -2,12 +2,10 @@
 
 Every trigger of a (connection, namespace) subscribes to one shared `SnapshotStore`, so a
 thousand deferred applications cost one watch and one list per resync interval, not a
-thousand polls. The trigger itself only reduces its application's pods to a state
-(`monitoring.reducer`), enforces the timeouts, streams the driver log, and emits exactly one
-final event.
-
-The final event's payload is `application.events.final_event`'s: the same payload the
-operator's worker-side wait ends with.
+thousand polls. The trigger itself only hands its application's pods to the follower
+(`application.follower`: the state, the executors that came and went, the timeouts), streams
+the driver log, and emits the follower's one final event: the payload the operator's
+worker-side wait ends with too.
 
 Serialized arguments are ids, names and settings only. Credentials are read from the
 Airflow connection inside the triggerer, through the hook.
@@ -16,29 +14,27 @@ Airflow connection inside the triggerer, through the hook.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_provider_sparkk8s.application.events import final_event
-from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
-from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.application.follower import (
+    Following,
+    FollowSpec,
+    observe,
+    seconds_to_deadline,
+    tick,
+)
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
     ApplicationState,
-    Pod,
-    driver_has_ended,
-    reduce_application,
-    remember_executors,
-    with_ended_driver,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower
+from airflow_provider_sparkk8s.services.async_pods import AsyncPods
+from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower, DriverLogStream
 from airflow_provider_sparkk8s.services.store import (
     DEFAULT_RESYNC_INTERVAL,
     SnapshotStore,
@@ -47,7 +43,6 @@ from airflow_provider_sparkk8s.services.store import (
 )
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
 
-FINAL_LOG_WAIT = 5.0  # seconds
 _closing: set[asyncio.Task] = set()  # closes of clients nobody waited for, kept until done
 
 
@@ -125,7 +120,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.stream_logs = stream_logs
         self.log_interval = log_interval
         self.delete_on_kill = delete_on_kill
-        self.last_state: ApplicationState | None = None
+        self._following: Following | None = None  # while running: the follower's memory
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -146,6 +141,11 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 "delete_on_kill": self.delete_on_kill,
             },
         )
+
+    @property
+    def last_state(self) -> ApplicationState | None:
+        """The state last read from the application's pods (None before the first look)."""
+        return None if self._following is None else self._following.state
 
     @property
     def log(self) -> Any:
@@ -179,10 +179,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     async def _build_client(self) -> Any:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 
-        client: Any = SparkK8sHook(self.kubernetes_conn_id, self.namespace).get_async_client()
-        if asyncio.iscoroutine(client):
-            client = await client
-        return client
+        return await SparkK8sHook(self.kubernetes_conn_id, self.namespace).get_async_client()
 
     def _store_settings(self) -> StoreSettings:
         return _store_settings(self.resync_interval)
@@ -194,92 +191,66 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             self.kubernetes_conn_id, self.namespace, self._client, self._store_settings()
         ) as store:
             final = await self._follow(store)
-        yield TriggerEvent(self._payload(final))
+        yield TriggerEvent(final)
 
-    async def _follow(self, store: SnapshotStore) -> ApplicationState:
+    async def _follow(self, store: SnapshotStore) -> dict[str, Any]:
+        """The final event: the follower's, from the store's updates and the clock."""
         subscription = store.subscribe(self.application_id)
-        log_task: asyncio.Task | None = None
-        follower: DriverLogFollower | None = None
-        seen: dict[str, Any] = {}  # executors that came and went (`remember_executors`)
-        driver_end: Pod | None = None  # the driver's ended version (`with_ended_driver`)
+        self._following = Following(self._spec())
+        logs = self._log_stream(AsyncPods(store.client)) if self.stream_logs else None
         try:
             while True:
-                failure = timed_out(
-                    self.last_state,
-                    time.time(),
-                    self.start_time,
-                    self.startup_timeout,
-                    self.run_timeout,
-                )
-                if failure is not None:
-                    return failure
-                pods = await subscription.next(self._seconds_to_next_deadline())
+                timeout = tick(self._following, time.time())
+                if timeout.final is not None:
+                    return timeout.final
+                wait = seconds_to_deadline(self._following, time.time())
+                pods = await subscription.next(wait)
                 if pods is None:
                     continue  # a deadline passed: checked at the top
-                ended = subscription.ended()
-                seen = remember_executors(seen, [*ended, *pods])
-                driver_end = next((p for p in ended if driver_has_ended(p)), driver_end)
-                state = reduce_application(
-                    with_ended_driver(pods, driver_end),
-                    driver_pod_name=self.driver_pod_name,
-                    driver_container=self.driver_container,
-                    executor_container=self.executor_container,
-                    seen_executors=seen,
-                )
-                self._log_transition(state)
-                self.last_state = state
-                if (
-                    self.stream_logs
-                    and follower is None
-                    and state.state == "running"
-                    and state.driver_pod
-                ):
-                    follower = self._log_follower(store, state.driver_pod)
-                    log_task = asyncio.create_task(follower.run(self.log_interval))
-                if state.terminal:
-                    if log_task is not None:
-                        log_task.cancel()
-                        await asyncio.gather(log_task, return_exceptions=True)
-                        log_task = None
-                    if self.stream_logs and state.driver_pod and state.state != "unknown":
-                        follower = follower or self._log_follower(store, state.driver_pod)
-                        # The last lines before the result, but never hold the result back long.
-                        with contextlib.suppress(TimeoutError):
-                            async with asyncio.timeout(FINAL_LOG_WAIT):
-                                await follower.poll()
-                    return state
+                step = observe(self._following, pods, subscription.ended())
+                self._following = step.following
+                if step.transition is not None:
+                    self.log.info(
+                        "Spark application %s: %s", self.application_id, step.transition.describe()
+                    )
+                state = step.following.state
+                if logs is not None and state is not None:
+                    logs.saw(state)
+                    if step.final is not None:
+                        await logs.finish(state)
+                if step.final is not None:
+                    return step.final
         finally:
             store.unsubscribe(subscription)
-            if log_task is not None:
-                log_task.cancel()
+            if logs is not None:
+                logs.cancel()
 
-    def _seconds_to_next_deadline(self) -> float | None:
-        return seconds_to_next_deadline(
-            self.last_state, time.time(), self.start_time, self.startup_timeout, self.run_timeout
+    def _spec(self) -> FollowSpec:
+        return FollowSpec(
+            application_id=self.application_id,
+            namespace=self.namespace,
+            driver_pod_name=self.driver_pod_name,
+            driver_container=self.driver_container,
+            executor_container=self.executor_container,
+            start_time=self.start_time,
+            startup_timeout=self.startup_timeout,
+            run_timeout=self.run_timeout,
         )
 
-    def _log_transition(self, state: ApplicationState) -> None:
-        previous = self.last_state
-        if previous is None or (previous.state, previous.reason) != (state.state, state.reason):
-            self.log.info("Spark application %s: %s", self.application_id, state.describe())
-
-    def _log_follower(self, store: SnapshotStore, driver_pod: str) -> DriverLogFollower:
-        path = resource_path("v1", "Pod", self.namespace, driver_pod, "log")
-
-        async def fetch(params: Any) -> str:
-            return await store.client.text(path, params)
-
+    def _log_stream(self, pods: AsyncPods) -> DriverLogStream:
         # From the submission on: a follower that restarts re-reads at most this run's log.
         since = datetime.fromtimestamp(self.start_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        log = self.log  # one logger for the follower's life, not one per line
-        return DriverLogFollower(
-            fetch, lambda line: log.info("[driver] %s", line), self.driver_container, since
-        )
 
-    def _payload(self, state: ApplicationState) -> dict[str, Any]:
-        """The operator's payload shape; a vanished driver becomes DriverPodNotFound there."""
-        driver = state.driver_pod or self.driver_pod_name or "(spark-role=driver)"
-        return final_event(self.application_id, self.namespace, driver, state)
+        def follower_for(driver_pod: str) -> DriverLogFollower:
+            log = self.log  # one logger for the follower's life, not one per line
+            return DriverLogFollower(
+                functools.partial(pods.log_text, self.namespace, driver_pod),
+                lambda line: log.info("[driver] %s", line),
+                self.driver_container,
+                since,
+            )
+
+        return DriverLogStream(follower_for, self.log_interval)
 
     # ------------------------------------------------------------------ kill
 
@@ -288,14 +259,13 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         if not self.delete_on_kill or not self.driver_pod_name:
             self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
             return
-        path = resource_path("v1", "Pod", self.namespace, self.driver_pod_name)
         client = await self._client()
         try:
-            await client.request("DELETE", path)
-            self.log.info("Deleted driver pod %s/%s", self.namespace, self.driver_pod_name)
-        except KubeApiError as error:
-            if error.status != 404:
-                raise
-            self.log.info("Driver pod %s/%s was already gone", self.namespace, self.driver_pod_name)
+            if await AsyncPods(client).delete(self.namespace, self.driver_pod_name):
+                self.log.info("Deleted driver pod %s/%s", self.namespace, self.driver_pod_name)
+            else:
+                self.log.info(
+                    "Driver pod %s/%s was already gone", self.namespace, self.driver_pod_name
+                )
         finally:
             await client.aclose()

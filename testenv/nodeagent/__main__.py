@@ -9,8 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from testenv.admin_client import AdminHttp
 from testenv.nodeagent.images import load_images
 from testenv.nodeagent.kubelet import AgentConfig, Kubelet
 from testenv.nodeagent.runtime import ProcessRuntime
@@ -27,7 +26,7 @@ def main(argv: list[str]) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    client = KubeClient(kubeconfig_settings(str(config.kubeconfig)))
+    client = AdminHttp.from_kubeconfig(config.kubeconfig)
     runtime = ProcessRuntime(config.state_dir, config.node_name)
     kubelet = Kubelet(config, client, runtime, load_images(config.images_file))
     try:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from testenv.admin_client import AdminHttp
 
 log = logging.getLogger(__name__)
 Handler = Callable[[str, dict[str, Any]], None]  # ("ADDED" | "MODIFIED" | "DELETED", object)
@@ -23,7 +23,7 @@ WATCH_SECONDS = 300
 class Informer:
     def __init__(
         self,
-        client: KubeClient,
+        client: AdminHttp,
         path: str,
         handler: Handler,
         params: Mapping[str, str] | None = None,

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from testenv.admin_client import AdminHttp, AdminHttpError
 from testenv.nodeagent.api_forward import TcpForward
 from testenv.nodeagent.env import (
     ContainerConfigError,
@@ -235,7 +234,7 @@ class PodWorker:
                 for name in self.states:
                     self.states[name] = not_ready.state
                 log.info("pod %s/%s: %s", self.namespace, self.name, not_ready)
-            except KubeApiError as error:
+            except AdminHttpError as error:
                 log.info(
                     "pod %s/%s: API error while preparing: %s", self.namespace, self.name, error
                 )
@@ -470,7 +469,7 @@ class PodWorker:
                 "PATCH", path, content=json.dumps({"status": status}), content_type=STRATEGIC_MERGE
             )
             self.last_sent = status
-        except KubeApiError as error:
+        except AdminHttpError as error:
             if error.status == 404:
                 self.gone()
             else:
@@ -492,7 +491,7 @@ class Kubelet:
     def __init__(
         self,
         config: AgentConfig,
-        client: KubeClient,
+        client: AdminHttp,
         runtime: ProcessRuntime,
         images: Mapping[str, Image],
     ) -> None:
@@ -566,7 +565,7 @@ class Kubelet:
         )
         try:
             created = self.client.request("POST", "/api/v1/nodes", json=node)
-        except KubeApiError as error:
+        except AdminHttpError as error:
             if error.status != 409:
                 raise
             created = self.client.request("GET", f"/api/v1/nodes/{self.config.node_name}")
@@ -597,7 +596,7 @@ class Kubelet:
                 "PATCH", f"{path}/{name}", content=json.dumps({"spec": lease["spec"]}),
                 content_type=MERGE,
             )  # fmt: skip
-        except KubeApiError as error:
+        except AdminHttpError as error:
             if error.status != 404:
                 raise
             self.client.request("POST", path, json=lease)
@@ -651,7 +650,7 @@ class Kubelet:
         }
         try:
             self.client.request("DELETE", path, json=body)
-        except KubeApiError as error:
+        except AdminHttpError as error:
             if error.status not in (404, 409):
                 raise
 
@@ -666,7 +665,7 @@ class Kubelet:
                     "GET", f"/api/v1/namespaces/{namespace}/{plural}/{name}"
                 )
                 objects[(kind, name)] = object_data(kind, found)
-            except KubeApiError as error:
+            except AdminHttpError as error:
                 # 403: the node authorizer learns of the pod's references a moment after
                 # the pod is bound; both mean "not there yet" to a kubelet.
                 if error.status not in (403, 404):
@@ -695,7 +694,7 @@ class Kubelet:
             path = f"/api/v1/namespaces/{metadata['namespace']}/serviceaccounts/{account}/token"
             try:
                 answer = self.client.request("POST", path, json=body)
-            except KubeApiError as error:
+            except AdminHttpError as error:
                 if error.status not in (403, 404):
                     raise
                 raise PodNotReady(

@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from testenv.harness.kube import request
 from testenv.postgres import Postgres
 from tests.e2e.airflow_stack import launch_stack, wait_for
 from tests.e2e.conftest import create_namespace
-from tests.support.kube import request
 
 pytestmark = [pytest.mark.airflow, pytest.mark.controlplane, pytest.mark.timeout(1200)]
 

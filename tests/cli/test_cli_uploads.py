@@ -10,7 +10,7 @@ import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import SubmissionError
-from tests.parity.recorder import InjectedFailure, RecordingServer
+from testenv.harness.recorder import InjectedFailure, RecordingServer
 
 
 def files(tmp_path: Path) -> list[str]:

@@ -11,8 +11,8 @@ from kubernetes.client import ApiClient, CoreV1Api
 from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import ControlPlane
+from testenv.harness.pods import HOLD, RUN_MS, create, phase, pod_manifest, wait_for_pod
 from testenv.kwok_logs import DRIVER_LINES, EXECUTOR_LINES, LOG_DATE_OFFSET
-from tests.support.pods import HOLD, RUN_MS, create, phase, pod_manifest, wait_for_pod
 
 pytestmark = pytest.mark.controlplane
 

@@ -15,8 +15,8 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from testenv.controlplane import STATIC_TOKEN_USER, ControlPlane
-from tests.support import kube
-from tests.support.pods import (
+from testenv.harness import kube
+from testenv.harness.pods import (
     EXIT_CODE,
     HOLD,
     MANUAL,
@@ -37,7 +37,7 @@ from tests.support.pods import (
     wait_for_pod,
     wait_for_pod_gone,
 )
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
 

@@ -19,6 +19,7 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from testenv.harness.waiting import wait_for
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
@@ -27,7 +28,6 @@ from tests.e2e.airflow_stack import (
     launch_stack,
 )
 from tests.support.real_spark import submitter_kubeconfig
-from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 

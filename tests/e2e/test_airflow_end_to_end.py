@@ -14,9 +14,10 @@ import pytest
 
 from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
+from testenv.harness import kube
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
@@ -24,7 +25,6 @@ from tests.e2e.airflow_stack import (
     AirflowStack,
     wait_for,
 )
-from tests.support import kube
 from tests.support.real_spark import PodRecorder, container_pid
 from tests.support.waits import start_poking, start_worker_wait
 from tests.triggers.spark_pods import connection_for

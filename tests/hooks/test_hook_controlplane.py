@@ -18,7 +18,7 @@ from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
 

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 import pytest
 
 from airflow_provider_sparkk8s.errors import KubeConnectionError
-from airflow_provider_sparkk8s.kube.core import RetryPolicy
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool
+from airflow_provider_sparkk8s.kube.retries import RetryPolicy
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.transport import (

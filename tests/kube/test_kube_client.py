@@ -17,8 +17,9 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConfigError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.core import APPLY_PATCH, RetryPolicy
 from airflow_provider_sparkk8s.kube.paths import apply_params
+from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
+from airflow_provider_sparkk8s.kube.retries import RetryPolicy
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply, scripted
@@ -286,7 +287,7 @@ async def test_async_client_request_watch_and_retry() -> None:
 
 
 async def test_async_list_goes_through_the_view_while_the_loop_keeps_running() -> None:
-    from airflow_provider_sparkk8s.kube.core import ITEMS_PER_STEP
+    from airflow_provider_sparkk8s.kube.decoding import ITEMS_PER_STEP
 
     items = [{"metadata": {"name": f"p{i}"}, "spec": {"big": "x" * 100}} for i in range(1000)]
     body = {"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": items}

@@ -24,19 +24,16 @@ from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube import watch_sync
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.auth import ssl_context
-from airflow_provider_sparkk8s.kube.core import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool
+from airflow_provider_sparkk8s.kube.kubeconfig import in_cluster_settings, kubeconfig_settings
 from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
-from airflow_provider_sparkk8s.kube.settings import (
-    ClientSettings,
-    in_cluster_settings,
-    kubeconfig_settings,
-)
+from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
+from testenv.harness.waiting import wait_for
 from tests.kube.tlsfiles import Pki
-from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
 

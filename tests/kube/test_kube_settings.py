@@ -9,14 +9,13 @@ import pytest
 import yaml
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
-from airflow_provider_sparkk8s.kube.settings import (
-    ClientSettings,
+from airflow_provider_sparkk8s.kube.kubeconfig import (
     auto_settings,
     in_cluster_settings,
     kubeconfig_settings,
     unloadable_kubeconfig,
-    with_overrides,
 )
+from airflow_provider_sparkk8s.kube.settings import ClientSettings, with_overrides
 from tests.support.kubeconfig import KEY_PEM, SECRET, two_context_config, write_config
 
 

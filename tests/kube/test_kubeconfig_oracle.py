@@ -21,7 +21,8 @@ from kubernetes.client import Configuration
 from kubernetes.config.kube_config import KubeConfigLoader
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
-from airflow_provider_sparkk8s.kube.settings import ClientSettings, kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
 
 EXAMPLES = 600
 names = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)

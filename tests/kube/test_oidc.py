@@ -14,7 +14,7 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.proxy import parse_proxy, proxy_for, uses_proxy
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
 
 PROXY = "http://proxy.corp:3128"
 

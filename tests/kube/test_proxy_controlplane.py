@@ -17,7 +17,8 @@ import yaml
 
 from airflow_provider_sparkk8s.errors import KubeConnectionError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.settings import ClientSettings, kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
 from testenv.tinyproxy import PROXIED_HOST, TinyProxy

@@ -19,8 +19,8 @@ import pytest
 
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
-from tests.support.kube import request
-from tests.support.pods import (
+from testenv.harness.kube import request
+from testenv.harness.pods import (
     MANUAL,
     create,
     running_status,
@@ -28,7 +28,7 @@ from tests.support.pods import (
     terminated_status,
     wait_for_pod_gone,
 )
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 from tests.support.waits import start_worker_wait
 from tests.triggers.spark_pods import connection_for, make_trigger, new_app_id, spark_pod
 

@@ -6,9 +6,10 @@ import json
 import sys
 
 from airflow_provider_sparkk8s.monitoring.snapshot import (
+    Change,
     Snapshot,
-    apply_event,
     apply_list,
+    merge_event,
     pods_by_application,
     slim_pod,
 )
@@ -19,6 +20,13 @@ OTHER = "spark-ffffffffffffffffffffffffffffffff"
 
 def ev(kind, obj):
     return {"type": kind, "object": obj}
+
+
+def apply_event(snapshot, event):
+    """merge_event as the store calls it: into copies of the snapshot's dicts."""
+    pods, tombstones = dict(snapshot.pods), dict(snapshot.tombstones)
+    version, changed = merge_event(pods, tombstones, snapshot.resource_version, event)
+    return Change(Snapshot(pods, tombstones, version), changed)
 
 
 def names(snapshot):
@@ -51,9 +59,11 @@ def test_bookmark_only_moves_the_resource_version():
 
 
 def test_unknown_event_types_change_nothing():
-    snap = Snapshot()
-    assert apply_event(snap, {"type": "ERROR", "object": {"code": 410}}).snapshot is snap
-    assert apply_event(snap, {"type": "ADDED", "object": "nonsense"}).snapshot is snap
+    pods, tombstones = {"uid-d": pod("d", rv="3")}, {"uid-e": "2"}
+    before = (dict(pods), dict(tombstones))
+    for event in ({"type": "ERROR", "object": {"code": 410}}, ev("ADDED", "nonsense")):
+        assert merge_event(pods, tombstones, "3", event) == ("3", frozenset())
+        assert (pods, tombstones) == before
 
 
 def test_full_list_replaces_and_reports_what_changed():

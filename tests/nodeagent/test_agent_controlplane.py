@@ -14,11 +14,8 @@ import pytest
 from kubernetes.client import ApiClient
 
 from testenv.controlplane import ControlPlane
-from testenv.nodeagent.cgroups import memory_cgroups_available
-from testenv.nodeagent.images import SHELL_IMAGE
-from testenv.nodeagent.node import NODE_LABEL
-from tests.support import kube
-from tests.support.pods import (
+from testenv.harness import kube
+from testenv.harness.pods import (
     container_state,
     create,
     get_pod,
@@ -27,6 +24,9 @@ from tests.support.pods import (
     wait_for_pod,
     wait_for_pod_gone,
 )
+from testenv.nodeagent.cgroups import memory_cgroups_available
+from testenv.nodeagent.images import SHELL_IMAGE
+from testenv.nodeagent.node import NODE_LABEL
 from tests.support.real_spark import container_pid
 
 pytestmark = pytest.mark.controlplane

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 
 RUNNER = Path(__file__).with_name("run_dag.py")
 REPO = Path(__file__).resolve().parents[2]

@@ -32,16 +32,8 @@ from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_V_3_1_PLUS,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
 )
-from tests.operators.airflow_harness import (
-    LOGICAL_DATE,
-    AirflowHome,
-    RunResult,
-    dag_source,
-    migrate_template,
-    operator_source,
-)
-from tests.support.kube import request
-from tests.support.pods import (
+from testenv.harness.kube import request
+from testenv.harness.pods import (
     HOLD,
     create,
     get_pod,
@@ -50,7 +42,15 @@ from tests.support.pods import (
     wait_for_pod,
     wait_for_pod_gone,
 )
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
+from tests.operators.airflow_harness import (
+    LOGICAL_DATE,
+    AirflowHome,
+    RunResult,
+    dag_source,
+    migrate_template,
+    operator_source,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(1500)]
 

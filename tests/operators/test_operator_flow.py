@@ -25,8 +25,8 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
 )
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import AirflowFailException, TaskDeferred
+from testenv.harness.waiting import wait_for
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
-from tests.support.waiting import wait_for
 
 SECRET = "planted-secret-7f3a9c"
 

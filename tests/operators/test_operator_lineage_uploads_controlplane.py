@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from testenv.harness.kube import request
 from tests.operators.airflow_harness import dag_source, operator_source
 from tests.operators.test_operator_controlplane import (  # noqa: F401 - pytest fixtures
     airflow_template,
@@ -19,7 +20,6 @@ from tests.operators.test_operator_controlplane import (  # noqa: F401 - pytest 
     pods_of,
     task,
 )
-from tests.support.kube import request
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(1500)]
 API_KEY = "planted-openlineage-key-5e1f0b"

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testenv.harness.oracle import oracle_environment, spark_submit_path
+from testenv.harness.recorder import RecordingServer
 from tests.parity.normalise import normalise_submission, normalise_text
-from tests.parity.recorder import RecordingServer
 from tests.parity.scenarios import (
     ALL_LINES,
     GOLDEN_DIR,
@@ -32,35 +33,6 @@ from tests.parity.scenarios import (
     real_tmp,
     uploaded_files,
 )
-
-PARITY_HOME = Path(os.environ.get("SPARKK8S_PARITY_HOME", Path.home() / ".cache/sparkk8s-parity"))
-
-
-def spark_submit_path(line: str) -> Path:
-    return PARITY_HOME / f"pyspark-{line}" / "bin" / "spark-submit"
-
-
-def spark_home(line: str) -> Path:
-    return next((PARITY_HOME / f"pyspark-{line}").glob("lib/python*/site-packages/pyspark"))
-
-
-def oracle_environment(line: str, scenario_env: dict[str, str], home: Path) -> dict[str, str]:
-    """A clean environment: nothing of ours leaks in (no kubeconfig, no Spark/Hadoop dirs)."""
-    venv_bin = spark_submit_path(line).parent
-    env = {
-        "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "SPARK_HOME": str(spark_home(line)),
-        "HOME": str(home),  # fabric8 would read ~/.kube/config
-        "KUBECONFIG": str(home / "no-kubeconfig"),
-        "LANG": "C.UTF-8",
-        "TZ": "UTC",
-    }
-    # Faster JVM start-up for the oracle; it changes nothing of what is sent.
-    env["SPARK_SUBMIT_OPTS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-    if "JAVA_HOME" in os.environ:
-        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
-    env.update(scenario_env)
-    return env
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,11 @@ from kubernetes.client.exceptions import ApiException
 from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import SparkConfError, SubmissionError
 from testenv.controlplane import ControlPlane
+from testenv.harness import kube
+from testenv.harness.recorder import RecordingServer
+from testenv.harness.waiting import wait_for
 from tests.parity.apiserver import ApiServerUpstream
 from tests.parity.normalise import normalise_submission
-from tests.parity.recorder import RecordingServer
 from tests.parity.scenarios import (
     ALL_LINES,
     Scenario,
@@ -37,9 +39,7 @@ from tests.parity.scenarios import (
     real_tmp,
     uploaded_files,
 )
-from tests.support import kube
 from tests.support.volcano import CRD_NAME, POD_GROUP_CRD
-from tests.support.waiting import wait_for
 
 CASES = [
     pytest.param(scenario, line, id=f"{scenario.name}[{line}]")

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
 from testenv.nodeagent.cgroups import MEMORY_ROOT

@@ -10,7 +10,7 @@ import pytest
 from kubernetes.client import ApiClient
 
 from testenv.controlplane import ControlPlane
-from tests.support import kube
+from testenv.harness import kube
 from tests.support.real_spark import (
     FAIL,
     PI,

@@ -19,8 +19,8 @@ from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv.controlplane import ControlPlane
+from testenv.harness import kube
 from testenv.runtime_image import image_name
-from tests.support import kube
 from tests.support.real_spark import (
     PI,
     REAL_SPARK_TIMINGS,

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from tests.support import kube
+from testenv.harness import kube
+from testenv.harness.waiting import wait_for
 from tests.support.real_spark import BASE_CONF
-from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
 

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.objects import newest_driver
 from airflow_provider_sparkk8s.sensors import spark_k8s as sensor_module
-from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor, choose_driver
+from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from airflow_provider_sparkk8s.version_compat import (
     AirflowSensorTimeout,
@@ -119,7 +120,7 @@ def test_poke_by_label_selector_takes_the_newest_driver(monkeypatch):
     for p in (old, new):
         p["metadata"]["labels"]["job"] = "nightly"
     client = FakeClient([old, new])
-    assert choose_driver([old, new]) is new
+    assert newest_driver([old, new]) is new
     assert sensor(client, monkeypatch, label_selector="job=nightly").poke({}) is False
 
 

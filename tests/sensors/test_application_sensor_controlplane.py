@@ -9,9 +9,9 @@ import pytest
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from airflow_provider_sparkk8s.version_compat import TaskDeferred
-from tests.support.kube import request
-from tests.support.pods import EXIT_CODE, HOLD, RUN_MS, create, phase, wait_for_pod
-from tests.support.waiting import wait_for
+from testenv.harness.kube import request
+from testenv.harness.pods import EXIT_CODE, HOLD, RUN_MS, create, phase, wait_for_pod
+from testenv.harness.waiting import wait_for
 from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]

@@ -20,7 +20,8 @@ from airflow_provider_sparkk8s.services.pods import (
     FollowedPods,
     split_submission_id,
 )
-from tests.parity.recorder import RecordingServer
+from airflow_provider_sparkk8s.services.send import submit
+from testenv.harness.recorder import RecordingServer
 from tests.services.test_send_sequence import NAMESPACE, rendered_submission
 
 
@@ -176,7 +177,7 @@ def test_kill_and_status_with_globs(server: RecordingServer, client: KubeClient)
     names = []
     for _ in range(2):
         rendered = rendered_submission(pre_resource=False)
-        pods.submit(rendered)
+        submit(client, rendered)
         names.append(rendered.driver_pod_name)
     # The recorder lists nothing, so globs are checked through exact names here;
     # glob matching over a real listing is covered against the control plane.
@@ -274,3 +275,23 @@ def test_the_operator_and_the_cli_post_the_same_pod_body(
     annotations = from_operator["metadata"].pop("annotations")
     assert annotations == {TASK_INSTANCE_ANNOTATION: annotations[TASK_INSTANCE_ANNOTATION]}
     assert set(from_operator["metadata"]) - {"labels"} == set(from_cli["metadata"]) - {"labels"}
+
+
+def test_driver_properties_come_from_the_conf_config_map_the_pod_mounts() -> None:
+    from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME
+
+    class ConfigMaps:
+        def __init__(self) -> None:
+            self.paths: list[str] = []
+
+        def request(self, method: str, path: str, **_: Any) -> dict[str, Any]:
+            self.paths.append(path)
+            return {"data": {"spark.properties": "spark.app.name=pi\nspark.jars=a.jar\n"}}
+
+    client = ConfigMaps()
+    pods = DriverPods(client)  # type: ignore[arg-type]
+    volume = {"name": CONF_VOLUME, "configMap": {"name": "spark-drv-1-conf-map"}}
+    mounted = {"metadata": {"name": "d", "namespace": "ns"}, "spec": {"volumes": [volume]}}
+    assert pods.driver_properties(mounted) == {"spark.app.name": "pi", "spark.jars": "a.jar"}
+    assert client.paths == ["/api/v1/namespaces/ns/configmaps/spark-drv-1-conf-map"]
+    assert pods.driver_properties({"metadata": {"name": "d", "namespace": "ns"}}) is None

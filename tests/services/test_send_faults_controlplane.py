@@ -24,8 +24,8 @@ from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
 from testenv.controlplane import STATIC_TOKEN_USER
-from tests.support.apf import SUBMITTER, grant, throttle_user, unthrottle
-from tests.support.kube import request
+from testenv.harness.apf import SUBMITTER, grant, throttle_user, unthrottle
+from testenv.harness.kube import request
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(400)]
 

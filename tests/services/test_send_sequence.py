@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.errors import SubmissionError
-from airflow_provider_sparkk8s.kube.core import RetryPolicy
+from airflow_provider_sparkk8s.kube.retries import RetryPolicy
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.services.send import FIELD_MANAGER, submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.spec import SparkPod, StepResult
-from tests.parity.recorder import InjectedFailure, RecordingServer
+from testenv.harness.recorder import InjectedFailure, RecordingServer
 
 NAMESPACE = "team-a"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import Any
 
 import pytest
@@ -12,21 +11,14 @@ import pytest
 from airflow_provider_sparkk8s.services.store import (
     SnapshotStore,
     StoreSettings,
-    active_stores,
     shared_store,
 )
+from testenv.harness.waiting import until
 from tests.monitoring.fake_kube import FakeKube
 from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated
 
 OTHER = "spark-ffffffffffffffffffffffffffffffff"
 FAST = StoreSettings(resync_interval=60.0, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.05)
-
-
-async def until(probe, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not probe():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.005)
 
 
 async def next_pods(subscription, timeout=5.0):
@@ -255,7 +247,7 @@ async def test_failing_lists_are_counted_and_do_not_stop_the_store():
 async def test_shared_store_is_one_per_connection_and_namespace_and_stops_with_the_last_user():
     kubes: list[FakeKube] = []
 
-    def factory():
+    async def factory():
         kubes.append(FakeKube())
         return kubes[-1]
 
@@ -265,27 +257,25 @@ async def test_shared_store_is_one_per_connection_and_namespace_and_stops_with_t
             shared_store("c", "other", factory, FAST) as third,
         ):
             assert first is second and first is not third
-            assert len(active_stores()) == 2
+            assert not any(kube.closed for kube in kubes)
         assert third.client.closed and not first.client.closed
     assert first.client.closed
-    assert active_stores() == []
     assert len(kubes) == 2
 
 
-async def test_shared_store_accepts_an_async_factory_and_reports_its_failure():
-    async def factory():
-        return FakeKube()
-
-    async with shared_store("c", "ns", factory, FAST) as store:
-        assert isinstance(store.client, FakeKube)
-
-    def broken():
+async def test_shared_store_reports_its_factorys_failure_and_keeps_nothing():
+    async def broken():
         raise RuntimeError("no connection c")
 
     with pytest.raises(RuntimeError, match="no connection c"):
         async with shared_store("c", "ns", broken, FAST):
             pass
-    assert active_stores() == []
+
+    async def factory():
+        return FakeKube()
+
+    async with shared_store("c", "ns", factory, FAST) as store:  # built afresh, not the failure
+        assert isinstance(store.client, FakeKube)
 
 
 async def test_a_waiting_user_builds_the_store_itself_when_its_builder_is_cancelled():
@@ -315,7 +305,7 @@ async def test_a_waiting_user_builds_the_store_itself_when_its_builder_is_cancel
     await asyncio.wait_for(started.wait(), 5)  # the second has become the builder
     release.set()
     assert await asyncio.wait_for(second, 5) is built[-1]
-    assert first.cancelled() and active_stores() == []
+    assert first.cancelled() and built[-1].closed  # the last user left: the store stopped
 
 
 async def test_a_waiting_user_gets_the_builders_error():

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
-from airflow_provider_sparkk8s.kube.core import METADATA_LIST
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.paths import resource_path
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.request import METADATA_LIST
 from airflow_provider_sparkk8s.services.store import SnapshotStore, StoreSettings
-from tests.support.kube import request
-from tests.support.pods import MANUAL, create, running_status, set_pod_status, terminated_status
+from testenv.harness.kube import request
+from testenv.harness.pods import MANUAL, create, running_status, set_pod_status, terminated_status
 from tests.triggers.spark_pods import new_app_id, spark_pod
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(120)]

@@ -14,8 +14,8 @@ from airflow_provider_sparkk8s.errors import SubmissionError
 from airflow_provider_sparkk8s.services.uploader import Storage, UploadError, upload_all
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
+from testenv.harness.recorder import InjectedFailure, RecordingServer
 from testenv.s3server import S3Server
-from tests.parity.recorder import InjectedFailure, RecordingServer
 from tests.support.driver_conf import make_conf
 
 S3A = "spark.hadoop.fs.s3a."

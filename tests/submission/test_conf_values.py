@@ -2,6 +2,7 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
+from tests.support.driver_conf import make_conf
 
 
 @pytest.mark.parametrize(
@@ -27,10 +28,22 @@ def test_size_in_mib_truncates_like_spark(value, mib):
 
 
 def test_size_in_bytes_bare_number_is_bytes():
-    assert cv.get_size_bytes({"k": "1048576"}, "k") == 1048576
-    assert cv.get_size_bytes({"k": "1k"}, "k") == 1024
-    assert cv.get_size_bytes({}, "k", "2k") == 2048
+    assert cv.parse_size("k", "1048576") == 1048576
+    assert cv.parse_size("k", "1k") == 1024
+
+
+def test_size_conf_in_mib_reads_the_conf_then_the_default():
+    assert cv.get_size_mib({"k": "2048k"}, "k", "1g") == 2
+    assert cv.get_size_mib({}, "k", "1g") == 1024
     assert cv.get_size_mib({}, "k") is None
+
+
+def test_size_conf_takes_iec_units_by_the_confs_release():
+    assert cv.get_size_mib(make_conf(version="4.2.1"), "k", "2gib") == 2048
+    with pytest.raises(SparkConfError, match=r"needs Spark 4\.2 or later"):
+        cv.get_size_mib(make_conf(version="4.1.4"), "k", "2gib")
+    with pytest.raises(SparkConfError, match=r"needs Spark 4\.2 or later"):
+        cv.get_size_mib({}, "k", "2gib")  # a plain mapping knows no release
 
 
 @pytest.mark.parametrize(
@@ -73,7 +86,6 @@ def test_time_strings():
     assert cv.parse_time_ms("k", "500ms") == 500
     assert cv.parse_time_ms("k", "2min") == 120_000
     assert cv.parse_time_ms("k", "10", "s") == 10_000
-    assert cv.get_time_ms({}, "k", "1s") == 1000
     with pytest.raises(SparkConfError):
         cv.parse_time_ms("k", "1 sec")
 

@@ -19,8 +19,8 @@ from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from testenv.harness.waiting import wait_for
 from tests.parity.scenarios import SCENARIO_DIR, load
-from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
 

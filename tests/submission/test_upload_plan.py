@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.upload_plan import (
     built_uri,
-    file_name,
     local_path,
     plan_uploads,
     upload_dir_names,
@@ -62,7 +62,7 @@ def test_uploaded_entries_first_then_remote_in_their_order():
     assert jars[:2] == [u.target for u in result.uploads]
     assert jars[2:] == ["local:///a.jar", "https://x/c.jar", "spark-internal"]
     for upload in result.uploads:
-        assert upload.target == f"{upload.directory}/{file_name(upload.source)}"
+        assert upload.target == f"{upload.directory}/{java_file_name(upload.source)}"
         assert UUID_DIR.fullmatch(upload.directory.rsplit("/", 1)[1])
 
 

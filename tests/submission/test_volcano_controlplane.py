@@ -16,8 +16,8 @@ from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from testenv.harness.waiting import wait_for
 from tests.support.volcano import CRD_NAME, POD_GROUP_CRD
-from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.controlplane
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

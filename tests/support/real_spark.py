@@ -21,12 +21,13 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.kube.settings import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
+from testenv.harness import kube
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
 from testenv.runtime_image import EXAMPLES, IMAGE_NAME
-from tests.support import kube
 
 SUBMITTER = "airflow"
 PI = f"local://{EXAMPLES}/pi.py"
@@ -50,10 +51,10 @@ def submitter_kubeconfig(
 ) -> Path:
     """Applies docs/rbac.yaml in `namespace` and the namespaces `also` (as the cluster's
     administrator would) and writes a kubeconfig for the submitter's token."""
-    with KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig))) as admin:
-        apply_documented_rbac(admin, namespace, SUBMITTER)
-        for other in also:
-            apply_documented_rbac(admin, other, SUBMITTER, submitter_namespace=namespace)
+    admin = AdminHttp.from_kubeconfig(plane.admin_kubeconfig)
+    apply_documented_rbac(admin, namespace, SUBMITTER)
+    for other in also:
+        apply_documented_rbac(admin, other, SUBMITTER, submitter_namespace=namespace)
     token = plane.request_token(namespace, SUBMITTER, expiration_seconds=7200)
     return plane.write_kubeconfig(path, namespace, token=token)
 

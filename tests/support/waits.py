@@ -15,7 +15,7 @@ from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import PokeReturnValue
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 
 _THREADS = ThreadPoolExecutor(thread_name_prefix="test-wait")
 

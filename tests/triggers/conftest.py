@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from airflow_provider_sparkk8s.services.store import SnapshotStore
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_1_PLUS
+from tests.triggers.running_stores import running_stores
 
 
 class _CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]
@@ -36,3 +38,10 @@ def trigger_log_on_stdout(capsys: pytest.CaptureFixture[str]) -> Iterator[None]:
     finally:
         root.removeHandler(handler)
         root.setLevel(previous)
+
+
+@pytest.fixture
+def stores() -> Iterator[list[SnapshotStore]]:
+    """The snapshot stores running now (started and not yet stopped)."""
+    with running_stores() as running:
+        yield running

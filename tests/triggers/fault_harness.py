@@ -29,11 +29,13 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.services.store import active_stores
+from airflow_provider_sparkk8s.services.store import SnapshotStore
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from tests.support.kube import session
-from tests.support.pods import terminated_status
-from tests.triggers.tracked_apps import Fleet, TrackedApp, all_seen_running, until
+from testenv.harness.kube import session
+from testenv.harness.pods import terminated_status
+from testenv.harness.waiting import until
+from tests.triggers.running_stores import running_stores
+from tests.triggers.tracked_apps import Fleet, TrackedApp, all_seen_running
 
 DRIVER = "spark-kubernetes-driver"
 
@@ -168,24 +170,32 @@ def _end_drivers(
                 time.sleep(0.2)
 
 
-def _store_leaks() -> int:
+def _store_leaks(running: list[SnapshotStore]) -> int:
     tasks = [
         t for t in asyncio.all_tasks() if not t.done() and t.get_name().startswith("sparkk8s-")
     ]
-    return len(active_stores()) + len(tasks)
+    return len(running) + len(tasks)
 
 
 async def run_under_fault(
+    api: ApiClient, fleet: Fleet, conn_id: str, fault: Fault, **settings: Any
+) -> FaultReport:
+    """See the module docstring. `fleet`'s drivers must be Running and held."""
+    with running_stores() as running:
+        return await _run_under_fault(api, fleet, conn_id, fault, running, **settings)
+
+
+async def _run_under_fault(
     api: ApiClient,
     fleet: Fleet,
     conn_id: str,
     fault: Fault,
+    running: list[SnapshotStore],
     *,
     after_seconds: float = 5.0,
     deadline: float = 120.0,
     **trigger_settings: Any,
 ) -> FaultReport:
-    """See the module docstring. `fleet`'s drivers must be Running and held."""
     watched, tasks = start_counting_triggers(
         fleet.apps, fleet.namespace, conn_id, **trigger_settings
     )
@@ -218,7 +228,7 @@ async def run_under_fault(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     await asyncio.sleep(0)  # let the last store stop
-    report.leaks = _store_leaks()
+    report.leaks = _store_leaks(running)
     for entry in watched:
         if entry.ended_at is None:
             report.problems.append(
@@ -299,7 +309,7 @@ def apf_throttling(
 
     import httpx
 
-    from tests.support.apf import throttle_user, unthrottle
+    from testenv.harness.apf import throttle_user, unthrottle
 
     stop = threading.Event()
     threads: list[threading.Thread] = []

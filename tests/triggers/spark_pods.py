@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.pods import pod_manifest
+from testenv.harness.pods import pod_manifest
 
 
 def new_app_id() -> str:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.services.driver_log import LogCursor, take_new_lines
-from airflow_provider_sparkk8s.services.store import active_stores
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from testenv.harness.waiting import until
 from tests.monitoring.fake_kube import FakeKubeWithLogs
 from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
@@ -48,13 +48,6 @@ async def collect(trigger, timeout=10.0):
     return await asyncio.wait_for(drain(), timeout)
 
 
-async def until(probe, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not probe():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.005)
-
-
 def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
     trigger = make_trigger(startup_timeout=60, run_timeout=3600, start_time="2026-01-01T00:00:00Z")
     path, kwargs = trigger.serialize()
@@ -80,7 +73,7 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
     assert again.serialize() == (path, kwargs)
 
 
-async def test_follows_a_driver_to_success_with_one_event(kube):
+async def test_follows_a_driver_to_success_with_one_event(kube, stores):
     kube.put(pod("d", phase="Pending"))
     trigger = make_trigger()
     task = asyncio.create_task(collect(trigger))
@@ -104,7 +97,7 @@ async def test_follows_a_driver_to_success_with_one_event(kube):
     assert (payload["state"], payload["exit_code"], payload["driver_pod"]) == ("succeeded", 0, "d")
     assert payload["executors"]["counts"] == {"running": 1}
     assert payload["application_id"] == APP
-    assert active_stores() == []  # the last trigger left: the store stopped
+    assert stores == []  # the last trigger left: the store stopped
     assert kube.closed
 
 
@@ -199,7 +192,7 @@ async def test_startup_timeout_does_not_fire_once_running_but_run_timeout_does(k
     assert time.monotonic() - started >= 0.4
 
 
-async def test_many_triggers_share_one_store(kube):
+async def test_many_triggers_share_one_store(kube, stores):
     apps = [f"spark-{i:032x}" for i in range(20)]
     for i, app in enumerate(apps):
         kube.put(pod(f"d{i}", app=app, phase="Running", containers=[running()]))
@@ -208,7 +201,7 @@ async def test_many_triggers_share_one_store(kube):
     ]
     tasks = [asyncio.create_task(collect(t)) for t in triggers]
     await until(lambda: all(t.last_state is not None for t in triggers))
-    assert len(active_stores()) == 1
+    assert len(stores) == 1
     for i, app in enumerate(apps):
         kube.put(
             pod(
@@ -300,7 +293,7 @@ async def test_on_kill_deletes_the_driver_pod_and_tolerates_it_being_gone(kube):
 
 
 async def test_a_cancel_during_the_connection_read_keeps_its_message_and_closes_the_client(
-    monkeypatch,
+    monkeypatch, stores
 ):
     """Airflow calls on_kill only when the CancelledError carries its user-action message.
     asgiref's thread hop (the connection read) would replace that error; the trigger builds
@@ -342,4 +335,4 @@ async def test_a_cancel_during_the_connection_read_keeps_its_message_and_closes_
         await task
     assert cancelled.value.args == ("user action",)
     await asyncio.wait_for(closed.wait(), 5)
-    assert active_stores() == []
+    assert stores == []

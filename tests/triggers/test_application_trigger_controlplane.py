@@ -8,8 +8,8 @@ import time
 import pytest
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from tests.support.kube import request
-from tests.support.pods import (
+from testenv.harness.kube import request
+from testenv.harness.pods import (
     EXIT_CODE,
     HOLD,
     MESSAGE,
@@ -21,7 +21,7 @@ from tests.support.pods import (
     phase,
     wait_for_pod,
 )
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 from tests.triggers.spark_pods import (
     connection_for,
     final_event,

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.services.store import active_stores
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import until, wait_for
 from tests.triggers.spark_pods import connection_for
 from tests.triggers.tracked_apps import (
     Fleet,
@@ -19,7 +18,6 @@ from tests.triggers.tracked_apps import (
     create_held_apps,
     release,
     start_triggers,
-    until,
 )
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(420)]
@@ -79,7 +77,7 @@ class ClientWrapper:
 
 
 async def test_api_server_restart_mid_run_loses_no_completion(
-    conn_id, fleet, kube_admin, control_plane
+    conn_id, fleet, kube_admin, control_plane, stores
 ):
     start_triggers(fleet, conn_id, resync_interval=5.0)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
@@ -89,11 +87,11 @@ async def test_api_server_restart_mid_run_loses_no_completion(
     await release_all(kube_admin, fleet, second)
     await finish(fleet)
     assert_every_completion_reported(fleet)
-    assert active_stores() == []
+    assert stores == []
 
 
 async def test_410_gone_relists_and_every_completion_is_reported(
-    conn_id, fleet, kube_admin, monkeypatch, control_plane
+    conn_id, fleet, kube_admin, monkeypatch, control_plane, stores
 ):
     # A young API server's watch cache still holds resourceVersion 1; after a restart the
     # cache starts at the current revision, so resuming from 1 is "too old" (410 Gone).
@@ -112,7 +110,7 @@ async def test_410_gone_relists_and_every_completion_is_reported(
     wrap_client(monkeypatch, lambda inner: wrappers.append(ExpiredResume(inner)) or wrappers[-1])
     start_triggers(fleet, conn_id, resync_interval=60.0)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
-    [store] = active_stores()
+    [store] = stores
     await until(
         lambda: store.stats.gone >= 1 and store.stats.lists >= 2, 30, "410 Gone, then a relist"
     )
@@ -123,7 +121,7 @@ async def test_410_gone_relists_and_every_completion_is_reported(
 
 
 async def test_a_dead_watch_is_covered_by_the_periodic_list(
-    conn_id, fleet, kube_admin, monkeypatch
+    conn_id, fleet, kube_admin, monkeypatch, stores
 ):
     class DeadAfterFirstList(ClientWrapper):
         """Every watch hangs without a byte, as a half-open connection would."""
@@ -140,7 +138,7 @@ async def test_a_dead_watch_is_covered_by_the_periodic_list(
     wrap_client(monkeypatch, DeadAfterFirstList)
     start_triggers(fleet, conn_id, resync_interval=2.0)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
-    [store] = active_stores()
+    [store] = stores
     await release_all(kube_admin, fleet)
     await finish(fleet, timeout=90)
     assert_every_completion_reported(fleet)
@@ -149,7 +147,7 @@ async def test_a_dead_watch_is_covered_by_the_periodic_list(
 
 
 async def test_server_side_watch_timeouts_resume_without_relisting(
-    conn_id, fleet, kube_admin, monkeypatch
+    conn_id, fleet, kube_admin, monkeypatch, stores
 ):
     from airflow_provider_sparkk8s.services import store as store_module
 
@@ -160,7 +158,7 @@ async def test_server_side_watch_timeouts_resume_without_relisting(
     )
     start_triggers(fleet, conn_id)
     await until(lambda: all_seen_running(fleet), 60, "every trigger to see its driver running")
-    [store] = active_stores()
+    [store] = stores
     await until(lambda: store.stats.streams >= 3, 30, "the server to close the watch twice")
     await release_all(kube_admin, fleet)
     await finish(fleet)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.waiting import wait_for
+from testenv.harness.waiting import wait_for
 from tests.triggers.fault_harness import network_faults, run_under_fault
 from tests.triggers.spark_pods import connection_for
 from tests.triggers.tracked_apps import Fleet, all_running, create_held_apps

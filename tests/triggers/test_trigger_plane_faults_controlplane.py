@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from testenv.controlplane import STATIC_TOKEN_USER
-from tests.support.apf import POD_READER, grant, unthrottle
-from tests.support.waiting import wait_for
+from testenv.harness.apf import POD_READER, grant, unthrottle
+from testenv.harness.waiting import wait_for
 from tests.triggers.fault_harness import apf_throttling, etcd_outage, run_under_fault
 from tests.triggers.spark_pods import connection_for
 from tests.triggers.tracked_apps import Fleet, all_running, create_held_apps

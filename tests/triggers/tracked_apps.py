@@ -10,8 +10,8 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from tests.support.kube import request
-from tests.support.pods import EXIT_CODE, HOLD, RUN_MS, create
+from testenv.harness.kube import request
+from testenv.harness.pods import EXIT_CODE, HOLD, RUN_MS, create
 from tests.triggers.spark_pods import new_app_id, spark_pod
 
 
@@ -88,14 +88,6 @@ def start_triggers(fleet: Fleet, conn_id: str, **settings: Any) -> None:
             **settings,
         )
         fleet.tasks.append(asyncio.create_task(follow(app)))
-
-
-async def until(probe, timeout: float, message: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not probe():
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        await asyncio.sleep(0.05)
 
 
 def all_seen_running(fleet: Fleet) -> bool:

@@ -13,8 +13,6 @@ SPARK_CLASS = "org.apache.spark.deploy.k8s.features.DriverCommandFeatureStep"
 SINCE = (2, 3, 0)
 
 SPARK_CONF_PATH = "/opt/spark/conf/spark.properties"
-PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
-R_RUNNER = "org.apache.spark.deploy.RRunner"
 
 
 def driver_args(conf: DriverConf, resource: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.objects import APP_ID_LABEL
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -28,7 +29,9 @@ def check_no_driver_address(conf: DriverConf) -> None:
 
 def service_block_manager_port(conf: DriverConf) -> int:
     # Unlike the container, the Service ignores spark.blockManager.port (as Spark does).
-    return basic_driver.port(conf, "spark.driver.blockManager.port", 7079)
+    return basic_driver.port(
+        conf, "spark.driver.blockManager.port", basic_driver.DEFAULT_BLOCK_MANAGER_PORT
+    )
 
 
 def _choice(conf: DriverConf, key: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -47,7 +50,7 @@ def service(conf: DriverConf) -> KubeObject:
     metadata: KubeObject = {"name": name}
     if annotations:
         metadata["annotations"] = annotations
-    metadata["labels"] = {"spark-app-selector": conf.app_id, **labels}
+    metadata["labels"] = {APP_ID_LABEL: conf.app_id, **labels}
     rpc_port = basic_driver.driver_port(conf)
     ports = [
         ("driver-rpc-port", rpc_port),

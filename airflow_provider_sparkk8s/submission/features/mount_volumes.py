@@ -10,6 +10,7 @@ are refused here rather than by the API server.
 from __future__ import annotations
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.objects import APP_ID_LABEL
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, is_dns1123_subdomain
 from airflow_provider_sparkk8s.submission.features._mounts import (
@@ -32,7 +33,6 @@ SINCE = (2, 4, 0)
 
 PVC_ON_DEMAND = "OnDemand"
 LEGACY_ACCESS_MODE_KEY = "spark.kubernetes.legacy.useReadWriteOnceAccessMode"
-APP_ID_LABEL = "spark-app-selector"
 
 
 def _check_duplicate_paths(specs: tuple[VolumeSpec, ...]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from airflow_provider_sparkk8s.objects import APP_ID_LABEL, ROLE_LABEL
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, SparkPod, StepResult
 
@@ -16,15 +17,11 @@ def network_policy(conf: DriverConf) -> KubeObject:
         "metadata": {
             "name": conf.resource_prefix + "-policy",
             "namespace": conf.namespace,
-            "labels": {"spark-app-selector": conf.app_id},
+            "labels": {APP_ID_LABEL: conf.app_id},
         },
         "spec": {
-            "podSelector": {
-                "matchLabels": {"spark-role": "executor", "spark-app-selector": conf.app_id}
-            },
-            "ingress": [
-                {"from": [{"podSelector": {"matchLabels": {"spark-app-selector": conf.app_id}}}]}
-            ],
+            "podSelector": {"matchLabels": {ROLE_LABEL: "executor", APP_ID_LABEL: conf.app_id}},
+            "ingress": [{"from": [{"podSelector": {"matchLabels": {APP_ID_LABEL: conf.app_id}}}]}],
         },
     }
 

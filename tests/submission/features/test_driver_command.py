@@ -1,7 +1,7 @@
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.conf import LocalInputs
+from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, R_RUNNER, LocalInputs
 from airflow_provider_sparkk8s.submission.features import driver_command
 from airflow_provider_sparkk8s.submission.spec import SparkPod
 from tests.support.driver_conf import make_conf
@@ -46,7 +46,7 @@ def test_python_args_and_env_precedence():
     conf = make_conf(
         kind="python",
         primary="local:///app/main.py",
-        main_class=driver_command.PYTHON_RUNNER,
+        main_class=PYTHON_RUNNER,
         local=LocalInputs(environment={"PYSPARK_PYTHON": "envpy"}),
     )
     result = run(conf)
@@ -92,6 +92,6 @@ def test_local_python_file_is_replaced_by_its_upload():
 
 
 def test_r_keeps_resource():
-    result = run(make_conf(kind="r", primary="/home/me/app.R", main_class=driver_command.R_RUNNER))
+    result = run(make_conf(kind="r", primary="/home/me/app.R", main_class=R_RUNNER))
     assert result.pod.container["args"][-1] == "/home/me/app.R"
     assert result.system_properties == {"spark.kubernetes.resource.type": "r"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from tests.support.kube import request
+from testenv.harness.kube import request
 
 FLOWCONTROL = "/apis/flowcontrol.apiserver.k8s.io/v1"
 

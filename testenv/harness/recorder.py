@@ -8,7 +8,7 @@ is testable without a cluster. With an `upstream` (a real kube-apiserver), each 
 recorded and then sent on as it came, byte for byte, and the server's answer goes back.
 
 Used three ways: by the parity runner (real spark-submit talks to it), by the parity test
-(sparkk8s-submit talks to it), and by the benchmark. `python -m tests.parity.recorder`
+(sparkk8s-submit talks to it), and by the benchmark. `python -m testenv.harness.recorder`
 serves until interrupted and prints the port.
 """
 

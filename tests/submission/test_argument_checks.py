@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.arguments import parse_spark_submit
-from airflow_provider_sparkk8s.submission.submit_checks import (
+from airflow_provider_sparkk8s.submission.argument_checks import (
     DRIVER_MEMORY,
     EXECUTOR_CORES,
     check_arguments,
     check_cluster_mode_application,
     resolve,
 )
+from airflow_provider_sparkk8s.submission.arguments import parse_spark_submit
 
 MASTER = ["--master", "k8s://https://10.0.0.1:6443", "--deploy-mode", "cluster"]
 JAR = ["--class", "a.B", "local:///opt/app.jar"]

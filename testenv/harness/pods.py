@@ -12,7 +12,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from tests.support.kube import request
+from testenv.harness.kube import request
 
 Pod = dict[str, Any]
 

@@ -1,0 +1,129 @@
+"""Following one Spark application: what is remembered between two looks at its pods.
+
+Spark's `ExecutorPodsLifecycleManager` keeps, between snapshots, the executors it has seen
+and how they ended. Whoever follows an application here (the trigger, the sensor, the
+operator's worker-side wait, the CLI) keeps the same in a `Following`: the executors that
+came and went, the driver's ended version (a submitter may delete a finished driver before
+anyone looks), the last state and the deadlines. Each hands over what it saw (`observe`) or
+the time (`tick`), and acts on the `Step` it gets back: log its transition, send its final
+event.
+
+Pure: frozen data in, new data out. Nothing here reads the clock; `now` is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from airflow_provider_sparkk8s.application.events import final_event
+from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    DRIVER_CONTAINER,
+    EXECUTOR_CONTAINER,
+    ApplicationState,
+    Pod,
+    driver_has_ended,
+    reduce_application,
+    remember_executors,
+    with_ended_driver,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FollowSpec:
+    """Which application to follow, and its deadlines (seconds from `start_time`, epoch)."""
+
+    application_id: str
+    namespace: str
+    driver_pod_name: str | None = None  # pins the driver; else the newest spark-role=driver
+    driver_container: str = DRIVER_CONTAINER
+    executor_container: str = EXECUTOR_CONTAINER
+    start_time: float = 0.0
+    startup_timeout: float | None = None
+    run_timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Following:
+    """The memory between two looks. `ended` is set once: how the application ended (its
+    terminal state, or a timeout's failure). Later looks still read the pods (a poller may
+    keep looking), but end nothing again."""
+
+    spec: FollowSpec
+    state: ApplicationState | None = None  # the last state read from the pods
+    seen_executors: Mapping[str, Pod] = field(default_factory=dict)  # `remember_executors`
+    driver_end: Pod | None = None  # the driver's first succeeded or failed version
+    ended: ApplicationState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one look (or tick) found."""
+
+    following: Following
+    pods: tuple[Pod, ...] = ()  # the pods the state was read from (with the driver's end)
+    transition: ApplicationState | None = None  # a new (state, reason): worth a log line
+    final: dict[str, Any] | None = None  # the final event's payload, on the step that ends
+
+
+def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = ()) -> Step:
+    """The application's pods as they are now; `history` holds the versions seen since the
+    previous look (ended executors and drivers that the latest pods no longer show)."""
+    spec = following.spec
+    present, earlier = tuple(pods), tuple(history)
+    seen = remember_executors(following.seen_executors, (*earlier, *present))
+    driver_end = next((pod for pod in earlier if driver_has_ended(pod)), following.driver_end)
+    read = with_ended_driver(present, driver_end)
+    state = reduce_application(
+        read,
+        driver_pod_name=spec.driver_pod_name,
+        driver_container=spec.driver_container,
+        executor_container=spec.executor_container,
+        seen_executors=seen,
+    )
+    previous = following.state
+    changed = previous is None or (previous.state, previous.reason) != (state.state, state.reason)
+    ends = following.ended is None and state.terminal
+    after = replace(
+        following,
+        state=state,
+        seen_executors=seen,
+        driver_end=driver_end,
+        ended=state if ends else following.ended,
+    )
+    return Step(
+        after,
+        pods=read,
+        transition=state if changed else None,
+        final=_final_event(spec, state) if ends else None,
+    )
+
+
+def tick(following: Following, now: float) -> Step:
+    """The deadlines at `now`: a step with the timeout's final event once one has passed."""
+    spec = following.spec
+    if following.ended is not None:
+        return Step(following)
+    failure = timed_out(
+        following.state, now, spec.start_time, spec.startup_timeout, spec.run_timeout
+    )
+    if failure is None:
+        return Step(following)
+    return Step(replace(following, ended=failure), final=_final_event(spec, failure))
+
+
+def seconds_to_deadline(following: Following, now: float) -> float | None:
+    """How long a wait may block before `tick` could end the following; None: no deadline."""
+    spec = following.spec
+    if following.ended is not None:
+        return None
+    return seconds_to_next_deadline(
+        following.state, now, spec.start_time, spec.startup_timeout, spec.run_timeout
+    )
+
+
+def _final_event(spec: FollowSpec, state: ApplicationState) -> dict[str, Any]:
+    driver = state.driver_pod or spec.driver_pod_name or "(spark-role=driver)"
+    return final_event(spec.application_id, spec.namespace, driver, state)

@@ -1,0 +1,75 @@
+"""A failed answer or a failed connection as the package's error, with a useful message.
+
+A Status body gives the reason and message; a 403 names the missing permission, a 401 the
+credentials used; a TLS failure says whether the certificate or the handshake failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json as jsonlib
+import ssl
+from typing import Any
+
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.kube.paths import access_of
+from airflow_provider_sparkk8s.kube.request import KubeRequest
+from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.kube.transport import TransportFailure, tls_failure
+
+
+def api_error(
+    request: KubeRequest,
+    status: int,
+    body: bytes,
+    http_reason: str,
+    settings: ClientSettings,
+) -> KubeApiError:
+    """KubeApiError from a failed response, with the Status body's reason and message."""
+    parsed: Any = None
+    with contextlib.suppress(ValueError):
+        parsed = jsonlib.loads(body) if body else None
+    if isinstance(parsed, dict) and parsed.get("kind") == "Status":
+        reason = parsed.get("reason") or http_reason
+        message = parsed.get("message") or http_reason
+    else:
+        reason = http_reason
+        message = body.decode(errors="replace").strip()[:300] or http_reason
+        parsed = None
+    if status == 403:
+        access = access_of(request.method, request.path, request.params)
+        if access is not None:
+            message = f"missing permission to {access.describe()}: {message}"
+    elif status == 401:
+        message = (
+            f"{message}: the API server rejected the credentials "
+            f"({settings.auth_description}){settings.origin()}"
+        )
+    return KubeApiError(
+        status, reason, message, method=request.method, path=request.path, body=parsed
+    )
+
+
+def connection_error(
+    request: KubeRequest, failure: TransportFailure, settings: ClientSettings
+) -> KubeConnectionError:
+    tls = tls_failure(failure)
+    target = f"{settings.server} ({request.method} {request.path})"
+    if tls is not None:
+        if isinstance(tls, ssl.SSLCertVerificationError):
+            hint = (
+                "check the CA certificate"
+                + (f" {settings.ca_file}" if settings.ca_file else "")
+                + " and the TLS server name"
+            )
+            detail = tls.verify_message or str(tls.reason)
+            return KubeConnectionError(
+                f"TLS verification of {target} failed: {detail}; {hint}{settings.origin()}"
+            )
+        return KubeConnectionError(
+            f"TLS handshake with {target} failed: {tls.reason or type(tls).__name__}"
+            f"{settings.origin()}"
+        )
+    return KubeConnectionError(
+        f"cannot reach the API server {target}: {failure.kind}: {failure.cause}{settings.origin()}"
+    )

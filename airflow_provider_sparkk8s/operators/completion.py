@@ -1,0 +1,59 @@
+"""After the driver ends: its log's tail and exception line, and its uploads' removal.
+
+Each step here is best effort: the application's result stands whatever they meet, so a
+failure becomes a warning in the task log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
+from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
+from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.submission import Log
+
+
+def driver_exception(pods: DriverPods, app: TrackedApplication, log: Log) -> str | None:
+    """The exception line at the end of a failed driver's log (its pod has no message)."""
+    try:
+        text = pods.log_tail(app.namespace, app.driver_pod, app.driver_container, TAIL_LINES)
+    except Exception as error:  # noqa: BLE001 - the failure is reported without it
+        log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
+        return None
+    return exception_line(text.splitlines())
+
+
+def log_driver_tail(pods: DriverPods, app: TrackedApplication, lines: int, log: Log) -> None:
+    """The last `lines` lines of the driver log, into the task log."""
+    try:
+        text = pods.log_tail(app.namespace, app.driver_pod, app.driver_container, lines)
+    except Exception as error:  # noqa: BLE001 - a missing log must not hide the application's result
+        log.warning("Could not read the driver log of %s: %s", app.submission_id, error)
+        return
+    tail = text.splitlines()
+    log.info("Last %d lines of the driver log (%s):", len(tail), app.submission_id)
+    for line in tail:
+        log.info("[driver] %s", line)
+
+
+def remove_uploads(
+    app: TrackedApplication,
+    storage: SparkK8sUploadStorageHook,
+    spark_conf: Mapping[str, str],
+    *,
+    keep: bool,
+    log: Log,
+) -> None:
+    """The driver is gone, so are its uploaded files (unless `keep`)."""
+    if not app.uploaded_dirs:
+        return
+    if keep:
+        log.info("Keeping the uploaded files in %s", ", ".join(app.uploaded_dirs))
+        return
+    left = storage.remove(app.uploaded_dirs, spark_conf)
+    for folder in left:
+        log.warning("Could not remove the uploaded folder %s", folder)
+    if not left:
+        log.info("Removed the uploaded files in %s", ", ".join(app.uploaded_dirs))

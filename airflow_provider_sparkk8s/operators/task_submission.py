@@ -1,0 +1,140 @@
+"""One task instance's submission: adopt its live driver, or submit the next one.
+
+The operator's part around the submission service (`services.submission`): the task
+identity goes into the conf of every submission (`submission_conf`: labels, a pod name per
+submission number), `reattach.decide` chooses between adopting and submitting, and an
+adopted driver's uploads are read back from its spark.properties so they go with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.reattach import Adopt, decide
+from airflow_provider_sparkk8s.application.submission_plan import (
+    KubernetesParameters,
+    submission_conf,
+)
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    DRIVER_CONTAINER,
+    Pod,
+    reduce_application,
+)
+from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.submission import Log
+from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
+from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
+from airflow_provider_sparkk8s.submission.naming import SubmissionIds
+from airflow_provider_sparkk8s.submission.upload_plan import uploaded_dirs_in
+
+
+@dataclass(frozen=True)
+class TaskSubmission:
+    """What every submission of one task instance shares; `plan(n)` renders number n."""
+
+    ref: TaskInstanceRef
+    arguments: SubmitArguments
+    kubernetes: KubernetesParameters
+    spark_version: str
+    environ: Mapping[str, str]
+    ids: SubmissionIds
+    driver_pod_template: Mapping[str, Any] | None = None
+    executor_pod_template: Mapping[str, Any] | None = None
+
+    def plan(self, number: int) -> submission.Planned:
+        conf = submission_conf(self.arguments.spark_conf, self.kubernetes, self.ref, number)
+        return submission.plan(
+            self.arguments,
+            spark_version=self.spark_version,
+            environ=self.environ,
+            ids=self.ids,
+            spark_conf=conf,
+            driver_pod_template=self.driver_pod_template,
+            executor_pod_template=self.executor_pod_template,
+        )
+
+
+def list_drivers(pods: DriverPods, ref: TaskInstanceRef, namespace: str) -> list[Pod]:
+    """Every driver pod this task instance ever submitted (any state)."""
+    return pods.list_pods(namespace, selector(ref))
+
+
+def adopt_or_submit(
+    pods: DriverPods,
+    task: TaskSubmission,
+    first: submission.Planned,
+    *,
+    reattach: bool,
+    storage_for: submission.StorageFor,
+    log: Log,
+) -> TrackedApplication:
+    """Adopt the task instance's live driver, or submit the next number (first: number 1,
+    rendered before any request so bad input has failed already)."""
+    namespace = first.rendered.namespace
+    decision = decide(list_drivers(pods, task.ref, namespace), reattach=reattach)
+    if isinstance(decision, Adopt):
+        for extra in decision.extra_live_pods:
+            log.warning("Deleting a second live driver of this task instance: %s", extra)
+            pods.delete(namespace, extra)
+        return adopt(decision.pod, decision.state, log, pods)
+    for stale in decision.live_pods_to_delete:
+        log.info("reattach_on_restart is off: deleting live driver %s", stale)
+        pods.delete(namespace, stale)
+    planned = first if decision.submission == 1 else task.plan(decision.submission)
+    submitted_at = datetime.now(UTC).isoformat()
+    sent = submission.submit(pods.client, planned, storage_for, log, adopt_conflict=True)
+    if sent.adopted is not None:
+        state = reduce_application([sent.adopted], driver_pod_name=sent.driver_pod_name).state
+        return adopt(sent.adopted, state, log)
+    for created in sent.created:
+        log.info("Created %s in namespace %s", created, sent.namespace)
+    log.info("Submitted Spark application %s (submission id %s)", sent.app_id, sent.submission_id)
+    containers = planned.rendered.driver_pod["spec"]["containers"]
+    return TrackedApplication(
+        application_id=sent.app_id,
+        namespace=sent.namespace,
+        driver_pod=sent.driver_pod_name,
+        driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
+        submitted_at=submitted_at,
+        uploaded_dirs=sent.uploaded_dirs,
+    )
+
+
+def adopt(pod: Pod, state: str, log: Log, pods: DriverPods | None = None) -> TrackedApplication:
+    """Follow `pod` instead of submitting; with `pods`, its uploads go with it too."""
+    app = tracked_from_pod(pod, adopted=True)
+    log.info(
+        "Adopting driver pod %s of application %s (%s) instead of submitting again",
+        app.submission_id,
+        app.application_id,
+        state,
+    )
+    if pods is None:
+        return app
+    return replace(app, uploaded_dirs=uploads_of(pods, pod, log))
+
+
+def uploads_of(pods: DriverPods, pod: Pod, log: Log) -> tuple[str, ...]:
+    """The upload folders an adopted driver points at (its spark.properties and its main
+    resource say)."""
+    try:
+        properties = pods.driver_properties(pod)
+    except KubeApiError as error:
+        log.warning(
+            "Could not read the conf ConfigMap of %s to find its uploads: %s",
+            objects.name(pod),
+            error,
+        )
+        return ()
+    if properties is None:
+        return ()
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return uploaded_dirs_in(properties, main_resource_of(containers[-1].get("args") or []))

@@ -1,0 +1,55 @@
+"""Pods read and deleted through one async service: the trigger's half of `services.pods`.
+
+The trigger runs in the triggerer's event loop, so it cannot use the sync `DriverPods`; its
+pod I/O (the driver log, a kill's delete, the store's refetch of one pod) comes here instead
+of writing requests of its own. Paths are built by `resource_path`, as in `DriverPods`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.monitoring.reducer import Pod
+
+
+class AsyncPodRequests(Protocol):
+    """What the service needs of `AsyncKubeClient`."""
+
+    async def request(
+        self, method: str, path: str, *, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+
+    async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
+
+
+class AsyncPods:
+    """Pods through one async client; the caller owns (and closes) the client."""
+
+    def __init__(self, client: AsyncPodRequests) -> None:
+        self.client = client
+
+    async def get(self, namespace: str, name: str) -> Pod | None:
+        """The pod, or None when there is none of that name."""
+        try:
+            return await self.client.request("GET", resource_path("v1", "Pod", namespace, name))
+        except KubeApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    async def delete(self, namespace: str, name: str) -> bool:
+        """Delete the pod (owner references take its objects); False when it was gone."""
+        try:
+            await self.client.request("DELETE", resource_path("v1", "Pod", namespace, name))
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+            return False
+        return True
+
+    async def log_text(self, namespace: str, name: str, params: Mapping[str, Any]) -> str:
+        """A container's log as text; `params` are `pods/log`'s (container, sinceTime, ...)."""
+        return await self.client.text(resource_path("v1", "Pod", namespace, name, "log"), params)

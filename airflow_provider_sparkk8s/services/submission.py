@@ -1,0 +1,231 @@
+"""Spark's `Client.run`, once, for the operator and `sparkk8s-submit`.
+
+`parse` (spark-submit's command line; the one clock read for `spark.app.submitTime`), then
+`plan` (gather the local inputs, prepare, render, plan the uploads: bad input fails here,
+naming its key and value, before any request), then either `dry_run` (the objects as YAML
+with secrets redacted, and the files it would upload) or `submit` (upload, send the request
+sequence of `services.send`, which rolls back its objects on failure; a failed send removes
+the uploads too). A caller adds only what is its own: the command line (the operator writes
+one from its parameters), conf amendments (the operator's task identity), the Spark line,
+where the upload credentials come from, and where messages go (a task log, or stderr).
+
+Upload storage, one rule: `storage_for(upload path, the rendered submission's properties)`.
+Those properties (the driver's spark.properties) are the conf spark-submit's uploader
+configures Hadoop's file system from (`KubernetesUtils.uploadFileUri` takes the driver's
+resolved conf), after every default and amendment; the caller only says whose credentials
+(`Storage.from_spark_conf` for the CLI, the upload-storage hook for the operator).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.reattach import is_live
+from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
+from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.services import local_inputs, send
+from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.uploader import Storage, upload_all
+from airflow_provider_sparkk8s.submission.arguments import (
+    SubmitArguments,
+    parse_spark_submit,
+    read_text_file,
+)
+from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
+from airflow_provider_sparkk8s.submission.local_globs import list_local_files
+from airflow_provider_sparkk8s.submission.naming import SubmissionIds, new_submission_ids
+from airflow_provider_sparkk8s.submission.render import (
+    RenderedSubmission,
+    prepare,
+    render,
+    to_yaml,
+)
+from airflow_provider_sparkk8s.submission.spec import KubeObject
+from airflow_provider_sparkk8s.submission.upload_plan import Upload, UploadPlan, plan_uploads
+
+
+class Log(Protocol):
+    """Where the service's messages go: a `logging.Logger` (the task log) or the CLI's."""
+
+    def info(self, msg: str, /, *args: Any) -> object: ...
+
+    def warning(self, msg: str, /, *args: Any) -> object: ...
+
+
+# (upload path, the rendered submission's properties) -> where the uploads are written.
+StorageFor = Callable[[str | None, Mapping[str, str]], Storage]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class SubmissionRequest:
+    """A spark-submit command line (`--master` included) and where it runs."""
+
+    argv: Sequence[str]
+    environ: Mapping[str, str]
+    cwd: str  # relative paths of the command line point here
+    # Set beside the command line by the operator (`--spark-version` and the conf's image
+    # win): the release whose checks apply.
+    spark_version: str | None = None
+    image: str | None = None
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One submission, rendered, with its uploads planned; nothing written or sent yet."""
+
+    rendered: RenderedSubmission
+    uploads: UploadPlan
+    spark_conf: Mapping[str, str]  # as prepared: what the redaction regex is read from
+
+
+@dataclass(frozen=True)
+class DryRun:
+    objects: tuple[KubeObject, ...]  # every object, secrets redacted
+    yaml: str  # the same objects as one YAML stream
+    uploads: tuple[Upload, ...]  # what a submission would upload, nothing was
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """The driver a submission left running: its own, or, after a 409, the live one another
+    submitter created first under the same pod name (`adopted`)."""
+
+    app_id: str
+    namespace: str
+    driver_pod_name: str
+    submission_id: str  # "<namespace>:<driver pod>"
+    created: tuple[str, ...] = ()  # "<Kind>/<name>" of every object sent, in order
+    uploaded_dirs: tuple[str, ...] = ()  # removed with the driver when it goes
+    adopted: Pod | None = None
+
+
+def parse(request: SubmissionRequest, clock_ms: Callable[[], int] = now_ms) -> SubmitArguments:
+    """spark-submit's command line, parsed as spark-submit parses it (local files and jar
+    manifests read, globs expanded)."""
+    return parse_spark_submit(
+        request.argv,
+        environ=request.environ,
+        read_text=read_text_file,
+        submit_time_ms=clock_ms(),
+        cwd=request.cwd,
+        list_files=list_local_files,
+        read_jar=read_jar,
+        spark_version=request.spark_version,
+        image=request.image,
+    )
+
+
+def plan(
+    arguments: SubmitArguments,
+    *,
+    spark_version: str,
+    environ: Mapping[str, str],
+    ids: SubmissionIds | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+    driver_pod_template: Mapping[str, Any] | None = None,
+    executor_pod_template: Mapping[str, Any] | None = None,
+) -> Planned:
+    """IMPURE (reads local files, draws random ids unless given): every object of the
+    submission and the local files to upload before it. `spark_conf` replaces the parsed
+    conf (the operator's, amended with its task identity)."""
+    conf = arguments.spark_conf if spark_conf is None else spark_conf
+    driver_conf = prepare(
+        conf,
+        spark_version=spark_version,
+        main_app_resource=arguments.main_app_resource,
+        main_class=arguments.main_class,
+        app_args=arguments.app_args,
+        proxy_user=arguments.proxy_user,
+        local=local_inputs.gather(conf, environ),
+        ids=ids or new_submission_ids(),
+        driver_pod_template=driver_pod_template,
+        executor_pod_template=executor_pod_template,
+    )
+    return Planned(render(driver_conf), plan_uploads(driver_conf), driver_conf.spark_conf)
+
+
+def dry_run(planned: Planned) -> DryRun:
+    """What `submit` would send, secrets masked as Spark masks conf it prints (a dry run's
+    output ends up in terminals, task logs and CI logs)."""
+    redacted = redact_objects(planned.rendered.objects, redaction_pattern(planned.spark_conf))
+    return DryRun(tuple(redacted), to_yaml(redacted), planned.uploads.uploads)
+
+
+def submit(
+    client: KubeClient,
+    planned: Planned,
+    storage_for: StorageFor,
+    log: Log,
+    *,
+    adopt_conflict: bool = False,
+) -> Submitted:
+    """Upload every local file, then send every object; all or nothing.
+
+    With `adopt_conflict`, a 409 on the driver pod whose holder is live (another worker
+    submitted the same task instance first) returns that pod as `adopted`."""
+    rendered = planned.rendered
+    storage = storage_for(planned.uploads.upload_path, rendered.system_properties)
+
+    def uploaded_one(upload: Upload) -> None:
+        log.info("Uploaded %s to %s", upload.source, upload.target)
+
+    # Every upload happens before the first request that creates anything.
+    uploaded = upload_all(planned.uploads, storage, on_upload=uploaded_one)
+    try:
+        result = send.submit(client, rendered)
+    except BaseException as error:
+        for left in uploaded.remove():
+            log.warning("Could not remove uploaded folder %s", left)
+        if adopt_conflict and _is_pod_conflict(error):
+            return _adopt_after_conflict(DriverPods(client), rendered, error, log)
+        raise
+    return Submitted(
+        app_id=result.app_id,
+        namespace=result.namespace,
+        driver_pod_name=result.driver_pod_name,
+        submission_id=result.submission_id,
+        created=result.created,
+        uploaded_dirs=tuple(uploaded.directories),
+    )
+
+
+def _is_pod_conflict(error: BaseException) -> bool:
+    cause = error.__cause__
+    return (
+        isinstance(error, SubmissionError)
+        and isinstance(cause, KubeApiError)
+        and cause.status == 409
+    )
+
+
+def _adopt_after_conflict(
+    pods: DriverPods, rendered: RenderedSubmission, error: BaseException, log: Log
+) -> Submitted:
+    """Another submitter created this submission's pod first: follow theirs, if it runs."""
+    pod = pods.get(rendered.namespace, rendered.driver_pod_name)
+    if pod is None:
+        raise error from None  # gone again already; let the caller retry
+    if not is_live(pod):
+        raise SubmissionError(
+            f"driver pod {rendered.namespace}:{rendered.driver_pod_name} already exists "
+            "and has finished; delete it, or drop spark.kubernetes.driver.pod.name from "
+            "conf so each submission gets its own name"
+        ) from error
+    log.info("Another worker submitted %s first", rendered.driver_pod_name)
+    return Submitted(
+        app_id=objects.application_id(pod) or "",
+        namespace=rendered.namespace,
+        driver_pod_name=rendered.driver_pod_name,
+        submission_id=rendered.submission_id,
+        adopted=pod,
+    )

@@ -1,0 +1,121 @@
+"""The follower on plain pod dicts: its memory between looks, transitions, deadlines and the
+one final event."""
+
+from __future__ import annotations
+
+from airflow_provider_sparkk8s.application.follower import (
+    Following,
+    FollowSpec,
+    observe,
+    seconds_to_deadline,
+    tick,
+)
+from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
+
+EXECUTOR = "spark-kubernetes-executor"
+SPEC = FollowSpec(APP, "ns", driver_pod_name="d", start_time=1000.0)
+
+
+def executor(name: str, phase: str = "Running", *containers: dict) -> dict:
+    return pod(
+        name,
+        role="executor",
+        exec_id=name[-1],
+        phase=phase,
+        containers=list(containers) or [running(EXECUTOR)],
+    )
+
+
+def deleting(p: dict) -> dict:
+    return {**p, "metadata": {**p["metadata"], "deletionTimestamp": "2026-01-01T00:02:00Z"}}
+
+
+def test_a_driver_followed_to_success_gives_one_transition_per_state_and_one_final_event():
+    following = Following(SPEC)
+    looks = [
+        [pod("d", phase="Pending")],
+        [pod("d", phase="Pending")],
+        [pod("d", phase="Running", conditions=SCHEDULED, containers=[running()])],
+        [pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])],
+    ]
+    transitions, finals = [], []
+    for pods in looks:
+        step = observe(following, pods)
+        following = step.following
+        transitions.append(step.transition and step.transition.state)
+        finals.append(step.final)
+    assert transitions == ["submitted", None, "running", "succeeded"]
+    assert finals[:3] == [None, None, None]
+    final = finals[3]
+    assert (final["status"], final["state"], final["exit_code"]) == ("success", "succeeded", 0)
+    assert (final["application_id"], final["namespace"], final["driver_pod"]) == (APP, "ns", "d")
+    assert following.ended is not None and following.ended.state == "succeeded"
+    # Ended once: a later look reads the pods, but ends nothing again.
+    again = observe(following, looks[3])
+    assert again.final is None and again.following.state.state == "succeeded"
+    assert tick(following, 10**9).final is None
+
+
+def test_executors_that_came_and_went_are_counted_from_how_they_ended():
+    """Spark deletes a killed executor's pod at once and its others when it stops: the
+    latest pods hold none, the history between looks holds how each ended."""
+    following = Following(SPEC)
+    driver = pod("d", phase="Running", containers=[running()])
+    following = observe(following, [driver, executor("e1"), executor("e2")]).following
+    killed = executor("e1", "Failed", terminated(137, "Error", name=EXECUTOR))
+    stopped = deleting(executor("e2", "Running", terminated(143, "Error", name=EXECUTOR)))
+    step = observe(following, [driver], history=[killed, deleting(killed), stopped])
+    assert step.following.state.executors.counts == {"deleted": 1, "failed": 1}
+    (failure,) = step.following.state.executors.failures
+    assert (failure.pod_name, failure.exit_code) == ("e1", 137)
+    end = observe(step.following, [pod("d", phase="Succeeded", containers=[terminated(0)])]).final
+    assert end["executors"]["counts"] == {"deleted": 1, "failed": 1}
+
+
+def test_a_driver_deleted_right_after_it_ended_reports_how_it_ended():
+    following = observe(
+        Following(SPEC), [pod("d", phase="Running", containers=[running()])]
+    ).following
+    ended = pod("d", phase="Failed", containers=[terminated(3, "Error", "boom")])
+    step = observe(following, [], history=[ended])
+    assert (step.final["status"], step.final["exit_code"]) == ("failed", 3)
+    assert [p["metadata"]["name"] for p in step.pods] == ["d"]  # read with the driver's end
+
+
+def test_a_vanished_driver_is_driver_pod_not_found():
+    step = observe(Following(SPEC), [])
+    assert step.following.state.state == "unknown"
+    assert (step.final["status"], step.final["reason"]) == ("failed", "DriverPodNotFound")
+    assert "d of application" in step.final["message"]
+
+
+def test_the_startup_timeout_fires_only_before_the_driver_runs():
+    spec = FollowSpec(APP, "ns", "d", start_time=1000.0, startup_timeout=60, run_timeout=600)
+    pulling = pod("d", conditions=SCHEDULED, containers=[waiting("ImagePullBackOff", "no")])
+    following = observe(Following(spec), [pulling]).following
+    assert seconds_to_deadline(following, 1010.0) == 50.01
+    assert tick(following, 1059.0).final is None
+    timeout = tick(following, 1060.0)
+    assert (timeout.final["status"], timeout.final["reason"]) == ("timeout", "StartupTimeout")
+    assert "ImagePullBackOff" in timeout.final["message"]
+    assert timeout.following.ended.reason == "StartupTimeout"
+    assert seconds_to_deadline(timeout.following, 1060.0) is None  # ended: nothing to wait for
+
+    started = observe(following, [pod("d", phase="Running", containers=[running()])]).following
+    assert tick(started, 1100.0).final is None  # running: only the run timeout is left
+    assert seconds_to_deadline(started, 1100.0) == 500.01
+    assert tick(started, 1600.0).final["reason"] == "RunTimeout"
+
+
+def test_no_deadline_without_timeouts():
+    following = Following(FollowSpec(APP, "ns"))
+    assert seconds_to_deadline(following, 10**9) is None
+    assert tick(following, 10**9).final is None
+
+
+def test_without_a_pinned_driver_the_newest_one_counts_and_names_the_event():
+    old = pod("old", phase="Failed", containers=[terminated(1)])
+    new = pod("new", phase="Succeeded", containers=[terminated(0)])
+    new["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z"
+    final = observe(Following(FollowSpec(APP, "ns")), [old, new]).final
+    assert (final["status"], final["driver_pod"]) == ("success", "new")
