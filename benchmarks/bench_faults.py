@@ -2,7 +2,7 @@
 through each fault in turn, on the real control plane (`make chaos`).
 
 For each fault, on a fresh namespace: 1,000 held driver pods; one SparkK8sApplicationTrigger
-per application, all through one connection; then `tests/triggers/fault_harness.py`: the
+per application, all through one connection; then `benchmarks/harness/fault_harness.py`: the
 fault starts, half of the drivers end while it lasts, it heals, the other half end after.
 Network faults sit in a real Toxiproxy between our client and kube-apiserver; etcd is stopped
 and started again; API Priority and Fairness refuses our identity with 429s. The triggerer
@@ -43,15 +43,11 @@ def connect(kubeconfig: Path) -> None:
 
 
 def run_fault(plane: Any, toxi: Any, name: str, args: argparse.Namespace, tmp: Path) -> str:
+    from benchmarks.harness.fault_harness import run_under_fault
+    from benchmarks.harness.tracked_apps import Fleet, TrackedApp
     from testenv.controlplane import STATIC_TOKEN_USER
     from testenv.harness.apf import POD_READER, grant
-    from tests.triggers.fault_harness import (
-        apf_throttling,
-        etcd_outage,
-        network_faults,
-        run_under_fault,
-    )
-    from tests.triggers.tracked_apps import Fleet, TrackedApp
+    from testenv.harness.faults import apf_throttling, etcd_outage, network_faults
 
     namespace = f"chaos-{name}-{os.getpid()}"
     names = create_pods(plane, namespace, args.apps)
@@ -136,7 +132,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 def run_triggerer_kill(plane: Any, args: argparse.Namespace, tmp: Path) -> str:
     """SIGKILL the triggerer while half the drivers end, start a fresh one for what nobody
     reported, end the rest. Delays: from a status write to the event that reported it."""
-    from tests.triggers.fault_harness import FaultReport
+    from testenv.harness.faults import FaultReport
 
     namespace = f"chaos-triggerer-{os.getpid()}"
     names = create_pods(plane, namespace, args.apps)
@@ -213,8 +209,8 @@ def main() -> None:
         return
 
     from testenv.controlplane import ControlPlane
+    from testenv.harness.faults import TABLE_HEADER
     from testenv.toxiproxy import Toxiproxy
-    from tests.triggers.fault_harness import TABLE_HEADER
 
     rows = []
     nodes = max(3, math.ceil(args.apps / 200) + 1)

@@ -207,8 +207,8 @@ def by_component(after: tracemalloc.Snapshot, before: tracemalloc.Snapshot) -> C
 
 async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[str, Any]:
     from airflow_provider_sparkk8s.kube.watch_async import list_objects
-    from airflow_provider_sparkk8s.services.store import active_stores
     from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+    from benchmarks.harness.running_stores import running_stores
 
     drivers = [(f"spark-{i:032d}", f"app-{i}-driver") for i in range(apps)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -243,24 +243,26 @@ async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[
         async for _ in trigger.run():
             return
 
-    tasks = [asyncio.create_task(follow(t)) for t in followed]
-    while not all(t.last_state is not None for t in followed):  # noqa: ASYNC110 - polling
-        await asyncio.sleep(0.05)
-    rss_tracked = settled_rss_kib()
-    after_snapshot = tracemalloc.take_snapshot() if trace else None
-    [store] = active_stores()
-    rss_resyncs, list_cpu, resync_cpu = [], [], []
-    for _ in range(resyncs):
-        started = time.process_time()  # nothing else runs: the triggers wait, the watch is quiet
-        store._take_list(await list_objects(store.client, store._spec, store.stats))
-        list_cpu.append(time.process_time() - started)
-        rss_resyncs.append(settled_rss_kib())
-        started = time.process_time()
-        await store._resync()
-        resync_cpu.append(time.process_time() - started)
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    with running_stores() as running:
+        tasks = [asyncio.create_task(follow(t)) for t in followed]
+        while not all(t.last_state is not None for t in followed):  # noqa: ASYNC110 - polling
+            await asyncio.sleep(0.05)
+        rss_tracked = settled_rss_kib()
+        after_snapshot = tracemalloc.take_snapshot() if trace else None
+        [store] = running  # the one store every trigger shares
+        rss_resyncs, list_cpu, resync_cpu = [], [], []
+        for _ in range(resyncs):
+            # Nothing else runs: the triggers wait, the watch is quiet.
+            started = time.process_time()
+            store._take_list(await list_objects(store.client, store._spec, store.stats))
+            list_cpu.append(time.process_time() - started)
+            rss_resyncs.append(settled_rss_kib())
+            started = time.process_time()
+            await store._resync()
+            resync_cpu.append(time.process_time() - started)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     components = (
         by_component(after_snapshot, before_snapshot)
         if after_snapshot is not None and before_snapshot is not None

@@ -211,31 +211,35 @@ async def run_child(
             payloads[name] = event.payload.get("status")
             return
 
-    started = time.monotonic()
-    tasks = [asyncio.create_task(follow(n, t)) for n, t in zip(names, triggers, strict=True)]
-    if peer == "ours":  # tracked = every trigger has seen its driver
-        while not all(t.last_state is not None for t in triggers):
-            if time.monotonic() - started > deadline:
-                break
-            await asyncio.sleep(0.1)
-    while time.monotonic() - started < warmup:  # noqa: ASYNC110 - a fixed warm-up period
-        await asyncio.sleep(0.1)
-    rss_tracking = settled_rss_kib()
-    stores = []
+    # Only our triggers have stores; the peer's run imports nothing of ours.
+    watching = contextlib.ExitStack()
+    running: list[Any] = []
     if peer == "ours":
-        from airflow_provider_sparkk8s.services.store import active_stores
+        from benchmarks.harness.running_stores import running_stores
 
-        stores = active_stores()
-    gc_clock = GcClock()
-    cpu_ready = time.process_time()
-    print("READY", flush=True)
-    end = time.monotonic() + deadline
-    while len(fired) < len(names) and time.monotonic() < end:  # noqa: ASYNC110 - with a deadline
-        await asyncio.sleep(0.05)
-    stats = {k: v for store in stores for k, v in vars(store.stats).items()}
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+        running = watching.enter_context(running_stores())
+    with watching:
+        started = time.monotonic()
+        tasks = [asyncio.create_task(follow(n, t)) for n, t in zip(names, triggers, strict=True)]
+        if peer == "ours":  # tracked = every trigger has seen its driver
+            while not all(t.last_state is not None for t in triggers):
+                if time.monotonic() - started > deadline:
+                    break
+                await asyncio.sleep(0.1)
+        while time.monotonic() - started < warmup:  # noqa: ASYNC110 - a fixed warm-up period
+            await asyncio.sleep(0.1)
+        rss_tracking = settled_rss_kib()
+        stores = list(running)  # those up once tracked: the last trigger's end stops them
+        gc_clock = GcClock()
+        cpu_ready = time.process_time()
+        print("READY", flush=True)
+        end = time.monotonic() + deadline
+        while len(fired) < len(names) and time.monotonic() < end:  # noqa: ASYNC110 - deadline
+            await asyncio.sleep(0.05)
+        stats = {k: v for store in stores for k, v in vars(store.stats).items()}
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     return {
         "store_stats": stats,
         "fired": fired,

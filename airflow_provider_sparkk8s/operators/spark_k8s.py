@@ -42,7 +42,7 @@ from airflow_provider_sparkk8s.application.submission_plan import (
     namespace_of,
     template_dict,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
 from airflow_provider_sparkk8s.application.timeouts import timed_out, timeout_seconds
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
@@ -61,11 +61,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     remember_executors,
 )
 from airflow_provider_sparkk8s.operators import completion, openlineage
-from airflow_provider_sparkk8s.operators.task_submission import (
-    TaskSubmission,
-    adopt_or_submit,
-    list_drivers,
-)
+from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
@@ -428,6 +424,10 @@ class SparkK8sSubmitOperator(BaseOperator):
     def _driver_pods(hook: SparkK8sHook) -> DriverPods:
         return DriverPods(hook.get_client(), owns_client=True)
 
+    def _list_drivers(self, pods: DriverPods, ref: TaskInstanceRef, namespace: str) -> list[Pod]:
+        """Every driver pod this task instance ever submitted (any state)."""
+        return pods.list_pods(namespace, selector(ref))
+
     def render_template(
         self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None
     ) -> Any:
@@ -469,6 +469,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 pods,
                 task,
                 first,
+                self._list_drivers(pods, ref, first.rendered.namespace),
                 reattach=self.reattach_on_restart,
                 storage_for=self._upload_storage().storage,
                 log=self.log,
@@ -679,7 +680,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 decision = decide_resume(app, app_pods, ())
             else:
                 namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
-                decision = decide_resume(None, (), list_drivers(pods, ref, namespace))
+                decision = decide_resume(None, (), self._list_drivers(pods, ref, namespace))
         if isinstance(decision, Missing):
             raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
         if isinstance(decision, Finished):

@@ -8,7 +8,7 @@ adopted driver's uploads are read back from its spark.properties so they go with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +19,7 @@ from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     submission_conf,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.monitoring.reducer import (
@@ -62,24 +62,21 @@ class TaskSubmission:
         )
 
 
-def list_drivers(pods: DriverPods, ref: TaskInstanceRef, namespace: str) -> list[Pod]:
-    """Every driver pod this task instance ever submitted (any state)."""
-    return pods.list_pods(namespace, selector(ref))
-
-
 def adopt_or_submit(
     pods: DriverPods,
     task: TaskSubmission,
     first: submission.Planned,
+    drivers: Sequence[Pod],
     *,
     reattach: bool,
     storage_for: submission.StorageFor,
     log: Log,
 ) -> TrackedApplication:
-    """Adopt the task instance's live driver, or submit the next number (first: number 1,
-    rendered before any request so bad input has failed already)."""
+    """Adopt the task instance's live driver, or submit the next number. `first` is number
+    1, rendered before any request so bad input has failed already; `drivers`: every
+    driver pod the task instance submitted so far, listed in `first`'s namespace."""
     namespace = first.rendered.namespace
-    decision = decide(list_drivers(pods, task.ref, namespace), reattach=reattach)
+    decision = decide(drivers, reattach=reattach)
     if isinstance(decision, Adopt):
         for extra in decision.extra_live_pods:
             log.warning("Deleting a second live driver of this task instance: %s", extra)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,23 @@ def pod_manifest(
     if owner is not None:
         metadata["ownerReferences"] = [owner_reference(owner)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def new_app_id() -> str:
+    return "spark-" + uuid.uuid4().hex
+
+
+def spark_pod(
+    name: str,
+    app_id: str,
+    role: str = "driver",
+    annotations: dict[str, str] | None = None,
+    **manifest: Any,
+) -> Pod:
+    """A pod labelled as Spark labels a driver or an executor of `app_id`."""
+    container = "spark-kubernetes-driver" if role == "driver" else "spark-kubernetes-executor"
+    labels = {"spark-app-selector": app_id, "spark-role": role}
+    return pod_manifest(name, annotations, labels, container_names=(container,), **manifest)
 
 
 def owner_reference(owner: Pod) -> dict[str, Any]:

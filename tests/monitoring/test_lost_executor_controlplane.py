@@ -23,14 +23,16 @@ from testenv.harness.kube import request
 from testenv.harness.pods import (
     MANUAL,
     create,
+    new_app_id,
     running_status,
     set_pod_status,
+    spark_pod,
     terminated_status,
     wait_for_pod_gone,
 )
 from testenv.harness.waiting import wait_for
 from tests.support.waits import start_worker_wait
-from tests.triggers.spark_pods import connection_for, make_trigger, new_app_id, spark_pod
+from tests.triggers.spark_pods import connection_for, make_trigger
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 

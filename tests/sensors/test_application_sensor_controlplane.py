@@ -10,9 +10,18 @@ from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from airflow_provider_sparkk8s.version_compat import TaskDeferred
 from testenv.harness.kube import request
-from testenv.harness.pods import EXIT_CODE, HOLD, RUN_MS, create, phase, wait_for_pod
+from testenv.harness.pods import (
+    EXIT_CODE,
+    HOLD,
+    RUN_MS,
+    create,
+    new_app_id,
+    phase,
+    spark_pod,
+    wait_for_pod,
+)
 from testenv.harness.waiting import wait_for
-from tests.triggers.spark_pods import connection_for, new_app_id, spark_pod
+from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 

@@ -16,8 +16,15 @@ from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.request import METADATA_LIST
 from airflow_provider_sparkk8s.services.store import SnapshotStore, StoreSettings
 from testenv.harness.kube import request
-from testenv.harness.pods import MANUAL, create, running_status, set_pod_status, terminated_status
-from tests.triggers.spark_pods import new_app_id, spark_pod
+from testenv.harness.pods import (
+    MANUAL,
+    create,
+    new_app_id,
+    running_status,
+    set_pod_status,
+    spark_pod,
+    terminated_status,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(120)]
 

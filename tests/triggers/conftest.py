@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_sparkk8s.services.store import SnapshotStore
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_1_PLUS
-from tests.triggers.running_stores import running_stores
+from benchmarks.harness.running_stores import running_stores
 
 
 class _CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]

@@ -1,33 +1,15 @@
-"""Spark-labelled pods on the test control plane, and an Airflow connection to reach it."""
+"""An Airflow connection to the test control plane, and triggers for it (the Spark-labelled
+pods themselves: `testenv.harness.pods.spark_pod`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import secrets
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from testenv.harness.pods import pod_manifest
-
-
-def new_app_id() -> str:
-    return "spark-" + uuid.uuid4().hex
-
-
-def spark_pod(
-    name: str,
-    app_id: str,
-    role: str = "driver",
-    annotations: dict[str, str] | None = None,
-    **manifest: Any,
-) -> dict[str, Any]:
-    container = "spark-kubernetes-driver" if role == "driver" else "spark-kubernetes-executor"
-    labels = {"spark-app-selector": app_id, "spark-role": role}
-    return pod_manifest(name, annotations, labels, container_names=(container,), **manifest)
 
 
 def connection_for(monkeypatch: pytest.MonkeyPatch, kubeconfig: Path) -> str:

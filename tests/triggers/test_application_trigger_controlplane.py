@@ -18,17 +18,13 @@ from testenv.harness.pods import (
     UNPULLABLE_IMAGE,
     create,
     get_pod,
+    new_app_id,
     phase,
+    spark_pod,
     wait_for_pod,
 )
 from testenv.harness.waiting import wait_for
-from tests.triggers.spark_pods import (
-    connection_for,
-    final_event,
-    make_trigger,
-    new_app_id,
-    spark_pod,
-)
+from tests.triggers.spark_pods import connection_for, final_event, make_trigger
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 

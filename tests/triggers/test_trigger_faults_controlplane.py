@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from testenv.harness.waiting import until, wait_for
-from tests.triggers.spark_pods import connection_for
-from tests.triggers.tracked_apps import (
+from benchmarks.harness.tracked_apps import (
     Fleet,
     all_running,
     all_seen_running,
@@ -19,6 +17,8 @@ from tests.triggers.tracked_apps import (
     release,
     start_triggers,
 )
+from testenv.harness.waiting import until, wait_for
+from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(420)]
 

@@ -10,10 +10,18 @@ import time
 import pytest
 
 from testenv.harness.kube import request
-from testenv.harness.pods import HOLD, RUN_MS, create, phase, wait_for_pod
+from testenv.harness.pods import (
+    HOLD,
+    RUN_MS,
+    create,
+    new_app_id,
+    phase,
+    spark_pod,
+    wait_for_pod,
+)
 from testenv.kwok_logs import DRIVER_LINES
 from tests.triggers import spark_pods
-from tests.triggers.spark_pods import connection_for, final_event, new_app_id, spark_pod
+from tests.triggers.spark_pods import connection_for, final_event
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 

@@ -15,16 +15,17 @@ def running_stores() -> Iterator[list[SnapshotStore]]:
     running: list[SnapshotStore] = []
     start, stop = SnapshotStore.start, SnapshotStore.stop
 
-    def started(store: SnapshotStore) -> None:
-        running.append(store)
-        start(store)
+    # Named `self` like the methods they replace, so the signatures match.
+    def started(self: SnapshotStore) -> None:
+        running.append(self)
+        start(self)
 
-    async def stopped(store: SnapshotStore) -> None:
+    async def stopped(self: SnapshotStore) -> None:
         try:
-            await stop(store)
+            await stop(self)
         finally:
-            if store in running:
-                running.remove(store)
+            if self in running:
+                running.remove(self)
 
     SnapshotStore.start = started  # type: ignore[method-assign]
     SnapshotStore.stop = stopped  # type: ignore[method-assign]

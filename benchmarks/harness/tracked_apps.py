@@ -11,8 +11,7 @@ from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from testenv.harness.kube import request
-from testenv.harness.pods import EXIT_CODE, HOLD, RUN_MS, create
-from tests.triggers.spark_pods import new_app_id, spark_pod
+from testenv.harness.pods import EXIT_CODE, HOLD, RUN_MS, create, new_app_id, spark_pod
 
 
 @dataclass
