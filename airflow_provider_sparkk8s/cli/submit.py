@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, TextIO
 
+from airflow_provider_sparkk8s.application.follower import FollowSpec
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
 from airflow_provider_sparkk8s.errors import (
@@ -38,6 +39,7 @@ from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
+from airflow_provider_sparkk8s.services.following import follow_driver
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
@@ -175,18 +177,16 @@ def wait_for_driver(
     seen: Callable[[Pod | None], None] = lambda pod: None,
 ) -> ApplicationState:
     """Follow the driver until it ends; print each state change; hand each pod to `seen`."""
-    last: str | None = None
-    state = ApplicationState(state="unknown", driver_pod=pod_name)
-    for pod in events(client, rendered_namespace, pod_name):
-        seen(pod)
-        state = reduce_application([] if pod is None else [pod], driver_pod_name=pod_name)
-        line = state.describe()
-        if line != last:
-            _print(out, f"{rendered_namespace}:{pod_name} {line}")
-            last = line
-        if state.terminal:
-            break
-    return state
+    step = follow_driver(
+        events(client, rendered_namespace, pod_name),
+        FollowSpec("", rendered_namespace, pod_name),
+        seen=seen,
+        on_transition=lambda state: _print(
+            out, f"{rendered_namespace}:{pod_name} {state.describe()}"
+        ),
+    )
+    assert step.following.ended is not None  # follow_driver returns the step that ends
+    return step.following.ended
 
 
 def _client(conf: Mapping[str, str], environ: Mapping[str, str]) -> KubeClient:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 import os
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-from airflow_provider_sparkk8s.application.events import final_event, is_complete_event
+from airflow_provider_sparkk8s.application.events import is_complete_event
+from airflow_provider_sparkk8s.application.follower import FollowSpec
 from airflow_provider_sparkk8s.application.outcome import (
     ON_FINISH_ACTIONS,
     needs_driver_exception,
@@ -43,7 +43,7 @@ from airflow_provider_sparkk8s.application.submission_plan import (
     template_dict,
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
-from airflow_provider_sparkk8s.application.timeouts import timed_out, timeout_seconds
+from airflow_provider_sparkk8s.application.timeouts import timeout_seconds
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
@@ -55,15 +55,13 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
     link_urls,
 )
 from airflow_provider_sparkk8s.monitoring.reducer import (
-    ApplicationState,
     Pod,
-    reduce_application,
-    remember_executors,
 )
 from airflow_provider_sparkk8s.operators import completion, openlineage
 from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.following import follow_application
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from airflow_provider_sparkk8s.submission.spark_line import (
@@ -576,35 +574,29 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
 
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
-        """Watch the application's pods until it ends or a timeout passes (the trigger's rules:
-        `reduce_application` and `timed_out`); the clock is read at least every poll_interval."""
-        start = datetime.fromisoformat(app.submitted_at).timestamp()
-        last: ApplicationState | None = None
-        seen: dict[str, Pod] = {}  # executors that came and went (`remember_executors`)
+        """Follow the application's pods by watch until the follower ends it (the trigger's
+        rules); the clock is read at least every poll_interval."""
+        spec = FollowSpec(
+            app.application_id,
+            app.namespace,
+            app.driver_pod,
+            app.driver_container,
+            start_time=datetime.fromisoformat(app.submitted_at).timestamp(),
+            startup_timeout=self.startup_timeout,
+            run_timeout=self.run_timeout,
+        )
         with self._driver_pods(self._hook()) as driver_pods:
-            for pods in driver_pods.follow(
-                app.namespace,
-                label_selector=application_selector(app.application_id),
+            step = follow_application(
+                driver_pods,
+                spec,
+                stop=self._stop,
+                on_transition=lambda state: self.log.info(
+                    "Spark application %s: %s", app.application_id, state.describe()
+                ),
                 window_seconds=math.ceil(self.poll_interval),
-            ):
-                if self._stop.is_set():
-                    raise ApplicationFailed(f"killed while following {app.submission_id}")
-                seen = remember_executors(seen, pods)
-                state = reduce_application(
-                    pods,
-                    driver_pod_name=app.driver_pod,
-                    driver_container=app.driver_container,
-                    seen_executors=seen,
-                )
-                if last is None or (last.state, last.reason) != (state.state, state.reason):
-                    self.log.info("Spark application %s: %s", app.application_id, state.describe())
-                last = state
-                ended = timed_out(state, time.time(), start, self.startup_timeout, self.run_timeout)
-                if ended is None and state.terminal:
-                    ended = state
-                if ended is not None:
-                    return final_event(app.application_id, app.namespace, app.driver_pod, ended)
-        raise AssertionError("unreachable: following pods ends only by returning")
+            )
+        assert step.final is not None  # follow_application returns the step that ends
+        return step.final
 
     # ------------------------------------------------------------------ completion
 
