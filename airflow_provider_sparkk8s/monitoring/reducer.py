@@ -22,15 +22,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.objects import annotation, being_deleted, executor_id, newest_driver
-
-# Readers whose home is objects.py, named here too for sensors/ and services/store.py, which
-# import them from this module.
-from airflow_provider_sparkk8s.objects import application_id as application_id
-from airflow_provider_sparkk8s.objects import spark_role as spark_role
-
-pod_name = objects.name
+from airflow_provider_sparkk8s.objects import (
+    annotation,
+    being_deleted,
+    executor_id,
+    newest_driver,
+    spark_role,
+)
+from airflow_provider_sparkk8s.objects import name as pod_name
 
 Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]

@@ -260,4 +260,4 @@ def _apply(pods: dict[str, Pod], event: Mapping[str, Any]) -> Pod | None:
 
 
 def _name(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("metadata") or {}).get("name", ""))
+    return objects.name(pod) or ""

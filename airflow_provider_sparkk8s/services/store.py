@@ -26,17 +26,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.request import METADATA_LIST
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
-from airflow_provider_sparkk8s.monitoring.reducer import (
-    Pod,
-    application_id,
-    driver_has_ended,
-    executor_has_ended,
-    pod_name,
-)
+from airflow_provider_sparkk8s.monitoring.reducer import Pod, driver_has_ended, executor_has_ended
 from airflow_provider_sparkk8s.monitoring.resync import listed_version, resync_plan
 from airflow_provider_sparkk8s.monitoring.snapshot import (
     Snapshot,
@@ -141,7 +136,7 @@ class Subscription:
         # Every pushed version is seen here, before `next` keeps only the latest: hold each
         # executor's first version that shows its container ended, and the driver's end.
         for pod in pods:
-            name = pod_name(pod)
+            name = objects.name(pod)
             if not name or (self._ended_names is not None and name in self._ended_names):
                 continue
             if executor_has_ended(pod) or driver_has_ended(pod):
@@ -288,7 +283,7 @@ class SnapshotStore:
         current = pods.get(key)
         for app in changed:
             kept = [p for p in self._by_app.get(app, ()) if pod_key(p) != key]
-            if current is not None and application_id(current) == app:
+            if current is not None and objects.application_id(current) == app:
                 kept.append(current)
             if kept:
                 self._by_app[app] = tuple(kept)
