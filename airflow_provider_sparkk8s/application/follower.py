@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
@@ -29,6 +30,32 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     remember_executors,
     with_ended_driver,
 )
+
+
+class Followed(Protocol):
+    """What the follower reads of whoever names the application: a `FollowSpec`, or any
+    object with the same attributes (the trigger is one, so a waiting trigger keeps no copy)."""
+
+    @property
+    def application_id(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def driver_pod_name(self) -> str | None: ...
+    @property
+    def driver_container(self) -> str: ...
+    @property
+    def executor_container(self) -> str: ...
+    @property
+    def start_time(self) -> float: ...
+    @property
+    def startup_timeout(self) -> float | None: ...
+    @property
+    def run_timeout(self) -> float | None: ...
+
+
+# One shared empty memory: a waiting application that has seen no executor holds no dict.
+NO_EXECUTORS: Mapping[str, Pod] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +78,9 @@ class Following:
     terminal state, or a timeout's failure). Later looks still read the pods (a poller may
     keep looking), but end nothing again."""
 
-    spec: FollowSpec
+    spec: Followed
     state: ApplicationState | None = None  # the last state read from the pods
-    seen_executors: Mapping[str, Pod] = field(default_factory=dict)  # `remember_executors`
+    seen_executors: Mapping[str, Pod] = field(default_factory=lambda: NO_EXECUTORS)
     driver_end: Pod | None = None  # the driver's first succeeded or failed version
     ended: ApplicationState | None = None
 
@@ -73,7 +100,7 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
     previous look (ended executors and drivers that the latest pods no longer show)."""
     spec = following.spec
     present, earlier = tuple(pods), tuple(history)
-    seen = remember_executors(following.seen_executors, (*earlier, *present))
+    seen = remember_executors(following.seen_executors, (*earlier, *present)) or NO_EXECUTORS
     driver_end = next((pod for pod in earlier if driver_has_ended(pod)), following.driver_end)
     read = with_ended_driver(present, driver_end)
     state = reduce_application(
@@ -124,6 +151,6 @@ def seconds_to_deadline(following: Following, now: float) -> float | None:
     )
 
 
-def _final_event(spec: FollowSpec, state: ApplicationState) -> dict[str, Any]:
+def _final_event(spec: Followed, state: ApplicationState) -> dict[str, Any]:
     driver = state.driver_pod or spec.driver_pod_name or "(spark-role=driver)"
     return final_event(spec.application_id, spec.namespace, driver, state)

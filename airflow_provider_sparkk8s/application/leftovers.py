@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.reattach import is_live
 from airflow_provider_sparkk8s.application.task_identity import (
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
     ref_of_pod,
 )
+from airflow_provider_sparkk8s.monitoring.reducer import is_live
 
 Pod = Mapping[str, Any]
 FINISHED_STATES = frozenset({"success", "failed", "skipped", "upstream_failed", "removed"})

@@ -17,7 +17,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.task_identity import submission_number
-from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
+from airflow_provider_sparkk8s.monitoring.reducer import is_live, reduce_application
 
 Pod = Mapping[str, Any]
 
@@ -33,12 +33,6 @@ class Adopt:
 class SubmitNew:
     submission: int
     live_pods_to_delete: tuple[str, ...] = ()  # set only when reattaching is switched off
-
-
-def is_live(pod: Pod) -> bool:
-    if objects.being_deleted(pod):
-        return False
-    return not reduce_application([pod], driver_pod_name=objects.name(pod)).terminal
 
 
 def _name(pod: Pod) -> str:

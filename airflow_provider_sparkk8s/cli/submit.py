@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, TextIO
 
-from airflow_provider_sparkk8s.application.follower import FollowSpec
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
 from airflow_provider_sparkk8s.errors import (
@@ -39,7 +38,6 @@ from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
-from airflow_provider_sparkk8s.services.following import follow_driver
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
@@ -177,6 +175,11 @@ def wait_for_driver(
     seen: Callable[[Pod | None], None] = lambda pod: None,
 ) -> ApplicationState:
     """Follow the driver until it ends; print each state change; hand each pod to `seen`."""
+    # Imported here: a submission that does not wait (waitAppCompletion=false) never follows,
+    # and start-up time is what a CLI user feels.
+    from airflow_provider_sparkk8s.application.follower import FollowSpec
+    from airflow_provider_sparkk8s.services.following import follow_driver
+
     step = follow_driver(
         events(client, rendered_namespace, pod_name),
         FollowSpec("", rendered_namespace, pod_name),

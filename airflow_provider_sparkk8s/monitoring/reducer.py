@@ -413,3 +413,10 @@ def reduce_application(
         )
     base = {"driver_pod": pod_name(driver), "executors": executors}
     return _driver_state(driver, driver_container or DRIVER_CONTAINER, base)
+
+
+def is_live(pod: Pod) -> bool:
+    """A driver pod that still runs its application: not being deleted, not ended."""
+    if being_deleted(pod):
+        return False
+    return not reduce_application([pod], driver_pod_name=pod_name(pod)).terminal

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.reattach import is_live
 from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.monitoring.reducer import Pod, is_live
 from airflow_provider_sparkk8s.services import local_inputs, send
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.uploader import Storage, upload_all

@@ -16,13 +16,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from airflow_provider_sparkk8s.application.follower import (
     Following,
-    FollowSpec,
     observe,
     seconds_to_deadline,
     tick,
@@ -31,6 +30,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
     ApplicationState,
+    Pod,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.async_pods import AsyncPods
@@ -194,48 +194,55 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         yield TriggerEvent(final)
 
     async def _follow(self, store: SnapshotStore) -> dict[str, Any]:
-        """The final event: the follower's, from the store's updates and the clock."""
+        """The final event: the follower's, from the store's updates and the clock.
+
+        The trigger is its own `Followed` (the same attribute names), and only the follower's
+        memory lives across a wait: at thousands of waiting triggers, every object counts."""
         subscription = store.subscribe(self.application_id)
-        self._following = Following(self._spec())
+        self._following = Following(self)  # a new follow, also after a re-run
         logs = self._log_stream(AsyncPods(store.client)) if self.stream_logs else None
         try:
             while True:
-                timeout = tick(self._following, time.time())
-                if timeout.final is not None:
-                    return timeout.final
-                wait = seconds_to_deadline(self._following, time.time())
-                pods = await subscription.next(wait)
-                if pods is None:
-                    continue  # a deadline passed: checked at the top
-                step = observe(self._following, pods, subscription.ended())
-                self._following = step.following
-                if step.transition is not None:
-                    self.log.info(
-                        "Spark application %s: %s", self.application_id, step.transition.describe()
-                    )
-                state = step.following.state
-                if logs is not None and state is not None:
-                    logs.saw(state)
-                    if step.final is not None:
-                        await logs.finish(state)
-                if step.final is not None:
-                    return step.final
+                final = self._tick()
+                if final is not None:
+                    return final
+                pods = await subscription.next(seconds_to_deadline(self._memory(), time.time()))
+                if pods is not None:  # None: a deadline passed, checked at the top
+                    final = await self._look(pods, subscription.ended(), logs)
+                    if final is not None:
+                        return final
         finally:
             store.unsubscribe(subscription)
             if logs is not None:
                 logs.cancel()
 
-    def _spec(self) -> FollowSpec:
-        return FollowSpec(
-            application_id=self.application_id,
-            namespace=self.namespace,
-            driver_pod_name=self.driver_pod_name,
-            driver_container=self.driver_container,
-            executor_container=self.executor_container,
-            start_time=self.start_time,
-            startup_timeout=self.startup_timeout,
-            run_timeout=self.run_timeout,
-        )
+    def _memory(self) -> Following:
+        if self._following is None:
+            self._following = Following(self)
+        return self._following
+
+    def _tick(self) -> dict[str, Any] | None:
+        step = tick(self._memory(), time.time())
+        self._following = step.following
+        return step.final
+
+    async def _look(
+        self, pods: Sequence[Pod], ended: Sequence[Pod], logs: DriverLogStream | None
+    ) -> dict[str, Any] | None:
+        """One update of the application's pods: log a transition, stream the driver log;
+        the final event once the application has ended."""
+        step = observe(self._memory(), pods, ended)
+        self._following = step.following
+        if step.transition is not None:
+            self.log.info(
+                "Spark application %s: %s", self.application_id, step.transition.describe()
+            )
+        state = step.following.state
+        if logs is not None and state is not None:
+            logs.saw(state)
+            if step.final is not None:
+                await logs.finish(state)
+        return step.final
 
     def _log_stream(self, pods: AsyncPods) -> DriverLogStream:
         # From the submission on: a follower that restarts re-reads at most this run's log.

@@ -4,6 +4,7 @@ one final event."""
 from __future__ import annotations
 
 from airflow_provider_sparkk8s.application.follower import (
+    NO_EXECUTORS,
     Following,
     FollowSpec,
     observe,
@@ -119,3 +120,26 @@ def test_without_a_pinned_driver_the_newest_one_counts_and_names_the_event():
     new["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z"
     final = observe(Following(FollowSpec(APP, "ns")), [old, new]).final
     assert (final["status"], final["driver_pod"]) == ("success", "new")
+
+
+def test_a_waiting_application_without_executors_holds_no_memory_of_its_own():
+    """Thousands of triggers wait at once: with no executor seen, each shares one empty map."""
+    step = observe(Following(SPEC), [pod("d", phase="Running", containers=[running()])])
+    assert step.following.seen_executors is NO_EXECUTORS
+    step = observe(step.following, [executor("e-1")])
+    assert set(step.following.seen_executors) == {"e-1"}
+
+
+def test_any_object_with_the_spec_attributes_can_be_followed():
+    """The trigger follows itself (its attributes are FollowSpec's), keeping no copy."""
+
+    class Named:
+        application_id, namespace, driver_pod_name = APP, "ns", "d"
+        driver_container, executor_container = "spark-kubernetes-driver", EXECUTOR
+        start_time, startup_timeout, run_timeout = 1000.0, None, 60.0
+
+    named = Named()
+    assert tick(Following(named), 1059.0).final is None
+    final = tick(Following(named), 1061.0).final
+    assert final is not None and final["reason"] == "RunTimeout"
+    assert (final["application_id"], final["namespace"]) == (APP, "ns")

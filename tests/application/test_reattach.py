@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from airflow_provider_sparkk8s.application.reattach import Adopt, SubmitNew, decide, is_live
+from airflow_provider_sparkk8s.application.reattach import Adopt, SubmitNew, decide
 from airflow_provider_sparkk8s.application.task_identity import SUBMISSION_LABEL
+from airflow_provider_sparkk8s.monitoring.reducer import is_live
 
 
 def driver(name: str, number: int, status: dict, deleting: bool = False) -> dict:
