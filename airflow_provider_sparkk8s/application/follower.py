@@ -113,13 +113,9 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
     previous = following.state
     changed = previous is None or (previous.state, previous.reason) != (state.state, state.reason)
     ends = following.ended is None and state.terminal
-    after = replace(
-        following,
-        state=state,
-        seen_executors=seen,
-        driver_end=driver_end,
-        ended=state if ends else following.ended,
-    )
+    # Built directly, not with dataclasses.replace: this runs on every change of every
+    # followed application, and replace() reads the fields anew each call.
+    after = Following(spec, state, seen, driver_end, state if ends else following.ended)
     return Step(
         after,
         pods=read,
