@@ -45,6 +45,8 @@ class Scenario:
     args: tuple[str, ...]
     conf: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    # Variables the submitter does not have (SPARK_USER: the fallbacks spark-submit takes).
+    unset_env: tuple[str, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
     jars: dict[str, str | None] = field(default_factory=dict)
     upload_dir: str | None = None
@@ -81,6 +83,8 @@ class Scenario:
         """The submitter's environment: only what the scenario sets, plus a fixed user."""
         env = {"SPARK_USER": SUBMITTING_USER}
         env.update({key: value.replace("{tmp}", str(tmp)) for key, value in self.env.items()})
+        for key in self.unset_env:
+            env.pop(key, None)
         return env
 
 
@@ -112,6 +116,7 @@ def load(path: Path) -> Scenario:
         args=tuple(_as_str(arg) for arg in data["args"]),
         conf={key: _as_str(value) for key, value in (data.get("conf") or {}).items()},
         env={key: _as_str(value) for key, value in (data.get("env") or {}).items()},
+        unset_env=tuple(data.get("unset_env") or ()),
         files=dict(data.get("files") or {}),
         jars=dict(data.get("jars") or {}),
         upload_dir=data.get("upload_dir"),

@@ -171,7 +171,12 @@ def node_selector(conf: DriverConf) -> dict[str, str]:
 
 
 def spark_user(conf: DriverConf) -> str:
-    if conf.proxy_user is not None and conf.version_tuple >= (4, 3, 0):
+    """The driver's SPARK_USER. 4.3 names the proxy user outright. Before, spark-submit
+    builds the pod inside the proxy user's doAs, so Utils.getCurrentUserName gives the
+    submitter's SPARK_USER when set, else the proxy user (the current UGI)."""
+    if conf.proxy_user is not None and (
+        conf.version_tuple >= (4, 3, 0) or not conf.local.environment.get("SPARK_USER")
+    ):
         return conf.proxy_user
     return conf.local.spark_user
 

@@ -1,6 +1,7 @@
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf import LocalInputs
 from airflow_provider_sparkk8s.submission.features import basic_driver
 from airflow_provider_sparkk8s.submission.spec import SparkPod
 from tests.support.driver_conf import APP_ID, IMAGE, PREFIX, make_conf
@@ -252,9 +253,19 @@ def test_missing_image():
     assert "Must specify the driver container image" in str(err.value)
 
 
-def test_spark_user_is_proxy_user_only_in_4_3():
-    assert container(make_conf(proxy_user="bob"))["env"][0]["value"] == "bob"
-    assert container(make_conf(proxy_user="bob", version="4.2.1"))["env"][0]["value"] == "alice"
+@pytest.mark.parametrize("version", ["4.3.0", "4.2.1", "3.5.9"])
+def test_spark_user_with_a_proxy_user_and_no_spark_user_set_is_the_proxy_user(version):
+    """The OS user (alice here) never shows: spark-submit runs inside the proxy user's doAs."""
+    conf = make_conf(proxy_user="bob", version=version, local=LocalInputs(spark_user="alice"))
+    assert container(conf)["env"][0] == {"name": "SPARK_USER", "value": "bob"}
+
+
+def test_a_submitters_spark_user_beats_the_proxy_user_only_before_4_3():
+    local = LocalInputs(spark_user="carol", environment={"SPARK_USER": "carol"})
+    for version, expected in (("4.3.0", "bob"), ("4.2.1", "carol"), ("3.5.9", "carol")):
+        conf = make_conf(proxy_user="bob", version=version, local=local)
+        assert container(conf)["env"][0]["value"] == expected, version
+    assert container(make_conf(local=local))["env"][0]["value"] == "carol"  # no proxy user
 
 
 def test_privilege_escalation_conf_and_fallback():
