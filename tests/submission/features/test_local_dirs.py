@@ -1,4 +1,5 @@
 import copy
+import dataclasses
 import random
 
 import pytest
@@ -37,16 +38,36 @@ def test_tmpfs_puts_the_dirs_in_memory():
     assert err.value.key == "spark.kubernetes.local.dirs.tmpfs"
 
 
-def test_spark_local_dir_keeps_its_order():
-    # Spark shuffles a copy and then uses the original order.
+def test_configured_dirs_are_shuffled_with_the_submission_seed():
+    """spark-submit shuffles the configured dirs on every line (real captures: three runs,
+    three orders) and numbers the volumes in the shuffled order."""
     result = run({"spark.local.dir": "/b,/a,/c"})
-    assert [m["mountPath"] for m in result.pod.container["volumeMounts"]] == ["/b", "/a", "/c"]
+    expected = ["/b", "/a", "/c"]
+    random.Random(IDS.shuffle_seed).shuffle(expected)
+    mounts = result.pod.container["volumeMounts"]
+    assert [(m["name"], m["mountPath"]) for m in mounts] == [
+        (f"spark-local-dir-{index}", path) for index, path in enumerate(expected, start=1)
+    ]
     assert [v["name"] for v in result.pod.pod["spec"]["volumes"]] == [
         "spark-local-dir-1",
         "spark-local-dir-2",
         "spark-local-dir-3",
     ]
-    assert result.pod.container["env"] == [{"name": "SPARK_LOCAL_DIRS", "value": "/b,/a,/c"}]
+    assert result.pod.container["env"] == [
+        {"name": "SPARK_LOCAL_DIRS", "value": ",".join(expected)}
+    ]
+    assert run({"spark.local.dir": "/b,/a,/c"}) == result  # one submission, one order
+
+
+def test_other_submissions_draw_other_orders():
+    orders = set()
+    for seed in range(20):
+        ids = dataclasses.replace(IDS, shuffle_seed=seed)
+        conf = dataclasses.replace(make_conf({"spark.local.dir": "/b,/a,/c"}), ids=ids)
+        env = local_dirs.step(conf, SparkPod.initial()).pod.container["env"]
+        orders.add(env[0]["value"])
+    assert len(orders) > 1
+    assert all(sorted(order.split(",")) == ["/a", "/b", "/c"] for order in orders)
 
 
 def test_submitter_environment_wins_over_the_conf_even_when_empty_of_dirs():
