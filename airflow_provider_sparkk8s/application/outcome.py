@@ -102,3 +102,8 @@ def should_delete_driver(on_finish_action: str, event: Mapping[str, Any]) -> boo
     if on_finish_action == "delete_succeeded_pod":
         return event.get("status") == "success"
     return False
+
+
+def deletion_reason(on_finish_action: str, event: Mapping[str, Any]) -> str:
+    """Why `should_delete_driver` said yes, for the task log: a timeout, or the action."""
+    return "timed out" if event.get("status") == "timeout" else on_finish_action

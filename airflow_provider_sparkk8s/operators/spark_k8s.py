@@ -28,6 +28,7 @@ from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec
 from airflow_provider_sparkk8s.application.outcome import (
     ON_FINISH_ACTIONS,
+    deletion_reason,
     needs_driver_exception,
     report,
     should_delete_driver,
@@ -632,7 +633,9 @@ class SparkK8sSubmitOperator(BaseOperator):
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
             if should_delete_driver(self.on_finish_action, event):
                 self.log.info(
-                    "Deleting driver pod %s (%s)", app.submission_id, self.on_finish_action
+                    "Deleting driver pod %s (%s)",
+                    app.submission_id,
+                    deletion_reason(self.on_finish_action, event),
                 )
                 pods.delete(app.namespace, app.driver_pod)
                 completion.remove_uploads(

@@ -106,7 +106,7 @@ def check_positive(
     if not _is_positive(setting, origin, value, iec):
         units = "b, k, m, g, t, p; ki, mi, gi, ti, pi" if iec else "b, k, m, g, t, p"
         accepted = (
-            f"a positive size with an optional unit ({units}), such as 512m or 2g"
+            f"a positive whole number with an optional unit ({units}), such as 512m or 2g"
             if setting.size
             else "a positive whole number, such as 1 or 4"
         )

@@ -10,6 +10,7 @@ import pytest
 
 from airflow_provider_sparkk8s.application import events
 from airflow_provider_sparkk8s.application.outcome import (
+    deletion_reason,
     duration_seconds,
     needs_driver_exception,
     report,
@@ -102,3 +103,10 @@ def test_only_a_failed_driver_without_a_message_needs_its_logs_exception() -> No
     assert not needs_driver_exception({**failed, "exit_code": None})  # never ran: no log
     assert not needs_driver_exception({**failed, "status": "timeout"})
     assert not needs_driver_exception({**failed, "status": "success", "exit_code": 0})
+
+
+def test_the_log_says_a_timed_out_driver_is_deleted_because_it_timed_out():
+    timeout, failed = {"status": "timeout"}, {"status": "failed"}
+    assert deletion_reason("delete_succeeded_pod", timeout) == "timed out"
+    assert deletion_reason("keep_pod", timeout) == "timed out"
+    assert deletion_reason("delete_pod", failed) == "delete_pod"

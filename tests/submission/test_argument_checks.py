@@ -36,6 +36,7 @@ def test_memory_refused_naming_flag_and_value(value: str) -> None:
         parse("--executor-memory", value)
     assert (raised.value.key, raised.value.value) == ("--executor-memory", value)
     assert "Executor memory must be a positive number" in str(raised.value)
+    assert "a positive whole number with an optional unit" in str(raised.value)  # 1.5g: whole
 
 
 @pytest.mark.parametrize(("line", "accepted"), [("3.5.9", False), ("4.1.4", False),
