@@ -454,6 +454,7 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def _execute(self, context: Any) -> Any:
         self.link_urls = {}  # none until a driver exists
+        self._warn_of_ignored_parameters()
         ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
         conf = self._spark_conf(context)
@@ -479,6 +480,23 @@ class SparkK8sSubmitOperator(BaseOperator):
             self._defer(app)
         event = self._wait_in_worker(app)
         return self.execute_complete(context, event, application=app.to_kwargs())
+
+    def _warn_of_ignored_parameters(self) -> None:
+        """SparkSubmitOperator's parameters that have no role on Kubernetes: say so once."""
+        ignored = {
+            "conn_id": self.conn_id,
+            "spark_binary": self.spark_binary,
+            "yarn_queue": self.yarn_queue,
+        }
+        given = ", ".join(f"{name}={value!r}" for name, value in ignored.items() if value)
+        if given:
+            self.log.warning(
+                "Ignoring %s: there is no spark-submit and no Spark connection here. The "
+                "spark_k8s connection kubernetes_conn_id=%r gives the master (its API server) "
+                "and the default namespace (or set namespace=); Kubernetes has no YARN queue.",
+                given,
+                self.kubernetes_conn_id,
+            )
 
     def _dry_run(
         self, hook: SparkK8sHook, ref: TaskInstanceRef, conf: Mapping[str, Any]

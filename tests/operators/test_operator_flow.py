@@ -147,6 +147,16 @@ def test_dry_run_logs_every_object_with_secrets_redacted_and_sends_nothing(clust
     assert "spark.hadoop.fs.s3a.secret.key=*********(redacted)" in text
 
 
+def test_spark_submit_operator_parameters_without_a_role_are_named_once(cluster, capfd):
+    operator = make_operator(dry_run=True, conn_id="spark_default", spark_binary="spark3-submit")
+    operator.execute(context())
+    text = "".join(capfd.readouterr())
+    assert text.count("Ignoring conn_id='spark_default', spark_binary='spark3-submit'") == 1
+    assert "kubernetes_conn_id=" in text
+    make_operator(dry_run=True).execute(context())
+    assert "Ignoring" not in "".join(capfd.readouterr())
+
+
 def test_first_submission_runs_to_success_in_the_worker(cluster):
     cluster.on_list = progress(
         driver_status("running"), driver_status("running"), driver_status("finished")
