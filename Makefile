@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint controlplane spark-plane toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -86,6 +86,12 @@ test-compat: controlplane
 	echo "make test-compat: Airflow $(AIRFLOW_COMPAT)" && \
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $$py -m pytest -q -p no:cacheprovider \
 		$$(grep -v '^#' tests/compat/suite.txt)
+
+# The plane `make demo` runs on, alone: the node agent (pods run as processes), the Spark
+# 4.3.0 image, docs/rbac.yaml applied to the namespace `spark`; prints the submitter's
+# kubeconfig and runs until Ctrl-C (testenv/spark_plane.py; `--help` for its options).
+spark-plane: venv controlplane
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m testenv.spark_plane
 
 demo: venv controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo

@@ -26,12 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
-from testenv.rbac import apply_documented_rbac
 from testenv.runtime_image import spark_image
+from testenv.spark_plane import open_namespace
 
 REPO = Path(__file__).resolve().parents[1]
 AIRFLOW_HOME = REPO / ".airflow"
@@ -233,20 +232,6 @@ def pod_summary(pod: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def wait_for_default_account(admin: KubeClient, timeout: float = 60) -> None:
-    """Pods are refused until the namespace's default service account exists."""
-    deadline = time.monotonic() + timeout
-    path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default"
-    while True:
-        try:
-            admin.request("GET", path)
-            return
-        except KubeApiError as error:
-            if error.status != 404 or time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
 def final_xcoms() -> dict[str, Any]:
     with sqlite3.connect(AIRFLOW_HOME / "airflow.db") as db:
         rows = db.execute(
@@ -287,12 +272,8 @@ def main() -> int:
         say(f"  control plane ready in {plane.startup_seconds:.1f}s at {plane.server}")
         # The administrator's part: the namespace and docs/rbac.yaml. The watcher below only
         # observes; Airflow submits with the submitter's token, the driver runs as `spark`.
+        open_namespace(plane, NAMESPACE, kubeconfig, SUBMITTER, token_seconds=3600)
         admin = KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig)))
-        admin.request("POST", "/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
-        wait_for_default_account(admin)
-        apply_documented_rbac(admin, NAMESPACE, SUBMITTER)
-        token = plane.request_token(NAMESPACE, SUBMITTER, expiration_seconds=3600)
-        plane.write_kubeconfig(kubeconfig, NAMESPACE, token=token)
         say(f"  namespace {NAMESPACE}: docs/rbac.yaml applied; Airflow submits as {SUBMITTER}")
         watcher = ClusterWatcher(admin)
         watcher.start()

@@ -5,8 +5,9 @@ kube-scheduler, with KWOK as the kubelet of a few fake nodes.
         print(cp.server, cp.admin_kubeconfig)
 
 or standalone: `python -m testenv.controlplane` prints the kubeconfig path and
-runs until interrupted. `ControlPlane(api_only=True)` starts etcd and kube-apiserver
-alone: what a client talks to, without the components that act on what it creates.
+runs until interrupted (`--help` says so; the real-Spark plane is testenv/spark_plane.py).
+`ControlPlane(api_only=True)` starts etcd and kube-apiserver alone: what a client talks to,
+without the components that act on what it creates.
 
 Every run gets its own temp dir (PKI, etcd data, logs, kubeconfigs), free
 loopback ports, and processes stopped by their pid when it ends.
@@ -14,6 +15,7 @@ loopback ports, and processes stopped by their pid when it ends.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import functools
 import json
@@ -655,7 +657,16 @@ def _insecure_get_ok(url: str) -> bool:
         return bool(response.status == 200)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog="python -m testenv.controlplane",
+        description=(
+            "Start the KWOK test control plane (etcd, kube-apiserver, controller manager, "
+            f"scheduler and {NODE_COUNT} fake nodes whose pods never run), print its admin "
+            "kubeconfig, and run until interrupted (Ctrl-C or SIGTERM stops every process and "
+            "removes the temp dir). For pods that run real Spark: python -m testenv.spark_plane."
+        ),
+    ).parse_args(argv)
     control_plane = ControlPlane()
     stop_requested = False
 
@@ -666,11 +677,14 @@ def main() -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     with control_plane:
-        print(f"control plane ready in {control_plane.startup_seconds:.1f}s", flush=True)
-        print(f"server:     {control_plane.server}")
-        print(f"kubeconfig: {control_plane.admin_kubeconfig}")
-        print(f"logs:       {control_plane.logs_dir}")
-        print("Ctrl-C stops it and removes the temp dir.", flush=True)
+        lines = (
+            f"control plane ready in {control_plane.startup_seconds:.1f}s",
+            f"server:     {control_plane.server}",
+            f"kubeconfig: {control_plane.admin_kubeconfig}",
+            f"logs:       {control_plane.logs_dir}",
+            "Ctrl-C stops it and removes the temp dir.",
+        )
+        print("\n".join(lines), flush=True)  # a reader on a pipe sees them now
         while not stop_requested:
             time.sleep(0.5)
     return 0
