@@ -18,6 +18,7 @@ resolved conf), after every default and amendment; the caller only says whose cr
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,12 @@ from airflow_provider_sparkk8s.submission.render import (
     to_yaml,
 )
 from airflow_provider_sparkk8s.submission.spec import KubeObject
-from airflow_provider_sparkk8s.submission.upload_plan import Upload, UploadPlan, plan_uploads
+from airflow_provider_sparkk8s.submission.upload_plan import (
+    Upload,
+    UploadPlan,
+    local_upload_path_warning,
+    plan_uploads,
+)
 
 
 class Log(Protocol):
@@ -177,6 +183,12 @@ def submit(
 
     def uploaded_one(upload: Upload) -> None:
         log.info("Uploaded %s to %s", upload.source, upload.target)
+
+    mount_warning = local_upload_path_warning(
+        planned.uploads, rendered.driver_pod, tempfile.gettempdir()
+    )
+    if mount_warning:
+        log.warning("%s", mount_warning)
 
     # Every upload happens before the first request that creates anything.
     uploaded = upload_all(planned.uploads, storage, on_upload=uploaded_one)

@@ -26,6 +26,7 @@ import re
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote, unquote
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -195,3 +196,57 @@ def uploaded_dirs_in(properties: Mapping[str, str], main_resource: str | None) -
     values = [properties.get(key, "") for key in DEPENDENCY_KEYS] + [main_resource or ""]
     names = dict.fromkeys(name for value in values for name in _UPLOAD_DIR.findall(value))
     return tuple(f"{upload_path}/{name}" for name in names)
+
+
+# Volumes whose files the driver shares with the submitting machine (or could): a mount of
+# any other kind (emptyDir, configMap, secret, ...) is the pod's own.
+_SHARED_VOLUME_TYPES = ("persistentVolumeClaim", "hostPath", "nfs", "csi", "ephemeral")
+
+
+def _shared_mount_paths(driver_pod: Mapping[str, Any]) -> list[str]:
+    spec = driver_pod.get("spec") or {}
+    shared = {
+        volume.get("name")
+        for volume in spec.get("volumes") or []
+        if any(kind in volume for kind in _SHARED_VOLUME_TYPES)
+    }
+    return [
+        str(mount.get("mountPath", "")).rstrip("/") or "/"
+        for container in spec.get("containers") or []
+        for mount in container.get("volumeMounts") or []
+        if mount.get("name") in shared
+    ]
+
+
+def _is_under(path: str, folder: str) -> bool:
+    folder = folder.rstrip("/")
+    return path == folder or path.startswith(folder + "/")
+
+
+def local_upload_path_warning(
+    plan: UploadPlan, driver_pod: Mapping[str, Any], temp_dir: str
+) -> str | None:
+    """A warning when files go to a local upload path (`file://` or a plain path) that no
+    shared volume of the driver pod mounts: the driver reads its uploads at the same path in
+    its own pod, where it exists only if that storage is mounted there. Spark accepts it (a
+    node's hostPath, or an NFS share mounted by a pod template, work), so this never refuses.
+    `temp_dir` is the submitting machine's temp folder: the driver's /tmp is its own."""
+    upload_path = plan.upload_path
+    if not plan.uploads or not upload_path or uri_scheme(upload_path) not in (None, "file"):
+        return None
+    path = local_path(upload_path)
+    if any(_is_under(path, mount) for mount in _shared_mount_paths(driver_pod)):
+        return None
+    under_temp = (
+        f" It is under this machine's temp folder ({temp_dir}), which the driver does not"
+        " see: the driver's own temp folder is a different one."
+        if _is_under(path, temp_dir) or _is_under(path, "/tmp")
+        else ""
+    )
+    return (
+        f"{UPLOAD_PATH_KEY}={upload_path} is a path on this machine: the driver reads the "
+        f"uploads at {path} in its own pod, so it must be storage mounted in the driver at "
+        "that path (a persistentVolumeClaim, hostPath or nfs volume, through "
+        "spark.kubernetes.driver.volumes.* or a pod template); no such volume of the driver "
+        f"pod mounts it.{under_temp} An object store (s3a://, gs://, abfs://) needs no mount."
+    )

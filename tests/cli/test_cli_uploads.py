@@ -62,3 +62,29 @@ def test_dry_run_uploads_nothing_and_says_what_it_would(tmp_path: Path) -> None:
     argv = ["--dry-run", "--master", "k8s://https://192.0.2.1:6443", *files(tmp_path)]
     assert run(argv, environ={}, out=io.StringIO(), err=err).exit_code == 0
     assert uploaded(tmp_path) == [] and err.getvalue().count("Would upload") == 2
+
+
+def test_a_local_upload_path_warns_that_the_driver_must_mount_it(tmp_path: Path) -> None:
+    """Papercut 8 (issue 29): the upload path under the temp folder works here and fails only
+    in the driver, whose /tmp is its own; the warning comes at upload time, with the upload."""
+    mounted = [
+        "--conf", "spark.kubernetes.driver.volumes.hostPath.up.mount.path=" + str(tmp_path),
+        "--conf", "spark.kubernetes.driver.volumes.hostPath.up.options.path=" + str(tmp_path),
+    ]  # fmt: skip
+    with RecordingServer() as server:
+        argv = ["--master", f"k8s://{server.url}", *files(tmp_path)]
+        err = io.StringIO()
+        assert run(argv, environ={"HOME": str(tmp_path)}, out=io.StringIO(), err=err).exit_code == 0
+        quiet = io.StringIO()
+        argv = ["--master", f"k8s://{server.url}", *mounted, *files(tmp_path)]
+        assert (
+            run(argv, environ={"HOME": str(tmp_path)}, out=io.StringIO(), err=quiet).exit_code == 0
+        )
+    said = err.getvalue()
+    assert (
+        f"spark.kubernetes.file.upload.path=file://{tmp_path}/up is a path on this machine" in said
+    )
+    assert "must be storage mounted in the driver" in said
+    assert "temp folder" in said  # pytest's tmp_path is under it
+    assert "Uploaded" in said
+    assert "must be storage mounted" not in quiet.getvalue() and "Uploaded" in quiet.getvalue()

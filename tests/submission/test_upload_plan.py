@@ -12,6 +12,7 @@ from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.upload_plan import (
     built_uri,
     local_path,
+    local_upload_path_warning,
     plan_uploads,
     upload_dir_names,
 )
@@ -147,3 +148,63 @@ def test_the_seed_decides_the_folders():
     other = replace(conf, ids=replace(IDS, upload_seed=IDS.upload_seed + 1))
     assert plan_uploads(conf) == plan_uploads(conf)
     assert plan_uploads(conf).directories != plan_uploads(other).directories
+
+
+def _local_plan(upload_path: str):
+    conf = {"spark.kubernetes.file.upload.path": upload_path, "spark.files": "/work/a.txt"}
+    return plan_uploads(make_conf(conf))
+
+
+def _driver_pod(volume: dict, mount_path: str) -> dict:
+    return {
+        "spec": {
+            "volumes": [{"name": "up", **volume}, {"name": "conf", "configMap": {"name": "x"}}],
+            "containers": [{"volumeMounts": [{"name": "up", "mountPath": mount_path}]}],
+        }
+    }
+
+
+@pytest.mark.parametrize("upload_path", ["file:///tmp/up", "/tmp/up", "file:/tmp/up"])
+def test_a_local_upload_path_under_the_temp_folder_warns_of_the_driver_mount(upload_path):
+    warning = local_upload_path_warning(_local_plan(upload_path), {"spec": {}}, "/tmp")
+    assert warning is not None
+    assert warning.startswith(f"spark.kubernetes.file.upload.path={upload_path} ")
+    assert "must be storage mounted in the driver" in warning
+    assert "temp folder (/tmp)" in warning
+
+
+def test_a_local_upload_path_elsewhere_warns_without_the_temp_folder():
+    warning = local_upload_path_warning(_local_plan("file:///shared/up"), {}, "/var/tmp")
+    assert warning is not None and "/shared/up in its own pod" in warning
+    assert "temp folder" not in warning
+
+
+@pytest.mark.parametrize(
+    ("volume", "mount_path"),
+    [
+        ({"persistentVolumeClaim": {"claimName": "c"}}, "/shared"),
+        ({"hostPath": {"path": "/shared"}}, "/shared/up"),
+        ({"nfs": {"server": "n", "path": "/"}}, "/shared/"),
+    ],
+)
+def test_a_shared_volume_mounted_over_the_upload_path_silences_it(volume, mount_path):
+    pod = _driver_pod(volume, mount_path)
+    assert local_upload_path_warning(_local_plan("file:///shared/up"), pod, "/tmp") is None
+
+
+@pytest.mark.parametrize(
+    ("volume", "mount_path"),
+    [
+        ({"emptyDir": {}}, "/shared"),  # the pod's own, not the submitter's
+        ({"hostPath": {"path": "/x"}}, "/shared/upload"),  # a sibling, not a parent
+    ],
+)
+def test_a_mount_that_does_not_share_the_upload_path_still_warns(volume, mount_path):
+    pod = _driver_pod(volume, mount_path)
+    assert local_upload_path_warning(_local_plan("file:///shared/up"), pod, "/tmp") is not None
+
+
+def test_an_object_store_or_no_uploads_never_warn():
+    assert local_upload_path_warning(plan({"spark.files": "/work/a.txt"}), {}, "/tmp") is None
+    nothing = plan_uploads(make_conf({"spark.kubernetes.file.upload.path": "file:///tmp/up"}))
+    assert local_upload_path_warning(nothing, {}, "/tmp") is None
