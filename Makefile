@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane spark-plane toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint controlplane spark-plane screenshots toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -80,6 +80,12 @@ test: venv lint controlplane toxiproxy tinyproxy s3server browser runtime-image
 	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; \
 	if [ "$(TESTS)" = tests ]; then $(MAKE) --no-print-directory test-compat || rc=1; fi; exit $$rc
+
+# The Connections UI's screenshots in docs/screenshots/, refreshed on request: the browser
+# test writes them to its temp dir in `make test`, here over the docs' copies (commit them).
+screenshots: venv controlplane browser
+	SPARKK8S_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) \
+		$(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_connections_ui.py
 
 test-compat: controlplane
 	py=$$(tests/compat/airflow_venv.sh $(AIRFLOW_COMPAT) $(COMPAT_VENV)) && \

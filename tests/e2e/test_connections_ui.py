@@ -2,13 +2,16 @@
 
 tests/e2e/browser/connections_ui.mjs clicks through the UI and reports what it saw;
 this module starts it against the real stack and the real control plane, and judges.
-Screenshots land in docs/screenshots/.
+Screenshots land in the test's temp dir, so a test run leaves the checkout as it was;
+`make screenshots` runs this module with SPARKK8S_SCREENSHOT_DIR=docs/screenshots to refresh
+the docs' copies on request.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -24,7 +27,8 @@ pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
 
 REPO = Path(__file__).resolve().parents[2]
 BROWSER_DIR = REPO / "tests/e2e/browser"
-SCREENSHOTS = REPO / "docs/screenshots"
+# Set by `make screenshots` only: the docs' copies are refreshed on request, never by a test run.
+SCREENSHOT_DIR_VARIABLE = "SPARKK8S_SCREENSHOT_DIR"
 CONNECTION_ID = "spark_k8s_ui"
 MASK = "***"
 
@@ -59,7 +63,8 @@ def ui_report(
     airflow: AirflowStack, control_plane: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("browser")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    screenshots = Path(os.environ.get(SCREENSHOT_DIR_VARIABLE) or workdir / "screenshots")
+    screenshots.mkdir(parents=True, exist_ok=True)
     fill = {
         "API server URL": control_plane.server,
         "Namespace": "default",
@@ -80,13 +85,14 @@ def ui_report(
             "connectionId": CONNECTION_ID,
             "connectionTypeLabel": spark_k8s_form()["hook-name"],
             "fill": fill,
-            "screenshotDir": str(SCREENSHOTS),
+            "screenshotDir": str(screenshots),
             "userDataDir": str(workdir / "chromium-profile"),
         },
         workdir,
     )
     E2E_TIMINGS["browser: login, create, save, test, edit"] = time.monotonic() - started
     report["filled"] = fill
+    report["screenshotDir"] = str(screenshots)
     return report
 
 
@@ -173,5 +179,15 @@ def test_screenshots_are_written(ui_report: dict[str, Any]) -> None:
         "connection-edit.png",
     ]
     for shot in ui_report["screenshots"]:
+        assert Path(shot).parent == Path(ui_report["screenshotDir"])
         data = Path(shot).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_screenshots_leave_the_docs_alone(ui_report: dict[str, Any]) -> None:
+    """Unless `make screenshots` asked for them, the shots go to the temp dir."""
+    if os.environ.get(SCREENSHOT_DIR_VARIABLE):
+        pytest.skip(f"{SCREENSHOT_DIR_VARIABLE} is set: the docs' copies are being refreshed")
+    docs = (REPO / "docs/screenshots").resolve()
+    for shot in ui_report["screenshots"]:
+        assert not Path(shot).resolve().is_relative_to(docs), shot
