@@ -18,7 +18,12 @@ class SparkConfError(SparkK8sError, ValueError):
         self.key = key
         self.value = value
         self.accepted = accepted
-        message = f"{key}={value!r} is invalid: expected {accepted}"
+        # No value: say what is missing, not "=None".
+        message = (
+            f"{key} is not set: expected {accepted}"
+            if value is None
+            else f"{key}={value!r} is invalid: expected {accepted}"
+        )
         if hint:
             message += f" ({hint})"
         super().__init__(message)

@@ -1,7 +1,8 @@
 """A failed answer or a failed connection as the package's error, with a useful message.
 
-A Status body gives the reason and message; a 403 names the missing permission, a 401 the
-credentials used; a TLS failure says whether the certificate or the handshake failed.
+A Status body gives the reason and message; a 403 names the missing permission (and, in a
+namespace, that the namespace may not exist), a 401 the credentials used; a TLS failure says
+whether the certificate or the handshake failed.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ def api_error(
     if status == 403:
         access = access_of(request.method, request.path, request.params)
         if access is not None:
-            message = f"missing permission to {access.describe()}: {message}"
+            # RBAC grants nothing in a namespace that does not exist, so a missing namespace
+            # answers 403, not 404, to an identity without cluster-wide rights.
+            missing = (
+                f" (or the namespace {access.namespace!r} does not exist)"
+                if access.namespace
+                else ""
+            )
+            message = f"missing permission to {access.describe()}{missing}: {message}"
     elif status == 401:
         message = (
             f"{message}: the API server rejected the credentials "

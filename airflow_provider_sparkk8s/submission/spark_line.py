@@ -104,6 +104,10 @@ def choose_spark_line(given: str | None, image: str | None, *, how_to_set: str) 
                 "objects anyway",
             )  # fmt: skip
         return SparkLine(from_tag, "image", image)
+    if not image:
+        # No image is refused by itself (Spark: "Must specify the driver container image");
+        # a warning about its tag would only precede that refusal.
+        return SparkLine(DEFAULT_SPARK_VERSION, "default", image)
     warning = (
         f"The image {image!r} does not say its Spark release in an official tag (such as "
         f"apache/spark:3.5.1); building the objects of Spark {DEFAULT_SPARK_VERSION}. Set "

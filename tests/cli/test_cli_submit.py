@@ -203,6 +203,29 @@ def test_an_image_that_says_nothing_warns_and_names_the_line_and_the_flag() -> N
     assert quiet.getvalue() == ""
 
 
+def test_no_image_is_one_clear_refusal_without_a_line_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Papercut 10 (issue 29): no image printed `None` twice, after a warning about the
+    image's tag; one message says what is missing."""
+    assert cli.main([*MASTER, *JAR]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        (
+            "sparkk8s-submit: spark.kubernetes.container.image is not set: expected a container "
+            "image (or spark.kubernetes.driver.container.image) (Must specify the driver "
+            "container image)"
+        )
+    ]
+
+
+def test_no_primary_resource_says_it_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([*MASTER, *IMAGE]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "primary resource is not set: expected the application's jar, .py or .R file" in err
+    assert "None" not in err
+
+
 def test_help_says_where_credentials_and_the_namespace_come_from() -> None:
     out = io.StringIO()
     assert run(["--help"], environ={}, out=out, err=io.StringIO()).exit_code == 0

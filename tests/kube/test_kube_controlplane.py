@@ -97,6 +97,26 @@ def test_static_token(control_plane, caplog: pytest.LogCaptureFixture) -> None: 
     assert control_plane.static_token not in str(denied.value)
 
 
+def test_a_403_in_a_namespace_that_does_not_exist_says_it_may_not(  # type: ignore[no-untyped-def]
+    control_plane, namespace: str
+) -> None:
+    """Papercut 10 (issue 29): without cluster-wide rights, a namespace that is not there
+    answers 403 like a missing permission; the message says both."""
+    token = control_plane.request_token(namespace, "default")
+    settings = ClientSettings(
+        server=control_plane.server, ca_file=str(control_plane.ca_file), token=token
+    )
+    with KubeClient(settings) as client:
+        with pytest.raises(KubeApiError) as denied:
+            client.request("GET", "/api/v1/namespaces/no-such-namespace-i29/pods")
+        with pytest.raises(KubeApiError) as cluster_wide:
+            client.request("GET", "/api/v1/nodes")
+    assert denied.value.status == 403
+    assert str(denied.value).count("missing permission to list pods in namespace") == 1
+    assert "(or the namespace 'no-such-namespace-i29' does not exist)" in str(denied.value)
+    assert cluster_wide.value.status == 403 and "does not exist" not in str(cluster_wide.value)
+
+
 def test_service_account_token_from_token_request(  # type: ignore[no-untyped-def]
     control_plane, namespace: str
 ) -> None:

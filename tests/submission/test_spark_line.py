@@ -60,7 +60,12 @@ def test_a_tag_that_says_nothing_warns_with_the_line_and_how_to_set_it() -> None
     assert line.warning is not None
     assert DEFAULT_SPARK_VERSION in line.warning and "spark_version=" in line.warning
     assert "mycorp/spark-etl:1.2" in line.warning
-    assert choose_spark_line(None, None, how_to_set="--spark-version").warning
+
+
+def test_no_image_gets_no_tag_warning_its_refusal_says_it_all() -> None:
+    for image in (None, ""):
+        line = choose_spark_line(None, image, how_to_set="--spark-version")
+        assert (line.version, line.source, line.warning) == (DEFAULT_SPARK_VERSION, "default", None)
 
 
 def test_a_given_version_wins_and_a_different_tag_line_warns() -> None:
