@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane spark-plane screenshots toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint controlplane spark-plane screenshots conf-keys toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -101,6 +101,13 @@ spark-plane: venv controlplane
 
 demo: venv controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
+
+# The conf keys each Spark line defines (the typo warnings' "did you mean"), read from the
+# spark-*.jar files of the parity oracle's pyspark installs into
+# airflow_provider_sparkk8s/submission/defined_conf_keys.py (commit it; a few minutes).
+conf-keys: venv
+	./tests/parity/install_spark.sh
+	$(PY) -m testenv.spark_conf_keys
 
 # Real spark-submit (pyspark 4.3.0 and 3.5.9, in ~/.cache/sparkk8s-parity) re-captures the
 # parity goldens; `make test` compares against the stored ones without a JVM.

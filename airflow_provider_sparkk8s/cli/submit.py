@@ -277,6 +277,8 @@ def run(
     planned = submission.plan(arguments, spark_version=spark_version, environ=environ)
     if arguments.dry_run:
         preview = submission.dry_run(planned)  # secrets masked
+        for warning in planned.conf_key_warnings:
+            print(f"sparkk8s-submit: warning: {warning}", file=err)
         for upload in preview.uploads:
             print(f"Would upload {upload.source} to {upload.target}", file=err)
         out.write(preview.yaml)

@@ -514,6 +514,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             master = IN_CLUSTER_MASTER
         planned = self._task_submission(ref, namespace, master, conf).plan(1)
         preview = submission.dry_run(planned)
+        for warning in planned.conf_key_warnings:
+            self.log.warning("%s", warning)
         for upload in preview.uploads:
             self.log.info("Dry run: would upload %s to %s", upload.source, upload.target)
         rendered = planned.rendered

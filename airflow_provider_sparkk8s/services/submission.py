@@ -37,6 +37,7 @@ from airflow_provider_sparkk8s.submission.arguments import (
     parse_spark_submit,
     read_text_file,
 )
+from airflow_provider_sparkk8s.submission.conf_typos import typo_warnings
 from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds, new_submission_ids
@@ -91,6 +92,8 @@ class Planned:
     rendered: RenderedSubmission
     uploads: UploadPlan
     spark_conf: Mapping[str, str]  # as prepared: what the redaction regex is read from
+    # Conf keys that look like typos of the keys this Spark line defines (never refused).
+    conf_key_warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,12 @@ def plan(
         driver_pod_template=driver_pod_template,
         executor_pod_template=executor_pod_template,
     )
-    return Planned(render(driver_conf), plan_uploads(driver_conf), driver_conf.spark_conf)
+    return Planned(
+        render(driver_conf),
+        plan_uploads(driver_conf),
+        driver_conf.spark_conf,
+        tuple(typo_warnings(conf, spark_version)),
+    )
 
 
 def dry_run(planned: Planned) -> DryRun:
@@ -179,6 +187,8 @@ def submit(
     With `adopt_conflict`, a 409 on the driver pod whose holder is live (another worker
     submitted the same task instance first) returns that pod as `adopted`."""
     rendered = planned.rendered
+    for warning in planned.conf_key_warnings:
+        log.warning("%s", warning)
     storage = storage_for(planned.uploads.upload_path, rendered.system_properties)
 
     def uploaded_one(upload: Upload) -> None:

@@ -12,6 +12,7 @@ import yaml
 
 from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.cli.submit import run, wait_for_driver
+from testenv.harness.recorder import RecordingServer
 
 MASTER = ["--master", "k8s://https://192.0.2.1:6443", "--deploy-mode", "cluster"]
 IMAGE = ["--conf", "spark.kubernetes.container.image=apache/spark:4.3.0"]
@@ -224,6 +225,37 @@ def test_no_primary_resource_says_it_is_missing(capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err
     assert "primary resource is not set: expected the application's jar, .py or .R file" in err
     assert "None" not in err
+
+
+def test_a_typod_conf_key_warns_with_the_key_meant_and_is_not_refused() -> None:
+    """Papercut 9 (issue 29): the dry run and the submission both say it; spark-submit
+    accepts the key, and so do we (it reaches the driver's properties as written)."""
+    typo = [
+        "--conf",
+        "spark.executor.memroy=2g",
+        "--conf",
+        "spark.kubernetes.driver.label.memroy=x",
+    ]
+    err = io.StringIO()
+    out = io.StringIO()
+    argv = ["--dry-run", *MASTER, *IMAGE, *typo, *JAR]
+    assert run(argv, environ={}, out=out, err=err, client_factory=no_cluster).exit_code == 0  # type: ignore[arg-type]
+    assert err.getvalue().splitlines() == [
+        (
+            "sparkk8s-submit: warning: spark.executor.memroy is not a conf key of Spark 4.3: "
+            "did you mean spark.executor.memory? (Spark ignores keys it does not define; the "
+            "submission goes ahead.)"
+        )
+    ]
+    assert "spark.executor.memroy=2g" in out.getvalue()  # in the conf ConfigMap as written
+    with RecordingServer() as server:
+        submitted = io.StringIO()
+        master = ["--master", f"k8s://{server.url}", "--deploy-mode", "cluster"]
+        wait = ["--conf", "spark.kubernetes.submission.waitAppCompletion=false"]
+        argv = [*master, *IMAGE, *wait, *typo, *JAR]
+        assert run(argv, environ={}, out=io.StringIO(), err=submitted).exit_code == 0
+    assert "did you mean spark.executor.memory?" in submitted.getvalue()
+    assert "memroy=x" not in submitted.getvalue() and "label.memroy" not in submitted.getvalue()
 
 
 def test_help_says_where_credentials_and_the_namespace_come_from() -> None:
