@@ -8,9 +8,11 @@ driver Role. Then `airflow dags test spark_pi` runs with AIRFLOW_HOME in the rep
 `.airflow/` (SQLite); `dags test` runs the deferred task's trigger in-process.
 
 Printed, all as it happens: the objects that appear in the namespace (the operator's driver
-pod, Service and ConfigMap; the driver's executor pods and ConfigMap), every state change of
-each pod, the task's own lines, the notable lines of the real driver log the trigger streams
-(Spark's start-up, executors registering, the computed Pi), and the final XCom. The whole
+pod, Service, NetworkPolicy and ConfigMap; the driver's executor pods and ConfigMap), every
+state change of each pod, who deleted each object (the operator, the driver, or the garbage
+collector once the driver pod is gone), the task's own lines, the notable lines of the real
+driver log the trigger streams (Spark's start-up, executors registering, the computed Pi),
+then the application's final state, and the final XCom. The whole
 Airflow log is kept in `.airflow/`. Everything started here is stopped by its pid at the end.
 """
 
@@ -44,7 +46,9 @@ REAL_AND_STAND_INS = (
     "  driver and two executor JVMs that compute Pi and log what they do.\n"
     "  Stand-ins: no container runtime. The node agent (testenv/nodeagent) is the node's\n"
     "  kubelet and runs each pod as processes in a mount namespace on this machine; an\n"
-    "  image is a directory tree (pyspark's Spark distribution, our entrypoint and pi.py)."
+    "  image is a directory tree (pyspark's Spark distribution, our entrypoint and pi.py).\n"
+    "  pi.py seeds each partition's generator with the partition's number: the same figure\n"
+    "  every run is expected (the same samples), not a sign of a cached result."
 )
 # Lines of the Airflow run worth showing; the whole log is kept in .airflow/.
 INTERESTING = (
@@ -152,16 +156,29 @@ def _short(line: str) -> str:
     return text
 
 
+# What the watcher follows: (API group path, plural). The NetworkPolicy is the operator's too
+# (Spark's NetworkPolicyFeatureStep, 4.2 and later).
+WATCHED = (
+    ("/api/v1", "pods"),
+    ("/api/v1", "services"),
+    ("/api/v1", "configmaps"),
+    ("/apis/networking.k8s.io/v1", "networkpolicies"),
+)
+
+
 class ClusterWatcher:
-    """Prints pods, services and config maps as they appear and change in the namespace."""
+    """Prints pods, services, config maps and network policies as they appear, change and go
+    in the namespace, with who made each and who deleted it."""
 
     def __init__(self, client: KubeClient):
         self.client = client
         self.stopped = threading.Event()
         self.seen: dict[str, str] = {}
+        self.driver_gone = threading.Event()  # after it, owned objects go with their owner
+        self._lock = threading.Lock()
         self.threads = [
-            threading.Thread(target=self._watch, args=(plural,), daemon=True)
-            for plural in ("pods", "services", "configmaps")
+            threading.Thread(target=self._watch, args=(group, plural), daemon=True)
+            for group, plural in WATCHED
         ]
 
     def start(self) -> None:
@@ -171,8 +188,8 @@ class ClusterWatcher:
     def stop(self) -> None:
         self.stopped.set()
 
-    def _watch(self, plural: str) -> None:
-        path = f"/api/v1/namespaces/{NAMESPACE}/{plural}"
+    def _watch(self, group: str, plural: str) -> None:
+        path = f"{group}/namespaces/{NAMESPACE}/{plural}"
         while not self.stopped.is_set():
             try:
                 for event in self.client.watch(path, {"timeoutSeconds": "5"}):
@@ -191,31 +208,57 @@ class ClusterWatcher:
             kind == "ConfigMap" and (metadata.get("name") == "kube-root-ca.crt")
         ):
             return
-        key = f"{kind}/{metadata.get('name')}{made_by(obj)}"
+        key = f"{kind}/{metadata.get('name')}"
         # A watch that restarts replays ADDED for what exists: show changes only.
         kind_of_change = "gone" if event["type"] == "DELETED" else "present"
         summary = kind_of_change if kind != "Pod" else f"{kind_of_change} {pod_summary(obj)}"
-        if self.seen.get(key) != summary:
-            label = (
-                "created"
-                if key not in self.seen
-                else "deleted"
-                if event["type"] == "DELETED"
-                else "now"
-            )
+        with self._lock:  # one watcher thread at a time decides what is new
+            if self.seen.get(key) == summary:
+                return
+            first = key not in self.seen
             self.seen[key] = summary
-            detail = pod_summary(obj) if kind == "Pod" else ""
-            say(f"  cluster | {key} {label} {detail}".rstrip())
+        detail = pod_summary(obj) if kind == "Pod" else ""
+        if event["type"] == "DELETED":
+            line = f"{key} deleted{deleted_by(obj, self.driver_gone.is_set())} {detail}"
+            if is_driver(obj):
+                self.driver_gone.set()
+        elif first:
+            line = f"{key} created{made_by(obj)} {detail}"
+        else:
+            line = f"{key} now {detail}"
+        say(f"  cluster | {line}".rstrip())
+
+
+def is_driver(obj: dict[str, Any]) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return obj.get("kind") == "Pod" and labels.get("spark-role") == "driver"
+
+
+def _driver_made(obj: dict[str, Any]) -> bool:
+    metadata = obj.get("metadata") or {}
+    return (metadata.get("labels") or {}).get("spark-role") == "executor" or str(
+        metadata.get("name", "")
+    ).startswith("spark-exec-")
 
 
 def made_by(obj: dict[str, Any]) -> str:
     """Who made an object, by Spark's own labels and names: the driver makes its executor
     pods and their ConfigMap (`spark-exec-...`); the operator makes the rest."""
-    metadata = obj.get("metadata") or {}
-    driver_made = (metadata.get("labels") or {}).get("spark-role") == "executor" or str(
-        metadata.get("name", "")
-    ).startswith("spark-exec-")
-    return " (by the driver)" if driver_made else " (by the operator)"
+    return " (by the driver)" if _driver_made(obj) else " (by the operator)"
+
+
+def deleted_by(obj: dict[str, Any], driver_gone: bool) -> str:
+    """Who deleted an object: the operator deletes the driver pod (on_finish_action); while
+    the driver runs, it deletes its executor pods, their ConfigMap and, on stopping, its own
+    Service (spark.kubernetes.driver.service.deleteOnTermination); once the driver pod is
+    gone, Kubernetes' garbage collector deletes what it owned."""
+    if is_driver(obj):
+        return " (by the operator)"
+    if driver_gone and (obj.get("metadata") or {}).get("ownerReferences"):
+        return " (by the garbage collector: its owner, the driver pod, is gone)"
+    if _driver_made(obj) or obj.get("kind") == "Service":
+        return " (by the driver)"
+    return ""
 
 
 def pod_summary(pod: dict[str, Any]) -> str:

@@ -233,15 +233,16 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         the final event once the application has ended."""
         step = observe(self._memory(), pods, ended)
         self._following = step.following
-        if step.transition is not None:
-            self.log.info(
-                "Spark application %s: %s", self.application_id, step.transition.describe()
-            )
         state = step.following.state
         if logs is not None and state is not None:
             logs.saw(state)
             if step.final is not None:
+                # The driver's last lines first: the final state reads as the log's end.
                 await logs.finish(state)
+        if step.transition is not None:
+            self.log.info(
+                "Spark application %s: %s", self.application_id, step.transition.describe()
+            )
         return step.final
 
     def _log_stream(self, pods: AsyncPods) -> DriverLogStream:

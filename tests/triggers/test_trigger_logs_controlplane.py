@@ -104,6 +104,15 @@ async def test_a_short_driver_still_gets_its_log_copied_at_the_end(
     payload = await final_event(trigger)
     assert payload["status"] == "success"
     assert task_log.driver_lines() == EXPECTED
+    # The final state follows the driver's last line (issue 29, papercut 11: it came before).
+    lines = task_log.text.splitlines()
+    last_driver_line = max(i for i, line in enumerate(lines) if "] [driver] " in line)
+    (final_state,) = [
+        i
+        for i, line in enumerate(lines)
+        if f"Spark application {app}: " in line and "succeeded" in line
+    ]
+    assert final_state > last_driver_line, lines[last_driver_line:]
 
 
 async def test_no_driver_lines_when_streaming_is_off(conn_id, namespace, kube_admin, capsys):
