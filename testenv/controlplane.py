@@ -657,6 +657,23 @@ def _insecure_get_ok(url: str) -> bool:
         return bool(response.status == 200)
 
 
+class StopSignals:
+    """SIGTERM and SIGINT, from now on, ask a command's plane to stop: `wait` returns, and the
+    plane's `with` block stops every process and removes the temp dir."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._request)
+        signal.signal(signal.SIGINT, self._request)
+
+    def _request(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+    def wait(self) -> None:
+        while not self.requested:
+            time.sleep(0.5)
+
+
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(
         prog="python -m testenv.controlplane",
@@ -668,14 +685,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
     ).parse_args(argv)
     control_plane = ControlPlane()
-    stop_requested = False
-
-    def request_stop(signum: int, frame: object) -> None:
-        nonlocal stop_requested
-        stop_requested = True
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
+    stop = StopSignals()
     with control_plane:
         lines = (
             f"control plane ready in {control_plane.startup_seconds:.1f}s",
@@ -685,8 +695,7 @@ def main(argv: list[str] | None = None) -> int:
             "Ctrl-C stops it and removes the temp dir.",
         )
         print("\n".join(lines), flush=True)  # a reader on a pipe sees them now
-        while not stop_requested:
-            time.sleep(0.5)
+        stop.wait()
     return 0
 
 

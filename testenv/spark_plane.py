@@ -12,13 +12,11 @@ The KWOK plane (`python -m testenv.controlplane`) starts faster, but its pods ne
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import time
 from pathlib import Path
 
 from testenv.admin_client import AdminHttp, AdminHttpError
-from testenv.controlplane import ControlPlane
+from testenv.controlplane import ControlPlane, StopSignals
 from testenv.processes import wait_until
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
 from testenv.runtime_image import IMAGE_NAME, RUNTIME_VERSIONS, SPARK_VERSION, spark_image
@@ -88,14 +86,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
-    stop_requested = False
-
-    def request_stop(signum: int, frame: object) -> None:
-        nonlocal stop_requested
-        stop_requested = True
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
+    stop = StopSignals()
     images = spark_image(*(RUNTIME_VERSIONS if options.all_lines else ()))
     plane = ControlPlane(node_count=0, process_node=True, images_file=images)
     with plane:
@@ -112,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         # Flushed: a reader on a pipe (a script waiting for the kubeconfig) sees it now.
         print("\n".join(lines), flush=True)
-        while not stop_requested:
-            time.sleep(0.5)
+        stop.wait()
     return 0
 
 
