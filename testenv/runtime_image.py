@@ -17,6 +17,9 @@ a digest of our files, built under a lock and renamed into place when complete:
     opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
     opt/entrypoint.sh                       testenv/image/entrypoint.sh
     opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py)
+    opt/sparkk8s/examples/jars/sparkk8s-examples.jar
+                                            testenv/image/jvm/ (JavaPi), compiled here with
+                                            the JDK's javac against that release's jars
     home/spark                              the containers' HOME (holds no kubeconfig)
 """
 
@@ -36,6 +39,10 @@ SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's
 # Every Spark release a real-Spark test runs (the runtime plane's images file names them all).
 RUNTIME_VERSIONS = (SPARK_VERSION, "3.5.9", "4.0.5", "4.1.4", "4.2.1")
 EXAMPLES = "/opt/sparkk8s/examples"  # where pi.py and fail.py are, inside the image
+# The JVM example (the README's): built from testenv/image/jvm, since the distribution in the
+# pyspark package has no examples jar.
+EXAMPLES_JAR = f"{EXAMPLES}/jars/sparkk8s-examples.jar"
+JAVA_PI_CLASS = "org.sparkk8s.examples.JavaPi"
 REPO = Path(__file__).resolve().parents[1]
 IMAGE_SOURCES = REPO / "testenv" / "image"
 INSTALL_SPARK = REPO / "tests" / "parity" / "install_spark.sh"
@@ -91,6 +98,28 @@ def _sources_digest() -> str:
     return digest.hexdigest()[:12]
 
 
+def _build_examples_jar(tree: Path, package: Path) -> None:
+    """javac and jar of the JDK the images run on, against the release's own jars."""
+    jdk_bin = Path(_java_home()) / "bin"
+    if not (jdk_bin / "javac").exists():
+        raise FileNotFoundError(f"no javac in {jdk_bin}: the JVM example needs a JDK 17")
+    sources = sorted(str(path) for path in (IMAGE_SOURCES / "jvm").rglob("*.java"))
+    classes = tree / ".examples-classes"
+    jar = tree / EXAMPLES_JAR.lstrip("/")
+    jar.parent.mkdir(parents=True)
+    subprocess.run(
+        [str(jdk_bin / "javac"), "--release", "17", "-nowarn", "-cp", f"{package / 'jars'}/*",
+         "-d", str(classes), *sources],
+        check=True,
+    )  # fmt: skip
+    subprocess.run(
+        [str(jdk_bin / "jar"), "--create", "--file", str(jar), "--main-class", JAVA_PI_CLASS,
+         "-C", str(classes), "."],
+        check=True,
+    )  # fmt: skip
+    shutil.rmtree(classes)
+
+
 def _build_tree(tree: Path, package: Path) -> None:
     spark = tree / "opt" / "spark"
     spark.mkdir(parents=True)
@@ -102,6 +131,7 @@ def _build_tree(tree: Path, package: Path) -> None:
     examples = tree / EXAMPLES.lstrip("/")
     examples.parent.mkdir(parents=True)
     shutil.copytree(IMAGE_SOURCES / "examples", examples)
+    _build_examples_jar(tree, package)
     (tree / "home" / "spark").mkdir(parents=True)
 
 
