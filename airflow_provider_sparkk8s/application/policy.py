@@ -150,7 +150,10 @@ def parse_policy(document: Mapping[str, Any], source: str) -> Policy:
             memory = str(memory)
         if not isinstance(memory, str):
             raise _refuse(source, "max_memory", memory, "a size such as 256g (bare: MiB)")
-        values["max_memory_mib"] = parse_size("policy.max_memory", memory, "m")
+        try:
+            values["max_memory_mib"] = parse_size("policy.max_memory", memory, "m")
+        except SparkConfError as error:
+            raise _refuse(source, "max_memory", memory, error.accepted) from None
     return Policy(source=source, **values)
 
 
