@@ -22,13 +22,14 @@ from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, drive
 from tests.operators.test_operator_flow import context, make_operator, progress
 
 SECRET = "planted-token-2c7e91"
+PLATFORM_LABELS = {"cost-center": "data-eng", "platform.example.com/tier": "batch"}
 POLICY = {
     # The operator's own label keys are not the author's: this glob leaves them alone.
     "denied_keys": ["spark.kubernetes.driver.label.*", "spark.kubernetes.authenticate.*"],
     "allowed_namespaces": ["team-*"],
     "max_executors": 4,
     "required_labels": ["cost-center"],
-    "labels": {"cost-center": "data-eng", "platform.example.com/tier": "batch"},
+    "labels": PLATFORM_LABELS,
 }
 
 
@@ -79,7 +80,7 @@ def test_an_allowed_task_runs_with_its_identity_and_the_platform_labels_on_every
     ref = TaskInstanceRef(ti.dag_id, ti.task_id, ti.run_id, ti.map_index, ti.try_number)
     identity = driver_labels(ref, 1)
     for role in ("driver", "executor"):
-        for label, value in {**identity, **POLICY["labels"]}.items():
+        for label, value in {**identity, **PLATFORM_LABELS}.items():
             assert properties[f"spark.kubernetes.{role}.label.{label}"] == value
     (pod,) = cluster.pods.values()
     assert pod["metadata"]["labels"]["cost-center"] == "data-eng"
