@@ -17,7 +17,8 @@ allocation (unset: unbounded, which any executor or core ceiling refuses).
 
 Keys the face wrote itself (`provided`: the operator's task identity, its generated pod
 name, the connection's namespace) and the submitter's own keys are not the author's input,
-so denied keys and pins do not apply to them.
+so denied keys do not apply to them; a pin holds whoever wrote the key (the policy may not
+pin the submitter's own keys).
 """
 
 from __future__ import annotations
@@ -116,10 +117,13 @@ def executor_memory_mib(conf: DriverConf) -> int:
     memory = cv.get_size_mib(conf, "spark.executor.memory", "1g") or 0
     overhead = cv.get_size_mib(conf, "spark.executor.memoryOverhead")
     if overhead is None:
+        # The executor's factor, else the one the driver's system properties carry (0.4
+        # for PySpark and R, as basic_driver writes it), else Spark's 0.1.
         non_jvm = conf.main_app_resource.kind != "java"
-        factor = cv.get_double(conf, "spark.executor.memoryOverheadFactor") or cv.get_double(
-            conf, "spark.kubernetes.memoryOverheadFactor", 0.4 if non_jvm else 0.1
-        )
+        key = "spark.executor.memoryOverheadFactor"
+        if not conf.contains(key):
+            key = "spark.kubernetes.memoryOverheadFactor"
+        factor = cv.get_double(conf, key, 0.4 if non_jvm else 0.1)
         minimum = _LEGACY_MIN_OVERHEAD_MIB
         if conf.version_tuple >= (4, 0, 0):
             minimum = cv.get_size_mib(conf, "spark.executor.minMemoryOverhead", "384m") or 0
@@ -209,9 +213,10 @@ class _Checker:
             glob = next((g for g in self.policy.denied_keys if fnmatchcase(key, g)), None)
             if glob is not None:
                 self.refuse(key, self.conf[key], f"denied_keys {glob!r}")
+        # A pin holds whoever wrote the key: the operator's own keys may not differ either.
         for key, want in sorted(self.policy.pinned.items()):
             have = self.conf.get(key)
-            if have is not None and have != want and self.authored(key):
+            if have is not None and have != want:
                 self.refuse(key, have, f"pinned {key}={self.shown(key, want)!r}")
 
     def places(self, rendered: RenderedSubmission) -> None:

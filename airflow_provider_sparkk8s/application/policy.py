@@ -181,5 +181,7 @@ def policy_from_value(value: Any, source: str) -> Policy | None:
     if isinstance(value, str):
         return read_policy_text(value, source)
     if not isinstance(value, Mapping):
-        raise SparkConfError("policy", type(value).__name__, "a JSON or YAML object", source)
+        raise SparkConfError(
+            "policy", type(value).__name__, "a JSON or YAML object", f"in {source}"
+        )
     return parse_policy(value, source)

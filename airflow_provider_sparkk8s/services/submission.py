@@ -147,7 +147,7 @@ def plan(
     With a platform `policy`, its pins fill the conf first and every rule is checked on
     what was rendered (`application.guardrails`): a broken rule raises `PolicyViolation`
     here, before any upload or request. `provided`: the keys the caller wrote itself, which
-    denied keys and pins do not apply to."""
+    denied keys do not apply to."""
     conf = arguments.spark_conf if spark_conf is None else spark_conf
     if policy is not None:
         conf = apply_pins(policy, conf)

@@ -27,12 +27,16 @@ JAR = "local:///opt/spark/examples/jars/spark-examples.jar"
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def plan(conf: Mapping[str, str], rules: Policy | None = None, **kwargs) -> submission.Planned:
+def plan(
+    conf: Mapping[str, str], rules: Policy | None = None, main: str = JAR, **kwargs
+) -> submission.Planned:
     argv = ["--master", "k8s://https://192.0.2.1:6443", "--deploy-mode", "cluster",
-            "--class", "org.apache.spark.examples.SparkPi", "--name", "pi"]  # fmt: skip
+            "--name", "pi"]  # fmt: skip
+    if main == JAR:
+        argv += ["--class", "org.apache.spark.examples.SparkPi"]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
-    request = submission.SubmissionRequest([*argv, JAR], environ={}, cwd="/")
+    request = submission.SubmissionRequest([*argv, main], environ={}, cwd="/")
     arguments = submission.parse(request, clock_ms=lambda: 1_700_000_000_000)
     return submission.plan(
         arguments, spark_version="4.0.1", environ={}, ids=IDS, policy=rules, **kwargs
@@ -184,3 +188,30 @@ def test_quantities() -> None:
     assert [quantity(v) for v in ("500m", "2", "1Gi", "1.5", "1e3", "x")] == [
         0.5, 2.0, 2.0**30, 1.5, 1000.0, 0.0
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "per_executor"),
+    [
+        ({}, 4096 + 1638),  # PySpark: the driver's 0.4 factor (system property) applies
+        ({"spark.executor.memoryOverheadFactor": "0.2"}, 4096 + 819),
+        ({"spark.kubernetes.memoryOverheadFactor": "0.1"}, 4096 + 409),
+        ({"spark.executor.memoryOverheadFactor": "0.05"}, 4096 + 384),  # the minimum
+        ({"spark.executor.memoryOverhead": "100m", "spark.executor.pyspark.memory": "256m"},
+         4096 + 100 + 256),
+    ],
+)  # fmt: skip
+def test_a_pyspark_executors_memory(extra: dict, per_executor: int) -> None:
+    rules = parse_policy({"max_memory": 1}, "p")
+    conf = {"spark.kubernetes.container.image": "a/b:4.0.1", "spark.executor.instances": "1",
+            "spark.executor.memory": "4g", **extra}  # fmt: skip
+    with pytest.raises(PolicyViolation) as caught:
+        plan(conf, rules, main="local:///opt/job.py")
+    assert f" + 1 x {per_executor} = " in caught.value.violations[0][1], caught.value
+
+
+def test_a_pin_holds_for_keys_the_face_wrote_too() -> None:
+    rules = parse_policy({"pinned": {"spark.kubernetes.namespace": "team-a"}}, "p")
+    conf = {"spark.kubernetes.container.image": "a/b:4.0.1", "spark.kubernetes.namespace": "x"}
+    with pytest.raises(PolicyViolation, match=r"pinned spark\.kubernetes\.namespace='team-a'"):
+        plan(conf, rules, provided={"spark.kubernetes.namespace": "x"})
