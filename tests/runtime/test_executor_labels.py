@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient
 
+from airflow_provider_sparkk8s.application.guardrails import executor_memory_mib
 from airflow_provider_sparkk8s.application.policy import parse_policy
 from airflow_provider_sparkk8s.application.submission_plan import KubernetesParameters
 from airflow_provider_sparkk8s.application.task_identity import (
@@ -25,10 +26,12 @@ from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, DriverConf, MainAppResource
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from tests.support.driver_conf import IDS
 from tests.support.real_spark import (
     BASE_CONF,
     PI,
@@ -72,9 +75,10 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
     recorder = PodRecorder(runtime_plane, ns).start()
     started = time.monotonic()
     client = KubeClient(kubeconfig_settings(str(submitter)))
+    planned = task.plan(1)
     try:
         sent = submission.submit(
-            client, task.plan(1), lambda path, props: Storage.from_spark_conf(props), Log()
+            client, planned, lambda path, props: Storage.from_spark_conf(props), Log()
         )
     finally:
         client.close()
@@ -98,4 +102,16 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
     assert roles == sorted(
         [("driver", sent.driver_pod_name), *(("executor", name) for name in executors)]
     )
+    # What the policy's ceilings count for an executor is what real Spark asked for.
+    executor_conf = DriverConf(
+        spark_conf=planned.spark_conf,
+        spark_version="4.3.0",
+        ids=IDS,
+        main_app_resource=MainAppResource("python", PI),
+        main_class=PYTHON_RUNNER,
+    )
+    for name in executors:
+        requests = recorder.pods[name]["spec"]["containers"][0]["resources"]["requests"]
+        assert requests["memory"] == f"{executor_memory_mib(executor_conf)}Mi", requests
+        assert requests["cpu"] == "1", requests
     REAL_SPARK_TIMINGS["operator path pi with executor labels: driver Succeeded"] = elapsed
