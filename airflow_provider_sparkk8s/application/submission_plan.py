@@ -124,9 +124,9 @@ def submission_conf(
 
 def operator_keys(conf: Mapping[str, str], parsed_conf: Mapping[str, str]) -> dict[str, str]:
     """The keys `submission_conf` added that the author did not write (namespace, identity,
-    platform labels, the pod name): a platform policy's denied keys and pins are about the
-    author's input, which includes a key the operator then overwrote, and the image and pod
-    template parameters."""
+    platform labels, the pod name): a platform policy's denied keys are about the author's
+    input, which includes a key the operator then overwrote, and the image and pod template
+    parameters."""
     authored = (IMAGE_KEY, DRIVER_TEMPLATE_KEY, EXECUTOR_TEMPLATE_KEY)
     return {
         key: value for key, value in conf.items() if key not in authored and key not in parsed_conf

@@ -136,7 +136,8 @@ class SparkK8sSubmitOperator(BaseOperator):
     :param log_tail_lines: how many last lines of the driver log a worker-side wait copies.
     :param reattach_on_restart: adopt this task instance's live driver instead of submitting
         again (otherwise the live one is deleted and a new one submitted).
-    :param dry_run: render, validate and log every object as YAML; send nothing.
+    :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
+        and log every object as YAML; send nothing.
     :param upload_conn_id: the connection for the upload path's storage (through Airflow's
         ObjectStoragePath where a provider maps it; an ``aws`` connection also without the
         amazon provider). None: the ``spark.hadoop.fs.s3a.*`` keys and the environment.
