@@ -65,3 +65,20 @@ class SubmissionError(SparkK8sError):
 
 class ApplicationFailed(SparkK8sError):
     """The Spark application ended in failure; the message carries the driver's reason."""
+
+
+class PolicyViolation(SparkConfError):
+    """The platform team's policy refuses the submission (bad input: never retried).
+
+    `violations` holds every broken rule as (key, shown value, rule); values of secret-looking
+    keys are already redacted."""
+
+    def __init__(self, source: str, violations: list[tuple[str, str, str]]):
+        key, value, rule = violations[0]
+        lines = "; ".join(f"{k}={v!r} breaks {r}" for k, v, r in violations)
+        SparkK8sError.__init__(
+            self, f"the platform policy from {source} refuses this submission: {lines}"
+        )
+        self.key, self.value, self.accepted = key, value, rule
+        self.source = source
+        self.violations = violations

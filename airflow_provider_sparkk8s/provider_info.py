@@ -68,6 +68,12 @@ SPARK_K8S_CONNECTION: dict = {
             "Skip TLS verification",
             "Do not verify the API server's certificate (insecure; logs a warning).",
         ),
+        "policy": _text(
+            "Platform policy (JSON)",
+            "Guardrails every submission through this connection must keep (denied keys, "
+            "pins, allowed namespaces, service accounts and registries, ceilings, labels); "
+            "wins over [sparkk8s] policy. See docs/policy.md.",
+        ),
     },
     "ui-field-behaviour": {
         "hidden-fields": ["schema", "login", "password", "port", "extra"],
@@ -129,9 +135,10 @@ def provider_info() -> dict:
         ],
         "config": {
             "sparkk8s": {
-                "description": "Spark on Kubernetes provider: URL templates of the task's extra "
-                "links. Placeholders: {namespace}, {driver_pod}, {application_id}, "
-                "{submission_id}, {conn_id}. The connection's extras of the same names win.",
+                "description": "Spark on Kubernetes provider: the platform policy, and URL "
+                "templates of the task's extra links. Placeholders: {namespace}, {driver_pod}, "
+                "{application_id}, {submission_id}, {conn_id}. The connection's extras of the "
+                "same names win.",
                 "options": {
                     "spark_ui_url_template": {
                         "description": "URL of the Spark UI of a running application; no "
@@ -139,6 +146,16 @@ def provider_info() -> dict:
                         "version_added": "0.1.0",
                         "type": "string",
                         "example": "https://spark.example.com/{namespace}/{driver_pod}/",
+                        "default": "",
+                    },
+                    "policy": {
+                        "description": "The platform policy (JSON or YAML) of submissions "
+                        "through a connection without a policy extra; empty: none. See "
+                        "docs/policy.md.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": '{"denied_keys": ["spark.kubernetes.authenticate.*"], '
+                        '"max_executors": 20}',
                         "default": "",
                     },
                     "driver_pod_url_template": {

@@ -3,7 +3,8 @@
 spark-submit's own parsing (`submission/arguments.py`) turns the SparkSubmitOperator-style
 parameters into conf; on top go the Kubernetes parameters, which win over the same keys in
 `conf` because they are explicit, and the task-instance labels and driver pod name that make
-a submission findable and race-free (see task_identity.py).
+a submission findable and race-free (see task_identity.py). The task-instance labels, and
+the labels of the platform policy, go on the driver and on every executor.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from airflow_provider_sparkk8s.application.task_identity import (
     TaskInstanceRef,
     driver_label_conf,
     driver_pod_name,
+    executor_label_conf,
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
 
@@ -95,8 +97,10 @@ def submission_conf(
     kubernetes: KubernetesParameters,
     ref: TaskInstanceRef,
     submission: int,
+    platform_labels: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The whole Spark conf: parsed parameters, then Kubernetes ones, then the identity.
+    """The whole Spark conf: parsed parameters, then Kubernetes ones, then the identity
+    (with the platform's labels, which win over the author's) on driver and executors.
 
     A driver pod name the user set is kept (then that name is the race guard, and a retry
     after a kept, finished pod cannot reuse it); otherwise the name is per submission.
@@ -108,10 +112,25 @@ def submission_conf(
             None,
             "the Spark container image (image=... or conf[spark.kubernetes.container.image])",
         )
+    for key, value in (platform_labels or {}).items():
+        conf[f"spark.kubernetes.driver.label.{key}"] = value
+        conf[f"spark.kubernetes.executor.label.{key}"] = value
     conf.update(driver_label_conf(ref, submission))
+    conf.update(executor_label_conf(ref, submission))
     if POD_NAME_KEY not in parsed_conf:
         conf[POD_NAME_KEY] = driver_pod_name(conf.get("spark.app.name", "spark"), ref, submission)
     return conf
+
+
+def operator_keys(conf: Mapping[str, str], parsed_conf: Mapping[str, str]) -> dict[str, str]:
+    """The keys `submission_conf` added that the author did not write (namespace, identity,
+    platform labels, the pod name): a platform policy's denied keys are about the author's
+    input, which includes a key the operator then overwrote, and the image and pod template
+    parameters."""
+    authored = (IMAGE_KEY, DRIVER_TEMPLATE_KEY, EXECUTOR_TEMPLATE_KEY)
+    return {
+        key: value for key, value in conf.items() if key not in authored and key not in parsed_conf
+    }
 
 
 def namespace_of(explicit: str | None, conf: Mapping[str, Any]) -> str | None:

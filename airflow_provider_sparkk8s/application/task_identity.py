@@ -93,6 +93,12 @@ def selector(ref: TaskInstanceRef) -> str:
     return f"{TASK_INSTANCE_LABEL}={ref.digest},spark-role=driver"
 
 
+def pods_selector(ref: TaskInstanceRef) -> str:
+    """Label selector for every pod of this task instance: drivers and their executors
+    (what cost tools group by)."""
+    return f"{TASK_INSTANCE_LABEL}={ref.digest}"
+
+
 def driver_labels(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
     """Labels put on the driver pod through `spark.kubernetes.driver.label.*`."""
     return {
@@ -114,6 +120,15 @@ def driver_label_conf(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
         for key, value in driver_labels(ref, submission).items()
     }
     return {**labels, f"spark.kubernetes.driver.annotation.{TASK_INSTANCE_ANNOTATION}": ref.key}
+
+
+def executor_label_conf(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
+    """The same labels on every executor (`spark.kubernetes.executor.label.*`), so the pods
+    the driver creates, dynamically allocated ones too, are found by `pods_selector`."""
+    return {
+        f"spark.kubernetes.executor.label.{key}": value
+        for key, value in driver_labels(ref, submission).items()
+    }
 
 
 def ref_of_pod(pod: Mapping[str, Any]) -> TaskInstanceRef | None:

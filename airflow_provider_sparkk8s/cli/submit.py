@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, TextIO
 
+from airflow_provider_sparkk8s.application.policy import Policy, read_policy_text
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
 from airflow_provider_sparkk8s.errors import (
@@ -49,6 +50,7 @@ from airflow_provider_sparkk8s.submission.spark_line import (
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+POLICY_FILE_ENV = "SPARKK8S_POLICY_FILE"
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
 REPORT_INTERVAL_KEY = "spark.kubernetes.report.interval"
 
@@ -64,6 +66,8 @@ spark-submit options: --name --class --conf/-c K=V --properties-file --jars --fi
   --driver-class-path --driver-library-path --load-spark-defaults --verbose
 Added: --spark-version X.Y.Z (default: the release in an official image's tag, such as
   apache/spark:3.5.1, else {version})  --dry-run (print the objects as YAML)
+  --policy FILE (a platform policy, JSON or YAML, checked before anything is sent;
+  default: $SPARKK8S_POLICY_FILE; see docs/policy.md)
 
 Credentials, as spark-submit finds them: the kubeconfig named by $KUBECONFIG (else
   ~/.kube/config), context spark.kubernetes.context (else its current context); with no
@@ -192,6 +196,19 @@ def wait_for_driver(
     return step.following.ended
 
 
+def read_policy(arguments: SubmitArguments, environ: Mapping[str, str]) -> Policy | None:
+    """`--policy FILE`, else `$SPARKK8S_POLICY_FILE`; None: no policy (nothing changes)."""
+    path = arguments.policy_file or environ.get(POLICY_FILE_ENV) or None
+    if path is None:
+        return None
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise SparkConfError("--policy", path, "a readable policy file", error.strerror) from None
+    return read_policy_text(text, f"file {path}")
+
+
 def _client(conf: Mapping[str, str], environ: Mapping[str, str]) -> KubeClient:
     return KubeClient(spark_submit_settings(conf, environ))
 
@@ -274,11 +291,16 @@ def run(
         with client_factory(arguments.spark_conf, environ) as client:
             return Outcome(_kill_or_status(arguments, client, out))
 
-    planned = submission.plan(arguments, spark_version=spark_version, environ=environ)
+    policy = read_policy(arguments, environ)
+    planned = submission.plan(
+        arguments, spark_version=spark_version, environ=environ, policy=policy
+    )
     if arguments.dry_run:
         preview = submission.dry_run(planned)  # secrets masked
         for warning in planned.conf_key_warnings:
             print(f"sparkk8s-submit: warning: {warning}", file=err)
+        if preview.policy:
+            print(preview.policy, file=err)
         for upload in preview.uploads:
             print(f"Would upload {upload.source} to {upload.target}", file=err)
         out.write(preview.yaml)

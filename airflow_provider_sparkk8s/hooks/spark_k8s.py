@@ -14,6 +14,9 @@ Precedence of the connection's auth sources (documented in the connection form t
 
 Namespace: the operator's, else the connection's `namespace`, else the kubeconfig context's
 (or the in-cluster namespace file), else `default`.
+
+Platform policy (docs/policy.md): the connection's `policy` extra (an object, or JSON text
+from the form), else Airflow's `[sparkk8s] policy`; neither: no policy.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_sparkk8s.application.policy import Policy, policy_from_value
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.kubeconfig import (
@@ -46,6 +50,7 @@ from airflow_provider_sparkk8s.version_compat import (
     BaseHook,
     aget_connection_extra,
     amask_secrets,
+    conf,
     mask_secret,
 )
 
@@ -157,6 +162,25 @@ def settings_from_connection(
     if _flag(extras, "insecure_skip_tls_verify", label):
         overrides["verify"] = False
     return with_overrides(base, overrides, source=label)
+
+
+POLICY_EXTRA = "policy"
+POLICY_SECTION, POLICY_OPTION = "sparkk8s", "policy"
+
+
+def policy_from_connection(
+    conn_id: str, extra: Mapping[str, Any], configured: str | None
+) -> Policy | None:
+    """The connection's `policy` extra, else the `[sparkk8s] policy` text; None: no policy."""
+    value = connection_extras(extra).get(POLICY_EXTRA)
+    if value not in (None, "", {}):
+        return policy_from_value(value, f"connection {conn_id!r} (extra {POLICY_EXTRA})")
+    return policy_from_value(configured, f"[{POLICY_SECTION}] {POLICY_OPTION}")
+
+
+def configured_policy() -> str | None:
+    """`[sparkk8s] policy` from Airflow's config (None when unset)."""
+    return conf.get(POLICY_SECTION, POLICY_OPTION, fallback=None)
 
 
 def _reject_renamed(extras: Mapping[str, Any], label: str) -> None:
@@ -293,6 +317,11 @@ class SparkK8sHook(BaseHook):
             await amask_secrets(_secret_settings(settings))
             self._settings = settings
         return self._settings
+
+    def get_policy(self) -> Policy | None:
+        """The platform policy submissions through this connection must keep."""
+        extra = self.get_connection(self.kubernetes_conn_id).extra_dejson
+        return policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
 
     def get_namespace(self) -> str:
         """The operator's namespace, else the connection's, else the context's, else default."""

@@ -33,6 +33,7 @@ from airflow_provider_sparkk8s.application.outcome import (
     report,
     should_delete_driver,
 )
+from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.resume import Finished, Missing, decide_resume
 from airflow_provider_sparkk8s.application.spark_submit_args import (
     SubmitParameters,
@@ -47,7 +48,12 @@ from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef,
 from airflow_provider_sparkk8s.application.timeouts import timeout_seconds
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
-from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
+from airflow_provider_sparkk8s.hooks.spark_k8s import (
+    SparkK8sHook,
+    configured_policy,
+    connection_extras,
+    policy_from_connection,
+)
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.links.spark_k8s import (
     LINKS,
@@ -130,7 +136,8 @@ class SparkK8sSubmitOperator(BaseOperator):
     :param log_tail_lines: how many last lines of the driver log a worker-side wait copies.
     :param reattach_on_restart: adopt this task instance's live driver instead of submitting
         again (otherwise the live one is deleted and a new one submitted).
-    :param dry_run: render, validate and log every object as YAML; send nothing.
+    :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
+        and log every object as YAML; send nothing.
     :param upload_conn_id: the connection for the upload path's storage (through Airflow's
         ObjectStoragePath where a provider maps it; an ``aws`` connection also without the
         amazon provider). None: the ``spark.hadoop.fs.s3a.*`` keys and the environment.
@@ -367,7 +374,12 @@ class SparkK8sSubmitOperator(BaseOperator):
         return os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd()
 
     def _task_submission(
-        self, ref: TaskInstanceRef, namespace: str, master: str, conf: Mapping[str, Any]
+        self,
+        ref: TaskInstanceRef,
+        namespace: str,
+        master: str,
+        conf: Mapping[str, Any],
+        policy: Policy | None = None,
     ) -> TaskSubmission:
         """The task's parameters as spark-submit's command line, parsed once (one clock for
         spark.app.submitTime), with what every submission of this task instance adds."""
@@ -400,6 +412,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             executor_pod_template=template_dict(
                 "executor_pod_template", self.executor_pod_template
             ),
+            policy=policy,
         )
 
     def _spark_conf(self, context: Any) -> dict[str, Any]:
@@ -463,7 +476,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
         with self._driver_pods(hook) as pods:
             master = "k8s://" + pods.client.settings.server
-            task = self._task_submission(ref, namespace, master, conf)
+            task = self._task_submission(ref, namespace, master, conf, self._policy(hook))
             first = task.plan(1)  # before any request: bad input fails here, nothing sent
             app = adopt_or_submit(
                 pods,
@@ -512,10 +525,13 @@ class SparkK8sSubmitOperator(BaseOperator):
             )
             namespace = namespace_of(self.namespace, conf) or "default"
             master = IN_CLUSTER_MASTER
-        planned = self._task_submission(ref, namespace, master, conf).plan(1)
+        policy = self._dry_run_policy(hook)
+        planned = self._task_submission(ref, namespace, master, conf, policy).plan(1)
         preview = submission.dry_run(planned)
         for warning in planned.conf_key_warnings:
             self.log.warning("%s", warning)
+        if preview.policy:
+            self.log.info("Dry run: %s", preview.policy)
         for upload in preview.uploads:
             self.log.info("Dry run: would upload %s to %s", upload.source, upload.target)
         rendered = planned.rendered
@@ -533,6 +549,21 @@ class SparkK8sSubmitOperator(BaseOperator):
             "driver_pod": rendered.driver_pod_name,
             "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in preview.objects],
         }
+
+    def _policy(self, hook: SparkK8sHook) -> Policy | None:
+        """The platform policy: the connection's `policy` extra, else `[sparkk8s] policy`."""
+        extra = hook.get_connection(self.kubernetes_conn_id).extra_dejson
+        return policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
+
+    def _dry_run_policy(self, hook: SparkK8sHook) -> Policy | None:
+        """`_policy`, or `[sparkk8s] policy` alone when the connection cannot be read (a dry
+        run needs no cluster); a policy that does not parse fails either way."""
+        try:
+            extra = hook.get_connection(self.kubernetes_conn_id).extra_dejson
+        except Exception as error:  # noqa: BLE001 - the dry run goes on without the connection
+            self.log.warning("Dry run: the policy from [sparkk8s] only: %s", error)
+            extra = {}
+        return policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
 
     def _publish(self, context: Any, app: TrackedApplication) -> None:
         """Push what is known now: the application (for execute_complete) and link URLs (the

@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.reattach import Adopt, decide
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
+    operator_keys,
     submission_conf,
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
@@ -48,9 +50,12 @@ class TaskSubmission:
     ids: SubmissionIds
     driver_pod_template: Mapping[str, Any] | None = None
     executor_pod_template: Mapping[str, Any] | None = None
+    policy: Policy | None = None  # the platform's (connection or [sparkk8s] policy)
 
     def plan(self, number: int) -> submission.Planned:
-        conf = submission_conf(self.arguments.spark_conf, self.kubernetes, self.ref, number)
+        labels = self.policy.labels if self.policy else None
+        parsed = self.arguments.spark_conf
+        conf = submission_conf(parsed, self.kubernetes, self.ref, number, labels)
         return submission.plan(
             self.arguments,
             spark_version=self.spark_version,
@@ -59,6 +64,8 @@ class TaskSubmission:
             spark_conf=conf,
             driver_pod_template=self.driver_pod_template,
             executor_pod_template=self.executor_pod_template,
+            policy=self.policy,
+            provided=operator_keys(conf, parsed),
         )
 
 

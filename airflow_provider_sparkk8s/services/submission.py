@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.guardrails import apply_pins, enforce
+from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
@@ -94,6 +96,7 @@ class Planned:
     spark_conf: Mapping[str, str]  # as prepared: what the redaction regex is read from
     # Conf keys that look like typos of the keys this Spark line defines (never refused).
     conf_key_warnings: tuple[str, ...] = ()
+    policy: Policy | None = None  # the platform policy it was checked against and kept
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class DryRun:
     objects: tuple[KubeObject, ...]  # every object, secrets redacted
     yaml: str  # the same objects as one YAML stream
     uploads: tuple[Upload, ...]  # what a submission would upload, nothing was
+    policy: str | None = None  # "Policy from <source>: every rule kept (...)", if one applies
 
 
 @dataclass(frozen=True)
@@ -142,11 +146,20 @@ def plan(
     spark_conf: Mapping[str, str] | None = None,
     driver_pod_template: Mapping[str, Any] | None = None,
     executor_pod_template: Mapping[str, Any] | None = None,
+    policy: Policy | None = None,
+    provided: Mapping[str, str] | None = None,
 ) -> Planned:
     """IMPURE (reads local files, draws random ids unless given): every object of the
     submission and the local files to upload before it. `spark_conf` replaces the parsed
-    conf (the operator's, amended with its task identity)."""
+    conf (the operator's, amended with its task identity).
+
+    With a platform `policy`, its pins fill the conf first and every rule is checked on
+    what was rendered (`application.guardrails`): a broken rule raises `PolicyViolation`
+    here, before any upload or request. `provided`: the keys the caller wrote itself, which
+    denied keys do not apply to."""
     conf = arguments.spark_conf if spark_conf is None else spark_conf
+    if policy is not None:
+        conf = apply_pins(policy, conf)
     driver_conf = prepare(
         conf,
         spark_version=spark_version,
@@ -159,11 +172,14 @@ def plan(
         driver_pod_template=driver_pod_template,
         executor_pod_template=executor_pod_template,
     )
+    rendered = render(driver_conf)
+    enforce(policy, driver_conf, rendered, provided)
     return Planned(
-        render(driver_conf),
+        rendered,
         plan_uploads(driver_conf),
         driver_conf.spark_conf,
         tuple(typo_warnings(conf, spark_version)),
+        policy,
     )
 
 
@@ -171,7 +187,12 @@ def dry_run(planned: Planned) -> DryRun:
     """What `submit` would send, secrets masked as Spark masks conf it prints (a dry run's
     output ends up in terminals, task logs and CI logs)."""
     redacted = redact_objects(planned.rendered.objects, redaction_pattern(planned.spark_conf))
-    return DryRun(tuple(redacted), to_yaml(redacted), planned.uploads.uploads)
+    policy = planned.policy
+    verdict = None
+    if policy is not None:
+        rules = ", ".join(policy.rules()) or "no rules"
+        verdict = f"Policy from {policy.source}: every rule kept ({rules})"
+    return DryRun(tuple(redacted), to_yaml(redacted), planned.uploads.uploads, verdict)
 
 
 def submit(

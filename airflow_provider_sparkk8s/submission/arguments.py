@@ -57,7 +57,7 @@ VALUE_OPTIONS = {
     "--proxy-user", "--principal", "--keytab", "--packages", "--exclude-packages",
     "--repositories", "--queue", "--kill", "--status",
     # ours
-    "--spark-version",
+    "--spark-version", "--policy",
 }  # fmt: skip
 SWITCHES = {
     "--verbose", "-v", "--supervise", "--help", "-h", "--version", "--load-spark-defaults",
@@ -116,6 +116,7 @@ class SubmitArguments:
     verbose: bool = False
     dry_run: bool = False
     spark_version: str | None = None
+    policy_file: str | None = None  # --policy: the platform policy to check against
     submission_glob: str | None = None  # --kill / --status
     ignored_keys: tuple[str, ...] = field(default=())  # non-spark. conf keys dropped
 
@@ -364,6 +365,7 @@ def parse_spark_submit(
         "verbose": bool({"--verbose", "-v"} & switches),
         "dry_run": "--dry-run" in switches,
         "spark_version": spark_version,
+        "policy_file": parsed.options.get("--policy"),
     }
     for flag, hint in UNSUPPORTED.items():
         if flag in parsed.options or flag in switches:
