@@ -6,8 +6,9 @@ resyncs), made for the operator, the sensor, the trigger, `sparkk8s-submit` and 
 clean-up alike. This table is the one source of two things that must agree with it:
 docs/rbac.yaml's `sparkk8s-submitter` Role grants exactly the `always` rows (a test compares
 them), and the connection's Test button asks for every row (SelfSubjectAccessReview).
-Another test replays the services' requests against the real API server as a submitter bound
-to the documented Role, so a request that needs a permission missing here fails there.
+tests/services/test_permissions_controlplane.py records the services' requests on their way to
+the real API server and checks each one's access (`kube.paths.access_of`) is a row here; the
+real-Spark and end-to-end tests run as a submitter bound to the documented Role.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
     *_rows("configmaps", _OWNED, "the driver's spark.properties ConfigMap"),
     *_rows("configmaps", ("get",), "adoption and clean-up read a driver's uploads from it"),
     *_rows("services", _OWNED, "the driver's headless Service"),
-    *_rows("secrets", _OWNED, "shipped API credentials; secret confs (secretConfs.enabled)"),
+    *_rows("secrets", _OWNED, "shipped API credentials; the secret confs Secret"),
     *_rows("networkpolicies", _OWNED, "the driver's NetworkPolicy", "networking.k8s.io"),
     *_rows(
         "persistentvolumeclaims",

@@ -9,14 +9,12 @@ from __future__ import annotations
 import base64
 import json
 import secrets as random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
-from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.uploader import Storage
@@ -41,18 +39,6 @@ class Recorder:
 
     def warning(self, msg: str, *args: Any) -> None:
         self.warnings.append(msg % args)
-
-
-@pytest.fixture
-def admin(control_plane) -> Iterator[KubeClient]:  # type: ignore[no-untyped-def]
-    settings = ClientSettings(
-        server=control_plane.server,
-        ca_file=str(control_plane.ca_file),
-        client_cert_file=str(control_plane.admin_cert_file),
-        client_key_file=str(control_plane.admin_key_file),
-    )
-    with KubeClient(settings) as client:
-        yield client
 
 
 def planned(server: str, namespace: str, tmp_path: Path, *conf: str) -> submission.Planned:
