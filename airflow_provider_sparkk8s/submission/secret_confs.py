@@ -156,13 +156,15 @@ def plan_secret_confs(conf: DriverConf, properties: Mapping[str, str]) -> Secret
 
 
 def with_env_from_secret(container: KubeObject, driver_env: tuple[KubeObject, ...]) -> KubeObject:
-    """A copy of the Spark container whose env takes `driver_env`: a variable of the same name
-    (a driverEnv value) is replaced in place, the others are appended."""
+    """A copy of the Spark container whose env takes `driver_env`: every variable of the same
+    name (the driverEnv value, and a template's) is replaced in place, the others appended."""
     if not driver_env:
         return container
     by_name = {entry["name"]: entry for entry in driver_env}
-    env = [by_name.pop(e.get("name"), e) for e in container.get("env") or []]
-    return {**container, "env": [*env, *by_name.values()]}
+    existing = container.get("env") or []
+    env = [by_name.get(e.get("name"), e) for e in existing]
+    present = {e.get("name") for e in existing}
+    return {**container, "env": [*env, *(e for n, e in by_name.items() if n not in present)]}
 
 
 def in_clear_warning(

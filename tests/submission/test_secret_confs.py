@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import pytest
 
@@ -178,3 +179,21 @@ def test_the_warning_names_keys_never_values() -> None:
     on = secret_confs.in_clear_warning(("spark.authenticate.secret",), True, "cm", "jobs")
     assert on is not None and "cannot move them" in on
     assert secret_confs.in_clear_warning((), False, "cm", "jobs") is None
+
+
+def test_every_env_entry_of_a_moved_driver_env_comes_from_the_secret() -> None:
+    """A template's variable of the same name comes first; the driverEnv value after it must
+    not stay behind in the pod spec."""
+    container: dict[str, Any] = {
+        "name": "spark-kubernetes-driver",
+        "env": [
+            {"name": "DB_PASSWORD", "value": "from-template"},
+            {"name": "DB_PASSWORD", "value": "planted-db-8"},
+            {"name": "OTHER", "value": "kept"},
+        ],
+    }
+    ref = {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"key": "k", "name": "s"}}}
+    extra = {"name": "SPARKK8S_CONF_X", "valueFrom": {"secretKeyRef": {"key": "x", "name": "s"}}}
+    result = secret_confs.with_env_from_secret(container, (ref, extra))
+    assert result["env"] == [ref, ref, {"name": "OTHER", "value": "kept"}, extra]
+    assert container["env"][1]["value"] == "planted-db-8"  # the input is not changed
