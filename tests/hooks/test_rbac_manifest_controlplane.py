@@ -6,6 +6,8 @@ and only there, and each namespace's `spark` driver account may make its executo
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
@@ -109,3 +111,33 @@ def test_documented_rbac_applies_unchanged_to_any_namespace(  # type: ignore[no-
             # The driver's account: its executors in its own namespace, nowhere else.
             for verb in ("create", "watch", "deletecollection"):
                 assert may(kube_admin, home, "spark", verb, target) == (home == target)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl on PATH")
+def test_kubectl_applies_the_file_as_the_quickstart_says(  # type: ignore[no-untyped-def]
+    control_plane, namespace: str, other_namespace: str, kube_admin: k8s.ApiClient
+) -> None:
+    """The quickstart's own command, with the real kubectl, into both namespaces."""
+    for target in (namespace, other_namespace):
+        applied = subprocess.run(
+            ["kubectl", "--kubeconfig", str(control_plane.admin_kubeconfig), "-n", target,
+             "apply", "-f", str(RBAC_FILE)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert applied.returncode == 0, applied.stderr
+        assert applied.stdout.count("created") == 5, applied.stdout
+    both = (namespace, other_namespace)
+    expected = {
+        (home, account, target): home == target
+        for home in both
+        for target in both
+        for account in ("spark", "airflow")
+    }
+
+    def answers() -> dict[tuple[str, str, str], bool] | None:
+        verbs = {"spark": "create", "airflow": "watch"}  # executors; following drivers
+        seen = {key: may(kube_admin, key[0], key[1], verbs[key[1]], key[2]) for key in expected}
+        return seen if seen == expected else None
+
+    # The authorizer sees new Roles through its informers: wait until it does.
+    wait_for(answers, 30, "each namespace's accounts granted there and only there")
