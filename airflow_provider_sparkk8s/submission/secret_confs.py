@@ -10,8 +10,9 @@ spark.properties holds a reference that the reader of that key expands:
 - `spark.hadoop.*`: `${env.VAR}`, which Hadoop's `Configuration` expands on `get` and
   `getPassword` (checked on Spark 3.5.9 and 4.3.0 with their Hadoop 3.3.4 and 3.4.x);
   executors get the same env from the Secret (`spark.kubernetes.executor.secretKeyRef.VAR`).
-- `spark.ssl[.<ns>].{keyPassword,keyStorePassword,trustStorePassword}`: `${env:VAR}`, which
-  Spark's `SSLOptions` expands (it reads them with `getWithSubstitution`); executors as above.
+- `spark.ssl[.<ns>].{keyPassword,keyStorePassword,privateKeyPassword,trustStorePassword}`:
+  `${env:VAR}`, which Spark's `SSLOptions` expands (it reads them with `getWithSubstitution`;
+  privateKeyPassword exists from 4.0); executors as above.
 - `spark.kubernetes.driverEnv.NAME`: the driver's env var NAME itself comes from the Secret
   (it was a plain value in the pod spec too); spark.properties holds `${env:NAME}`.
 - `spark.executorEnv.NAME`: becomes `spark.kubernetes.executor.secretKeyRef.NAME`, so the
@@ -42,7 +43,7 @@ EXECUTOR_ENV = "spark.executorEnv."
 EXECUTOR_KEY_REF = "spark.kubernetes.executor.secretKeyRef."
 ENV_PREFIX = "SPARKK8S_CONF_"
 _SSL_PASSWORDS = re.compile(
-    r"spark\.ssl(\.[^.]+)?\.(keyPassword|keyStorePassword|trustStorePassword)"
+    r"spark\.ssl(\.[^.]+)?\.(keyPassword|keyStorePassword|privateKeyPassword|trustStorePassword)"
 )
 _SECRET_DATA_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -19,6 +19,7 @@ SECRETS = {
     "spark.hadoop.fs.s3a.secret.key": "planted-s3-secret-1",
     "spark.hadoop.fs.s3a.access.key": "planted-s3-access-2",
     "spark.ssl.ui.keyStorePassword": "planted-keystore-3",
+    "spark.ssl.rpc.privateKeyPassword": "planted-private-key-9",
     "spark.kubernetes.driverEnv.DB_PASSWORD": "planted-db-4",
     "spark.executorEnv.API_TOKEN": "planted-exec-5",
 }
