@@ -27,26 +27,24 @@ class Requests(Protocol):
 def documented_objects(
     namespace: str, submitter: str, submitter_namespace: str | None = None
 ) -> list[dict[str, Any]]:
-    """docs/rbac.yaml for `namespace`, with the service account `submitter` (of
-    `submitter_namespace`, by default the same) as the submitter."""
+    """docs/rbac.yaml as `kubectl -n <namespace> apply -f` sends it (the file names no
+    namespace; kubectl sets the objects' own and nothing else), with the submitter's identity
+    bound as the file says: the service account `submitter` of `submitter_namespace` (by
+    default `namespace`) as the subject of the submitter's RoleBinding."""
     objects = []
     for document in yaml.safe_load_all(RBAC_FILE.read_text()):
         if not document:
             continue
         obj = copy.deepcopy(document)
         obj["metadata"]["namespace"] = namespace
-        if obj["kind"] == "RoleBinding":
-            if obj["roleRef"]["name"] == SUBMITTER_ROLE:
-                obj["subjects"] = [
-                    {
-                        "kind": "ServiceAccount",
-                        "name": submitter,
-                        "namespace": submitter_namespace or namespace,
-                    }
-                ]
-            else:
-                for subject in obj["subjects"]:
-                    subject["namespace"] = namespace
+        if obj["kind"] == "RoleBinding" and obj["roleRef"]["name"] == SUBMITTER_ROLE:
+            obj["subjects"] = [
+                {
+                    "kind": "ServiceAccount",
+                    "name": submitter,
+                    "namespace": submitter_namespace or namespace,
+                }
+            ]
         objects.append(obj)
     return objects
 

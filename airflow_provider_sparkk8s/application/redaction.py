@@ -1,7 +1,8 @@
 """Redact secrets from rendered objects before they are logged (dry run).
 
-Spark redacts with `spark.redaction.regex` (default below) when it prints conf: a value
-whose key or value matches is replaced. We apply the same rule to what a dry run prints:
+Spark redacts with `spark.redaction.regex` (submission/redaction_regex.py) when it prints
+conf: a value whose key or value matches is replaced. We apply the same rule to what a dry
+run prints:
 the lines of `spark.properties`, container environment variables, and every value of a
 Secret object.
 """
@@ -13,20 +14,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-DEFAULT_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
-# Always masked as well: OpenLineage's transport API key (`...transport.auth.apiKey`), which
-# the operator injects and Spark's default pattern does not cover.
-ALWAYS_REDACTED = r"(?i:api[._-]?key)"
-_GLOBAL_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
+from airflow_provider_sparkk8s.submission.redaction_regex import (
+    ALWAYS_REDACTED,
+    DEFAULT_REDACTION_REGEX,
+    redaction_pattern,
+)
+
+__all__ = ["ALWAYS_REDACTED", "DEFAULT_REDACTION_REGEX", "redact_objects", "redaction_pattern"]
+
 REDACTED = "*********(redacted)"
-
-
-def redaction_pattern(spark_conf: Mapping[str, Any]) -> re.Pattern[str]:
-    """The user's `spark.redaction.regex`, else Spark's default; API keys in any case."""
-    user = str(spark_conf.get("spark.redaction.regex") or DEFAULT_REDACTION_REGEX)
-    flags = _GLOBAL_FLAGS.match(user)  # Java-style leading flags must stay in front
-    prefix = flags.group(0) if flags else ""
-    return re.compile(f"{prefix}(?:{user[len(prefix) :]})|{ALWAYS_REDACTED}")
 
 
 def _redact_properties(text: str, pattern: re.Pattern[str]) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_provider_sparkk8s.application.policy import Policy, policy_from_value
@@ -45,6 +45,11 @@ from airflow_provider_sparkk8s.provider_info import (
     HOOK_NAME,
     SPARK_K8S_CONNECTION,
 )
+from airflow_provider_sparkk8s.services.permissions import (
+    CONDITIONAL_PERMISSIONS,
+    REQUIRED_ACCESS,
+    Permission,
+)
 from airflow_provider_sparkk8s.submission.conf_values import parse_bool
 from airflow_provider_sparkk8s.version_compat import (
     BaseHook,
@@ -55,23 +60,6 @@ from airflow_provider_sparkk8s.version_compat import (
 )
 
 _PREFIX = f"extra__{CONN_TYPE}__"
-
-# Every permission the provider uses in the application's namespace; docs/rbac.yaml grants
-# exactly these and test_connection checks each one.
-REQUIRED_ACCESS: tuple[Access, ...] = (
-    *(Access(verb, "pods") for verb in ("create", "get", "list", "watch", "delete")),
-    Access("get", "pods", subresource="log"),
-    *(
-        Access(verb, resource, group)
-        for resource, group in (
-            ("configmaps", ""),
-            ("services", ""),
-            ("secrets", ""),
-            ("networkpolicies", "networking.k8s.io"),
-        )
-        for verb in ("create", "patch", "delete")
-    ),
-)
 
 # Extras whose value is a secret: masked in task logs. Airflow's REST API and edit form hide
 # an extra by its NAME only (a substring such as "secret", "private_key", "token"), not by its
@@ -253,20 +241,33 @@ def access_review(access: Access, namespace: str) -> dict:
 
 
 def connection_report(
-    server: str, version: Mapping[str, Any], namespace: str, denied: list[Access]
+    server: str,
+    version: Mapping[str, Any],
+    namespace: str,
+    denied: list[Access],
+    conditional_denied: Sequence[Permission] = (),
 ) -> tuple[bool, str]:
-    """test_connection's verdict and message from what the server answered."""
+    """test_connection's verdict and message from what the server answered: fails when any
+    permission every submission needs is denied; the feature-dependent ones are named but do
+    not fail it."""
     reached = f"Kubernetes {version.get('gitVersion', '(unknown version)')} at {server}"
     if not denied:
-        return True, (
+        message = (
             f"Connected to {reached}; all {len(REQUIRED_ACCESS)} permissions the provider needs "
             f"are granted in namespace {namespace!r}."
         )
-    missing = ", ".join(access.describe() for access in denied)
-    return False, (
-        f"Connected to {reached}, but {len(denied)} of {len(REQUIRED_ACCESS)} permissions are "
-        f"missing in namespace {namespace!r}: {missing}. See docs/rbac.yaml for the Role."
-    )
+    else:
+        missing = ", ".join(access.describe() for access in denied)
+        message = (
+            f"Connected to {reached}, but {len(denied)} of {len(REQUIRED_ACCESS)} permissions "
+            f"are missing in namespace {namespace!r}: {missing}. See docs/rbac.yaml for the Role."
+        )
+    if conditional_denied:
+        named = "; ".join(
+            f"{p.access.describe()} (for {p.needed_only_for})" for p in conditional_denied
+        )
+        message += f" Not granted, needed only by some applications: {named}."
+    return not denied, message
 
 
 class SparkK8sHook(BaseHook):
@@ -350,7 +351,9 @@ class SparkK8sHook(BaseHook):
     # ------------------------------------------------------------------ test_connection
 
     def test_connection(self) -> tuple[bool, str]:
-        """Reach the server, then ask (SelfSubjectAccessReview) for every needed permission."""
+        """Reach the server, then ask (SelfSubjectAccessReview) for every permission of
+        services/permissions.py: each request the operator, sensor, trigger, CLI and clean-up
+        make."""
         try:
             client = self.get_client()
             namespace = self.get_namespace()
@@ -358,9 +361,16 @@ class SparkK8sHook(BaseHook):
             denied = [
                 access for access in REQUIRED_ACCESS if not self._allowed(client, access, namespace)
             ]
+            conditional_denied = [
+                permission
+                for permission in CONDITIONAL_PERMISSIONS
+                if not self._allowed(client, permission.access, namespace)
+            ]
         except SparkK8sError as error:
             return False, str(error)
-        return connection_report(client.settings.server, version, namespace, denied)
+        return connection_report(
+            client.settings.server, version, namespace, denied, conditional_denied
+        )
 
     @staticmethod
     def _allowed(client: KubeClient, access: Access, namespace: str) -> bool:

@@ -34,6 +34,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import Pod, is_live
 from airflow_provider_sparkk8s.services import local_inputs, send
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.uploader import Storage, upload_all
+from airflow_provider_sparkk8s.submission import secret_confs
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,
     parse_spark_submit,
@@ -208,7 +209,15 @@ def submit(
     With `adopt_conflict`, a 409 on the driver pod whose holder is live (another worker
     submitted the same task instance first) returns that pod as `adopted`."""
     rendered = planned.rendered
-    for warning in planned.conf_key_warnings:
+    for typo_warning in planned.conf_key_warnings:
+        log.warning("%s", typo_warning)
+    warning = secret_confs.in_clear_warning(
+        rendered.secret_confs_in_clear,
+        secret_confs.enabled(planned.spark_conf),
+        rendered.conf_map_name,
+        rendered.namespace,
+    )
+    if warning:
         log.warning("%s", warning)
     storage = storage_for(planned.uploads.upload_path, rendered.system_properties)
 

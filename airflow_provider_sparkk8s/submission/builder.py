@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
-from airflow_provider_sparkk8s.submission import pod_template, properties
+from airflow_provider_sparkk8s.submission import pod_template, properties, secret_confs
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.features import (
     basic_driver,
@@ -154,13 +154,20 @@ class AssembledDriver:
     pre_resources: tuple[KubeObject, ...]
     resources: tuple[KubeObject, ...]  # step resources, in step order
     conf_config_map: KubeObject
+    # The conf with its real values (the uploader's storage options); the ConfigMap may
+    # hold references instead (secret_confs).
     system_properties: dict[str, str]
+    secret_confs_in_clear: tuple[str, ...] = ()  # secret-looking keys the ConfigMap holds
 
 
 def assemble(conf: DriverConf, spec: DriverSpec) -> AssembledDriver:
-    """Spark's final assembly: conf ConfigMap, SPARK_CONF_DIR, container last, conf volume."""
-    config_map = properties.conf_config_map(conf, spec.system_properties)
+    """Spark's final assembly: conf ConfigMap, SPARK_CONF_DIR, container last, conf volume.
+    With secretConfs.enabled (ours, off by default) the ConfigMap holds references where
+    secret confs were, and their Secret comes first among the pre-resources."""
+    moved = secret_confs.plan_secret_confs(conf, spec.system_properties)
+    config_map = properties.conf_config_map(conf, moved.properties)
     pod, container = editable(spec.pod)
+    container = secret_confs.with_env_from_secret(container, moved.driver_env)
     add_to_list(container, ("env",), [env_var("SPARK_CONF_DIR", properties.CONF_DIR_IN_POD)])
     add_to_list(
         container,
@@ -172,8 +179,9 @@ def assemble(conf: DriverConf, spec: DriverSpec) -> AssembledDriver:
     full_pod = {"apiVersion": "v1", "kind": "Pod", **pod}
     return AssembledDriver(
         pod=full_pod,
-        pre_resources=spec.pre_resources,
+        pre_resources=(*([moved.secret] if moved.secret else []), *spec.pre_resources),
         resources=spec.resources,
         conf_config_map=config_map,
         system_properties=dict(spec.system_properties),
+        secret_confs_in_clear=moved.in_clear,
     )

@@ -41,6 +41,8 @@ class RenderedSubmission:
     pre_resources: tuple[KubeObject, ...]
     resources: tuple[KubeObject, ...]  # post-pod objects, the conf ConfigMap last
     system_properties: Mapping[str, str]
+    # Secret-looking conf keys the conf ConfigMap holds in clear (warned about by the shell).
+    secret_confs_in_clear: tuple[str, ...] = ()
     # spark-submit's POST body names the namespace only when the driver template had one
     # (fabric8 then rewrites it to the target namespace); otherwise it is only in the URL.
     pod_body_has_namespace: bool = False
@@ -163,6 +165,7 @@ def render(conf: DriverConf) -> RenderedSubmission:
         resources=resources,
         system_properties=assembled.system_properties,
         pod_body_has_namespace=template_namespace,
+        secret_confs_in_clear=assembled.secret_confs_in_clear,
     )
 
 

@@ -12,9 +12,10 @@ import pytest
 import yaml
 from kubernetes import client as k8s
 
-from airflow_provider_sparkk8s.errors import SubmissionError
+from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import REQUIRED_ACCESS, SparkK8sHook
 from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
@@ -26,10 +27,14 @@ RBAC = Path(__file__).resolve().parents[2] / "docs" / "rbac.yaml"
 
 
 def bind_documented_role(
-    kube_admin: k8s.ApiClient, namespace: str, account: str, drop_group: str | None = None
+    kube_admin: k8s.ApiClient,
+    namespace: str,
+    account: str,
+    drop_group: str | None = None,
+    drop_verb: tuple[str, str] | None = None,
 ) -> None:
     """docs/rbac.yaml's submitter Role, pointed at `namespace` and `account` (minus one API
-    group's rules)."""
+    group's rules, or one (verb, resource))."""
     documents = {
         (d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(RBAC.read_text())
     }
@@ -37,6 +42,19 @@ def bind_documented_role(
     binding = documents[("RoleBinding", "sparkk8s-submitter")]
     role["metadata"]["namespace"] = binding["metadata"]["namespace"] = namespace
     role["rules"] = [r for r in role["rules"] if drop_group not in r["apiGroups"]]
+    if drop_verb is not None:
+        verb, resource = drop_verb
+        rules = []
+        for rule in role["rules"]:
+            if resource not in rule["resources"]:
+                rules.append(rule)
+                continue
+            others = [r for r in rule["resources"] if r != resource]
+            if others:
+                rules.append({**rule, "resources": others})
+            verbs = [v for v in rule["verbs"] if v != verb]
+            rules.append({**rule, "resources": [resource], "verbs": verbs})
+        role["rules"] = rules
     binding["subjects"] = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
     rbac = k8s.RbacAuthorizationV1Api(kube_admin)
     rbac.create_namespaced_role(namespace, role)
@@ -124,6 +142,10 @@ def test_documented_role_can_submit_and_monitor(  # type: ignore[no-untyped-def]
     listed = client.request("GET", pods, params=selector)
     assert [p["metadata"]["name"] for p in listed["items"]] == [result.driver_pod_name]
     phase = listed["items"][0]["status"].get("phase")
+    # Adoption and the uploads' removal read the driver's spark.properties back (get
+    # configmaps): the documented Role lacked it (issue 29, defect 3).
+    properties = DriverPods(client).driver_properties(listed["items"][0])
+    assert properties is not None and properties["spark.app.name"] == "pi"
     params = {
         **selector,
         "resourceVersion": listed["metadata"]["resourceVersion"],
@@ -209,4 +231,39 @@ def test_test_connection_as_admin(
     assert ok, message
     assert message.startswith("Connected to Kubernetes v1.35")
     assert f"namespace {namespace!r}" in message
+    hook.close()
+
+
+def test_role_without_configmap_get_is_named_and_adoption_is_refused(  # type: ignore[no-untyped-def]
+    control_plane,
+    namespace: str,
+    kube_admin: k8s.ApiClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A submitter lacking one permission the operator uses: the Test button names exactly
+    that one, and the request that needs it fails naming it too."""
+    conn_id, _ = service_account_connection(
+        monkeypatch, control_plane, kube_admin, namespace, "nocmget"
+    )
+    bind_documented_role(kube_admin, namespace, "nocmget", drop_verb=("get", "configmaps"))
+    hook = SparkK8sHook(conn_id)
+
+    def partial_report() -> tuple[bool, str] | None:
+        report = hook.test_connection()
+        return report if "1 of" in report[1] else None
+
+    ok, message = wait_for(partial_report, 30, "the Role without get configmaps to be visible")
+    assert not ok
+    assert (
+        f"1 of {len(REQUIRED_ACCESS)} permissions are missing in namespace {namespace!r}: "
+        "get configmaps."
+    ) in message
+    client = hook.get_client()
+    result = submit(client, rendered_application(namespace, control_plane.server))
+    pod = DriverPods(client).get(namespace, result.driver_pod_name)
+    assert pod is not None
+    with pytest.raises(KubeApiError) as caught:
+        DriverPods(client).driver_properties(pod)
+    assert caught.value.status == 403
+    assert f"missing permission to get configmaps in namespace '{namespace}'" in str(caught.value)
     hook.close()

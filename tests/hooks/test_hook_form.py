@@ -22,6 +22,7 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 )
 from airflow_provider_sparkk8s.kube.paths import Access
 from airflow_provider_sparkk8s.provider_info import provider_info
+from airflow_provider_sparkk8s.services.permissions import SUBMITTER_PERMISSIONS
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_2_PLUS
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply
 
@@ -157,7 +158,8 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "v1.31.0" in message and str(len(REQUIRED_ACCESS)) in message
     reviews = [json.loads(r.body) for r in server.requests if r.method == "POST"]
     assert {r["spec"]["resourceAttributes"]["namespace"] for r in reviews} == {"jobs"}
-    assert len(reviews) == len(REQUIRED_ACCESS) == 18
+    # Every permission of the table is asked for, the feature-dependent ones too.
+    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 6 == 25
     assert {
         (
             r["spec"]["resourceAttributes"]["verb"],
@@ -165,7 +167,13 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
             r["spec"]["resourceAttributes"].get("subresource", ""),
         )
         for r in reviews
-    } >= {("watch", "pods", ""), ("get", "pods", "log"), ("patch", "networkpolicies", "")}
+    } >= {
+        ("watch", "pods", ""),
+        ("get", "pods", "log"),
+        ("patch", "networkpolicies", ""),
+        ("get", "configmaps", ""),
+        ("create", "persistentvolumeclaims", ""),
+    }
 
 
 def test_test_connection_names_each_missing_permission(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,9 +181,33 @@ def test_test_connection_names_each_missing_permission(monkeypatch: pytest.Monke
         use_connection(monkeypatch, server.url)
         ok, message = SparkK8sHook("tested").test_connection()
     assert not ok
-    assert "3 of 18 permissions are missing in namespace 'jobs'" in message
+    assert "3 of 19 permissions are missing in namespace 'jobs'" in message
     for missing in ("watch pods", "get pods/log", "delete secrets"):
         assert missing in message
+    assert "Not granted" not in message
+
+
+def test_test_connection_names_missing_configmap_get(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adoption reads the driver's ConfigMap: the Test button fails without `get configmaps`."""
+    with review_server({("get", "configmaps")}) as server:
+        use_connection(monkeypatch, server.url)
+        ok, message = SparkK8sHook("tested").test_connection()
+    assert not ok
+    assert "1 of 19 permissions are missing in namespace 'jobs': get configmaps." in message
+
+
+def test_feature_permissions_are_named_without_failing(monkeypatch: pytest.MonkeyPatch) -> None:
+    denied = {(verb, "persistentvolumeclaims") for verb in ("create", "patch", "delete")}
+    with review_server(denied) as server:
+        use_connection(monkeypatch, server.url)
+        ok, message = SparkK8sHook("tested").test_connection()
+    assert ok, message
+    assert "all 19 permissions the provider needs are granted" in message
+    assert (
+        "Not granted, needed only by some applications: create persistentvolumeclaims "
+        "(for OnDemand volume claims on the driver); patch persistentvolumeclaims"
+    ) in message
+    assert "podgroups" not in message
 
 
 def test_test_connection_reports_unreachable_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,11 +239,13 @@ def test_rbac_manifest_grants_exactly_the_required_access() -> None:
     roles = {d["metadata"]["name"]: d for d in documents if d["kind"] == "Role"}
     bindings = {d["metadata"]["name"]: d for d in documents if d["kind"] == "RoleBinding"}
     assert set(roles) == set(bindings) == {"sparkk8s-submitter", "spark-driver"}
-    # The submitter (Airflow, sparkk8s-submit): what the hook checks, nothing more.
+    # The submitter (Airflow, sparkk8s-submit): the table's rows every submission needs
+    # (services/permissions.py, what the Test button requires), nothing more.
     needed = {
         (a.verb, a.group, a.resource + (f"/{a.subresource}" if a.subresource else ""))
         for a in REQUIRED_ACCESS
     }
+    assert ("get", "", "configmaps") in needed
     assert _granted(roles["sparkk8s-submitter"]) == needed
     # The driver: its executor pods, their ConfigMap, services and claims (the real-Spark
     # tests run their drivers with exactly this Role).
@@ -228,9 +262,15 @@ def test_rbac_manifest_grants_exactly_the_required_access() -> None:
         }
     (account,) = [d for d in documents if d["kind"] == "ServiceAccount"]
     assert bindings["spark-driver"]["subjects"] == [
-        {
-            "kind": "ServiceAccount",
-            "name": account["metadata"]["name"],
-            "namespace": account["metadata"]["namespace"],
-        }
+        {"kind": "ServiceAccount", "name": account["metadata"]["name"]}
     ]
+    # `kubectl -n X apply -f docs/rbac.yaml` for any X: no object and no subject names one.
+    for document in documents:
+        assert "namespace" not in document["metadata"], document["metadata"]
+        for subject in document.get("subjects", []):
+            assert "namespace" not in subject, subject
+
+
+def test_permission_table_rows_are_distinct() -> None:
+    accesses = [p.access for p in SUBMITTER_PERMISSIONS]
+    assert len(set(accesses)) == len(accesses)
