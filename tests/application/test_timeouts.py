@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from airflow_provider_sparkk8s.application.timeouts import (
+    TimeoutBound,
+    deferral_timeout,
+    first_timeout,
+    ran_for,
     seconds_to_next_deadline,
+    shadowed_timeouts,
     timed_out,
     timeout_seconds,
 )
@@ -42,3 +47,49 @@ def test_timeout_parameters_are_positive_seconds_or_none():
     assert timeout_seconds("startup_timeout", 5) == 5.0
     with pytest.raises(SparkConfError, match="startup_timeout=0 is invalid"):
         timeout_seconds("startup_timeout", 0)
+
+
+# ------------------------------------------------------------------ execution_timeout
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def test_the_deferral_gets_what_is_left_of_execution_timeout():
+    hour = timedelta(hours=1)
+    assert deferral_timeout(None, T0, T0 + timedelta(minutes=5)) is None
+    assert deferral_timeout(hour, T0, T0 + timedelta(minutes=5)) == timedelta(minutes=55)
+    # Already past: zero or less, the operator fails the try at once.
+    assert deferral_timeout(hour, T0, T0 + timedelta(hours=2)) == -hour
+    # No start known (a clock behind the server's counts as nothing spent).
+    assert deferral_timeout(hour, None, T0) == hour
+    assert deferral_timeout(hour, T0, T0 - timedelta(seconds=3)) == hour
+
+
+def test_the_smallest_applicable_limit_wins_and_ties_go_to_the_operators_own():
+    ten = timedelta(seconds=10)
+    assert first_timeout(None, None, None, driver_started=False) is None
+    assert first_timeout(600, None, ten, driver_started=False) == TimeoutBound(
+        "execution_timeout", 10
+    )
+    assert first_timeout(5, 100, ten, driver_started=False) == TimeoutBound("startup_timeout", 5)
+    # Once the driver runs, startup_timeout no longer applies.
+    assert first_timeout(5, 100, ten, driver_started=True) == TimeoutBound("execution_timeout", 10)
+    assert first_timeout(5, 8, ten, driver_started=True) == TimeoutBound("run_timeout", 8)
+    assert first_timeout(None, 10, ten, driver_started=True) == TimeoutBound("run_timeout", 10)
+
+
+def test_timeouts_at_or_above_execution_timeout_are_shadowed():
+    assert shadowed_timeouts(600, None, None) == []
+    assert shadowed_timeouts(600, 3600, timedelta(minutes=10)) == [
+        "startup_timeout",
+        "run_timeout",
+    ]
+    assert shadowed_timeouts(60, 3600, timedelta(minutes=30)) == ["run_timeout"]
+    assert shadowed_timeouts(60, None, timedelta(minutes=30)) == []
+
+
+def test_ran_for_names_whole_seconds_or_says_it_is_unknown():
+    assert ran_for("2026-12-01T12:00:00+00:00", T0 + timedelta(seconds=75.4)) == "75s"
+    assert ran_for("2026-12-01T12:00:00", T0 + timedelta(seconds=3)) == "3s"
+    assert ran_for(None, T0) == "an unknown time"
+    assert ran_for("yesterday", T0) == "an unknown time"
