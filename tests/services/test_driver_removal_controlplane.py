@@ -85,9 +85,9 @@ class UploadStore:
 
 @pytest.fixture
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> UploadStore:
-    try:
-        import s3fs  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("s3fs") is None:
         return UploadStore(None, tmp_path)
     return UploadStore(request.getfixturevalue("s3_server"), tmp_path)
 
