@@ -146,6 +146,11 @@ def shadowed_timeouts(
     return [name for name, seconds in given if seconds is not None and seconds >= limit]
 
 
+def limit_text(timeout: timedelta | None) -> str:
+    """A timedelta limit as a message shows it: `100s`, or `None`."""
+    return "None" if timeout is None else f"{timeout.total_seconds():g}s"
+
+
 def ran_for(started_at: str | None, now: datetime) -> str:
     """How long a driver ran, for a timeout's message: whole seconds since `started_at`
     (RFC 3339), or "an unknown time"."""

@@ -46,6 +46,7 @@ from airflow_provider_sparkk8s.application.submission_plan import (
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
 from airflow_provider_sparkk8s.application.timeouts import (
     deferral_timeout,
+    limit_text,
     ran_for,
     shadowed_timeouts,
     timeout_seconds,
@@ -466,7 +467,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             if app is None:
                 raise
             raise AirflowTaskTimeout(
-                f"execution_timeout={self._execution_timeout_text()} passed: Spark application "
+                f"execution_timeout={limit_text(self.execution_timeout)} passed: Spark application "
                 f"{app.application_id} (driver pod {app.submission_id}) ran for "
                 f"{ran_for(app.submitted_at, datetime.now(UTC))}; deleting it"
             ) from error
@@ -530,7 +531,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 "below it to fail with the driver's reason",
                 name,
                 getattr(self, name),
-                self._execution_timeout_text(),
+                limit_text(self.execution_timeout),
                 name,
             )
 
@@ -702,14 +703,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                     app.submission_id,
                     deletion_reason(self.on_finish_action, event),
                 )
-                completion.delete_driver(
-                    pods,
-                    app,
-                    self._upload_storage(),
-                    self.conf,
-                    keep_uploads=self.keep_uploaded_files,
-                    log=self.log,
-                )
+                self._delete_driver(pods, app)
             else:
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
@@ -769,15 +763,19 @@ class SparkK8sSubmitOperator(BaseOperator):
         if app is None:
             return
         with self._driver_pods(self._hook()) as pods:
-            completion.delete_driver(
-                pods,
-                app,
-                self._upload_storage(),
-                self.conf,
-                keep_uploads=self.keep_uploaded_files,
-                log=self.log,
-                why="task killed",
-            )
+            self._delete_driver(pods, app, why="task killed")
+
+    def _delete_driver(self, pods: DriverPods, app: TrackedApplication, why: str = "") -> None:
+        """The driver pod and, unless keep_uploaded_files, what its submission uploaded."""
+        completion.delete_driver(
+            pods,
+            app,
+            self._upload_storage(),
+            self.conf,
+            keep_uploads=self.keep_uploaded_files,
+            log=self.log,
+            why=why,
+        )
 
     # ------------------------------------------------------------------ execution_timeout
 
@@ -796,7 +794,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         stored = ti.xcom_pull(
             task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
         )
-        limit = f"execution_timeout={self._execution_timeout_text()}"
+        limit = f"execution_timeout={limit_text(self.execution_timeout)}"
         if not stored:
             raise TaskDeferralTimeout(f"{limit} passed while deferred (no driver was recorded)")
         app = TrackedApplication.from_kwargs(stored)
@@ -808,15 +806,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             "was deleted"
         )
         with self._driver_pods(self._hook()) as pods:
-            completion.delete_driver(
-                pods,
-                app,
-                self._upload_storage(),
-                self.conf,
-                keep_uploads=self.keep_uploaded_files,
-                log=self.log,
-                why="execution_timeout",
-            )
+            self._delete_driver(pods, app, why="execution_timeout")
         ti.xcom_push(
             key=APPLICATION_XCOM_KEY,
             value={
@@ -827,7 +817,3 @@ class SparkK8sSubmitOperator(BaseOperator):
             },
         )
         raise TaskDeferralTimeout(message)
-
-    def _execution_timeout_text(self) -> str:
-        timeout = self.execution_timeout
-        return "None" if timeout is None else f"{timeout.total_seconds():g}s"

@@ -28,7 +28,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step, observe
-from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, ran_for
+from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
@@ -280,7 +280,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         left = deferral_timeout(self.execution_timeout, getattr(ti, "start_date", None), now)
         if left is not None:
             if left <= timedelta(0):
-                self._fail_by_timeout(f"execution_timeout={self._execution_timeout_text()}")
+                self._fail_by_timeout(f"execution_timeout={limit_text(self.execution_timeout)}")
             remaining = min(remaining, left.total_seconds())
         if known is None and isinstance(context, Mapping) and context.get("ti") is not None:
             ti = context["ti"]
@@ -366,10 +366,6 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         finally:
             hook.close()
         return described + " and was deleted"
-
-    def _execution_timeout_text(self) -> str:
-        timeout = self.execution_timeout
-        return "None" if timeout is None else f"{timeout.total_seconds():g}s"
 
     def execute_complete(
         self, context: Any, event: Mapping[str, Any] | None = None, deadline: str | None = None

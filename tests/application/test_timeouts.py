@@ -10,6 +10,7 @@ from airflow_provider_sparkk8s.application.timeouts import (
     TimeoutBound,
     deferral_timeout,
     first_timeout,
+    limit_text,
     ran_for,
     seconds_to_next_deadline,
     shadowed_timeouts,
@@ -93,3 +94,9 @@ def test_ran_for_names_whole_seconds_or_says_it_is_unknown():
     assert ran_for("2026-12-01T12:00:00", T0 + timedelta(seconds=3)) == "3s"
     assert ran_for(None, T0) == "an unknown time"
     assert ran_for("yesterday", T0) == "an unknown time"
+
+
+def test_limit_text():
+    assert limit_text(timedelta(minutes=1, seconds=40)) == "100s"
+    assert limit_text(timedelta(seconds=1.5)) == "1.5s"
+    assert limit_text(None) == "None"
