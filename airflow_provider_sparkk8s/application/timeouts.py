@@ -7,13 +7,12 @@ the operator's worker-side wait apply the same rules through these functions.
 
 Airflow's `execution_timeout` bounds the whole try, from the task instance's start: in a
 worker by a signal, while deferred by the deferral's timeout (`deferral_timeout`, what is
-left of it). Whichever limit comes first ends the try (`first_timeout`); a startup or run
-timeout at or above execution_timeout never fires (`shadowed_timeouts`).
+left of it). Whichever limit comes first ends the try, so a startup or run timeout at or
+above execution_timeout never fires (`shadowed_timeouts`; docs/operator.md has the table).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -98,37 +97,6 @@ def deferral_timeout(
         return None
     spent = (now - try_started) if try_started is not None else timedelta(0)
     return execution_timeout - max(spent, timedelta(0))
-
-
-@dataclass(frozen=True)
-class TimeoutBound:
-    """One of the limits on a try, as seconds from the try's start (approximately: startup
-    and run timeouts count from the submission, a little after the start)."""
-
-    name: str
-    seconds: float
-
-
-def first_timeout(
-    startup_timeout: float | None,
-    run_timeout: float | None,
-    execution_timeout: timedelta | None,
-    *,
-    driver_started: bool,
-) -> TimeoutBound | None:
-    """The limit that ends a try whose driver does not finish: the smallest of those that
-    apply (startup_timeout only before the driver starts). On a tie the operator's own wins:
-    it fails with the driver's state (why it did not start, its last state), where Airflow's
-    execution_timeout says only that time ran out."""
-    given = [("run_timeout", run_timeout)]
-    if not driver_started:
-        given.insert(0, ("startup_timeout", startup_timeout))
-    if execution_timeout is not None:
-        given.append(("execution_timeout", execution_timeout.total_seconds()))
-    bounds = [TimeoutBound(name, seconds) for name, seconds in given if seconds is not None]
-    if not bounds:
-        return None
-    return min(bounds, key=lambda bound: (bound.seconds, bound.name == "execution_timeout"))
 
 
 def shadowed_timeouts(

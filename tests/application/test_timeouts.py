@@ -7,9 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from airflow_provider_sparkk8s.application.timeouts import (
-    TimeoutBound,
     deferral_timeout,
-    first_timeout,
     limit_text,
     ran_for,
     seconds_to_next_deadline,
@@ -64,19 +62,6 @@ def test_the_deferral_gets_what_is_left_of_execution_timeout():
     # No start known (a clock behind the server's counts as nothing spent).
     assert deferral_timeout(hour, None, T0) == hour
     assert deferral_timeout(hour, T0, T0 - timedelta(seconds=3)) == hour
-
-
-def test_the_smallest_applicable_limit_wins_and_ties_go_to_the_operators_own():
-    ten = timedelta(seconds=10)
-    assert first_timeout(None, None, None, driver_started=False) is None
-    assert first_timeout(600, None, ten, driver_started=False) == TimeoutBound(
-        "execution_timeout", 10
-    )
-    assert first_timeout(5, 100, ten, driver_started=False) == TimeoutBound("startup_timeout", 5)
-    # Once the driver runs, startup_timeout no longer applies.
-    assert first_timeout(5, 100, ten, driver_started=True) == TimeoutBound("execution_timeout", 10)
-    assert first_timeout(5, 8, ten, driver_started=True) == TimeoutBound("run_timeout", 8)
-    assert first_timeout(None, 10, ten, driver_started=True) == TimeoutBound("run_timeout", 10)
 
 
 def test_timeouts_at_or_above_execution_timeout_are_shadowed():
