@@ -42,13 +42,24 @@ try:
         AirflowFailException,
         AirflowSensorTimeout,
         AirflowSkipException,
+        AirflowTaskTimeout,
+        TaskDeferralTimeout,
     )
 except ImportError:  # Airflow 3.0, 3.1
     from airflow.exceptions import (  # type: ignore[no-redef]
         AirflowFailException,
         AirflowSensorTimeout,
         AirflowSkipException,
+        AirflowTaskTimeout,
+        TaskDeferralTimeout,
     )
+# How a deferral's timeout comes back to the task, the same on 3.0-3.3: the scheduler
+# resumes it with this method and error, and BaseOperator.resume_execution raises
+# TaskDeferralTimeout without calling the operator (nor the trigger's on_kill).
+from airflow.sdk.bases.operator import (  # noqa: E402
+    TRIGGER_FAIL_REPR,
+    TriggerFailureReason,
+)
 
 if TYPE_CHECKING:
     from airflow.sdk.types import TaskInstanceKey as TaskInstanceKey
@@ -74,17 +85,20 @@ __all__ = [
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
+    "AirflowTaskTimeout",
     "BaseHook",
     "BaseOperator",
     "BaseOperatorLink",
     "BaseSensorOperator",
     "BaseTrigger",
     "PokeReturnValue",
+    "TaskDeferralTimeout",
     "TaskDeferred",
     "TriggerEvent",
     "aget_connection_extra",
     "amask_secrets",
     "conf",
+    "is_deferral_timeout",
     "mask_secret",
     "object_storage_fs",
     "openlineage_conf",
@@ -92,6 +106,12 @@ __all__ = [
     "time_delta_trigger",
     "xcom_value",
 ]
+
+
+def is_deferral_timeout(next_method: str, next_kwargs: Any) -> bool:
+    """A resume that is Airflow failing the task because its deferral timed out."""
+    error = (next_kwargs or {}).get("error") if isinstance(next_kwargs, dict) else None
+    return next_method == TRIGGER_FAIL_REPR and error == TriggerFailureReason.TRIGGER_TIMEOUT
 
 
 def mask_secret(value: str) -> None:

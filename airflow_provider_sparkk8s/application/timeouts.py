@@ -4,11 +4,16 @@
 ImagePullBackOff, ...); `run_timeout` bounds the whole application. Both count from the
 submission, so a restarted worker or triggerer keeps the same deadlines. The trigger and
 the operator's worker-side wait apply the same rules through these functions.
+
+Airflow's `execution_timeout` bounds the whole try, from the task instance's start: in a
+worker by a signal, while deferred by the deferral's timeout (`deferral_timeout`, what is
+left of it). Whichever limit comes first ends the try, so a startup or run timeout at or
+above execution_timeout never fires (`shadowed_timeouts`; docs/operator.md has the table).
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
@@ -77,3 +82,52 @@ def timeout_seconds(name: str, value: float | timedelta | None) -> float | None:
     if seconds <= 0:
         raise SparkConfError(name, value, "a positive number of seconds, or None for no limit")
     return seconds
+
+
+# ------------------------------------------------------------------ execution_timeout
+
+
+def deferral_timeout(
+    execution_timeout: timedelta | None, try_started: datetime | None, now: datetime
+) -> timedelta | None:
+    """What a deferral may last: `execution_timeout` minus what this try has spent so far
+    (from the task instance's start, which Airflow keeps across deferrals); None when there
+    is no execution_timeout. Zero or less means the try is over already."""
+    if execution_timeout is None:
+        return None
+    spent = (now - try_started) if try_started is not None else timedelta(0)
+    return execution_timeout - max(spent, timedelta(0))
+
+
+def shadowed_timeouts(
+    startup_timeout: float | None,
+    run_timeout: float | None,
+    execution_timeout: timedelta | None,
+) -> list[str]:
+    """The operator's timeouts that execution_timeout ends first, so never fire (a warning
+    per name): Airflow's limit counts from the try's start, before the upload and the
+    submission, so a run or startup timeout at or above it cannot be reached."""
+    if execution_timeout is None:
+        return []
+    limit = execution_timeout.total_seconds()
+    given = (("startup_timeout", startup_timeout), ("run_timeout", run_timeout))
+    return [name for name, seconds in given if seconds is not None and seconds >= limit]
+
+
+def limit_text(timeout: timedelta | None) -> str:
+    """A timedelta limit as a message shows it: `100s`, or `None`."""
+    return "None" if timeout is None else f"{timeout.total_seconds():g}s"
+
+
+def ran_for(started_at: str | None, now: datetime) -> str:
+    """How long a driver ran, for a timeout's message: whole seconds since `started_at`
+    (RFC 3339), or "an unknown time"."""
+    if not started_at:
+        return "an unknown time"
+    try:
+        began = datetime.fromisoformat(started_at)
+    except ValueError:
+        return "an unknown time"
+    if began.tzinfo is None:
+        began = began.replace(tzinfo=UTC)
+    return f"{max((now - began).total_seconds(), 0.0):.0f}s"

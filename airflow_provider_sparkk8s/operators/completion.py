@@ -1,7 +1,8 @@
-"""After the driver ends: its log's tail and exception line, and its uploads' removal.
+"""After the driver ends: its log's tail and exception line, and its deletion with its uploads.
 
-Each step here is best effort: the application's result stands whatever they meet, so a
-failure becomes a warning in the task log.
+The reads and the uploads' removal are best effort: the application's result stands
+whatever they meet, so a failure becomes a warning in the task log. Every path of the
+operator that deletes its driver (the end, a kill, execution_timeout) calls `delete_driver`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
+from airflow_provider_sparkk8s.services import driver_removal
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 
@@ -38,22 +40,25 @@ def log_driver_tail(pods: DriverPods, app: TrackedApplication, lines: int, log: 
         log.info("[driver] %s", line)
 
 
-def remove_uploads(
+def delete_driver(
+    pods: DriverPods,
     app: TrackedApplication,
     storage: SparkK8sUploadStorageHook,
     spark_conf: Mapping[str, str],
     *,
-    keep: bool,
+    keep_uploads: bool,
     log: Log,
-) -> None:
-    """The driver is gone, so are its uploaded files (unless `keep`)."""
-    if not app.uploaded_dirs:
-        return
-    if keep:
-        log.info("Keeping the uploaded files in %s", ", ".join(app.uploaded_dirs))
-        return
-    left = storage.remove(app.uploaded_dirs, spark_conf)
-    for folder in left:
-        log.warning("Could not remove the uploaded folder %s", folder)
-    if not left:
-        log.info("Removed the uploaded files in %s", ", ".join(app.uploaded_dirs))
+    why: str = "",
+) -> bool:
+    """Delete the driver pod and the files its submission uploaded (unless `keep_uploads`);
+    `spark_conf`: the conf the upload storage is read from. False when the pod was gone."""
+    return driver_removal.delete_driver(
+        pods,
+        app.namespace,
+        app.driver_pod,
+        remove_uploads=storage.remove,
+        log=log,
+        uploads=driver_removal.Uploads(app.uploaded_dirs, spark_conf),
+        keep_uploads=keep_uploads,
+        why=why,
+    )

@@ -28,6 +28,7 @@ from airflow_provider_sparkk8s.application.leftovers import (
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.driver_removal import delete_driver
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import BaseOperator
 
@@ -39,11 +40,14 @@ class SparkK8sDriverCleanupOperator(BaseOperator):
     hard, a task marked failed while its worker was gone. Drivers whose task instance is
     still queued, running, deferred, up for retry or cleared stay: a retry adopts them.
     Owner references take each deleted driver's Service and ConfigMaps along, and Spark's
-    driver takes its executors.
+    driver takes its executors; the files its submission uploaded (named in its
+    spark.properties) are removed after it.
 
     :param kubernetes_conn_id: the ``spark_k8s`` connection.
     :param namespace: where to look (default: the connection's namespace).
     :param list_only: only log what would be deleted.
+    :param upload_conn_id: the upload storage's connection (as the submitting operators');
+        None: the drivers' own ``spark.hadoop.fs.s3a.*`` keys and the environment.
     :return: one line per leftover driver (deleted, or that would be deleted).
     """
 
@@ -56,12 +60,14 @@ class SparkK8sDriverCleanupOperator(BaseOperator):
         kubernetes_conn_id: str = DEFAULT_CONN_ID,
         namespace: str | None = None,
         list_only: bool = False,
+        upload_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.kubernetes_conn_id = kubernetes_conn_id
         self.namespace = namespace
         self.list_only = list_only
+        self.upload_conn_id = upload_conn_id
 
     def execute(self, context: Any) -> list[str]:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
@@ -104,8 +110,17 @@ class SparkK8sDriverCleanupOperator(BaseOperator):
         if self.list_only:
             self.log.info("Would delete leftover driver %s", leftover.describe())
             return
+        from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
+
         self.log.info("Deleting leftover driver %s", leftover.describe())
-        pods.delete(leftover.namespace, leftover.pod)
+        delete_driver(
+            pods,
+            leftover.namespace,
+            leftover.pod,
+            remove_uploads=SparkK8sUploadStorageHook(self.upload_conn_id).remove,
+            log=self.log,
+            why="leftover",
+        )
 
 
 def task_states(ti: Any, refs: Sequence[TaskInstanceRef]) -> Answers:

@@ -45,7 +45,13 @@ from airflow_provider_sparkk8s.application.submission_plan import (
     template_dict,
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
-from airflow_provider_sparkk8s.application.timeouts import timeout_seconds
+from airflow_provider_sparkk8s.application.timeouts import (
+    deferral_timeout,
+    limit_text,
+    ran_for,
+    shadowed_timeouts,
+    timeout_seconds,
+)
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
@@ -80,8 +86,11 @@ from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     AirflowFailException,
+    AirflowTaskTimeout,
     BaseOperator,
     BaseOperatorLink,
+    TaskDeferralTimeout,
+    is_deferral_timeout,
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -464,10 +473,22 @@ class SparkK8sSubmitOperator(BaseOperator):
         except SparkConfError as error:
             # Bad input cannot get better on a retry: fail now. API errors stay retriable.
             raise AirflowFailException(f"{error} (invalid input: not retried)") from error
+        except AirflowTaskTimeout as error:
+            # execution_timeout's signal in the worker: Airflow calls on_kill next, which
+            # deletes the driver and its uploads; the message names them.
+            app = self._tracked
+            if app is None:
+                raise
+            raise AirflowTaskTimeout(
+                f"execution_timeout={limit_text(self.execution_timeout)} passed: Spark application "
+                f"{app.application_id} (driver pod {app.submission_id}) ran for "
+                f"{ran_for(app.submitted_at, datetime.now(UTC))}; deleting it"
+            ) from error
 
     def _execute(self, context: Any) -> Any:
         self.link_urls = {}  # none until a driver exists
         self._warn_of_ignored_parameters()
+        self._warn_of_shadowed_timeouts()
         ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
         conf = self._spark_conf(context)
@@ -486,11 +507,12 @@ class SparkK8sSubmitOperator(BaseOperator):
                 reattach=self.reattach_on_restart,
                 storage_for=self._upload_storage().storage,
                 log=self.log,
+                remove_uploads=self._upload_storage().remove,
             )
         self._tracked = app
         self._publish(context, app)
         if self.deferrable:
-            self._defer(app)
+            self._defer(context, app)
         event = self._wait_in_worker(app)
         return self.execute_complete(context, event, application=app.to_kwargs())
 
@@ -509,6 +531,21 @@ class SparkK8sSubmitOperator(BaseOperator):
                 "and the default namespace (or set namespace=); Kubernetes has no YARN queue.",
                 given,
                 self.kubernetes_conn_id,
+            )
+
+    def _warn_of_shadowed_timeouts(self) -> None:
+        """A startup or run timeout that execution_timeout always ends first: say so once."""
+        for name in shadowed_timeouts(
+            self.startup_timeout, self.run_timeout, self.execution_timeout
+        ):
+            self.log.warning(
+                "%s=%gs never fires: execution_timeout=%s ends the try first (it counts from "
+                "the try's start, and fails the task without the driver's state); set %s "
+                "below it to fail with the driver's reason",
+                name,
+                getattr(self, name),
+                limit_text(self.execution_timeout),
+                name,
             )
 
     def _dry_run(
@@ -594,8 +631,16 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     # ------------------------------------------------------------------ waiting
 
-    def _defer(self, app: TrackedApplication) -> None:
+    def _defer(self, context: Any, app: TrackedApplication) -> None:
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+
+        # Airflow's signal-based execution_timeout ends when the worker parks the task: the
+        # deferral carries what is left of it, and its timeout resumes `resume_execution`.
+        timeout = deferral_timeout(
+            self.execution_timeout, getattr(context["ti"], "start_date", None), datetime.now(UTC)
+        )
+        if timeout is not None and timeout <= timedelta(0):
+            self._fail_by_execution_timeout(context)
 
         self.log.info("Deferring: the triggerer follows %s from here", app.submission_id)
         if not KILL_WHILE_DEFERRED_REACHES_TRIGGER:
@@ -620,9 +665,12 @@ class SparkK8sSubmitOperator(BaseOperator):
                 start_time=app.submitted_at,
                 stream_logs=self.get_logs,
                 delete_on_kill=True,
+                upload_conn_id=self.upload_conn_id,
+                keep_uploaded_files=self.keep_uploaded_files,
             ),
             method_name="execute_complete",
             kwargs={"application": app.to_kwargs()},
+            timeout=timeout,
         )
 
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
@@ -688,14 +736,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                     app.submission_id,
                     deletion_reason(self.on_finish_action, event),
                 )
-                pods.delete(app.namespace, app.driver_pod)
-                completion.remove_uploads(
-                    app,
-                    self._upload_storage(),
-                    self.conf,
-                    keep=self.keep_uploaded_files,
-                    log=self.log,
-                )
+                self._delete_driver(pods, app)
             else:
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
@@ -737,21 +778,75 @@ class SparkK8sSubmitOperator(BaseOperator):
         self._tracked = found
         self._publish(context, found)
         if self.deferrable:
-            self._defer(found)
+            self._defer(context, found)
         return found, self._wait_in_worker(found)
 
     # ------------------------------------------------------------------ kill
 
     def on_kill(self) -> None:
-        """The task was killed while the worker followed the driver: delete the driver pod.
+        """The task was killed while the worker followed the driver (a user's kill, or
+        Airflow's execution_timeout in the worker): delete the driver pod and its uploads.
 
         Owner references take the ConfigMap, Service and the rest; Spark's driver takes its
-        executors. In deferred mode the trigger's `on_kill` does the same in the triggerer.
+        executors. In deferred mode the trigger's `on_kill` does the same in the triggerer,
+        and a deferral's timeout resumes here (`resume_execution`).
         """
         self._stop.set()
         app = self._tracked
         if app is None:
             return
         with self._driver_pods(self._hook()) as pods:
-            pods.delete(app.namespace, app.driver_pod)
-        self.log.info("Deleted driver pod %s", app.submission_id)
+            self._delete_driver(pods, app, why="task killed")
+
+    def _delete_driver(self, pods: DriverPods, app: TrackedApplication, why: str = "") -> None:
+        """The driver pod and, unless keep_uploaded_files, what its submission uploaded."""
+        completion.delete_driver(
+            pods,
+            app,
+            self._upload_storage(),
+            self.conf,
+            keep_uploads=self.keep_uploaded_files,
+            log=self.log,
+            why=why,
+        )
+
+    # ------------------------------------------------------------------ execution_timeout
+
+    def resume_execution(
+        self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any
+    ) -> Any:
+        """Airflow's deferral timeout (execution_timeout, carried by `_defer`) resumes the
+        task to fail it, without the trigger: the driver is deleted here, with its uploads,
+        before the task fails with a timeout that names it."""
+        if is_deferral_timeout(next_method, next_kwargs):
+            self._fail_by_execution_timeout(context)
+        return super().resume_execution(next_method, next_kwargs, context)
+
+    def _fail_by_execution_timeout(self, context: Any) -> None:
+        ti = context["ti"]
+        stored = ti.xcom_pull(
+            task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
+        )
+        limit = f"execution_timeout={limit_text(self.execution_timeout)}"
+        if not stored:
+            raise TaskDeferralTimeout(f"{limit} passed while deferred (no driver was recorded)")
+        app = TrackedApplication.from_kwargs(stored)
+        self._tracked = app
+        now = datetime.now(UTC)
+        message = (
+            f"{limit} passed while deferred: Spark application {app.application_id} "
+            f"(driver pod {app.submission_id}) ran for {ran_for(app.submitted_at, now)} and "
+            "was deleted"
+        )
+        with self._driver_pods(self._hook()) as pods:
+            self._delete_driver(pods, app, why="execution_timeout")
+        ti.xcom_push(
+            key=APPLICATION_XCOM_KEY,
+            value={
+                **app.to_kwargs(),
+                "status": "failed",
+                "reason": "ExecutionTimeout",
+                "message": message,
+            },
+        )
+        raise TaskDeferralTimeout(message)

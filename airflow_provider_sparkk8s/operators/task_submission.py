@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.reattach import Adopt, decide
 from airflow_provider_sparkk8s.application.submission_plan import (
@@ -23,19 +22,21 @@ from airflow_provider_sparkk8s.application.submission_plan import (
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
-from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     Pod,
     reduce_application,
 )
 from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.driver_removal import (
+    RemoveUploads,
+    delete_driver,
+    read_uploads,
+)
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
-from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
-from airflow_provider_sparkk8s.submission.upload_plan import uploaded_dirs_in
 
 
 @dataclass(frozen=True)
@@ -78,20 +79,22 @@ def adopt_or_submit(
     reattach: bool,
     storage_for: submission.StorageFor,
     log: Log,
+    remove_uploads: RemoveUploads | None = None,
 ) -> TrackedApplication:
     """Adopt the task instance's live driver, or submit the next number. `first` is number
     1, rendered before any request so bad input has failed already; `drivers`: every
-    driver pod the task instance submitted so far, listed in `first`'s namespace."""
+    driver pod the task instance submitted so far, listed in `first`'s namespace. A live
+    driver deleted here takes its uploads along (`remove_uploads`)."""
     namespace = first.rendered.namespace
     decision = decide(drivers, reattach=reattach)
     if isinstance(decision, Adopt):
         for extra in decision.extra_live_pods:
             log.warning("Deleting a second live driver of this task instance: %s", extra)
-            pods.delete(namespace, extra)
+            delete_driver(pods, namespace, extra, remove_uploads=remove_uploads, log=log)
         return adopt(decision.pod, decision.state, log, pods)
     for stale in decision.live_pods_to_delete:
         log.info("reattach_on_restart is off: deleting live driver %s", stale)
-        pods.delete(namespace, stale)
+        delete_driver(pods, namespace, stale, remove_uploads=remove_uploads, log=log)
     planned = first if decision.submission == 1 else task.plan(decision.submission)
     submitted_at = datetime.now(UTC).isoformat()
     sent = submission.submit(pods.client, planned, storage_for, log, adopt_conflict=True)
@@ -129,16 +132,4 @@ def adopt(pod: Pod, state: str, log: Log, pods: DriverPods | None = None) -> Tra
 def uploads_of(pods: DriverPods, pod: Pod, log: Log) -> tuple[str, ...]:
     """The upload folders an adopted driver points at (its spark.properties and its main
     resource say)."""
-    try:
-        properties = pods.driver_properties(pod)
-    except KubeApiError as error:
-        log.warning(
-            "Could not read the conf ConfigMap of %s to find its uploads: %s",
-            objects.name(pod),
-            error,
-        )
-        return ()
-    if properties is None:
-        return ()
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
-    return uploaded_dirs_in(properties, main_resource_of(containers[-1].get("args") or []))
+    return read_uploads(pods, pod, log).dirs

@@ -11,8 +11,12 @@ that memory.
 
 Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
 the sensor's own `timeout` bounds that, from the first check: in deferrable mode the
-deadline travels through every deferral, so re-deferring never restarts the window. Once
-found, a failed or vanished driver fails the task.
+deadline travels through every deferral, so re-deferring never restarts the window, and
+each deferral's timeout is the nearer of that deadline and what is left of
+`execution_timeout` (which Airflow's own timer stops enforcing once the task defers). Once
+found, a failed or vanished driver fails the task. With `delete_on_timeout`, a timeout
+(the sensor's, or execution_timeout, poking or deferred) deletes the driver and its uploads
+before the task fails.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step, observe
+from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
 from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.driver_removal import delete_driver
 from airflow_provider_sparkk8s.services.pods import (
     DriverPods,
     FollowedPods,
@@ -35,9 +41,11 @@ from airflow_provider_sparkk8s.services.pods import (
 from airflow_provider_sparkk8s.version_compat import (
     AirflowSensorTimeout,
     AirflowSkipException,
+    AirflowTaskTimeout,
     BaseSensorOperator,
     PokeReturnValue,
     conf,
+    is_deferral_timeout,
     time_delta_trigger,
 )
 
@@ -66,6 +74,11 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         ``[operators] default_deferrable``, as for Airflow's own sensors).
     :param resync_interval: the shared store's full-list interval (deferrable mode).
     :param stream_logs: copy the driver log into the task log (deferrable mode).
+    :param delete_on_timeout: when the sensor times out (its ``timeout``, or
+        ``execution_timeout``), delete the driver pod and the files it uploaded. Off by
+        default: the sensor did not submit the application.
+    :param upload_conn_id: the upload storage's connection, for that removal (None: the
+        driver's ``spark.hadoop.fs.s3a.*`` keys and the environment).
     """
 
     template_fields: Sequence[str] = (
@@ -88,6 +101,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         deferrable: bool | None = None,
         resync_interval: float = 30.0,
         stream_logs: bool = False,
+        delete_on_timeout: bool = False,
+        upload_conn_id: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -118,6 +133,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self.deferrable = deferrable
         self.resync_interval = resync_interval
         self.stream_logs = stream_logs
+        self.delete_on_timeout = delete_on_timeout
+        self.upload_conn_id = upload_conn_id
         self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
         # Poke mode, once found: where the catch-up left off, and the follower's memory.
         self._following: tuple[FollowedPods, Following] | None = None
@@ -245,7 +262,11 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
     def execute(self, context: Any, event: Any = None, deadline: str | None = None) -> Any:
         if not self.deferrable:
-            return super().execute(context)
+            try:
+                return super().execute(context)
+            except (AirflowSensorTimeout, AirflowTaskTimeout) as error:
+                # The sensor's timeout, or execution_timeout's signal, while poking.
+                raise type(error)(f"{error}; {self._timed_out()}") from error
         # A first call has neither; a resume after a poke interval has the trigger's event.
         return self._defer_wait(context, deadline, resumed=event is not None)
 
@@ -253,7 +274,14 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         """Look for the application, then defer: to the application's trigger once its driver
         exists, else for a poke interval; never past the deadline."""
         known = self._deadline(context, deadline, resumed)
-        remaining, deadline = self.remaining_seconds(known, datetime.now(UTC))
+        now = datetime.now(UTC)
+        remaining, deadline = self.remaining_seconds(known, now)
+        ti = context.get("ti") if isinstance(context, Mapping) else None
+        left = deferral_timeout(self.execution_timeout, getattr(ti, "start_date", None), now)
+        if left is not None:
+            if left <= timedelta(0):
+                self._fail_by_timeout(f"execution_timeout={limit_text(self.execution_timeout)}")
+            remaining = min(remaining, left.total_seconds())
         if known is None and isinstance(context, Mapping) and context.get("ti") is not None:
             ti = context["ti"]
             value = {"deadline": deadline, "try_number": ti.try_number}
@@ -292,6 +320,52 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             kwargs={"deadline": deadline},
             timeout=timedelta(seconds=remaining),
         )
+
+    # ------------------------------------------------------------------ timeouts
+
+    def resume_execution(
+        self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any
+    ) -> Any:
+        """A deferral's timeout (the sensor's timeout or execution_timeout, whichever was
+        nearer) resumes the task to fail it: say which application, and, with
+        `delete_on_timeout`, delete its driver first."""
+        if is_deferral_timeout(next_method, next_kwargs):
+            self._fail_by_timeout("the sensor's timeout or execution_timeout")
+        return super().resume_execution(next_method, next_kwargs, context)
+
+    def _fail_by_timeout(self, which: str) -> None:
+        message = f"Sensor timed out ({which}) while deferred; {self._timed_out()}"
+        if self.soft_fail:
+            raise AirflowSkipException(message)
+        raise AirflowSensorTimeout(message)
+
+    def _timed_out(self) -> str:
+        """What the timeout met, for its message: the driver and how long it ran, and, with
+        `delete_on_timeout`, its deletion (with its uploads)."""
+        target, namespace = self._find()
+        driver = next((p for p in target.pods if objects.spark_role(p) == "driver"), None)
+        if driver is None:
+            return f"no Spark driver found for {self._what()}"
+        name = str(objects.name(driver))
+        ran = ran_for(objects.created_at(driver), datetime.now(UTC))
+        described = f"driver pod {namespace}:{name} of {self._what()} ran for {ran}"
+        if not self.delete_on_timeout:
+            return described + " and is left running (delete_on_timeout=False)"
+        from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
+
+        hook = self._hook()
+        try:
+            delete_driver(
+                DriverPods(hook.get_client()),
+                namespace,
+                name,
+                remove_uploads=SparkK8sUploadStorageHook(self.upload_conn_id).remove,
+                log=self.log,
+                why="sensor timed out",
+            )
+        finally:
+            hook.close()
+        return described + " and was deleted"
 
     def execute_complete(
         self, context: Any, event: Mapping[str, Any] | None = None, deadline: str | None = None

@@ -1,8 +1,9 @@
 """Pods read and deleted through one async service: the trigger's half of `services.pods`.
 
 The trigger runs in the triggerer's event loop, so it cannot use the sync `DriverPods`; its
-pod I/O (the driver log, a kill's delete, the store's refetch of one pod) comes here instead
-of writing requests of its own. Paths are built by `resource_path`, as in `DriverPods`.
+pod I/O (the driver log, a kill's delete and its ConfigMap read, the store's refetch of one
+pod) comes here instead of writing requests of its own. Paths are built by `resource_path`,
+as in `DriverPods`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.services.pods import conf_map_path, properties_of
 
 
 class AsyncPodRequests(Protocol):
@@ -49,6 +51,14 @@ class AsyncPods:
                 raise
             return False
         return True
+
+    async def driver_properties(self, pod: Pod) -> dict[str, str] | None:
+        """The driver's spark.properties from the conf ConfigMap its pod mounts (None when it
+        mounts none); a failed read raises (KubeApiError)."""
+        path = conf_map_path(pod)
+        if path is None:
+            return None
+        return properties_of(await self.client.request("GET", path))
 
     async def log_text(self, namespace: str, name: str, params: Mapping[str, Any]) -> str:
         """A container's log as text; `params` are `pods/log`'s (container, sinceTime, ...)."""

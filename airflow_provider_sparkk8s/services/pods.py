@@ -47,6 +47,21 @@ def application_selector(application_id: str) -> str:
     return f"spark-app-selector={application_id}"
 
 
+def conf_map_path(pod: Pod) -> str | None:
+    """The path of the conf ConfigMap a driver pod mounts (its spark.properties); None when
+    it mounts none."""
+    volumes = (pod.get("spec") or {}).get("volumes") or []
+    conf_map = next((v["configMap"]["name"] for v in volumes if v.get("name") == CONF_VOLUME), None)
+    if conf_map is None:
+        return None
+    return resource_path("v1", "ConfigMap", str(objects.namespace(pod)), conf_map)
+
+
+def properties_of(config_map: Mapping[str, Any]) -> dict[str, str]:
+    """The spark.properties a conf ConfigMap holds, as a dict."""
+    return load_java_properties((config_map.get("data") or {}).get(PROPERTIES_FILE, ""))
+
+
 def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str, str]:
     """`ns:pod` -> (ns, pod); no `:` means the client's default namespace (as Spark)."""
     namespace, sep, pattern = submission_id.partition(":")
@@ -122,15 +137,10 @@ class DriverPods:
     def driver_properties(self, pod: Pod) -> dict[str, str] | None:
         """The driver's spark.properties, read from the conf ConfigMap its pod mounts; None
         when it mounts none. A failed read raises (KubeApiError)."""
-        volumes = (pod.get("spec") or {}).get("volumes") or []
-        conf_map = next(
-            (v["configMap"]["name"] for v in volumes if v.get("name") == CONF_VOLUME), None
-        )
-        if conf_map is None:
+        path = conf_map_path(pod)
+        if path is None:
             return None
-        path = resource_path("v1", "ConfigMap", str(objects.namespace(pod)), conf_map)
-        found = self.client.request("GET", path)
-        return load_java_properties((found.get("data") or {}).get(PROPERTIES_FILE, ""))
+        return properties_of(self.client.request("GET", path))
 
     def log_tail(self, namespace: str, name: str, container: str, lines: int) -> str:
         """The last `lines` lines of a container's log."""

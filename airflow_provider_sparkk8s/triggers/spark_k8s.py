@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +35,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.async_pods import AsyncPods
 from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower, DriverLogStream
+from airflow_provider_sparkk8s.services.driver_removal import adelete_driver
 from airflow_provider_sparkk8s.services.store import (
     DEFAULT_RESYNC_INTERVAL,
     SnapshotStore,
@@ -86,7 +87,10 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     :param resync_interval: seconds between full lists of the shared store.
     :param stream_logs: copy the driver log into the task log while deferred.
     :param log_interval: seconds between two driver log polls.
-    :param delete_on_kill: delete the driver pod when a user kills the task.
+    :param delete_on_kill: delete the driver pod when a user kills the task, and the files
+        its submission uploaded (found in its spark.properties).
+    :param upload_conn_id: the upload storage's connection (the operator's), for that removal.
+    :param keep_uploaded_files: keep the uploaded files when the kill deletes the driver.
     """
 
     def __init__(
@@ -105,6 +109,8 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         stream_logs: bool = True,
         log_interval: float = 10.0,
         delete_on_kill: bool = True,
+        upload_conn_id: str | None = None,
+        keep_uploaded_files: bool = False,
     ):
         super().__init__()
         self.application_id = application_id
@@ -120,6 +126,8 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.stream_logs = stream_logs
         self.log_interval = log_interval
         self.delete_on_kill = delete_on_kill
+        self.upload_conn_id = upload_conn_id
+        self.keep_uploaded_files = keep_uploaded_files
         self._following: Following | None = None  # while running: the follower's memory
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -139,6 +147,8 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 "stream_logs": self.stream_logs,
                 "log_interval": self.log_interval,
                 "delete_on_kill": self.delete_on_kill,
+                "upload_conn_id": self.upload_conn_id,
+                "keep_uploaded_files": self.keep_uploaded_files,
             },
         )
 
@@ -263,17 +273,32 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     # ------------------------------------------------------------------ kill
 
     async def on_kill(self) -> None:
-        """The user killed the task: delete the driver pod (Spark then removes executors)."""
+        """The user killed the task: delete the driver pod (Spark then removes executors)
+        and the files it uploaded."""
         if not self.delete_on_kill or not self.driver_pod_name:
             self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
             return
         client = await self._client()
         try:
-            if await AsyncPods(client).delete(self.namespace, self.driver_pod_name):
-                self.log.info("Deleted driver pod %s/%s", self.namespace, self.driver_pod_name)
-            else:
-                self.log.info(
-                    "Driver pod %s/%s was already gone", self.namespace, self.driver_pod_name
-                )
+            await adelete_driver(
+                AsyncPods(client),
+                self.namespace,
+                self.driver_pod_name,
+                remove_uploads=self._remove_uploads,
+                log=self.log,
+                keep_uploads=self.keep_uploaded_files,
+            )
         finally:
             await client.aclose()
+
+    async def _remove_uploads(
+        self, directories: Sequence[str], spark_conf: Mapping[str, str]
+    ) -> list[str]:
+        """The upload storage hook's removal, off the event loop (fsspec and a connection
+        read block)."""
+        from asgiref.sync import sync_to_async
+
+        from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
+
+        hook = SparkK8sUploadStorageHook(self.upload_conn_id)
+        return await sync_to_async(hook.remove)(directories, spark_conf)

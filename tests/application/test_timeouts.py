@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from airflow_provider_sparkk8s.application.timeouts import (
+    deferral_timeout,
+    limit_text,
+    ran_for,
     seconds_to_next_deadline,
+    shadowed_timeouts,
     timed_out,
     timeout_seconds,
 )
@@ -42,3 +46,42 @@ def test_timeout_parameters_are_positive_seconds_or_none():
     assert timeout_seconds("startup_timeout", 5) == 5.0
     with pytest.raises(SparkConfError, match="startup_timeout=0 is invalid"):
         timeout_seconds("startup_timeout", 0)
+
+
+# ------------------------------------------------------------------ execution_timeout
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def test_the_deferral_gets_what_is_left_of_execution_timeout():
+    hour = timedelta(hours=1)
+    assert deferral_timeout(None, T0, T0 + timedelta(minutes=5)) is None
+    assert deferral_timeout(hour, T0, T0 + timedelta(minutes=5)) == timedelta(minutes=55)
+    # Already past: zero or less, the operator fails the try at once.
+    assert deferral_timeout(hour, T0, T0 + timedelta(hours=2)) == -hour
+    # No start known (a clock behind the server's counts as nothing spent).
+    assert deferral_timeout(hour, None, T0) == hour
+    assert deferral_timeout(hour, T0, T0 - timedelta(seconds=3)) == hour
+
+
+def test_timeouts_at_or_above_execution_timeout_are_shadowed():
+    assert shadowed_timeouts(600, None, None) == []
+    assert shadowed_timeouts(600, 3600, timedelta(minutes=10)) == [
+        "startup_timeout",
+        "run_timeout",
+    ]
+    assert shadowed_timeouts(60, 3600, timedelta(minutes=30)) == ["run_timeout"]
+    assert shadowed_timeouts(60, None, timedelta(minutes=30)) == []
+
+
+def test_ran_for_names_whole_seconds_or_says_it_is_unknown():
+    assert ran_for("2026-12-01T12:00:00+00:00", T0 + timedelta(seconds=75.4)) == "75s"
+    assert ran_for("2026-12-01T12:00:00", T0 + timedelta(seconds=3)) == "3s"
+    assert ran_for(None, T0) == "an unknown time"
+    assert ran_for("yesterday", T0) == "an unknown time"
+
+
+def test_limit_text():
+    assert limit_text(timedelta(minutes=1, seconds=40)) == "100s"
+    assert limit_text(timedelta(seconds=1.5)) == "1.5s"
+    assert limit_text(None) == "None"

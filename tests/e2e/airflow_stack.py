@@ -44,6 +44,8 @@ T = TypeVar("T")
 E2E_NAMESPACE = "airflow-e2e"
 # The namespace of the DAG e2e_spark_kill (tests/e2e/e2e_dags/e2e_spark.py names it too).
 E2E_KILL_NAMESPACE = "airflow-e2e-kill"
+# The namespace of the timeout DAGs (tests/e2e/e2e_dags/e2e_timeouts.py names it too).
+E2E_TIMEOUT_NAMESPACE = "airflow-e2e-timeout"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}
 

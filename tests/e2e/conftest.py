@@ -23,6 +23,7 @@ from testenv.harness.waiting import wait_for
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
+    E2E_TIMEOUT_NAMESPACE,
     E2E_TIMINGS,
     AirflowStack,
     launch_stack,
@@ -65,10 +66,13 @@ def airflow(
     try:
         # The control plane starts while Airflow's components boot.
         plane = request.getfixturevalue("runtime_plane")
-        for name in (E2E_NAMESPACE, E2E_KILL_NAMESPACE):
+        for name in (E2E_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE):
             create_namespace(plane, name)
         kubeconfig = submitter_kubeconfig(
-            plane, E2E_NAMESPACE, root / "submitter.kubeconfig", also=(E2E_KILL_NAMESPACE,)
+            plane,
+            E2E_NAMESPACE,
+            root / "submitter.kubeconfig",
+            also=(E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE),
         )
         stack.wait_healthy(timeout=300)
         extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}

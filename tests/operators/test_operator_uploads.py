@@ -278,3 +278,85 @@ def test_without_the_openlineage_provider_nothing_changes_and_nothing_fails(monk
 def _text(value: object) -> str:
     """Request bodies are bytes (UTF-8 JSON, as sent): searched as text."""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+# ------------------------------------------------------------------ every deletion takes the uploads
+
+
+def deferred_with_uploads(dag_folder, up, ti, **overrides):  # type: ignore[no-untyped-def]
+    """Submit (uploading to `up`) and defer; the TaskDeferred raised, and the operator."""
+    from airflow.sdk.exceptions import TaskDeferred
+
+    conf = {"spark.kubernetes.file.upload.path": f"file://{up}"}
+    operator = operator_in_dag(dag_folder, conf=conf, deferrable=True, **overrides)
+    with pytest.raises(TaskDeferred) as deferred:
+        operator.execute(context(ti))
+    return operator, deferred.value
+
+
+def test_execution_timeout_travels_into_the_deferral_minus_what_the_try_spent(
+    cluster, dag_folder, tmp_path
+):
+    from datetime import UTC, datetime, timedelta
+
+    ti = FakeTaskInstance(task_id="etl")
+    ti.start_date = datetime.now(UTC) - timedelta(minutes=20)  # type: ignore[attr-defined]
+    _, deferred = deferred_with_uploads(
+        dag_folder, tmp_path / "up", ti, execution_timeout=timedelta(hours=1)
+    )
+    assert timedelta(minutes=39) < deferred.timeout <= timedelta(minutes=40)
+    _, without = deferred_with_uploads(
+        dag_folder, tmp_path / "up2", FakeTaskInstance(task_id="etl", try_number=2)
+    )
+    assert without.timeout is None
+
+
+def test_a_deferral_timeout_deletes_the_driver_and_its_uploads_and_names_them(
+    cluster, dag_folder, tmp_path
+):
+    from datetime import timedelta
+
+    from airflow_provider_sparkk8s.version_compat import TaskDeferralTimeout
+
+    up = tmp_path / "up"
+    ti = FakeTaskInstance(task_id="etl")
+    operator, _ = deferred_with_uploads(dag_folder, up, ti, execution_timeout=timedelta(hours=1))
+    (pod,) = [name for _, name in cluster.pods]
+    assert len(files_under(up)) == 2
+    # What Airflow's scheduler sends when the deferral's timeout passes (3.0 to 3.3).
+    with pytest.raises(TaskDeferralTimeout) as timed_out:
+        operator.resume_execution("__fail__", {"error": "Trigger timeout"}, context(ti))
+    message = str(timed_out.value)
+    assert "execution_timeout=3600s" in message and f"team-a:{pod}" in message
+    assert "ran for " in message and "an unknown time" not in message
+    assert cluster.pods == {} and files_under(up) == []
+    assert ti.xcom["spark_application"]["reason"] == "ExecutionTimeout"
+
+
+def test_on_kill_in_the_worker_deletes_the_driver_and_its_uploads(cluster, dag_folder, tmp_path):
+    """What Airflow's execution_timeout does in a worker: the signal, then on_kill (issue 29:
+    the folder stayed)."""
+    up = tmp_path / "up"
+    operator, _ = deferred_with_uploads(dag_folder, up, FakeTaskInstance(task_id="etl"))
+    assert len(files_under(up)) == 2 and cluster.pods
+    operator.on_kill()
+    assert cluster.pods == {} and files_under(up) == []
+
+
+def test_a_retry_that_replaces_a_live_driver_removes_its_uploads(cluster, dag_folder, tmp_path):
+    up = tmp_path / "up"
+    deferred_with_uploads(dag_folder, up, FakeTaskInstance(task_id="etl"))
+    first = set(cluster.pods)
+    first_uploads = {p.split("/")[0] for p in files_under(up)}
+    # reattach_on_restart=False: the retry deletes the live driver and submits again.
+    cluster.on_list = progress(driver_status("finished"), only="-2-driver")
+    retry = operator_in_dag(
+        dag_folder,
+        conf={"spark.kubernetes.file.upload.path": f"file://{up}"},
+        reattach_on_restart=False,
+        on_finish_action="keep_pod",
+    )
+    retry.execute(context(FakeTaskInstance(task_id="etl", try_number=2)))
+    assert not first & set(cluster.pods)
+    left = {p.split("/")[0] for p in files_under(up)}
+    assert left and not left & first_uploads  # the second submission's files stay (kept pod)

@@ -269,3 +269,37 @@ def test_the_first_check_reads_no_deadline_xcom_and_a_resume_reads_it(monkeypatc
         s.execute({"ti": ti}, event={"fired": True})
     assert ti.pulled == ["sensor_deadline"]
     assert second.value.kwargs["deadline"] == first.value.kwargs["deadline"]
+
+
+def test_each_deferral_is_bounded_by_what_is_left_of_execution_timeout(monkeypatch):
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    s = sensor(
+        client,
+        monkeypatch,
+        driver_pod_name="d",
+        deferrable=True,
+        timeout=3600,
+        execution_timeout=timedelta(minutes=10),
+    )
+    ti = RecordingTaskInstance()
+    ti.start_date = datetime.now(UTC) - timedelta(minutes=4)
+    with pytest.raises(TaskDeferred) as deferred:
+        s.execute({"ti": ti})
+    assert timedelta(minutes=5, seconds=50) < deferred.value.timeout <= timedelta(minutes=6)
+    # Past it already: the sensor's timeout, naming the driver, and the driver left running.
+    ti.start_date = datetime.now(UTC) - timedelta(minutes=11)
+    with pytest.raises(AirflowSensorTimeout, match=r"execution_timeout=600s.*ns:d.*left running"):
+        s.execute({"ti": ti})
+    assert ("DELETE", "/api/v1/namespaces/ns/pods/d", {}) not in client.requests
+
+
+def test_a_deferral_timeout_names_the_driver_and_deletes_it_only_when_asked(monkeypatch):
+    timed_out = ("__fail__", {"error": "Trigger timeout"})
+    client = FakeClient([pod("d", phase="Running", containers=[running()])])
+    kept = sensor(client, monkeypatch, driver_pod_name="d", deferrable=True)
+    with pytest.raises(AirflowSensorTimeout, match=r"driver pod ns:d .*left running"):
+        kept.resume_execution(*timed_out, {})
+    assert not [r for r in client.requests if r[0] == "DELETE"]
+    soft = sensor(client, monkeypatch, driver_pod_name="d", deferrable=True, soft_fail=True)
+    with pytest.raises(AirflowSkipException):
+        soft.resume_execution(*timed_out, {})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -201,7 +202,7 @@ class RecorderHook:
         return NAMESPACE
 
     def get_connection(self, conn_id: str) -> Any:
-        raise LookupError(conn_id)  # links are optional; the operator goes on without them
+        return SimpleNamespace(extra_dejson={})  # no policy, no link templates
 
 
 def posted_pod(server: RecordingServer) -> dict[str, Any]:

@@ -66,6 +66,8 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
         "stream_logs",
         "log_interval",
         "delete_on_kill",
+        "upload_conn_id",
+        "keep_uploaded_files",
     }
     assert kwargs["start_time"] == 1767225600.0
     json.dumps(kwargs)  # plain JSON: nothing live, nothing secret

@@ -1,0 +1,81 @@
+"""Timeouts on real Spark, for tests/e2e/test_execution_timeouts.py: applications that run
+far longer than their task's `execution_timeout` (deferred, and in the worker with uploads),
+and the sensor, poking and deferred, on an application submitted elsewhere. Each DAG has
+no retries, so the test sees one try end by its timeout.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import DAG
+
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
+
+EXAMPLES = "local:///opt/sparkk8s/examples"
+TIMEOUT_NAMESPACE = "airflow-e2e-timeout"  # its own namespace: "nothing left" checked whole
+# Many minutes of work for two executors: the timeouts below end it long before.
+LONG_PI = ["400", "3000000"]
+EXECUTION_TIMEOUT = datetime.timedelta(seconds=100)
+# The session's first driver starts slowly (a cold JVM on a busy 2-core machine took 100 s
+# to ask for executors): the deferred task, whose test checks its executors go too, runs
+# first and waits longer.
+DEFERRED_EXECUTION_TIMEOUT = datetime.timedelta(seconds=180)
+# Uploads go where the driver reads them at the same path (a pod's /tmp is its own).
+UPLOAD_DIR = Path.home() / ".cache" / "sparkk8s-test-uploads" / "e2e-timeouts"
+COMMON: dict[str, Any] = {
+    "image": "sparkk8s/spark:4.3.0",
+    "spark_version": "4.3.0",
+    "driver_memory": "512m",
+    "executor_memory": "512m",
+    "num_executors": 2,
+    "namespace": TIMEOUT_NAMESPACE,
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+    "poll_interval": 1.0,
+    "startup_timeout": 300,  # execution_timeout shadows it: the task log warns
+    "retries": 0,
+}
+START = datetime.datetime(2024, 1, 1)
+
+with DAG("e2e_timeout_deferred", schedule=None, catchup=False, start_date=START):
+    SparkK8sSubmitOperator(
+        task_id="spark_deferred",
+        application=f"{EXAMPLES}/pi.py",
+        application_args=LONG_PI,
+        deferrable=True,
+        execution_timeout=DEFERRED_EXECUTION_TIMEOUT,
+        **COMMON,
+    )
+
+with DAG("e2e_timeout_worker_uploads", schedule=None, catchup=False, start_date=START):
+    SparkK8sSubmitOperator(
+        task_id="spark_in_worker",
+        application=f"{EXAMPLES}/pi.py",
+        application_args=LONG_PI,
+        files=["e2e_timeout_input.txt"],  # next to this file: uploaded to UPLOAD_DIR
+        deferrable=False,
+        execution_timeout=EXECUTION_TIMEOUT,
+        **{
+            **COMMON,
+            "conf": {**COMMON["conf"], "spark.kubernetes.file.upload.path": f"file://{UPLOAD_DIR}"},
+        },
+    )
+
+# The sensors follow a driver the test submits with sparkk8s-submit (dag_run.conf names it).
+SENSOR: dict[str, Any] = {
+    "driver_pod_name": "{{ dag_run.conf['driver_pod'] }}",
+    "namespace": TIMEOUT_NAMESPACE,
+    "delete_on_timeout": True,
+    "execution_timeout": EXECUTION_TIMEOUT,
+    "poke_interval": 5,
+    "retries": 0,
+}
+
+with DAG("e2e_timeout_poking_sensor", schedule=None, catchup=False, start_date=START):
+    SparkK8sApplicationSensor(task_id="sensor_poking", mode="poke", deferrable=False, **SENSOR)
+
+with DAG("e2e_timeout_deferred_sensor", schedule=None, catchup=False, start_date=START):
+    SparkK8sApplicationSensor(task_id="sensor_deferred", deferrable=True, **SENSOR)
