@@ -12,6 +12,8 @@ Airflow version existed; supporting another version means changing this file alo
   masks through the sync comms, so it runs in a worker thread too.
 - before 3.3: the triggerer never calls a trigger's `on_kill`: marking a deferred task failed
   does not reach the trigger (see `KILL_WHILE_DEFERRED_REACHES_TRIGGER`).
+- before 3.3: no retry policies (AIP-105): `RETRY_POLICIES` is False and the policy classes
+  are None; an application error then fails with `AirflowFailException` instead.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
 AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
 # The triggerer calls `on_kill` of a trigger whose task a user marked failed (3.3+ only).
 KILL_WHILE_DEFERRED_REACHES_TRIGGER = AIRFLOW_V_3_3_PLUS
+# Operators take `retry_policy=` and the task runner asks it after a failure (3.3+ only).
+RETRY_POLICIES = AIRFLOW_V_3_3_PLUS
 
 from airflow.sdk import (  # noqa: E402
     BaseOperator,
@@ -58,6 +62,16 @@ if TYPE_CHECKING or AIRFLOW_V_3_1_PLUS:
 else:  # 3.0
     from airflow.hooks.base import BaseHook
 
+if TYPE_CHECKING or AIRFLOW_V_3_3_PLUS:
+    from airflow.sdk.definitions.retry_policy import (
+        ExceptionRetryPolicy,
+        RetryAction,
+        RetryDecision,
+        RetryRule,
+    )
+else:  # 3.0-3.2: no retry policies
+    ExceptionRetryPolicy = RetryAction = RetryDecision = RetryRule = None
+
 if TYPE_CHECKING or AIRFLOW_V_3_2_PLUS:
     from airflow.sdk.configuration import conf
     from airflow.sdk.exceptions import TaskDeferred
@@ -71,6 +85,7 @@ __all__ = [
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_V_3_3_PLUS",
     "KILL_WHILE_DEFERRED_REACHES_TRIGGER",
+    "RETRY_POLICIES",
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
@@ -79,7 +94,11 @@ __all__ = [
     "BaseOperatorLink",
     "BaseSensorOperator",
     "BaseTrigger",
+    "ExceptionRetryPolicy",
     "PokeReturnValue",
+    "RetryAction",
+    "RetryDecision",
+    "RetryRule",
     "TaskDeferred",
     "TriggerEvent",
     "aget_connection_extra",
