@@ -105,12 +105,31 @@ __all__ = [
     "amask_secrets",
     "conf",
     "mask_secret",
+    "not_retried",
     "object_storage_fs",
     "openlineage_conf",
     "openlineage_spark",
     "time_delta_trigger",
     "xcom_value",
 ]
+
+
+_NOT_RETRIED: dict[type, type] = {}
+
+
+def not_retried(error: Exception, why: str) -> Exception:
+    """`error` as an AirflowFailException too (Airflow never retries one), still of its own
+    class, so `except` clauses for either catch it. For Airflow before 3.3, where no retry
+    policy can say "fail now"."""
+    cls = type(error)
+    both = _NOT_RETRIED.get(cls)
+    if both is None:
+        both = type(cls.__name__, (AirflowFailException, cls), {"__module__": cls.__module__})
+        _NOT_RETRIED[cls] = both
+    copy = both.__new__(both)
+    copy.__dict__.update(error.__dict__)
+    copy.args = (f"{error} ({why}: not retried)",)
+    return copy
 
 
 def mask_secret(value: str) -> None:

@@ -84,6 +84,7 @@ from airflow_provider_sparkk8s.version_compat import (
     AirflowFailException,
     BaseOperator,
     BaseOperatorLink,
+    not_retried,
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -734,9 +735,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             failure = outcome.exception(memory_raised=memory_raised)
             if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
                 # Airflow before 3.3 has no retry policy to ask: fail without retries here.
-                raise AirflowFailException(f"{failure} (application error: not retried)") from (
-                    failure
-                )
+                raise not_retried(failure, "application error")
             raise failure
         self.log.info(
             "Spark application %s succeeded in %ss",

@@ -40,12 +40,12 @@ from airflow_provider_sparkk8s.services.pods import (
 )
 from airflow_provider_sparkk8s.version_compat import (
     RETRY_POLICIES,
-    AirflowFailException,
     AirflowSensorTimeout,
     AirflowSkipException,
     BaseSensorOperator,
     PokeReturnValue,
     conf,
+    not_retried,
     time_delta_trigger,
 )
 
@@ -338,7 +338,7 @@ def _typed(event: Mapping[str, Any], message: str) -> Exception:
         exception_line=event.get("exit_exception"),
     )
     if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
-        return AirflowFailException(f"{failure} (application error: not retried)")
+        return not_retried(failure, "application error")
     return failure
 
 

@@ -134,12 +134,13 @@ def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
             return drivers[0] if "Starting task" in log else None
 
         victim = wait_for(computing, timeout=300, what="the first driver computing")
+        first_app = recorder.pods[victim]["metadata"]["labels"]["spark-app-selector"]
         kube.request(runtime_admin, "DELETE", f"{NAMESPACE}/pods/{victim}")
         run = airflow.wait_run(client, dag_id, run_id, timeout=800)
         E2E_TIMINGS[f"deleted driver: trigger -> run {run['state']}"] = time.monotonic() - started
         first = task_log(client, dag_id, run_id, task_id, 1)
         second = messages(task_log(client, dag_id, run_id, task_id, 2))
-        assert run["state"] == "success", "\n".join(messages(first) + ["--- try 2"] + second)
+        assert run["state"] == "success", "\n".join([*messages(first), "--- try 2", *second])
         ti = task_instance(client, dag_id, run_id, task_id)
         assert (ti["state"], ti["try_number"]) == ("success", 2), ti
         decisions = policy_lines(messages(first), first)
@@ -147,8 +148,13 @@ def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
         first_index(messages(first), "[infrastructure]")
         result = xcom(client, dag_id, run_id, task_id)
         assert (result["status"], result["reason"]) == ("success", "succeeded"), result
-        drivers = recorder.names("driver")
-        assert len(drivers) == 2 and victim in drivers and result["driver_pod"] != victim
+        # Try 2 found no driver of its task instance left, so it submitted number 1 again:
+        # the same pod name, a new application.
+        assert result["application_id"] != first_app
+        kinds = [e.kind for e in recorder.events if e.name == victim]
+        deleted = kinds.index("DELETED")
+        assert "ADDED" in kinds[deleted:], recorder.events  # submitted again after it went
+        assert kinds[-1] == "DELETED", recorder.events  # the second one went too (delete_pod)
         recorder.stop()
         assert_nothing_left(runtime_admin, recorder, dag_id)
 
@@ -162,7 +168,7 @@ def test_an_out_of_memory_driver_is_retried_once_with_more_memory(
         run_id, run, _ = run_and_wait(airflow, client, dag_id, "out of memory")
         first = task_log(client, dag_id, run_id, task_id, 1)
         second = messages(task_log(client, dag_id, run_id, task_id, 2))
-        assert run["state"] == "success", "\n".join(messages(first) + ["--- try 2"] + second)
+        assert run["state"] == "success", "\n".join([*messages(first), "--- try 2", *second])
         ti = task_instance(client, dag_id, run_id, task_id)
         assert (ti["state"], ti["try_number"]) == ("success", 2), ti
         lines = messages(first)
