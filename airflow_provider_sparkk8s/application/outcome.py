@@ -65,8 +65,8 @@ def failure_exception(kind: str, message: str, **fields: Any) -> ApplicationFail
 
 
 def exception_line_of(event: Mapping[str, Any]) -> str | None:
-    """The last exception line: the driver log's (put in `message` by the operator), else
-    Spark's exit exception annotation."""
+    """The last exception line: the driver log's (the operator puts it in
+    `driver_exception`), else Spark's exit exception annotation."""
     for key in ("driver_exception", "exit_exception"):
         value = event.get(key)
         if isinstance(value, str) and value:
@@ -91,6 +91,7 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
         "cause": event.get("reason"),
         "exit_code": event.get("exit_code"),
         "exception": line,
+        "exit_exception": event.get("exit_exception"),  # Spark's own annotation, first line
         "duration_seconds": duration_seconds(app.submitted_at, event.get("finished_at"), now),
         "executors": event.get("executors") or {"counts": {}, "failures": []},
         "adopted": app.adopted,

@@ -314,11 +314,17 @@ def run(
                 client, result.namespace, result.driver_pod_name, err, seen=reporter.seen
             )
     _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
+    if state.state != "succeeded":
+        _print(err, f"Failure kind: {failure_kind({**state.to_dict(), 'state': 'failed'})}")
+    return Outcome(exit_code_of(state), state)
+
+
+def exit_code_of(state: ApplicationState) -> int:
+    """0 for success, else the exit code of the failure's kind (a vanished driver, state
+    unknown, is infrastructure)."""
     if state.state == "succeeded":
-        return Outcome(EXIT_OK, state)
-    kind = failure_kind({**state.to_dict(), "state": "failed"})
-    _print(err, f"Failure kind: {kind}")
-    return Outcome(EXIT_CODES[kind], state)
+        return EXIT_OK
+    return EXIT_CODES[failure_kind({**state.to_dict(), "state": "failed"})]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

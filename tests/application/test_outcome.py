@@ -39,6 +39,7 @@ def test_success_reports_every_xcom_field():
         "application_id": "spark-abc", "namespace": "team-a", "driver_pod": "pi-1-driver",
         "submission_id": "team-a:pi-1-driver", "state": "succeeded", "status": "success",
         "reason": "succeeded", "cause": "Completed", "exit_code": 0, "exception": None,
+        "exit_exception": None,
         "duration_seconds": 42.0,
         "executors": {"counts": {}, "failures": []}, "adopted": False,
     }  # fmt: skip

@@ -112,7 +112,13 @@ def test_an_application_error_fails_on_try_one_despite_retries(
         ), result
         assert result["exception"] == "RuntimeError: e2e outcome: failing on purpose"
         recorder.stop()
-        assert len(recorder.names("driver")) == 1  # one try, one driver
+        (driver,) = recorder.names("driver")  # one try, one driver
+        # Spark 4.3's driver wrote its exit exception on its own pod (the operator's default
+        # spark.kubernetes.driver.annotateExitException=true; the driver Role may patch).
+        annotations = recorder.pods[driver]["metadata"].get("annotations") or {}
+        print("spark.exit-exception:", annotations.get("spark.exit-exception"))
+        assert "spark.exit-exception" in annotations, annotations
+        assert result["exit_exception"] == annotations["spark.exit-exception"].splitlines()[0]
         assert_nothing_left(runtime_admin, recorder, dag_id)
 
 
