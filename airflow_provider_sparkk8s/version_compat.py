@@ -114,7 +114,7 @@ __all__ = [
 ]
 
 
-_NOT_RETRIED: dict[type, type] = {}
+_NOT_RETRIED: dict[type[Exception], type[Exception]] = {}
 
 
 def not_retried(error: Exception, why: str) -> Exception:
@@ -126,7 +126,7 @@ def not_retried(error: Exception, why: str) -> Exception:
     if both is None:
         both = type(cls.__name__, (AirflowFailException, cls), {"__module__": cls.__module__})
         _NOT_RETRIED[cls] = both
-    copy = both.__new__(both)
+    copy = Exception.__new__(both)  # no __init__: the attributes are copied below
     copy.__dict__.update(error.__dict__)
     copy.args = (f"{error} ({why}: not retried)",)
     return copy

@@ -89,7 +89,9 @@ def out_of_memory_drivers(drivers: Iterable[Mapping[str, Any]]) -> list[str]:
     return [objects.name(pod) or "" for pod in drivers if ran_out_of_memory(pod)]
 
 
-def memory_xcom(used: DriverMemory, before: DriverMemory | None, factor: float | None) -> dict:
+def memory_xcom(
+    used: DriverMemory, before: DriverMemory | None, factor: float | None
+) -> dict[str, Any]:
     """The XCom's `driver_memory`: the sizes this try used and, on a memory retry, the sizes
     of the try that ran out of memory and the factor."""
     value: dict[str, Any] = {"used": used.conf()}

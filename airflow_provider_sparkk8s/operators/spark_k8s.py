@@ -496,7 +496,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
             before, oom_drivers = None, out_of_memory_drivers(drivers)
             factor = self._memory_factor()
-            if factor is not None and oom_drivers:
+            if factor is not None and oom_drivers:  # this try is the out-of-memory retry
                 before, memory = memory, raised(memory, factor)
                 self.log.info(
                     "Driver %s ran out of memory: submitting with %s (was %s)",
