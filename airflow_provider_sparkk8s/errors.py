@@ -64,7 +64,72 @@ class SubmissionError(SparkK8sError):
 
 
 class ApplicationFailed(SparkK8sError):
-    """The Spark application ended in failure; the message carries the driver's reason."""
+    """The Spark application ended in failure; the message carries the driver's reason.
+
+    The base of the typed outcomes below (catch it to catch them all). Each carries what the
+    reducer knew: the driver pod, the pod's reason, the exit code and the last exception
+    line; `kind` is the name the XCom's `reason` field, the task log and the CLI use.
+    """
+
+    kind = "failed"  # not classified (a driver that could not be found on resume)
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        pod: str | None = None,
+        reason: str | None = None,
+        exit_code: int | None = None,
+        exception_line: str | None = None,
+        memory_raised: bool = False,
+    ):
+        self.pod = pod
+        self.reason = reason
+        self.exit_code = exit_code
+        self.exception_line = exception_line
+        # This try already ran with the larger driver memory of an out-of-memory retry.
+        self.memory_raised = memory_raised
+        super().__init__(message)
+
+
+class ApplicationError(ApplicationFailed):
+    """The application itself failed: the driver exited non-zero with Spark's exit exception
+    or the user's exit code. Running it again runs the same code on the same input."""
+
+    kind = "application_error"
+
+
+class DriverOutOfMemory(ApplicationFailed):
+    """The driver ran out of memory: its container was OOMKilled, or it exited with Spark's
+    out-of-memory exit code (52) or a `java.lang.OutOfMemoryError`."""
+
+    kind = "out_of_memory"
+
+
+class InfrastructureFailure(ApplicationFailed):
+    """The cluster, not the application: the driver was evicted, preempted, deleted by
+    someone else, lost with its node, never pulled its image or never scheduled within its
+    startup timeout, or the API server could not be reached."""
+
+    kind = "infrastructure"
+
+
+class ApplicationTimedOut(ApplicationFailed):
+    """The application ran longer than its `run_timeout`."""
+
+    kind = "timeout"
+
+
+FAILURE_CLASSES: dict[str, type[ApplicationFailed]] = {
+    cls.kind: cls
+    for cls in (
+        ApplicationFailed,
+        ApplicationError,
+        DriverOutOfMemory,
+        InfrastructureFailure,
+        ApplicationTimedOut,
+    )
+}
 
 
 class PolicyViolation(SparkConfError):

@@ -12,6 +12,8 @@ Airflow version existed; supporting another version means changing this file alo
   masks through the sync comms, so it runs in a worker thread too.
 - before 3.3: the triggerer never calls a trigger's `on_kill`: marking a deferred task failed
   does not reach the trigger (see `KILL_WHILE_DEFERRED_REACHES_TRIGGER`).
+- before 3.3: no retry policies (AIP-105): `RETRY_POLICIES` is False and the policy classes
+  are None; an application error then fails with `AirflowFailException` instead.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
 AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
 # The triggerer calls `on_kill` of a trigger whose task a user marked failed (3.3+ only).
 KILL_WHILE_DEFERRED_REACHES_TRIGGER = AIRFLOW_V_3_3_PLUS
+# Operators take `retry_policy=` and the task runner asks it after a failure (3.3+ only).
+RETRY_POLICIES = AIRFLOW_V_3_3_PLUS
 
 from airflow.sdk import (  # noqa: E402
     BaseOperator,
@@ -69,6 +73,16 @@ if TYPE_CHECKING or AIRFLOW_V_3_1_PLUS:
 else:  # 3.0
     from airflow.hooks.base import BaseHook
 
+if TYPE_CHECKING or AIRFLOW_V_3_3_PLUS:
+    from airflow.sdk.definitions.retry_policy import (
+        ExceptionRetryPolicy,
+        RetryAction,
+        RetryDecision,
+        RetryRule,
+    )
+else:  # 3.0-3.2: no retry policies
+    ExceptionRetryPolicy = RetryAction = RetryDecision = RetryRule = None
+
 if TYPE_CHECKING or AIRFLOW_V_3_2_PLUS:
     from airflow.sdk.configuration import conf
     from airflow.sdk.exceptions import TaskDeferred
@@ -82,6 +96,7 @@ __all__ = [
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_V_3_3_PLUS",
     "KILL_WHILE_DEFERRED_REACHES_TRIGGER",
+    "RETRY_POLICIES",
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
@@ -91,7 +106,11 @@ __all__ = [
     "BaseOperatorLink",
     "BaseSensorOperator",
     "BaseTrigger",
+    "ExceptionRetryPolicy",
     "PokeReturnValue",
+    "RetryAction",
+    "RetryDecision",
+    "RetryRule",
     "TaskDeferralTimeout",
     "TaskDeferred",
     "TriggerEvent",
@@ -100,6 +119,7 @@ __all__ = [
     "conf",
     "is_deferral_timeout",
     "mask_secret",
+    "not_retried",
     "object_storage_fs",
     "openlineage_conf",
     "openlineage_spark",
@@ -112,6 +132,24 @@ def is_deferral_timeout(next_method: str, next_kwargs: Any) -> bool:
     """A resume that is Airflow failing the task because its deferral timed out."""
     error = (next_kwargs or {}).get("error") if isinstance(next_kwargs, dict) else None
     return next_method == TRIGGER_FAIL_REPR and error == TriggerFailureReason.TRIGGER_TIMEOUT
+
+
+_NOT_RETRIED: dict[type[Exception], type[Exception]] = {}
+
+
+def not_retried(error: Exception, why: str) -> Exception:
+    """`error` as an AirflowFailException too (Airflow never retries one), still of its own
+    class, so `except` clauses for either catch it. For Airflow before 3.3, where no retry
+    policy can say "fail now"."""
+    cls = type(error)
+    both = _NOT_RETRIED.get(cls)
+    if both is None:
+        both = type(cls.__name__, (AirflowFailException, cls), {"__module__": cls.__module__})
+        _NOT_RETRIED[cls] = both
+    copy = Exception.__new__(both)  # no __init__: the attributes are copied below
+    copy.__dict__.update(error.__dict__)
+    copy.args = (f"{error} ({why}: not retried)",)
+    return copy
 
 
 def mask_secret(value: str) -> None:

@@ -16,7 +16,7 @@ a digest of our files, built under a lock and renamed into place when complete:
     opt/spark/{bin,sbin,jars,python,...}  -> the pyspark package's directories
     opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
     opt/entrypoint.sh                       testenv/image/entrypoint.sh
-    opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py)
+    opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py, oom.py)
     opt/sparkk8s/examples/jars/sparkk8s-examples.jar
                                             testenv/image/jvm/ (JavaPi), compiled here with
                                             the JDK's javac against that release's jars

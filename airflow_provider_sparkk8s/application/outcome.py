@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.errors import FAILURE_CLASSES, ApplicationFailed
+from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 
 ON_FINISH_ACTIONS = ("delete_pod", "delete_succeeded_pod", "keep_pod")
 
@@ -39,10 +41,43 @@ class Report:
     succeeded: bool
     xcom: dict[str, Any]
     failure: str | None  # the exception message when not succeeded
+    kind: str = "succeeded"  # the failure's kind (errors.FAILURE_CLASSES) when not succeeded
+    exception_line: str | None = None
+
+    def exception(self, *, memory_raised: bool = False) -> ApplicationFailed:
+        """The typed outcome to raise for a failed report."""
+        return failure_exception(
+            self.kind,
+            self.failure or "failed",
+            pod=self.xcom.get("submission_id"),
+            reason=self.xcom.get("cause"),
+            exit_code=self.xcom.get("exit_code"),
+            exception_line=self.exception_line,
+            memory_raised=memory_raised,
+        )
+
+
+def failure_exception(kind: str, message: str, **fields: Any) -> ApplicationFailed:
+    """The exception class of `kind`, its message prefixed with the kind (the task log's
+    line says which kind it was without the traceback's class name)."""
+    cls = FAILURE_CLASSES.get(kind, ApplicationFailed)
+    return cls(f"[{cls.kind}] {message}", **fields)
+
+
+def exception_line_of(event: Mapping[str, Any]) -> str | None:
+    """The last exception line: the driver log's (the operator puts it in
+    `driver_exception`), else Spark's exit exception annotation."""
+    for key in ("driver_exception", "exit_exception"):
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> Report:
     succeeded = event.get("status") == "success"
+    line = exception_line_of(event)
+    kind = "succeeded" if succeeded else failure_kind(event, line)
     xcom = {
         "application_id": app.application_id,
         "namespace": app.namespace,
@@ -50,13 +85,19 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
         "submission_id": app.submission_id,
         "state": event.get("state"),
         "status": event.get("status"),
-        "reason": event.get("reason"),
+        # The outcome's kind: succeeded, application_error, out_of_memory, infrastructure,
+        # timeout; `cause` is the pod's (or the timeout's) own reason.
+        "reason": kind,
+        "cause": event.get("reason"),
         "exit_code": event.get("exit_code"),
+        "exception": line,
+        "exit_exception": event.get("exit_exception"),  # Spark's own annotation, first line
         "duration_seconds": duration_seconds(app.submitted_at, event.get("finished_at"), now),
         "executors": event.get("executors") or {"counts": {}, "failures": []},
         "adopted": app.adopted,
     }
-    return Report(succeeded, xcom, None if succeeded else failure_message(app, event))
+    failure = None if succeeded else failure_message(app, event)
+    return Report(succeeded, xcom, failure, kind, line)
 
 
 def needs_driver_exception(event: Mapping[str, Any]) -> bool:
@@ -73,7 +114,12 @@ def failure_message(app: TrackedApplication, event: Mapping[str, Any]) -> str:
     parts = [str(event.get("reason") or event.get("state") or "failed")]
     if event.get("exit_code") is not None:
         parts.append(f"exit code {event['exit_code']}")
-    detail = event.get("termination_message") or event.get("message")
+    detail = (
+        event.get("termination_message")
+        or event.get("message")
+        or event.get("driver_exception")
+        or event.get("exit_exception")
+    )
     what = ", ".join(parts) + (f": {detail}" if detail else "")
     failures = (event.get("executors") or {}).get("failures") or []
     executors = ""

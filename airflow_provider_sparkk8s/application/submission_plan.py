@@ -5,6 +5,11 @@ parameters into conf; on top go the Kubernetes parameters, which win over the sa
 `conf` because they are explicit, and the task-instance labels and driver pod name that make
 a submission findable and race-free (see task_identity.py). The task-instance labels, and
 the labels of the platform policy, go on the driver and on every executor.
+
+One default of the operator's own (not spark-submit's, so the pipeline and its parity with
+spark-submit stay untouched): on Spark 4.1+ the driver writes its exit exception into its
+own `spark.exit-exception` annotation (`spark.kubernetes.driver.annotateExitException`,
+off in Spark), which the failure then names. A value the user gives wins.
 """
 
 from __future__ import annotations
@@ -20,12 +25,15 @@ from airflow_provider_sparkk8s.application.task_identity import (
     executor_label_conf,
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.conf_values import version_tuple
 
 POD_NAME_KEY = "spark.kubernetes.driver.pod.name"
 NAMESPACE_KEY = "spark.kubernetes.namespace"
 IMAGE_KEY = "spark.kubernetes.container.image"
 DRIVER_TEMPLATE_KEY = "spark.kubernetes.driver.podTemplateFile"
 EXECUTOR_TEMPLATE_KEY = "spark.kubernetes.executor.podTemplateFile"
+ANNOTATE_EXIT_EXCEPTION_KEY = "spark.kubernetes.driver.annotateExitException"
+ANNOTATE_EXIT_EXCEPTION_SINCE = (4, 1, 0)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class KubernetesParameters:
     image: str | None = None
     driver_pod_template: str | Mapping[str, Any] | None = None
     executor_pod_template: str | Mapping[str, Any] | None = None
+    spark_version: str | None = None  # the line the objects follow (operator defaults)
 
 
 def _is_document(value: str) -> bool:
@@ -115,6 +124,13 @@ def submission_conf(
     for key, value in (platform_labels or {}).items():
         conf[f"spark.kubernetes.driver.label.{key}"] = value
         conf[f"spark.kubernetes.executor.label.{key}"] = value
+    version = kubernetes.spark_version
+    if (
+        version
+        and version_tuple(version) >= ANNOTATE_EXIT_EXCEPTION_SINCE
+        and ANNOTATE_EXIT_EXCEPTION_KEY not in conf
+    ):
+        conf[ANNOTATE_EXIT_EXCEPTION_KEY] = "true"
     conf.update(driver_label_conf(ref, submission))
     conf.update(executor_label_conf(ref, submission))
     if POD_NAME_KEY not in parsed_conf:

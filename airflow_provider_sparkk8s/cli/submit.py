@@ -11,7 +11,9 @@ spark-submit's
 when the application fails.
 `--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
 
-Exit codes: 0 success, 1 application failed or API error, 2 invalid input.
+Exit codes (docs/operator.md, "Failure kinds"): 0 success, 1 application error (or an API
+request refused), 2 invalid input, 3 driver out of memory, 4 infrastructure (evicted,
+preempted, deleted, node lost, never started; the API server unreachable), 5 run timeout.
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ from airflow_provider_sparkk8s.application.policy import Policy, read_policy_tex
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
 from airflow_provider_sparkk8s.errors import (
+    ApplicationFailed,
     KubeApiError,
     KubeConfigError,
+    KubeConnectionError,
     SparkConfError,
     SparkK8sError,
 )
 from airflow_provider_sparkk8s.kube.kubeconfig import unloadable_kubeconfig
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
@@ -51,6 +56,14 @@ from airflow_provider_sparkk8s.submission.spark_line import (
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 POLICY_FILE_ENV = "SPARKK8S_POLICY_FILE"
+# One exit code per failure kind (errors.FAILURE_CLASSES): what a script can branch on.
+EXIT_CODES = {
+    "application_error": EXIT_FAILED,
+    "failed": EXIT_FAILED,
+    "out_of_memory": 3,
+    "infrastructure": 4,
+    "timeout": 5,
+}
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
 REPORT_INTERVAL_KEY = "spark.kubernetes.report.interval"
 
@@ -325,7 +338,17 @@ def run(
                 client, result.namespace, result.driver_pod_name, err, seen=reporter.seen
             )
     _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
-    return Outcome(EXIT_OK if state.state == "succeeded" else EXIT_FAILED, state)
+    if state.state != "succeeded":
+        _print(err, f"Failure kind: {failure_kind({**state.to_dict(), 'state': 'failed'})}")
+    return Outcome(exit_code_of(state), state)
+
+
+def exit_code_of(state: ApplicationState) -> int:
+    """0 for success, else the exit code of the failure's kind (a vanished driver, state
+    unknown, is infrastructure)."""
+    if state.state == "succeeded":
+        return EXIT_OK
+    return EXIT_CODES[failure_kind({**state.to_dict(), "state": "failed"})]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -335,6 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SparkConfError as error:
         print(f"sparkk8s-submit: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except KubeConnectionError as error:
+        print(f"sparkk8s-submit: {error}", file=sys.stderr)
+        return EXIT_CODES["infrastructure"]
+    except ApplicationFailed as error:
+        print(f"sparkk8s-submit: {error}", file=sys.stderr)
+        return EXIT_CODES.get(error.kind, EXIT_FAILED)
     except (KubeApiError, KubeConfigError, SparkK8sError) as error:
         print(f"sparkk8s-submit: {error}", file=sys.stderr)
         return EXIT_FAILED

@@ -38,6 +38,7 @@ TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "unknown"})
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 EXIT_EXCEPTION_ANNOTATION = "spark.exit-exception"
+EXIT_EXCEPTION_MAX = 1000
 
 # Waiting reasons that will not resolve on their own; ContainerCreating and
 # PodInitializing are the normal path and are not problems.
@@ -96,6 +97,13 @@ class ApplicationState:
     executors: ExecutorSummary = NO_EXECUTORS
     started_at: str | None = None
     finished_at: str | None = None
+    # Spark's exit exception (4.1+, `spark.kubernetes.driver.annotateExitException`): the
+    # first line of the `spark.exit-exception` annotation the driver wrote on its own pod.
+    exit_exception: str | None = None
+    # Why the cluster took the driver away: the reason of a true `DisruptionTarget`
+    # condition (PreemptionByScheduler, DeletionByTaintManager, EvictionByEvictionAPI,
+    # TerminationByKubelet), else "Deleted" for a driver pod being deleted.
+    disruption: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -190,15 +198,33 @@ def _was_scheduled_or_seen(pod: Pod) -> bool:
     return bool(_list(status.get("conditions")) or _str(_dict(pod.get("spec")).get("nodeName")))
 
 
+def exit_exception(pod: Pod) -> str | None:
+    """The first line of Spark's exit exception annotation (the exception's own text; the
+    rest is its stack trace)."""
+    text = annotation(pod, EXIT_EXCEPTION_ANNOTATION)
+    if not text:
+        return None
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first[:EXIT_EXCEPTION_MAX] or None
+
+
+def disruption(pod: Pod) -> str | None:
+    """Why the cluster is taking this pod away, if it is (see ApplicationState.disruption)."""
+    for entry in _list(_dict(pod.get("status")).get("conditions")):
+        condition = _dict(entry)
+        if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
+            return _str(condition.get("reason")) or "DisruptionTarget"
+    return "Deleted" if being_deleted(pod) else None
+
+
 def _failed_from_termination(
     pod: Pod, terminated: Mapping[str, Any], base: dict[str, Any]
 ) -> ApplicationState:
-    message = _str(terminated.get("message")) or annotation(pod, EXIT_EXCEPTION_ANNOTATION)
     return ApplicationState(
         state="failed",
         reason=_str(terminated.get("reason")) or "Error",
         exit_code=_int(terminated.get("exitCode")),
-        termination_message=message,
+        termination_message=_str(terminated.get("message")),
         finished_at=_str(terminated.get("finishedAt")),
         **base,
     )
@@ -411,7 +437,12 @@ def reduce_application(
             driver_pod=driver_pod_name,
             executors=executors,
         )
-    base = {"driver_pod": pod_name(driver), "executors": executors}
+    base = {
+        "driver_pod": pod_name(driver),
+        "executors": executors,
+        "exit_exception": exit_exception(driver),
+        "disruption": disruption(driver),
+    }
     return _driver_state(driver, driver_container or DRIVER_CONTAINER, base)
 
 

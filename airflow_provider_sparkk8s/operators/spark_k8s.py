@@ -26,6 +26,13 @@ from typing import Any, ClassVar
 
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec
+from airflow_provider_sparkk8s.application.memory_retry import (
+    DriverMemory,
+    memory_xcom,
+    out_of_memory_drivers,
+    planned_memory,
+    raised,
+)
 from airflow_provider_sparkk8s.application.outcome import (
     ON_FINISH_ACTIONS,
     deletion_reason,
@@ -53,7 +60,7 @@ from airflow_provider_sparkk8s.application.timeouts import (
     timeout_seconds,
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
-from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.errors import ApplicationError, ApplicationFailed, SparkConfError
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
     configured_policy,
@@ -74,6 +81,7 @@ from airflow_provider_sparkk8s.operators import completion, openlineage
 from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.driver_removal import delete_driver
 from airflow_provider_sparkk8s.services.following import follow_application
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
@@ -85,12 +93,14 @@ from airflow_provider_sparkk8s.submission.spark_line import (
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
+    RETRY_POLICIES,
     AirflowFailException,
     AirflowTaskTimeout,
     BaseOperator,
     BaseOperatorLink,
     TaskDeferralTimeout,
     is_deferral_timeout,
+    not_retried,
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -258,6 +268,12 @@ class SparkK8sSubmitOperator(BaseOperator):
         keep_uploaded_files: bool = False,
         **kwargs: Any,
     ) -> None:
+        if RETRY_POLICIES and kwargs.get("retry_policy") is None:
+            # Application errors fail at once, infrastructure is retried: the same rule as on
+            # Airflow 3.0-3.2 (AirflowFailException), where there are no policies.
+            from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
+
+            kwargs["retry_policy"] = SparkK8sRetryPolicy()
         super().__init__(**kwargs)
         if use_krb5ccache:
             raise SparkConfError(
@@ -338,7 +354,11 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     # ------------------------------------------------------------------ rendering
 
-    def _submit_parameters(self, conf: Mapping[str, Any] | None = None) -> SubmitParameters:
+    def _submit_parameters(
+        self, conf: Mapping[str, Any] | None = None, memory: DriverMemory | None = None
+    ) -> SubmitParameters:
+        if memory is not None:  # the out-of-memory retry's sizes win over the task's
+            conf = {**(self.conf if conf is None else conf), **memory.conf()}
         return SubmitParameters(
             application=self.application,
             conf=self.conf if conf is None else conf,
@@ -354,7 +374,9 @@ class SparkK8sSubmitOperator(BaseOperator):
             total_executor_cores=self.total_executor_cores,
             executor_cores=self.executor_cores,
             executor_memory=self.executor_memory,
-            driver_memory=self.driver_memory,
+            driver_memory=self.driver_memory
+            if memory is None
+            else memory.conf()["spark.driver.memory"],
             driver_cores=self.driver_cores,
             keytab=self.keytab,
             principal=self.principal,
@@ -389,10 +411,11 @@ class SparkK8sSubmitOperator(BaseOperator):
         master: str,
         conf: Mapping[str, Any],
         policy: Policy | None = None,
+        memory: DriverMemory | None = None,
     ) -> TaskSubmission:
         """The task's parameters as spark-submit's command line, parsed once (one clock for
         spark.app.submitTime), with what every submission of this task instance adds."""
-        argv = ["--master", master, *spark_submit_argv(self._submit_parameters(conf))]
+        argv = ["--master", master, *spark_submit_argv(self._submit_parameters(conf, memory))]
         request = submission.SubmissionRequest(
             argv=argv,
             environ=os.environ,
@@ -413,6 +436,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 image=self.image,
                 driver_pod_template=self.driver_pod_template,
                 executor_pod_template=self.executor_pod_template,
+                spark_version=line.version,
             ),
             spark_version=line.version,
             environ=os.environ,
@@ -497,24 +521,60 @@ class SparkK8sSubmitOperator(BaseOperator):
         namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
         with self._driver_pods(hook) as pods:
             master = "k8s://" + pods.client.settings.server
-            task = self._task_submission(ref, namespace, master, conf, self._policy(hook))
+            policy = self._policy(hook)
+            task = self._task_submission(ref, namespace, master, conf, policy=policy)
             first = task.plan(1)  # before any request: bad input fails here, nothing sent
+            drivers = self._list_drivers(pods, ref, first.rendered.namespace)
+            memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
+            before, oom_drivers = None, out_of_memory_drivers(drivers)
+            factor = self._memory_factor()
+            if factor is not None and oom_drivers:  # this try is the out-of-memory retry
+                before, memory = memory, raised(memory, factor)
+                self.log.info(
+                    "Driver %s ran out of memory: submitting with %s (was %s)",
+                    oom_drivers[-1],
+                    memory.describe(),
+                    before.describe(),
+                )
+                task = self._task_submission(
+                    ref, namespace, master, conf, policy=policy, memory=memory
+                )
+                first = task.plan(1)
             app = adopt_or_submit(
                 pods,
                 task,
                 first,
-                self._list_drivers(pods, ref, first.rendered.namespace),
+                drivers,
                 reattach=self.reattach_on_restart,
                 storage_for=self._upload_storage().storage,
                 log=self.log,
                 remove_uploads=self._upload_storage().remove,
             )
+            if before is not None and self.on_finish_action == "delete_pod":
+                for name in oom_drivers:  # kept for this retry only (see execute_complete)
+                    delete_driver(
+                        pods,
+                        app.namespace,
+                        name,
+                        remove_uploads=self._upload_storage().remove,
+                        log=self.log,
+                        keep_uploads=self.keep_uploaded_files,
+                        why="read for the memory retry",
+                    )
         self._tracked = app
         self._publish(context, app)
+        memory_used = memory_xcom(memory, before, factor)
         if self.deferrable:
-            self._defer(context, app)
+            self._defer(context, app, memory_used)
         event = self._wait_in_worker(app)
-        return self.execute_complete(context, event, application=app.to_kwargs())
+        return self.execute_complete(
+            context, event, application=app.to_kwargs(), driver_memory=memory_used
+        )
+
+    def _memory_factor(self) -> float | None:
+        """The retry policy's out-of-memory factor, when it has one (SparkK8sRetryPolicy)."""
+        factor = getattr(getattr(self, "retry_policy", None), "memory_factor", None)
+        return float(factor) if isinstance(factor, (int, float)) else None
 
     def _warn_of_ignored_parameters(self) -> None:
         """SparkSubmitOperator's parameters that have no role on Kubernetes: say so once."""
@@ -563,7 +623,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             namespace = namespace_of(self.namespace, conf) or "default"
             master = IN_CLUSTER_MASTER
         policy = self._dry_run_policy(hook)
-        planned = self._task_submission(ref, namespace, master, conf, policy).plan(1)
+        planned = self._task_submission(ref, namespace, master, conf, policy=policy).plan(1)
         preview = submission.dry_run(planned)
         for warning in planned.conf_key_warnings:
             self.log.warning("%s", warning)
@@ -631,7 +691,12 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     # ------------------------------------------------------------------ waiting
 
-    def _defer(self, context: Any, app: TrackedApplication) -> None:
+    def _defer(
+        self,
+        context: Any,
+        app: TrackedApplication,
+        driver_memory: Mapping[str, Any] | None = None,
+    ) -> None:
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
         # Airflow's signal-based execution_timeout ends when the worker parks the task: the
@@ -669,7 +734,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 keep_uploaded_files=self.keep_uploaded_files,
             ),
             method_name="execute_complete",
-            kwargs={"application": app.to_kwargs()},
+            kwargs={"application": app.to_kwargs(), "driver_memory": driver_memory},
             timeout=timeout,
         )
 
@@ -705,6 +770,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         context: Any,
         event: Mapping[str, Any] | None = None,
         application: Mapping[str, Any] | None = None,
+        driver_memory: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         ti = context["ti"]
         if application is None:  # dag.test() resumes with the event only
@@ -724,13 +790,21 @@ class SparkK8sSubmitOperator(BaseOperator):
             if needs_driver_exception(event):
                 exception = completion.driver_exception(pods, app, self.log)
                 if exception:
-                    event = {**event, "message": exception}
+                    event = {**event, "driver_exception": exception}
             outcome = report(app, event, datetime.now(UTC))
             outcome.xcom["spark_version"] = self.spark_line().version
+            outcome.xcom["driver_memory"] = dict(driver_memory) if driver_memory else None
+            memory_raised = bool(driver_memory and "raised_from" in driver_memory)
+            keep_for_retry = self._keep_for_memory_retry(outcome.kind, memory_raised, ti)
             if self.get_logs and not streamed and event.get("state") != "unknown":
                 completion.log_driver_tail(pods, app, self.log_tail_lines, self.log)
             ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
-            if should_delete_driver(self.on_finish_action, event):
+            if keep_for_retry:
+                self.log.info(
+                    "Keeping driver pod %s: it ran out of memory, and the retry reads it",
+                    app.submission_id,
+                )
+            elif should_delete_driver(self.on_finish_action, event):
                 self.log.info(
                     "Deleting driver pod %s (%s)",
                     app.submission_id,
@@ -742,13 +816,30 @@ class SparkK8sSubmitOperator(BaseOperator):
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
         if not outcome.succeeded:
-            raise ApplicationFailed(outcome.failure)
+            failure = outcome.exception(memory_raised=memory_raised)
+            if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
+                # Airflow before 3.3 has no retry policy to ask: fail without retries here.
+                raise not_retried(failure, "application error")
+            raise failure
         self.log.info(
             "Spark application %s succeeded in %ss",
             app.application_id,
             outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
+
+    def _keep_for_memory_retry(self, kind: str, memory_raised: bool, ti: Any) -> bool:
+        """An out-of-memory driver stays for the retry that raises the memory (the retry's
+        only way to know: XCom is cleared between tries), when one can follow."""
+        retries_left = int(getattr(ti, "try_number", 1) or 1) <= int(
+            getattr(ti, "max_tries", 0) or 0
+        )
+        return (
+            kind == "out_of_memory"
+            and not memory_raised
+            and self._memory_factor() is not None
+            and retries_left
+        )
 
     def _resume_without_event(
         self, context: Any, app: TrackedApplication | None, event: Any

@@ -28,8 +28,14 @@ from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step, observe
+from airflow_provider_sparkk8s.application.outcome import failure_exception
 from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
-from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.errors import (
+    ApplicationError,
+    InfrastructureFailure,
+    SparkConfError,
+)
+from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.driver_removal import delete_driver
@@ -39,6 +45,7 @@ from airflow_provider_sparkk8s.services.pods import (
     application_selector,
 )
 from airflow_provider_sparkk8s.version_compat import (
+    RETRY_POLICIES,
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
@@ -46,6 +53,7 @@ from airflow_provider_sparkk8s.version_compat import (
     PokeReturnValue,
     conf,
     is_deferral_timeout,
+    not_retried,
     time_delta_trigger,
 )
 
@@ -205,8 +213,10 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         state = None if step is None else step.following.state
         if step is None or state is None or not _has_driver(step.pods):
             if self._seen_driver:
-                raise ApplicationFailed(
-                    f"the driver of {self._what()} disappeared before the application finished"
+                raise InfrastructureFailure(
+                    f"[infrastructure] the driver of {self._what()} disappeared before the "
+                    "application finished",
+                    reason="DriverPodNotFound",
                 )
             self.log.info("No Spark driver found yet for %s", self._what())
             return False
@@ -216,7 +226,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         if state.state == "succeeded":
             return PokeReturnValue(True, {"application_id": app, **state.to_dict()})
         if state.state == "failed":
-            raise ApplicationFailed(f"Spark application {app} failed: {state.describe()}")
+            raise _typed(state.to_dict(), f"Spark application {app} failed: {state.describe()}")
         return False  # submitted, pending, running; unknown = executors without a driver yet
 
     def _what(self) -> str:
@@ -376,12 +386,34 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             return self._defer_wait(context, deadline, resumed=True)
         if event.get("status") == "success":
             return dict(event)
-        detail = event.get("termination_message") or event.get("message") or ""
-        code = f", exit code {event['exit_code']}" if event.get("exit_code") is not None else ""
-        raise ApplicationFailed(
-            f"Spark application {event.get('application_id')} {event.get('status')}: "
-            f"{event.get('reason')}{code}{': ' + detail if detail else ''}"
+        detail = (
+            event.get("termination_message")
+            or event.get("message")
+            or event.get("exit_exception")
+            or ""
         )
+        code = f", exit code {event['exit_code']}" if event.get("exit_code") is not None else ""
+        raise _typed(
+            event,
+            f"Spark application {event.get('application_id')} {event.get('status')}: "
+            f"{event.get('reason')}{code}{': ' + detail if detail else ''}",
+        )
+
+
+def _typed(event: Mapping[str, Any], message: str) -> Exception:
+    """The typed outcome of a failed application (the operator's classes); before Airflow
+    3.3, which has no retry policies, an application error is AirflowFailException."""
+    failure = failure_exception(
+        failure_kind(event),
+        message,
+        pod=event.get("driver_pod"),
+        reason=event.get("reason"),
+        exit_code=event.get("exit_code"),
+        exception_line=event.get("exit_exception"),
+    )
+    if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
+        return not_retried(failure, "application error")
+    return failure
 
 
 def _has_driver(pods: Sequence[Pod]) -> bool:

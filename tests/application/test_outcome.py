@@ -17,6 +17,7 @@ from airflow_provider_sparkk8s.application.outcome import (
     should_delete_driver,
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.errors import ApplicationError, ApplicationFailed, DriverOutOfMemory
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
 APP = TrackedApplication(
@@ -37,7 +38,9 @@ def test_success_reports_every_xcom_field():
     assert outcome.xcom == {
         "application_id": "spark-abc", "namespace": "team-a", "driver_pod": "pi-1-driver",
         "submission_id": "team-a:pi-1-driver", "state": "succeeded", "status": "success",
-        "reason": "Completed", "exit_code": 0, "duration_seconds": 42.0,
+        "reason": "succeeded", "cause": "Completed", "exit_code": 0, "exception": None,
+        "exit_exception": None,
+        "duration_seconds": 42.0,
         "executors": {"counts": {}, "failures": []}, "adopted": False,
     }  # fmt: skip
 
@@ -110,3 +113,43 @@ def test_the_log_says_a_timed_out_driver_is_deleted_because_it_timed_out():
     assert deletion_reason("delete_succeeded_pod", timeout) == "timed out"
     assert deletion_reason("keep_pod", timeout) == "timed out"
     assert deletion_reason("delete_pod", failed) == "delete_pod"
+
+
+def test_a_failure_reports_its_kind_as_the_xcom_reason_and_raises_its_class():
+    state = ApplicationState(state="failed", reason="OOMKilled", exit_code=137)
+    outcome = report(APP, final_event(APP, state), NOW)
+    assert (outcome.kind, outcome.xcom["reason"], outcome.xcom["cause"]) == (
+        "out_of_memory",
+        "out_of_memory",
+        "OOMKilled",
+    )
+    error = outcome.exception(memory_raised=True)
+    assert isinstance(error, DriverOutOfMemory) and isinstance(error, ApplicationFailed)
+    assert (error.pod, error.reason, error.exit_code, error.memory_raised) == (
+        "team-a:pi-1-driver",
+        "OOMKilled",
+        137,
+        True,
+    )
+    assert str(error).startswith("[out_of_memory] Spark application spark-abc")
+
+
+def test_the_driver_logs_exception_line_wins_over_sparks_exit_exception():
+    state = ApplicationState(
+        state="failed",
+        reason="Error",
+        exit_code=1,
+        exit_exception="org.apache.spark.SparkUserAppException: User application exited with 1",
+    )
+    event = {**final_event(APP, state), "driver_exception": "RuntimeError: boom"}
+    outcome = report(APP, event, NOW)
+    assert outcome.xcom["exception"] == "RuntimeError: boom"
+    error = outcome.exception()
+    assert isinstance(error, ApplicationError) and error.exception_line == "RuntimeError: boom"
+    assert outcome.failure is not None and outcome.failure.endswith(
+        "exit code 1: RuntimeError: boom"
+    )
+    # Without the log's line, Spark's own annotation names the failure.
+    alone = report(APP, final_event(APP, state), NOW)
+    assert alone.xcom["exception"] == state.exit_exception
+    assert alone.failure is not None and "SparkUserAppException" in alone.failure

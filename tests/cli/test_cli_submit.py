@@ -12,6 +12,12 @@ import yaml
 
 from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.cli.submit import run, wait_for_driver
+from airflow_provider_sparkk8s.errors import (
+    FAILURE_CLASSES,
+    ApplicationError,
+    DriverOutOfMemory,
+    KubeConnectionError,
+)
 from testenv.harness.recorder import RecordingServer
 
 MASTER = ["--master", "k8s://https://192.0.2.1:6443", "--deploy-mode", "cluster"]
@@ -265,3 +271,47 @@ def test_help_says_where_credentials_and_the_namespace_come_from() -> None:
     for expected in ("$KUBECONFIG", "~/.kube/config", "spark.kubernetes.context", "service account",
                      "spark.kubernetes.authenticate.submission.", "spark.kubernetes.namespace"):  # fmt: skip
         assert expected in text, expected
+
+
+@pytest.mark.parametrize(
+    ("terminated", "code"),
+    [
+        ({"exitCode": 0, "reason": "Completed"}, 0),
+        ({"exitCode": 1, "reason": "Error"}, 1),
+        ({"exitCode": 137, "reason": "OOMKilled"}, 3),
+        ({"exitCode": 52, "reason": "Error"}, 3),
+        ({"exitCode": 143, "reason": "Error"}, 4),
+    ],
+)
+def test_the_exit_code_says_the_failure_kind(terminated: dict, code: int) -> None:
+    phase = "Succeeded" if terminated["exitCode"] == 0 else "Failed"
+    state = cli.reduce_application([pod(phase, terminated)], driver_pod_name="d")
+    assert cli.exit_code_of(state) == code
+
+
+def test_a_vanished_driver_exits_as_infrastructure() -> None:
+    state = cli.reduce_application([], driver_pod_name="d")
+    assert cli.exit_code_of(state) == 4
+
+
+def test_the_exit_codes_cover_every_failure_class() -> None:
+    assert set(cli.EXIT_CODES) == set(FAILURE_CLASSES)
+    assert len({cli.EXIT_CODES[k] for k in FAILURE_CLASSES if k != "failed"}) == 4
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (KubeConnectionError("connection refused"), 4),
+        (DriverOutOfMemory("[out_of_memory] OOMKilled"), 3),
+        (ApplicationError("[application_error] boom"), 1),
+    ],
+)
+def test_main_maps_raised_failures_to_their_exit_codes(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, code: int
+) -> None:
+    def fail(argv):
+        raise error
+
+    monkeypatch.setattr(cli, "run", fail)
+    assert cli.main([]) == code

@@ -4,19 +4,26 @@ tests/compat/suite.txt on the lowest declared minor as well as on 3.3)."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from airflow import __version__ as airflow_version
 from packaging.version import Version
 
 from airflow_provider_sparkk8s import version_compat
+from airflow_provider_sparkk8s.errors import ApplicationError, InfrastructureFailure
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_V_3_3_PLUS,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     TaskDeferred,
 )
-from tests.operators.fakes import FakeTaskInstance
-from tests.operators.test_operator_flow import cluster, context, make_operator  # noqa: F401
+from tests.operators.fakes import FakeTaskInstance, driver_status
+from tests.operators.test_operator_flow import (  # noqa: F401
+    cluster,
+    context,
+    make_operator,
+    progress,
+)
 
 
 def test_the_flags_follow_the_installed_airflow() -> None:
@@ -28,9 +35,49 @@ def test_the_flags_follow_the_installed_airflow() -> None:
     assert KILL_WHILE_DEFERRED_REACHES_TRIGGER == AIRFLOW_V_3_3_PLUS
 
 
+# Retry policies exist from Airflow 3.3 only: before, these names are None.
+RETRY_POLICY_NAMES = {"ExceptionRetryPolicy", "RetryAction", "RetryDecision", "RetryRule"}
+
+
 def test_every_name_resolves() -> None:
+    assert version_compat.RETRY_POLICIES == AIRFLOW_V_3_3_PLUS
     for name in version_compat.__all__:
-        assert getattr(version_compat, name) is not None, name
+        value = getattr(version_compat, name)
+        if name in RETRY_POLICY_NAMES:
+            assert (value is not None) == AIRFLOW_V_3_3_PLUS, name
+        else:
+            assert value is not None, name
+
+
+def test_an_application_error_fails_without_retries_on_every_airflow(
+    cluster: Any,  # noqa: F811
+) -> None:
+    """3.3: ApplicationError, which the operator's default retry policy fails at once;
+    3.0-3.2, with no retry policies: AirflowFailException, which Airflow never retries.
+    Infrastructure stays retriable on both."""
+    cluster.on_list = progress(driver_status("finished", exit_code=1))
+    operator = make_operator(on_finish_action="delete_pod")
+    with pytest.raises(ApplicationError) as error:  # both versions: still its own class
+        operator.execute(context(FakeTaskInstance()))
+    if AIRFLOW_V_3_3_PLUS:
+        from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
+
+        assert not isinstance(error.value, version_compat.AirflowFailException)
+        assert isinstance(operator.retry_policy, SparkK8sRetryPolicy)
+        decision = operator.retry_policy.evaluate(error.value, 1, 3)
+        assert decision.action is version_compat.RetryAction.FAIL
+    else:
+        assert isinstance(error.value, version_compat.AirflowFailException)
+        assert str(error.value).endswith("(application error: not retried)")
+        assert error.value.exit_code == 1
+        assert getattr(operator, "retry_policy", None) is None
+        with pytest.raises(ImportError, match=r"needs Airflow 3\.3"):
+            import airflow_provider_sparkk8s.operators.retry_policy  # noqa: F401
+    # A driver someone deleted is infrastructure: retried by Airflow on every version.
+    cluster.pods.clear()
+    cluster.on_list = lambda fake: fake.pods.clear()
+    with pytest.raises(InfrastructureFailure):
+        make_operator(on_finish_action="delete_pod").execute(context(FakeTaskInstance()))
 
 
 def test_deferring_warns_when_a_kill_cannot_reach_the_trigger(

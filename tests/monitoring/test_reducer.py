@@ -128,13 +128,33 @@ def test_failed_pod_without_container_status_uses_pod_reason():
     )
 
 
-def test_exit_exception_annotation_is_the_message_when_the_container_has_none():
+def test_sparks_exit_exception_annotation_is_read_as_its_first_line():
     failed = pod(
         phase="Failed",
         containers=[terminated(1, "Error")],
-        annotations={"spark.exit-exception": "java.lang.RuntimeException: boom"},
+        annotations={
+            "spark.exit-exception": "\njava.lang.RuntimeException: boom\n\tat Main.main(Main.java:3)"
+        },
     )
-    assert reduce_application([failed]).termination_message == "java.lang.RuntimeException: boom"
+    state = reduce_application([failed])
+    assert state.exit_exception == "java.lang.RuntimeException: boom"
+    assert state.termination_message is None  # the container's own message only
+    assert state.to_dict()["exit_exception"] == "java.lang.RuntimeException: boom"
+
+
+def test_a_disruption_condition_or_a_deletion_says_the_cluster_took_the_driver():
+    preempted = pod(
+        phase="Failed",
+        containers=[terminated(143, "Error")],
+        conditions=[
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+        ],
+    )
+    assert reduce_application([preempted]).disruption == "PreemptionByScheduler"
+    deleted = pod(phase="Failed", containers=[terminated(143, "Error")])
+    deleted["metadata"]["deletionTimestamp"] = "2026-11-29T18:00:00Z"
+    assert reduce_application([deleted]).disruption == "Deleted"
+    assert reduce_application([pod(phase="Failed", containers=[terminated(1)])]).disruption is None
 
 
 def test_driver_pod_name_picks_that_pod():

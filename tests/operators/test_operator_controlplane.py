@@ -226,28 +226,35 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
 
     # failure with an exit code, a reason and a message; kept on failure
     failed = run.xcom("fails_with_exit_code", "spark_application")
-    assert (failed["status"], failed["exit_code"], failed["reason"]) == ("failed", 3, "Error")
+    assert (failed["status"], failed["exit_code"], failed["cause"]) == ("failed", 3, "Error")
+    assert failed["reason"] == "application_error"  # the kind
     assert "Error, exit code 3: Job aborted: stage 2 failed" in run.output
     kept = pods_of(kube_admin, namespace, dag, "fails_with_exit_code")
     assert [p["metadata"]["name"] for p in kept] == [expected_pod(dag, "fails_with_exit_code")]
 
     # OOMKilled, waiting in the worker; delete_pod removes it even on failure
     oom = run.xcom("oom_killed", "spark_application")
-    assert (oom["reason"], oom["exit_code"]) == ("OOMKilled", 137)
+    assert (oom["reason"], oom["cause"], oom["exit_code"]) == ("out_of_memory", "OOMKilled", 137)
     assert "OOMKilled, exit code 137" in run.output
     assert pods_of(kube_admin, namespace, dag, "oom_killed") == []
 
     # the driver never starts: each timeout names its reason, and the driver is deleted
     pull = run.xcom("image_pull_timeout", "spark_application")
-    assert (pull["status"], pull["reason"]) == ("timeout", "StartupTimeout")
+    assert (pull["status"], pull["reason"], pull["cause"]) == (
+        "timeout",
+        "infrastructure",
+        "StartupTimeout",
+    )
     assert re.search(
         r"StartupTimeout: the driver did not start within 6s \(pending, ImagePullBackOff",
         run.output,
     )
     unschedulable = run.xcom("unschedulable_timeout", "spark_application")
-    assert (unschedulable["status"], unschedulable["reason"]) == ("timeout", "StartupTimeout")
+    assert (unschedulable["reason"], unschedulable["cause"]) == ("infrastructure", "StartupTimeout")
+    # Airflow 3.0's `dags test` prints the exception in a rich box that wraps it: the
+    # "[infrastructure] " prefix moves the wrap to just before "available".
     assert re.search(
-        r"did not start within 6s \(pending, Unschedulable: 0/\d+ nodes are available", run.output
+        r"did not start within 6s \(pending, Unschedulable: 0/\d+ nodes are", run.output
     )
     for task_id in ("image_pull_timeout", "unschedulable_timeout"):
         assert pods_of(kube_admin, namespace, dag, task_id) == [], task_id

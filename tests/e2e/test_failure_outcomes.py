@@ -1,0 +1,204 @@
+"""Failure kinds through real Airflow 3.3 and real Spark on the node agent: what the retry
+policy decides for each, the task's final state and try number, the XCom, and what is left
+in the namespace (the DAGs are tests/e2e/e2e_dags/e2e_outcomes.py)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from testenv.harness import kube
+from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
+from tests.e2e.test_airflow_end_to_end import (
+    first_index,
+    messages,
+    runtime_log,
+    task_instance,
+    task_log,
+    xcom,
+)
+from tests.support.real_spark import PodRecorder
+
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
+
+NAMESPACE = f"/api/v1/namespaces/{E2E_NAMESPACE}"
+POLICY_DECISION = "Retry policy decision"  # Airflow's task runner logs the policy's reason
+
+
+def application_xcom(client: httpx.Client, dag_id: str, run_id: str, task_id: str) -> Any:
+    response = client.get(
+        f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/spark_application"
+    )
+    response.raise_for_status()
+    return response.json()["value"]
+
+
+def policy_lines(lines: list[str], events: list[dict[str, Any]]) -> list[str]:
+    """The policy's decisions with their reasons (structured fields of the log event)."""
+    return [
+        f"{event.get('action')}: {event.get('reason')}"
+        for event in events
+        if event.get("event") == POLICY_DECISION
+    ]
+
+
+def assert_nothing_left(runtime_admin: Any, recorder: PodRecorder, dag_id: str) -> None:
+    """No pod of the DAG, and nothing its drivers owned (ConfigMaps, Services), once the
+    garbage collector has had its turn."""
+    drivers = {
+        pod["metadata"]["uid"] for pod in recorder.pods.values() if pod["metadata"].get("uid")
+    }
+
+    def left() -> list[str]:
+        found = []
+        pods = kube.request(
+            runtime_admin,
+            "GET",
+            f"{NAMESPACE}/pods",
+            params={"labelSelector": f"sparkk8s.io/dag-id={dag_id}"},
+        )["items"]
+        found += [f"pod/{p['metadata']['name']}" for p in pods]
+        for kind in ("configmaps", "services"):
+            for item in kube.request(runtime_admin, "GET", f"{NAMESPACE}/{kind}")["items"]:
+                owners = {o.get("uid") for o in item["metadata"].get("ownerReferences") or []}
+                if owners & drivers:
+                    found.append(f"{kind}/{item['metadata']['name']}")
+        return found
+
+    wait_for(lambda: not left() or None, timeout=120, what=f"nothing of {dag_id} left")
+    assert left() == []
+
+
+def run_and_wait(
+    airflow: AirflowStack, client: httpx.Client, dag_id: str, label: str
+) -> tuple[str, dict[str, Any], float]:
+    airflow.wait_dag(client, dag_id)
+    started = time.monotonic()
+    run_id = airflow.trigger(client, dag_id)
+    run = airflow.wait_run(client, dag_id, run_id, timeout=800)
+    seconds = time.monotonic() - started
+    E2E_TIMINGS[f"{label}: trigger -> run {run['state']}"] = seconds
+    return run_id, run, seconds
+
+
+def test_an_application_error_fails_on_try_one_despite_retries(
+    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+) -> None:
+    """fail.py raises; retries=3, no retry_policy given: the operator's default policy
+    fails it at once, and says why in the task log."""
+    dag_id, task_id = "e2e_outcome_application_error", "raises"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    with airflow.client() as client:
+        run_id, run, _ = run_and_wait(airflow, client, dag_id, "application error")
+        events = task_log(client, dag_id, run_id, task_id, 1)
+        lines = messages(events)
+        assert run["state"] == "failed", "\n".join(lines)
+        ti = task_instance(client, dag_id, run_id, task_id)
+        assert (ti["state"], ti["try_number"]) == ("failed", 1), ti
+        failure = lines[first_index(lines, "ApplicationError")]
+        assert "[application_error]" in failure and "e2e outcome: failing on purpose" in failure
+        decisions = policy_lines(lines, events)
+        assert decisions and decisions[0].startswith("fail: application error, not retried"), (
+            decisions
+        )
+        result = application_xcom(client, dag_id, run_id, task_id)
+        assert (result["reason"], result["cause"], result["exit_code"]) == (
+            "application_error",
+            "Error",
+            1,
+        ), result
+        assert result["exception"] == "RuntimeError: e2e outcome: failing on purpose"
+        recorder.stop()
+        (driver,) = recorder.names("driver")  # one try, one driver
+        # Spark 4.3's driver wrote its exit exception on its own pod (the operator's default
+        # spark.kubernetes.driver.annotateExitException=true; the driver Role may patch).
+        annotations = recorder.pods[driver]["metadata"].get("annotations") or {}
+        print("spark.exit-exception:", annotations.get("spark.exit-exception"))
+        assert "spark.exit-exception" in annotations, annotations
+        assert result["exit_exception"] == annotations["spark.exit-exception"].splitlines()[0]
+        assert_nothing_left(runtime_admin, recorder, dag_id)
+
+
+def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
+    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+) -> None:
+    dag_id, task_id = "e2e_outcome_deleted_driver", "deleted"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    with airflow.client() as client:
+        airflow.wait_dag(client, dag_id)
+        started = time.monotonic()
+        run_id = airflow.trigger(client, dag_id)
+
+        def computing() -> str | None:
+            drivers = recorder.reached("driver", "Running")
+            if not drivers or not recorder.reached("executor", "Running"):
+                return None
+            log = runtime_log(runtime_plane, E2E_NAMESPACE, drivers[0])
+            return drivers[0] if "Starting task" in log else None
+
+        victim = wait_for(computing, timeout=300, what="the first driver computing")
+        first_app = recorder.pods[victim]["metadata"]["labels"]["spark-app-selector"]
+        kube.request(runtime_admin, "DELETE", f"{NAMESPACE}/pods/{victim}")
+        run = airflow.wait_run(client, dag_id, run_id, timeout=800)
+        E2E_TIMINGS[f"deleted driver: trigger -> run {run['state']}"] = time.monotonic() - started
+        first = task_log(client, dag_id, run_id, task_id, 1)
+        second = messages(task_log(client, dag_id, run_id, task_id, 2))
+        assert run["state"] == "success", "\n".join([*messages(first), "--- try 2", *second])
+        ti = task_instance(client, dag_id, run_id, task_id)
+        assert (ti["state"], ti["try_number"]) == ("success", 2), ti
+        decisions = policy_lines(messages(first), first)
+        assert decisions and decisions[0].startswith("retry: infrastructure failure"), decisions
+        first_index(messages(first), "[infrastructure]")
+        result = xcom(client, dag_id, run_id, task_id)
+        assert (result["status"], result["reason"]) == ("success", "succeeded"), result
+        # Try 2 found no driver of its task instance left, so it submitted number 1 again:
+        # the same pod name, a new application.
+        assert result["application_id"] != first_app
+        kinds = [e.kind for e in recorder.events if e.name == victim]
+        deleted = kinds.index("DELETED")
+        assert "ADDED" in kinds[deleted:], recorder.events  # submitted again after it went
+        assert kinds[-1] == "DELETED", recorder.events  # the second one went too (delete_pod)
+        recorder.stop()
+        assert_nothing_left(runtime_admin, recorder, dag_id)
+
+
+def test_an_out_of_memory_driver_is_retried_once_with_more_memory(
+    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+) -> None:
+    dag_id, task_id = "e2e_outcome_out_of_memory", "oom"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    with airflow.client() as client:
+        run_id, run, _ = run_and_wait(airflow, client, dag_id, "out of memory")
+        first = task_log(client, dag_id, run_id, task_id, 1)
+        second = messages(task_log(client, dag_id, run_id, task_id, 2))
+        assert run["state"] == "success", "\n".join([*messages(first), "--- try 2", *second])
+        ti = task_instance(client, dag_id, run_id, task_id)
+        assert (ti["state"], ti["try_number"]) == ("success", 2), ti
+        lines = messages(first)
+        failure = lines[first_index(lines, "DriverOutOfMemory")]
+        assert "OOMKilled" in failure, failure
+        decisions = policy_lines(lines, first)
+        assert decisions and decisions[0].startswith("retry: driver out of memory"), decisions
+        first_index(lines, "it ran out of memory, and the retry reads it")
+        first_index(second, "ran out of memory: submitting with spark.driver.memory=1024m")
+        result = xcom(client, dag_id, run_id, task_id)
+        assert result["driver_memory"] == {
+            "used": {"spark.driver.memory": "1024m", "spark.driver.memoryOverhead": "768m"},
+            "raised_from": {"spark.driver.memory": "512m", "spark.driver.memoryOverhead": "384m"},
+            "factor": 2.0,
+        }, result
+        recorder.stop()
+        drivers = recorder.names("driver")
+        assert len(drivers) == 2, recorder.events
+        limits = [
+            recorder.pods[name]["spec"]["containers"][0]["resources"]["limits"]["memory"]
+            for name in drivers
+        ]
+        assert sorted(limits) == ["1792Mi", "896Mi"], limits
+        oom_pod = next(n for n in drivers if n != result["driver_pod"])
+        status = recorder.pods[oom_pod]["status"]["containerStatuses"][0]["state"]
+        assert status["terminated"]["reason"] == "OOMKilled", status
+        assert_nothing_left(runtime_admin, recorder, dag_id)
