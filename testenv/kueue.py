@@ -205,6 +205,14 @@ class KueueManager:
     def log_tail(self, max_bytes: int = 4000) -> str:
         return self._process.log_tail(max_bytes) if self._process else ""
 
+    def log_lines(self, text: str, last: int = 30) -> str:
+        """The manager's last `last` log lines that mention `text` (an object's name)."""
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(line[:800] for line in [ln for ln in lines if text in ln][-last:])
+
     # -- what tests set up --
 
     def enable_namespace(self, namespace: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.submission import kueue
 
 
 class AsyncPodRequests(Protocol):
@@ -43,11 +44,23 @@ class AsyncPods:
     async def delete(self, namespace: str, name: str) -> bool:
         """Delete the pod (owner references take its objects); False when it was gone."""
         try:
-            await self.client.request("DELETE", resource_path("v1", "Pod", namespace, name))
+            deleted = await self.client.request(
+                "DELETE", resource_path("v1", "Pod", namespace, name)
+            )
         except KubeApiError as error:
             if error.status != 404:
                 raise
             return False
+        # A driver admitted by Kueue: its Workload goes with it (submission/kueue.py).
+        workload = kueue.workload_of(deleted) if isinstance(deleted, dict) else None
+        if workload is not None:
+            try:
+                await self.client.request(
+                    "DELETE", resource_path(kueue.API_VERSION, kueue.KIND, *workload)
+                )
+            except KubeApiError as error:
+                if error.status != 404:
+                    raise
         return True
 
     async def log_text(self, namespace: str, name: str, params: Mapping[str, Any]) -> str:

@@ -48,6 +48,10 @@ PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 TOTAL_COUNT_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
 RETRIABLE_ANNOTATION = "kueue.x-k8s.io/retriable-in-group"
+# Kueue routes a Workload's events to its pod group's reconciler only with this annotation
+# (what Kueue puts on the Workloads it builds for groups): without it, an admission would
+# not ungate the driver until some pod event happened to come.
+GROUP_WORKLOAD_ANNOTATION = "kueue.x-k8s.io/is-group-workload"
 DRIVER_POD_SET = "driver"
 EXECUTOR_POD_SET = "executor"
 # What Kueue reads of a PodSet's pod spec: resources (quota) and placement (flavors).
@@ -92,6 +96,19 @@ def queue_name(conf: Mapping[str, str]) -> str | None:
 
 def workload_name(conf: DriverConf) -> str:
     return conf.app_id
+
+
+def workload_of(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(namespace, name) of the prebuilt Workload a driver pod was admitted through, if any.
+
+    Deleting the driver pod lets the garbage collector take the Workload (Kueue makes the
+    pod its owner); a kill deletes it too, so none is left even before Kueue got to it."""
+    metadata = pod.get("metadata") or {}
+    name = (metadata.get("labels") or {}).get(PREBUILT_LABEL)
+    namespace = metadata.get("namespace")
+    if not isinstance(name, str) or not isinstance(namespace, str):
+        return None
+    return namespace, name
 
 
 def admitted_driver(conf: DriverConf, spec: DriverSpec, queue: str) -> DriverSpec:
@@ -183,6 +200,11 @@ def workload(
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {"name": workload_name(conf), "namespace": conf.namespace, "labels": labels},
+        "metadata": {
+            "name": workload_name(conf),
+            "namespace": conf.namespace,
+            "labels": labels,
+            "annotations": {GROUP_WORKLOAD_ANNOTATION: "true"},
+        },
         "spec": {"queueName": queue, "podSets": pod_sets(conf, driver_pod, driver_conf)},
     }

@@ -43,6 +43,7 @@ def test_workload_holds_the_driver_as_rendered_and_the_executors():
     assert workload["metadata"]["name"] == rendered.app_id
     assert workload["metadata"]["namespace"] == rendered.namespace
     assert workload["spec"]["queueName"] == "team-a"
+    assert workload["metadata"]["annotations"] == {"kueue.x-k8s.io/is-group-workload": "true"}
     driver, executor = workload["spec"]["podSets"]
     assert (driver["name"], driver["count"]) == ("driver", 1)
     assert (executor["name"], executor["count"]) == ("executor", 4)
