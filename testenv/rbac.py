@@ -36,7 +36,8 @@ def documented_objects(
         obj = copy.deepcopy(document)
         obj["metadata"]["namespace"] = namespace
         if obj["kind"] == "RoleBinding":
-            if obj["roleRef"]["name"] == SUBMITTER_ROLE:
+            # The submitter's Roles: sparkk8s-submitter, and sparkk8s-submitter-kueue.
+            if obj["roleRef"]["name"].startswith(SUBMITTER_ROLE):
                 obj["subjects"] = [
                     {
                         "kind": "ServiceAccount",

@@ -68,6 +68,12 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     ),
 )
 
+# What Kueue admission (spark.kubernetes.kueue.queueName) adds: the prebuilt Workload, applied
+# before the driver pod and deleted on rollback and kill (docs/rbac.yaml, its own Role).
+KUEUE_ACCESS: tuple[Access, ...] = tuple(
+    Access(verb, "workloads", "kueue.x-k8s.io") for verb in ("create", "patch", "delete")
+)
+
 # Extras whose value is a secret: masked in task logs. Airflow's REST API and edit form hide
 # an extra by its NAME only (a substring such as "secret", "private_key", "token"), not by its
 # format: password, so every name here must contain one of those substrings.

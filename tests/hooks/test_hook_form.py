@@ -15,6 +15,7 @@ import yaml
 from wtforms import BooleanField, PasswordField, StringField
 
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
+    KUEUE_ACCESS,
     REQUIRED_ACCESS,
     SECRET_EXTRAS,
     SparkK8sHook,
@@ -206,7 +207,23 @@ def test_rbac_manifest_grants_exactly_the_required_access() -> None:
     documents = list(yaml.safe_load_all((REPO / "docs" / "rbac.yaml").read_text()))
     roles = {d["metadata"]["name"]: d for d in documents if d["kind"] == "Role"}
     bindings = {d["metadata"]["name"]: d for d in documents if d["kind"] == "RoleBinding"}
-    assert set(roles) == set(bindings) == {"sparkk8s-submitter", "spark-driver"}
+    assert (
+        set(roles)
+        == set(bindings)
+        == {
+            "sparkk8s-submitter",
+            "sparkk8s-submitter-kueue",
+            "spark-driver",
+        }
+    )
+    # Kueue admission's own Role: the Workload the submitter sends, nothing more.
+    assert _granted(roles["sparkk8s-submitter-kueue"]) == {
+        (a.verb, a.group, a.resource) for a in KUEUE_ACCESS
+    }
+    assert (
+        bindings["sparkk8s-submitter-kueue"]["subjects"]
+        == bindings["sparkk8s-submitter"]["subjects"]
+    )
     # The submitter (Airflow, sparkk8s-submit): what the hook checks, nothing more.
     needed = {
         (a.verb, a.group, a.resource + (f"/{a.subresource}" if a.subresource else ""))

@@ -6,6 +6,8 @@ runs the same confs through Spark's own classes (3.5.9, 4.1.4, 4.3.0).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -101,14 +103,14 @@ def test_off_heap_counts_only_when_enabled(version):
     assert executor_resources(conf, version).memory_mib == 1408
     enabled = {**conf, "spark.memory.offHeap.enabled": "true"}
     assert executor_resources(enabled, version).memory_mib == 1408 + 2048
-    with pytest.raises(SparkConfError, match="spark.memory.offHeap.size"):
+    with pytest.raises(SparkConfError, match=re.escape("spark.memory.offHeap.size")):
         executor_resources({**JVM, "spark.memory.offHeap.enabled": "true"}, version)
 
 
 def test_iec_units_only_from_4_2():
     conf = {**JVM, "spark.executor.memory": "2gib"}
     assert executor_resources(conf, "4.3.0").memory_mib == 2048 + 384
-    with pytest.raises(SparkConfError, match="4.2"):
+    with pytest.raises(SparkConfError, match=re.escape("4.2")):
         executor_resources(conf, "4.1.4")
 
 
@@ -127,11 +129,11 @@ def test_gpus_are_limits_on_vendor_slash_name(version):
 
 
 def test_bad_values_name_their_key():
-    with pytest.raises(SparkConfError, match="spark.executor.cores"):
+    with pytest.raises(SparkConfError, match=re.escape("spark.executor.cores")):
         executor_resources({**JVM, "spark.executor.cores": "0"}, "4.3.0")
-    with pytest.raises(SparkConfError, match="spark.kubernetes.executor.request.cores"):
+    with pytest.raises(SparkConfError, match=re.escape("spark.kubernetes.executor.request.cores")):
         executor_resources({**JVM, "spark.kubernetes.executor.request.cores": "lots"}, "4.3.0")
-    with pytest.raises(SparkConfError, match="spark.executor.memoryOverheadFactor"):
+    with pytest.raises(SparkConfError, match=re.escape("spark.executor.memoryOverheadFactor")):
         executor_resources({**JVM, "spark.executor.memoryOverheadFactor": "0"}, "4.3.0")
 
 

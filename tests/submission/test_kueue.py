@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -103,7 +105,7 @@ def test_dynamic_allocation_reserves_max_executors_or_is_refused():
     rendered = render(prep({**dynamic, "spark.dynamicAllocation.maxExecutors": "6"}))
     assert rendered.workload is not None
     assert rendered.workload["spec"]["podSets"][1]["count"] == 6
-    with pytest.raises(SparkConfError, match="spark.dynamicAllocation.maxExecutors"):
+    with pytest.raises(SparkConfError, match=re.escape("spark.dynamicAllocation.maxExecutors")):
         render(prep(dynamic))
 
 
@@ -134,13 +136,13 @@ def test_placement_of_the_driver_is_kept():
 
 @pytest.mark.parametrize("name", ["", "Team_A", "a" * 64])
 def test_a_bad_queue_name_names_the_key(name):
-    with pytest.raises(SparkConfError, match="spark.kubernetes.kueue.queueName"):
+    with pytest.raises(SparkConfError, match=re.escape("spark.kubernetes.kueue.queueName")):
         render(prep({"spark.kubernetes.kueue.queueName": name}))
 
 
 def test_own_kueue_labels_are_refused_with_the_queue_key():
     conf = {**QUEUE, "spark.kubernetes.executor.label.kueue.x-k8s.io/queue-name": "other"}
-    with pytest.raises(SparkConfError, match="executor.label.kueue.x-k8s.io/queue-name"):
+    with pytest.raises(SparkConfError, match=re.escape("executor.label.kueue.x-k8s.io/queue-name")):
         render(prep(conf))
 
 

@@ -174,12 +174,11 @@ def test_the_second_application_waits_gated_until_the_first_ends(
         "memory": "1408Mi",
     }
     executors = create_executors(admin, stored, 2)
-    for executor in executors:
-        wait_for(
-            lambda executor=executor: running_ungated(admin, ns, executor),
-            60,
-            f"{executor} Running without a gate (the driver's child, inside its reservation)",
-        )
+    wait_for(
+        lambda: all(running_ungated(admin, ns, executor) for executor in executors),
+        60,
+        "the executors Running without a gate (the driver's children, inside its reservation)",
+    )
 
     second = submit(control_plane, queue, kubeconfig, "second")
     second_name = driver_of(admin, ns, "second")["metadata"]["name"]

@@ -27,6 +27,13 @@ def kueue_manager(control_plane: ControlPlane) -> Iterator[KueueManager]:
         yield manager
 
 
+@pytest.fixture(scope="module")
+def runtime_kueue_manager(runtime_plane: ControlPlane) -> Iterator[KueueManager]:
+    """Kueue beside the runtime plane (real Spark on the node agent)."""
+    with KueueManager(runtime_plane) as manager:
+        yield manager
+
+
 @dataclass(frozen=True)
 class KueueNamespace:
     name: str
@@ -38,30 +45,41 @@ class KueueNamespace:
 def kueue_namespace(
     kueue_manager: KueueManager, namespace: str
 ) -> Iterator[Callable[[dict[str, str]], KueueNamespace]]:
-    """`namespace` opened to Kueue; call it with the ClusterQueue's quota. Afterwards every
-    pod and Workload in it is deleted while the manager still runs (it holds finalizers on
-    the pods it gated), then the ClusterQueue."""
+    """`namespace` opened to Kueue; call it with the ClusterQueue's quota."""
+    yield from _queued_namespace(kueue_manager, namespace)
+
+
+@pytest.fixture
+def runtime_kueue_namespace(
+    runtime_kueue_manager: KueueManager, runtime_namespace: str
+) -> Iterator[Callable[[dict[str, str]], KueueNamespace]]:
+    yield from _queued_namespace(runtime_kueue_manager, runtime_namespace)
+
+
+def _queued_namespace(
+    manager: KueueManager, namespace: str
+) -> Iterator[Callable[[dict[str, str]], KueueNamespace]]:
+    """Afterwards every pod and Workload in the namespace is deleted while the manager still
+    runs (it holds finalizers on the pods it gated), then the ClusterQueue."""
     made: list[KueueNamespace] = []
 
     def make(quota: dict[str, str]) -> KueueNamespace:
         cluster_queue = f"cq-{secrets.token_hex(4)}"
-        kueue_manager.enable_namespace(namespace)
-        kueue_manager.create_queues(
-            namespace, LOCAL_QUEUE, cluster_queue=cluster_queue, quota=quota
-        )
+        manager.enable_namespace(namespace)
+        manager.create_queues(namespace, LOCAL_QUEUE, cluster_queue=cluster_queue, quota=quota)
         made.append(KueueNamespace(namespace, LOCAL_QUEUE, cluster_queue))
         return made[-1]
 
     yield make
-    admin = kueue_manager.admin
+    admin = manager.admin
     for created in made:
         admin.raw("DELETE", f"/api/v1/namespaces/{namespace}/pods")
         admin.raw("DELETE", f"{API}/namespaces/{namespace}/workloads")
 
         def empty() -> bool:
             pods = admin.json("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
-            return not pods and not kueue_manager.workloads(namespace)
+            return not pods and not manager.workloads(namespace)
 
         wait_for(empty, 60, f"no pods and no Workloads left in {namespace}")
         with contextlib.suppress(AdminHttpError):
-            kueue_manager.delete_cluster_queue(created.cluster_queue)
+            manager.delete_cluster_queue(created.cluster_queue)
