@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.objects import KUEUE_QUEUE_LABEL
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import executor_resources as er
 from airflow_provider_sparkk8s.submission import pod_template
@@ -42,7 +43,7 @@ from airflow_provider_sparkk8s.submission.spec import DriverSpec, KubeObject, Sp
 QUEUE_NAME_KEY = "spark.kubernetes.kueue.queueName"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 KIND = "Workload"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+QUEUE_LABEL = KUEUE_QUEUE_LABEL
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 TOTAL_COUNT_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.monitoring.kueue_workload import queue_status
+from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
+from airflow_provider_sparkk8s.monitoring.snapshot import slim_pod
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
@@ -197,6 +199,10 @@ def test_the_second_application_waits_gated_until_the_first_ends(
     assert "insufficient unused quota" in status
     pending = admin.json("GET", f"/api/v1/namespaces/{ns}/pods/{second_name}")
     assert GATE in [g["name"] for g in pending["spec"].get("schedulingGates") or []]
+    # What the trigger, the sensor and the CLI report of it (the follower's reducer).
+    reported = reduce_application([slim_pod(pending)])
+    assert (reported.state, reported.reason) == ("pending", "QueuedByKueue")
+    assert f"LocalQueue {queue.local_queue}" in (reported.message or "")
     assert pending["status"].get("phase") == "Pending" and not pending["spec"].get("nodeName")
 
     # The first ends as Spark ends: executors go first, then the driver exits.
