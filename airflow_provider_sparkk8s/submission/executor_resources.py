@@ -260,8 +260,8 @@ def executor_count(conf: Mapping[str, str]) -> int:
             key,
             None,
             "a whole number of executors",
-            "with dynamic allocation, Kueue admission reserves quota for maxExecutors, "
-            "and Spark's default (2147483647) cannot be reserved",
+            "it is unset; with dynamic allocation, Kueue admission reserves quota for "
+            "maxExecutors, and Spark's default (2147483647) cannot be reserved",
         )
     maximum = cv.parse_int(key, conf[key])
     if maximum < 1:

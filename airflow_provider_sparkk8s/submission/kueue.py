@@ -1,8 +1,7 @@
 """Kueue admission of the whole application: a prebuilt Workload and a one-pod group.
 
 Opt-in with `spark.kubernetes.kueue.queueName=<LocalQueue>` (the operator's `conf`, the
-CLI's `--conf`, or the connection's default conf). Kueue's pod integration (v0.17) is what
-the application goes through:
+CLI's `--conf`). Kueue's pod integration (v0.17) is what the application goes through:
 
 - The Workload is built here ("prebuilt", `kueue.x-k8s.io/prebuilt-workload-name`), named
   after the application id, with two PodSets: `driver` (1, the rendered driver pod) and
