@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane spark-plane screenshots conf-keys toxiproxy tinyproxy s3server browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint controlplane spark-plane screenshots conf-keys toxiproxy tinyproxy s3server kueue browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -40,6 +40,11 @@ tinyproxy:
 
 s3server:
 	./testenv/build_s3.sh >/dev/null
+
+# Kueue's manager (the quota tests' admission controller) from its Go module at a pinned
+# release, with its CRDs, into ~/.cache (about three minutes cold on two cores, once).
+kueue:
+	./testenv/build_kueue.sh >/dev/null
 
 # Debian's postgresql for Airflow with two triggerers (the chaos run); no-op once present.
 postgres:
@@ -75,9 +80,10 @@ runtime-image: venv
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
-test: venv lint controlplane toxiproxy tinyproxy s3server browser runtime-image
+test: venv lint controlplane toxiproxy tinyproxy s3server kueue browser runtime-image
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
-	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
+	kueue=$$(./testenv/build_kueue.sh) && \
+	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 SPARKK8S_KUEUE_DIR=$$kueue $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
 	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; \
 	if [ "$(TESTS)" = tests ]; then $(MAKE) --no-print-directory test-compat || rc=1; fi; exit $$rc
 

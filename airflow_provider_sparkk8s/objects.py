@@ -16,6 +16,10 @@ Obj = Mapping[str, Any]
 APP_ID_LABEL = "spark-app-selector"
 ROLE_LABEL = "spark-role"
 EXEC_ID_LABEL = "spark-exec-id"
+# Kueue admission (submission/kueue.py): the driver's LocalQueue, and the gate Kueue's webhook
+# holds a queued pod with until its Workload is admitted.
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
@@ -92,3 +96,12 @@ def newest_driver(pods: Iterable[Obj]) -> Obj | None:
     resubmission keeps the app id): the latest `creationTimestamp`, the first one on a tie."""
     drivers = [pod for pod in pods if spark_role(pod) == "driver"]
     return max(drivers, key=created_at, default=None)
+
+
+def kueue_queue(pod: Mapping[str, Any]) -> str | None:
+    """The LocalQueue a pod waits in while Kueue's admission gate holds it; None otherwise."""
+    gates = (pod.get("spec") or {}).get("schedulingGates") or ()
+    if not any(isinstance(g, Mapping) and g.get("name") == KUEUE_ADMISSION_GATE for g in gates):
+        return None
+    queue = ((pod.get("metadata") or {}).get("labels") or {}).get(KUEUE_QUEUE_LABEL)
+    return queue if isinstance(queue, str) else "?"

@@ -37,14 +37,19 @@ def documented_objects(
             continue
         obj = copy.deepcopy(document)
         obj["metadata"]["namespace"] = namespace
-        if obj["kind"] == "RoleBinding" and obj["roleRef"]["name"] == SUBMITTER_ROLE:
-            obj["subjects"] = [
-                {
-                    "kind": "ServiceAccount",
-                    "name": submitter,
-                    "namespace": submitter_namespace or namespace,
-                }
-            ]
+        if obj["kind"] == "RoleBinding":
+            # The submitter's Roles: sparkk8s-submitter, and sparkk8s-submitter-kueue.
+            if obj["roleRef"]["name"].startswith(SUBMITTER_ROLE):
+                obj["subjects"] = [
+                    {
+                        "kind": "ServiceAccount",
+                        "name": submitter,
+                        "namespace": submitter_namespace or namespace,
+                    }
+                ]
+            else:
+                for subject in obj["subjects"]:
+                    subject["namespace"] = namespace
         objects.append(obj)
     return objects
 

@@ -26,6 +26,7 @@ from airflow_provider_sparkk8s.objects import (
     annotation,
     being_deleted,
     executor_id,
+    kueue_queue,
     newest_driver,
     spark_role,
 )
@@ -267,6 +268,17 @@ def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> Application
     if phase == "running" and (running or not driver_status):
         return ApplicationState(state="running", started_at=_str(running.get("startedAt")), **base)
 
+    queue = kueue_queue(pod)
+    if queue is not None:
+        # Kueue holds the driver until the ClusterQueue has room for the whole application:
+        # a wait that ends on its own, not a problem (the scheduler calls it SchedulingGated).
+        return ApplicationState(
+            state="pending",
+            reason="QueuedByKueue",
+            message=f"queued in Kueue's LocalQueue {queue} until its ClusterQueue has room for "
+            "the driver and every executor",
+            **base,
+        )
     problem = _pending_problem(pod)
     if problem is not None:
         return ApplicationState(

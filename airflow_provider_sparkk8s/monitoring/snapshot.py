@@ -28,6 +28,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import EXIT_EXCEPTION_ANNOTATI
 from airflow_provider_sparkk8s.objects import (
     APP_ID_LABEL,
     EXEC_ID_LABEL,
+    KUEUE_QUEUE_LABEL,
     ROLE_LABEL,
     application_id,
     name,
@@ -171,7 +172,7 @@ def pods_by_application(snapshot: Snapshot) -> dict[str, list[Pod]]:
 # What the reducer reads, and nothing else: a tracked application costs a few hundred
 # bytes per pod instead of the pod's whole JSON (images, env, volumes, managed fields).
 _KEPT_ANNOTATIONS = (EXIT_EXCEPTION_ANNOTATION,)
-_KEPT_LABELS = (ROLE_LABEL, APP_ID_LABEL, EXEC_ID_LABEL)
+_KEPT_LABELS = (ROLE_LABEL, APP_ID_LABEL, EXEC_ID_LABEL, KUEUE_QUEUE_LABEL)
 _KEPT_METADATA = (
     "name",
     "namespace",
@@ -270,6 +271,6 @@ def slim_pod(pod: Pod) -> Pod:
             kept_status[key] = [_slim_container(c) for c in status[key]]
     return {
         "metadata": kept_metadata,
-        "spec": _shared(_pick(spec, ("restartPolicy", "nodeName"))),
+        "spec": _shared(_pick(spec, ("restartPolicy", "nodeName", "schedulingGates"))),
         "status": kept_status,
     }

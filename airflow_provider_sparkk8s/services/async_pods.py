@@ -15,6 +15,7 @@ from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.services.pods import conf_map_path, properties_of
+from airflow_provider_sparkk8s.submission import kueue
 
 
 class AsyncPodRequests(Protocol):
@@ -45,11 +46,23 @@ class AsyncPods:
     async def delete(self, namespace: str, name: str) -> bool:
         """Delete the pod (owner references take its objects); False when it was gone."""
         try:
-            await self.client.request("DELETE", resource_path("v1", "Pod", namespace, name))
+            deleted = await self.client.request(
+                "DELETE", resource_path("v1", "Pod", namespace, name)
+            )
         except KubeApiError as error:
             if error.status != 404:
                 raise
             return False
+        # A driver admitted by Kueue: its Workload goes with it (submission/kueue.py).
+        workload = kueue.workload_of(deleted) if isinstance(deleted, dict) else None
+        if workload is not None:
+            try:
+                await self.client.request(
+                    "DELETE", resource_path(kueue.API_VERSION, kueue.KIND, *workload)
+                )
+            except KubeApiError as error:
+                if error.status != 404:
+                    raise
         return True
 
     async def driver_properties(self, pod: Pod) -> dict[str, str] | None:

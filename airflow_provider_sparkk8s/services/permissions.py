@@ -66,6 +66,13 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
         "scheduling.volcano.sh",
         needed_only_for="the Volcano feature step",
     ),
+    *_rows(
+        "workloads",
+        _OWNED,
+        "the prebuilt Workload, applied before the driver pod, deleted on roll-back and kill",
+        "kueue.x-k8s.io",
+        needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
+    ),
 )
 
 # What docs/rbac.yaml's submitter Role grants, and what the Test button requires.
@@ -73,4 +80,8 @@ REQUIRED_ACCESS: tuple[Access, ...] = tuple(p.access for p in SUBMITTER_PERMISSI
 # Asked too, reported without failing the test: only some applications need them.
 CONDITIONAL_PERMISSIONS: tuple[Permission, ...] = tuple(
     p for p in SUBMITTER_PERMISSIONS if not p.always
+)
+# docs/rbac.yaml's own Role for Kueue admission (sparkk8s-submitter-kueue).
+KUEUE_ACCESS: tuple[Access, ...] = tuple(
+    p.access for p in SUBMITTER_PERMISSIONS if p.access.group == "kueue.x-k8s.io"
 )

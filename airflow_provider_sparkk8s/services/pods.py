@@ -32,6 +32,7 @@ from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
 
@@ -125,13 +126,22 @@ class DriverPods:
             {} if grace_period_seconds is None else {"gracePeriodSeconds": grace_period_seconds}
         )
         try:
-            self.client.request(
+            deleted = self.client.request(
                 "DELETE", resource_path("v1", "Pod", namespace, name), params=params
             )
         except KubeApiError as error:
             if error.status != 404:
                 raise
             return False
+        workload = kueue.workload_of(deleted) if isinstance(deleted, dict) else None
+        if workload is not None:
+            try:
+                self.client.request(
+                    "DELETE", resource_path(kueue.API_VERSION, kueue.KIND, *workload)
+                )
+            except KubeApiError as error:
+                if error.status != 404:
+                    raise
         return True
 
     def driver_properties(self, pod: Pod) -> dict[str, str] | None:

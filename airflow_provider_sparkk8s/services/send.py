@@ -230,6 +230,11 @@ def submit(
     sender = _Sender(client, rendered.namespace, field_manager)
     step: tuple[Mapping[str, Any], str] = (rendered.driver_pod, "apply")
     try:
+        if rendered.workload is not None:
+            # Kueue must find the Workload when the driver pod arrives; Kueue itself makes
+            # the pod its owner (a controller reference of ours would make it ignore it).
+            step = (rendered.workload, "apply")
+            sender.apply(rendered.workload)
         for obj in rendered.pre_resources:
             step = (obj, "apply")
             sender.apply(obj)

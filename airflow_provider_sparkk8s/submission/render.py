@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission import builder, naming
+from airflow_provider_sparkk8s.submission import builder, kueue, naming
 from airflow_provider_sparkk8s.submission.conf import (
     PYTHON_RUNNER,
     R_RUNNER,
@@ -46,6 +46,9 @@ class RenderedSubmission:
     # spark-submit's POST body names the namespace only when the driver template had one
     # (fabric8 then rewrites it to the target namespace); otherwise it is only in the URL.
     pod_body_has_namespace: bool = False
+    # Kueue admission (spark.kubernetes.kueue.queueName): the prebuilt Workload, sent first
+    # and left to Kueue, which makes the driver pod its owner (submission/kueue.py).
+    workload: KubeObject | None = None
 
     @property
     def submission_id(self) -> str:
@@ -61,7 +64,8 @@ class RenderedSubmission:
 
     @property
     def objects(self) -> list[KubeObject]:
-        return [*self.pre_resources, self.driver_pod, *self.resources]
+        workload = [self.workload] if self.workload is not None else []
+        return [*workload, *self.pre_resources, self.driver_pod, *self.resources]
 
 
 def prepare(
@@ -149,12 +153,21 @@ def _check_names(objects: Iterable[KubeObject], conf: DriverConf) -> None:
 def render(conf: DriverConf) -> RenderedSubmission:
     """Every object spark-submit would send for `conf`, as plain dicts."""
     check_spark_version(conf.spark_version)
-    assembled = builder.assemble(conf, builder.build_driver_spec(conf))
+    queue = kueue.queue_name(conf.spark_conf)
+    spec = builder.build_driver_spec(conf)
+    if queue is not None:
+        spec = kueue.admitted_driver(conf, spec, queue)
+    assembled = builder.assemble(conf, spec)
     pod = dict(assembled.pod)
     template_namespace = "namespace" in (pod.get("metadata") or {})
     pod["metadata"] = {**pod.get("metadata", {}), "namespace": conf.namespace}
     resources = (*assembled.resources, assembled.conf_config_map)
-    _check_names([*assembled.pre_resources, pod, *resources], conf)
+    workload = (
+        kueue.workload(conf, queue, pod, assembled.system_properties) if queue is not None else None
+    )
+    _check_names(
+        [*([workload] if workload else []), *assembled.pre_resources, pod, *resources], conf
+    )
     return RenderedSubmission(
         app_id=conf.app_id,
         namespace=conf.namespace,
@@ -166,6 +179,7 @@ def render(conf: DriverConf) -> RenderedSubmission:
         system_properties=assembled.system_properties,
         pod_body_has_namespace=template_namespace,
         secret_confs_in_clear=assembled.secret_confs_in_clear,
+        workload=workload,
     )
 
 

@@ -22,7 +22,7 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 )
 from airflow_provider_sparkk8s.kube.paths import Access
 from airflow_provider_sparkk8s.provider_info import provider_info
-from airflow_provider_sparkk8s.services.permissions import SUBMITTER_PERMISSIONS
+from airflow_provider_sparkk8s.services.permissions import KUEUE_ACCESS, SUBMITTER_PERMISSIONS
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_2_PLUS
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply
 
@@ -159,7 +159,7 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
     reviews = [json.loads(r.body) for r in server.requests if r.method == "POST"]
     assert {r["spec"]["resourceAttributes"]["namespace"] for r in reviews} == {"jobs"}
     # Every permission of the table is asked for, the feature-dependent ones too.
-    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 6 == 25
+    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 9 == 28
     assert {
         (
             r["spec"]["resourceAttributes"]["verb"],
@@ -238,7 +238,23 @@ def test_rbac_manifest_grants_exactly_the_required_access() -> None:
     documents = list(yaml.safe_load_all((REPO / "docs" / "rbac.yaml").read_text()))
     roles = {d["metadata"]["name"]: d for d in documents if d["kind"] == "Role"}
     bindings = {d["metadata"]["name"]: d for d in documents if d["kind"] == "RoleBinding"}
-    assert set(roles) == set(bindings) == {"sparkk8s-submitter", "spark-driver"}
+    assert (
+        set(roles)
+        == set(bindings)
+        == {
+            "sparkk8s-submitter",
+            "sparkk8s-submitter-kueue",
+            "spark-driver",
+        }
+    )
+    # Kueue admission's own Role: the Workload the submitter sends, nothing more.
+    assert _granted(roles["sparkk8s-submitter-kueue"]) == {
+        (a.verb, a.group, a.resource) for a in KUEUE_ACCESS
+    }
+    assert (
+        bindings["sparkk8s-submitter-kueue"]["subjects"]
+        == bindings["sparkk8s-submitter"]["subjects"]
+    )
     # The submitter (Airflow, sparkk8s-submit): the table's rows every submission needs
     # (services/permissions.py, what the Test button requires), nothing more.
     needed = {

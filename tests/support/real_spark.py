@@ -9,6 +9,7 @@ submitter Role, and its driver runs as `spark` with the documented driver Role
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import subprocess
 import sys
@@ -80,6 +81,8 @@ def submit_with_cli(
             "KUBECONFIG": str(kubeconfig),
             "PATH": "/usr/bin:/bin",
             "HOME": str(kubeconfig.parent),
+            # The checkout under test, not whichever one the venv's editable install names.
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
         },
         capture_output=True,
         text=True,

@@ -1,0 +1,159 @@
+"""Kueue admission with real Spark on the node agent, per line: the Workload's PodSets request
+exactly what real Spark put on the pods it created (the driver from spark-submit's rules, the
+executors from the driver's BasicExecutorFeatureStep), and the application runs once Kueue
+admits it; and two real applications in room for one: the second is reported queued, none of
+its executors exists before the first ends, and both succeed. Submitted by `sparkk8s-submit` as
+the documented submitter (docs/rbac.yaml, including the Kueue Role)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testenv.admin_client import AdminHttp
+from testenv.controlplane import ControlPlane
+from testenv.harness.waiting import wait_for
+from testenv.kueue import API, KueueManager
+from testenv.runtime_image import image_name
+from tests.support.kueue import (  # noqa: F401
+    runtime_kueue_manager,
+    runtime_kueue_namespace,
+)
+from tests.support.real_spark import PI, PodRecorder, submit_with_cli
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
+SPARK = ("spark-kubernetes-driver", "spark-kubernetes-executor")
+
+
+def spark_resources(spec: dict[str, Any]) -> dict[str, Any]:
+    (container,) = [c for c in spec["containers"] if c["name"] in SPARK]
+    return dict(container["resources"])
+
+
+class WorkloadRecorder:
+    """The last state seen of every Workload in a namespace, polled while Spark runs (the
+    garbage collector takes a Workload with its driver pod)."""
+
+    def __init__(self, admin: AdminHttp, namespace: str) -> None:
+        self.admin, self.namespace = admin, namespace
+        self.seen: dict[str, dict[str, Any]] = {}
+        self.admitted: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> WorkloadRecorder:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            for item in self.admin.json("GET", f"{API}/namespaces/{self.namespace}/workloads")[
+                "items"
+            ]:
+                name = item["metadata"]["name"]
+                self.seen[name] = item
+                if conditions(item).get("Admitted") == "True":
+                    self.admitted.add(name)
+
+
+def conditions(workload: dict[str, Any]) -> dict[str, str]:
+    return {c["type"]: c["status"] for c in workload["status"].get("conditions", [])}
+
+
+@pytest.mark.parametrize("version", ["3.5.9", "4.1.4", "4.3.0"])
+def test_workload_pod_sets_equal_the_pods_real_spark_created(
+    version: str,
+    runtime_plane: ControlPlane,
+    runtime_kueue_manager: KueueManager,  # noqa: F811
+    runtime_kueue_namespace,  # noqa: F811
+    submitter: Path,
+) -> None:
+    queue = runtime_kueue_namespace({"cpu": "16", "memory": "32Gi"})
+    ns = queue.name
+    recorder = PodRecorder(runtime_plane, ns).start()
+    admin = AdminHttp.from_kubeconfig(runtime_plane.admin_kubeconfig)
+    workloads = WorkloadRecorder(admin, ns).start()
+    conf = {
+        "spark.kubernetes.container.image": image_name(version),
+        "spark.kubernetes.kueue.queueName": queue.local_queue,
+    }
+    name = "kq" + version.replace(".", "")
+    done = submit_with_cli(runtime_plane, ns, submitter, name, [PI, "2", "1000"], conf)
+    recorder.stop()
+    workloads.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    (driver,) = recorder.names("driver")
+    executors = recorder.names("executor")
+    assert len(executors) == 2, recorder.events
+    app_id = recorder.pods[driver]["metadata"]["labels"]["spark-app-selector"]
+    assert app_id in workloads.admitted, workloads.seen
+    workload = workloads.seen[app_id]
+    driver_set, executor_set = workload["spec"]["podSets"]
+
+    assert spark_resources(driver_set["template"]["spec"]) == spark_resources(
+        recorder.pods[driver]["spec"]
+    )
+    assert executor_set["count"] == len(executors)
+    for executor in executors:
+        assert spark_resources(executor_set["template"]["spec"]) == spark_resources(
+            recorder.pods[executor]["spec"]
+        ), executor
+    # The executors started after the Workload was admitted, without a gate of their own.
+    assert all(not recorder.pods[e]["spec"].get("schedulingGates") for e in executors)
+
+
+def test_two_real_applications_share_room_for_one_the_second_waits_for_the_first(
+    runtime_plane: ControlPlane,
+    runtime_kueue_manager: KueueManager,  # noqa: F811
+    runtime_kueue_namespace,  # noqa: F811
+    submitter: Path,
+) -> None:
+    # One Python Pi: a driver and two executors of 1 cpu and 896Mi each (512m + 384 MiB).
+    queue = runtime_kueue_namespace({"cpu": "3", "memory": "3Gi"})
+    ns = queue.name
+    recorder = PodRecorder(runtime_plane, ns).start()
+    conf = {"spark.kubernetes.kueue.queueName": queue.local_queue}
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(
+            submit_with_cli, runtime_plane, ns, submitter, "first", [PI, "2", "100000"], conf
+        )
+        wait_for(lambda: recorder.reached("driver", "Running"), 120, "the first driver Running")
+        second = pool.submit(
+            submit_with_cli, runtime_plane, ns, submitter, "second", [PI, "2", "1000"], conf
+        )
+        done_first, done_second = first.result(), second.result()
+    recorder.stop()
+    assert done_first.returncode == 0, done_first.stdout + done_first.stderr
+    assert done_second.returncode == 0, done_second.stdout + done_second.stderr
+    # The second was reported queued, with the queue, while the first ran.
+    output = done_second.stdout + done_second.stderr
+    assert "pending, QueuedByKueue: queued in Kueue's LocalQueue team-queue" in output, output
+
+    (first_driver,) = [n for n in recorder.names("driver") if n.startswith("first-")]
+    (second_driver,) = [n for n in recorder.names("driver") if n.startswith("second-")]
+    first_end = min(
+        e.seconds for e in recorder.events if e.name == first_driver and e.phase == "Succeeded"
+    )
+    second_app = recorder.pods[second_driver]["metadata"]["labels"]["spark-app-selector"]
+    second_executors = [
+        e
+        for e in recorder.events
+        if e.role == "executor"
+        and recorder.pods[e.name]["metadata"]["labels"]["spark-app-selector"] == second_app
+    ]
+    assert len({e.name for e in second_executors}) == 2, recorder.events
+    # No executor of the second existed before the first ended.
+    assert min(e.seconds for e in second_executors) > first_end
+    second_running = min(
+        e.seconds for e in recorder.events if e.name == second_driver and e.phase == "Running"
+    )
+    assert second_running > first_end
