@@ -316,6 +316,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             else openlineage_inject_transport_info
         )
         self._tracked: TrackedApplication | None = None
+        self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
         self._stop = threading.Event()
         # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
         self.link_urls: dict[str, str] | None = None
@@ -456,6 +457,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.link_urls = {}  # none until a driver exists
         self._warn_of_ignored_parameters()
         ref = TaskInstanceRef.from_context(context)
+        self._try_number = ref.try_number
         hook = self._hook()
         conf = self._spark_conf(context)
         if self.render_only:
@@ -469,7 +471,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 pods,
                 task,
                 first,
-                self._list_drivers(pods, ref, first.rendered.namespace),
+                lambda: self._list_drivers(pods, ref, first.rendered.namespace),
                 reattach=self.reattach_on_restart,
                 storage_for=self._upload_storage().storage,
                 log=self.log,
@@ -587,6 +589,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 start_time=app.submitted_at,
                 stream_logs=self.get_logs,
                 delete_on_kill=True,
+                try_number=self._try_number,
             ),
             method_name="execute_complete",
             kwargs={"application": app.to_kwargs()},
@@ -686,6 +689,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             "Resumed without the trigger's final event (got %r); looking the driver up", event
         )
         ref = TaskInstanceRef.from_context(context)
+        self._try_number = ref.try_number
         hook = self._hook()
         with self._driver_pods(hook) as pods:
             if app is not None:
@@ -710,7 +714,8 @@ class SparkK8sSubmitOperator(BaseOperator):
     # ------------------------------------------------------------------ kill
 
     def on_kill(self) -> None:
-        """The task was killed while the worker followed the driver: delete the driver pod.
+        """The task was killed while the worker followed the driver: delete the driver pod,
+        unless a newer try of this task instance has adopted it (`ownership`).
 
         Owner references take the ConfigMap, Service and the rest; Spark's driver takes its
         executors. In deferred mode the trigger's `on_kill` does the same in the triggerer.
@@ -720,5 +725,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         if app is None:
             return
         with self._driver_pods(self._hook()) as pods:
-            pods.delete(app.namespace, app.driver_pod)
-        self.log.info("Deleted driver pod %s", app.submission_id)
+            spared = pods.delete_if_owned(app.namespace, app.driver_pod, self._try_number)
+        if spared is None:
+            self.log.info("Deleted driver pod %s", app.submission_id)
+        else:
+            self.log.info("Not deleting driver pod %s: %s", app.submission_id, spared.reason)

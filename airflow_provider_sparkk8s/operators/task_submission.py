@@ -2,26 +2,29 @@
 
 The operator's part around the submission service (`services.submission`): the task
 identity goes into the conf of every submission (`submission_conf`: labels, a pod name per
-submission number), `reattach.decide` chooses between adopting and submitting, and an
-adopted driver's uploads are read back from its spark.properties so they go with it.
+submission number), `reattach.decide` chooses between adopting and submitting, an adopted
+driver is marked with the adopting try (`ownership`, so an older try's kill spares it), a
+new submission waits until the drivers being deleted are gone, and an adopted driver's
+uploads are read back from its spark.properties so they go with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.reattach import Adopt, decide
+from airflow_provider_sparkk8s.application.ownership import needs_claim
+from airflow_provider_sparkk8s.application.reattach import SubmitNew, decide
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     submission_conf,
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
-from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     Pod,
@@ -34,6 +37,14 @@ from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
 from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 from airflow_provider_sparkk8s.submission.upload_plan import uploaded_dirs_in
+
+# How long a new submission waits for the drivers being deleted to go, past their grace
+# period: the kubelet confirms a stopped pod within seconds; much longer means a lost node.
+GONE_MARGIN_SECONDS = 60
+DEFAULT_GRACE_SECONDS = 30
+# An adoption's mark is refused when the pod changed since it was listed (its status moves
+# a few times in a driver's life): list and decide again, this many times.
+DECIDE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -66,25 +77,43 @@ def adopt_or_submit(
     pods: DriverPods,
     task: TaskSubmission,
     first: submission.Planned,
-    drivers: Sequence[Pod],
+    list_drivers: Callable[[], Sequence[Pod]],
     *,
     reattach: bool,
     storage_for: submission.StorageFor,
     log: Log,
 ) -> TrackedApplication:
     """Adopt the task instance's live driver, or submit the next number. `first` is number
-    1, rendered before any request so bad input has failed already; `drivers`: every
+    1, rendered before any request so bad input has failed already; `list_drivers`: every
     driver pod the task instance submitted so far, listed in `first`'s namespace."""
     namespace = first.rendered.namespace
-    decision = decide(drivers, reattach=reattach)
-    if isinstance(decision, Adopt):
+    ref = task.ref
+    for _ in range(DECIDE_ATTEMPTS):
+        drivers = list_drivers()
+        decision = decide(
+            drivers,
+            reattach=reattach,
+            clear_number=ref.clear_number,
+            try_number=ref.try_number,
+        )
+        if isinstance(decision, SubmitNew):
+            break
+        pod = decision.pod
+        if needs_claim(pod, ref.try_number):
+            claimed = pods.claim(pod, ref.try_number)
+            if claimed is None:  # changed since listed (being deleted?): decide again
+                continue
+            pod = claimed
         for extra in decision.extra_live_pods:
             log.warning("Deleting a second live driver of this task instance: %s", extra)
             pods.delete(namespace, extra)
-        return adopt(decision.pod, decision.state, log, pods)
-    for stale in decision.live_pods_to_delete:
-        log.info("reattach_on_restart is off: deleting live driver %s", stale)
-        pods.delete(namespace, stale)
+        return adopt(pod, decision.state, log, pods)
+    else:
+        raise SubmissionError(
+            f"The driver pods of {ref.describe()} kept changing while try {ref.try_number} "
+            f"decided whether to adopt one ({DECIDE_ATTEMPTS} attempts); nothing was submitted"
+        )
+    _clear_the_way(pods, namespace, decision, drivers, log)
     planned = first if decision.submission == 1 else task.plan(decision.submission)
     submitted_at = datetime.now(UTC).isoformat()
     sent = submission.submit(pods.client, planned, storage_for, log, adopt_conflict=True)
@@ -103,6 +132,47 @@ def adopt_or_submit(
         submitted_at=submitted_at,
         uploaded_dirs=sent.uploaded_dirs,
     )
+
+
+def _clear_the_way(
+    pods: DriverPods, namespace: str, decision: SubmitNew, drivers: Sequence[Pod], log: Log
+) -> None:
+    """Delete the live drivers the decision replaces, then wait until every driver being
+    deleted is gone: one task instance, one driver at a time."""
+    for stale in decision.superseded_pods:
+        log.info(
+            "Deleting driver pod %s: it was submitted before the DAG run was cleared, and a "
+            "cleared task runs afresh",
+            stale,
+        )
+        pods.delete(namespace, stale)
+    for stale in decision.live_pods_to_delete:
+        log.info("reattach_on_restart is off: deleting live driver %s", stale)
+        pods.delete(namespace, stale)
+    if not decision.wait_for_gone:
+        return
+    grace = max(
+        (
+            int((p.get("metadata") or {}).get("deletionGracePeriodSeconds") or 0)
+            or DEFAULT_GRACE_SECONDS
+            for p in drivers
+            if objects.name(p) in decision.wait_for_gone
+        ),
+        default=DEFAULT_GRACE_SECONDS,
+    )
+    timeout = grace + GONE_MARGIN_SECONDS
+    log.info(
+        "Waiting up to %ss for driver pod %s to be gone before submitting again",
+        timeout,
+        ", ".join(decision.wait_for_gone),
+    )
+    left = pods.wait_gone(namespace, decision.wait_for_gone, timeout)
+    if left:
+        raise SubmissionError(
+            f"Driver pod {', '.join(left)} in namespace {namespace} is still being deleted "
+            f"after {timeout}s; not submitting a second driver beside it (its node may be "
+            "lost: once the pod is gone, a retry submits)"
+        )
 
 
 def adopt(pod: Pod, state: str, log: Log, pods: DriverPods | None = None) -> TrackedApplication:

@@ -33,7 +33,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     Pod,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.async_pods import AsyncPods
+from airflow_provider_sparkk8s.services.async_pods import AsyncPods, delete_if_owned
 from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower, DriverLogStream
 from airflow_provider_sparkk8s.services.store import (
     DEFAULT_RESYNC_INTERVAL,
@@ -87,6 +87,9 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     :param stream_logs: copy the driver log into the task log while deferred.
     :param log_interval: seconds between two driver log polls.
     :param delete_on_kill: delete the driver pod when a user kills the task.
+    :param try_number: the try that deferred; its kill spares a driver a newer try adopted
+        (a clear while deferred). None (a trigger serialized before it was passed): the kill
+        deletes whatever try owns the pod.
     """
 
     def __init__(
@@ -105,6 +108,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         stream_logs: bool = True,
         log_interval: float = 10.0,
         delete_on_kill: bool = True,
+        try_number: int | None = None,
     ):
         super().__init__()
         self.application_id = application_id
@@ -120,6 +124,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.stream_logs = stream_logs
         self.log_interval = log_interval
         self.delete_on_kill = delete_on_kill
+        self.try_number = try_number
         self._following: Following | None = None  # while running: the follower's memory
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -139,6 +144,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 "stream_logs": self.stream_logs,
                 "log_interval": self.log_interval,
                 "delete_on_kill": self.delete_on_kill,
+                "try_number": self.try_number,
             },
         )
 
@@ -262,17 +268,21 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     # ------------------------------------------------------------------ kill
 
     async def on_kill(self) -> None:
-        """The user killed the task: delete the driver pod (Spark then removes executors)."""
+        """The user killed the task (mark failed or success, clear): delete the driver pod
+        (Spark then removes executors), unless a newer try adopted it: a clear while
+        deferred starts the next try, which may adopt this driver before this runs."""
         if not self.delete_on_kill or not self.driver_pod_name:
             self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
             return
         client = await self._client()
         try:
-            if await AsyncPods(client).delete(self.namespace, self.driver_pod_name):
-                self.log.info("Deleted driver pod %s/%s", self.namespace, self.driver_pod_name)
-            else:
-                self.log.info(
-                    "Driver pod %s/%s was already gone", self.namespace, self.driver_pod_name
-                )
+            spared = await delete_if_owned(
+                client, self.namespace, self.driver_pod_name, self.try_number
+            )
         finally:
             await client.aclose()
+        where = f"{self.namespace}/{self.driver_pod_name}"
+        if spared is None:
+            self.log.info("Deleted driver pod %s", where)
+        else:
+            self.log.info("Not deleting driver pod %s: %s", where, spared.reason)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_sparkk8s.application.ownership import ADOPTED_BY_TRY_ANNOTATION
 from airflow_provider_sparkk8s.application.task_identity import (
     TaskInstanceRef,
     driver_labels,
@@ -184,10 +185,15 @@ def test_a_live_driver_of_the_task_instance_is_adopted_not_submitted_again(clust
     cluster.on_list = progress(
         driver_status("running"), driver_status("running"), driver_status("finished")
     )
-    result = make_operator().execute(context(FakeTaskInstance(try_number=2)))
+    result = make_operator(on_finish_action="keep_pod").execute(
+        context(FakeTaskInstance(try_number=2))
+    )
     assert posts(cluster) == []
     assert result["adopted"] is True
     assert result["application_id"] == "spark-old1"
+    # Marked as try 2's, so try 1's late kill leaves it alone (application/ownership.py).
+    (adopted,) = cluster.pods.values()
+    assert adopted["metadata"]["annotations"][ADOPTED_BY_TRY_ANNOTATION] == "2"
 
 
 def test_a_retry_after_a_finished_attempt_submits_anew_under_the_next_number(cluster):

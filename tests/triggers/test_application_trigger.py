@@ -66,6 +66,7 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
         "stream_logs",
         "log_interval",
         "delete_on_kill",
+        "try_number",
     }
     assert kwargs["start_time"] == 1767225600.0
     json.dumps(kwargs)  # plain JSON: nothing live, nothing secret
