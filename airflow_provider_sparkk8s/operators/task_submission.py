@@ -151,16 +151,10 @@ def _clear_the_way(
         pods.delete(namespace, stale)
     if not decision.wait_for_gone:
         return
-    grace = max(
-        (
-            int((p.get("metadata") or {}).get("deletionGracePeriodSeconds") or 0)
-            or DEFAULT_GRACE_SECONDS
-            for p in drivers
-            if objects.name(p) in decision.wait_for_gone
-        ),
+    timeout = GONE_MARGIN_SECONDS + max(
+        (_grace_seconds(p) for p in drivers if objects.name(p) in decision.wait_for_gone),
         default=DEFAULT_GRACE_SECONDS,
     )
-    timeout = grace + GONE_MARGIN_SECONDS
     log.info(
         "Waiting up to %ss for driver pod %s to be gone before submitting again",
         timeout,
@@ -173,6 +167,14 @@ def _clear_the_way(
             f"after {timeout}s; not submitting a second driver beside it (its node may be "
             "lost: once the pod is gone, a retry submits)"
         )
+
+
+def _grace_seconds(pod: Pod) -> int:
+    """The pod's grace period: the one its deletion set, else its spec's, else Kubernetes'."""
+    given = (pod.get("metadata") or {}).get("deletionGracePeriodSeconds")
+    if given is None:
+        given = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return int(given) if isinstance(given, int) else DEFAULT_GRACE_SECONDS
 
 
 def adopt(pod: Pod, state: str, log: Log, pods: DriverPods | None = None) -> TrackedApplication:
