@@ -1,0 +1,39 @@
+"""Real Spark applications that the clear tests clear while their driver runs (issue 29):
+deferred (cleared through the REST API, as the UI's Clear button sends it, and with the
+CLI), and waited on in the worker (deferrable=False). Each DAG runs long enough to be
+cleared mid-run; its task has no retries, so a failed re-run fails the DAG run."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from airflow.sdk import DAG
+
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+
+EXAMPLES = "local:///opt/sparkk8s/examples"
+COMMON: dict[str, Any] = {
+    "image": "sparkk8s/spark:4.3.0",
+    "spark_version": "4.3.0",
+    "driver_memory": "512m",
+    "executor_memory": "512m",
+    "num_executors": 1,
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+    "poll_interval": 1.0,
+    "startup_timeout": 300,
+    "retries": 0,
+    "application": f"{EXAMPLES}/pi.py",
+    # Long enough to be cleared while the executor computes, short enough to run twice.
+    "application_args": ["64", "2000000"],
+}
+START = datetime.datetime(2024, 1, 1)
+
+for dag_id, deferrable in (
+    ("e2e_clear_deferred", True),  # cleared while the new try races the old trigger's kill
+    ("e2e_clear_deferred_kill_first", True),  # cleared while paused: the kill comes first
+    ("e2e_clear_adopt", True),  # cleared without resetting the run (clear number unchanged)
+    ("e2e_clear_worker_side", False),
+):
+    with DAG(dag_id, schedule=None, catchup=False, start_date=START):
+        SparkK8sSubmitOperator(task_id="spark_cleared", deferrable=deferrable, **COMMON)
