@@ -7,7 +7,7 @@ trigger's (`async_pods.delete_if_owned`, through `on_kill`) both."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,16 @@ def held_driver(api: Any, namespace: str, name: str, try_number: int) -> dict[st
     return created
 
 
-def adopt(pods: DriverPods, namespace: str, name: str, try_number: int) -> dict[str, Any]:
+def adopt(pods: DriverPods, namespace: str, name: str, try_number: int) -> Mapping[str, Any]:
     """Mark the pod adopted as the operator does: read, mark with that version, and read
     again when KWOK moved the pod in between (the mark is refused then)."""
-    return wait_for(
-        lambda: pods.claim(pods.get(namespace, name), try_number), 30, f"{name} adopted"
-    )
+
+    def mark() -> Mapping[str, Any] | None:
+        pod = pods.get(namespace, name)
+        assert pod is not None, f"{name} is gone"
+        return pods.claim(pod, try_number)
+
+    return wait_for(mark, 30, f"{name} adopted")
 
 
 def alive(api: Any, namespace: str, name: str) -> bool:
