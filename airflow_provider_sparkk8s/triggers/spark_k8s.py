@@ -43,7 +43,8 @@ from airflow_provider_sparkk8s.services.store import (
 )
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
 
-_closing: set[asyncio.Task] = set()  # closes of clients nobody waited for, kept until done
+# Closes of clients nobody waited for, and kills whose on_kill was cancelled: kept until done.
+_closing: set[asyncio.Future] = set()
 
 
 def _close_when_built(building: asyncio.Future) -> None:
@@ -270,18 +271,27 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     async def on_kill(self) -> None:
         """The user killed the task (mark failed or success, clear): delete the driver pod
         (Spark then removes executors), unless a newer try adopted it: a clear while
-        deferred starts the next try, which may adopt this driver before this runs."""
+        deferred starts the next try, which may adopt this driver before this runs.
+
+        The kill runs in a task of its own, awaited through a shield: Airflow 3.3's
+        triggerer sends the cancel again on every sync until the trigger has finished, and
+        each one lands in a running `on_kill`; unshielded, a kill slower than one sync
+        (reading the connection on a busy triggerer) stopped before its delete."""
         if not self.delete_on_kill or not self.driver_pod_name:
             self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
             return
+        killing = asyncio.ensure_future(self._kill(self.driver_pod_name))
+        _closing.add(killing)
+        killing.add_done_callback(_closing.discard)
+        await asyncio.shield(killing)
+
+    async def _kill(self, driver_pod_name: str) -> None:
         client = await self._client()
         try:
-            spared = await delete_if_owned(
-                client, self.namespace, self.driver_pod_name, self.try_number
-            )
+            spared = await delete_if_owned(client, self.namespace, driver_pod_name, self.try_number)
         finally:
             await client.aclose()
-        where = f"{self.namespace}/{self.driver_pod_name}"
+        where = f"{self.namespace}/{driver_pod_name}"
         if spared is None:
             self.log.info("Deleted driver pod %s", where)
         else:
