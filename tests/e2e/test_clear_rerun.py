@@ -4,9 +4,9 @@ A clear means "run this task again": the cleared try submits a fresh application
 old try's driver is gone, and the two never run side by side. The old try's kill (the
 trigger's `on_kill` when deferred, the operator's when it waits in the worker) and the new
 try's start race; each test pins the order:
-- deferred, new try first (the order the user saw): the triggerer is stopped (SIGSTOP)
-  while the REST API's clearTaskInstances (what the UI's Clear sends) clears the task, and
-  continued once the new try has deferred, so the old trigger's kill comes last;
+- deferred, new try first (the order the user saw), cleared with the REST API's
+  clearTaskInstances (what the UI's Clear sends): the old trigger's kill is held until the
+  new try has deferred (tests/e2e/clear_triggers.py);
 - deferred, kill first: the DAG is paused while it is cleared, so the new try cannot start
   before the old trigger has deleted its driver;
 - deferred, cleared without resetting the DAG run (Airflow's clear number unchanged), new
@@ -19,11 +19,7 @@ The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent.
 
 from __future__ import annotations
 
-import os
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -92,31 +88,6 @@ def clear_through_rest(
     assert [ti["task_id"] for ti in response.json()["task_instances"]] == [TASK_ID]
 
 
-@contextmanager
-def triggerer_stopped(airflow: AirflowStack) -> Iterator[None]:
-    """The triggerer's process group stopped: the old trigger's kill waits until the end."""
-    group = airflow.processes["triggerer"].pid
-    os.killpg(group, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.killpg(group, signal.SIGCONT)
-
-
-def wait_new_try_deferred(client: httpx.Client, dag_id: str, run_id: str) -> None:
-    wait_for(
-        lambda: (
-            (
-                task_instance(client, dag_id, run_id, TASK_ID)["try_number"] == 2
-                and task_instance(client, dag_id, run_id, TASK_ID)["state"] == "deferred"
-            )
-            or None
-        ),
-        timeout=300,
-        what="try 2 to defer",
-    )
-
-
 def finish(
     airflow: AirflowStack, client: httpx.Client, recorder: PodRecorder, dag_id: str, run_id: str
 ) -> tuple[dict[str, Any], list[str], list[str]]:
@@ -155,14 +126,13 @@ def test_clear_of_a_deferred_task_reruns_it_fresh(
     started = time.monotonic()
     with airflow.client() as client:
         run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
-        with triggerer_stopped(airflow):
-            clear_through_rest(client, dag_id, run_id)
-            wait_new_try_deferred(client, dag_id, run_id)
+        clear_through_rest(client, dag_id, run_id)
         result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
     E2E_TIMINGS["clear while deferred (REST), new try first"] = time.monotonic() - started
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
     shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
     assert any("submitted before the DAG run was cleared" in line for line in try2), shown
+    assert any("Kill released by" in line for line in try1), shown
 
 
 def test_clear_of_a_deferred_task_when_the_kill_comes_first(
@@ -199,20 +169,19 @@ def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
 ) -> None:
     """clearTaskInstances with reset_dag_runs=false leaves Airflow's clear number as it was:
     the new try cannot tell the clear from a retry, adopts the live driver and marks it its
-    own; the old trigger's kill, coming after (the triggerer held as above), sees the mark
+    own; the old trigger's kill, coming after (held as above), sees the mark
     and leaves the driver running, and try 2 follows it to its end."""
     dag_id = "e2e_clear_adopt"
     recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     with airflow.client() as client:
         run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
-        with triggerer_stopped(airflow):
-            clear_through_rest(client, dag_id, run_id, reset_dag_runs=False)
-            wait_new_try_deferred(client, dag_id, run_id)
+        clear_through_rest(client, dag_id, run_id, reset_dag_runs=False)
         result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
     E2E_TIMINGS["clear without reset, adopted, new try first"] = time.monotonic() - started
     shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
     assert any("Adopting driver pod" in line for line in try2), shown
+    assert any("Kill released by" in line for line in try1), shown
     assert any("it was adopted by try 2" in line for line in try1), shown
     # One application, followed to its end by try 2.
     assert drivers_of(recorder, dag_id) == [first], recorder.events

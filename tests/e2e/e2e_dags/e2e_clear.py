@@ -11,6 +11,7 @@ from typing import Any
 from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from tests.e2e.clear_triggers import HoldKillOperator
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 COMMON: dict[str, Any] = {
@@ -29,11 +30,12 @@ COMMON: dict[str, Any] = {
 }
 START = datetime.datetime(2024, 1, 1)
 
-for dag_id, deferrable in (
-    ("e2e_clear_deferred", True),  # cleared while the new try races the old trigger's kill
-    ("e2e_clear_deferred_kill_first", True),  # cleared while paused: the kill comes first
-    ("e2e_clear_adopt", True),  # cleared without resetting the run (clear number unchanged)
-    ("e2e_clear_worker_side", False),
+for dag_id, operator, deferrable in (
+    # The old trigger's kill held until the new try has deferred (tests/e2e/clear_triggers.py).
+    ("e2e_clear_deferred", HoldKillOperator, True),
+    ("e2e_clear_adopt", HoldKillOperator, True),  # cleared without resetting the run
+    ("e2e_clear_deferred_kill_first", SparkK8sSubmitOperator, True),  # cleared while paused
+    ("e2e_clear_worker_side", SparkK8sSubmitOperator, False),
 ):
     with DAG(dag_id, schedule=None, catchup=False, start_date=START):
-        SparkK8sSubmitOperator(task_id="spark_cleared", deferrable=deferrable, **COMMON)
+        operator(task_id="spark_cleared", deferrable=deferrable, **COMMON)
