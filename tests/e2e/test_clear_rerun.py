@@ -52,7 +52,8 @@ def event_index(recorder: PodRecorder, name: str, kind: str) -> int:
 def start_until_driver_runs(
     airflow: AirflowStack, client: httpx.Client, recorder: PodRecorder, dag_id: str, state: str
 ) -> tuple[str, str]:
-    """Trigger `dag_id` and wait until its task is `state` with its executor computing."""
+    """Trigger `dag_id` and wait until its task is `state` (deferred: its trigger follows
+    the driver) with its executor computing."""
     airflow.wait_dag(client, dag_id)
     run_id = airflow.trigger(client, dag_id)
 
@@ -60,6 +61,11 @@ def start_until_driver_runs(
         drivers = drivers_of(recorder, dag_id)
         if not drivers or task_instance(client, dag_id, run_id, TASK_ID)["state"] != state:
             return None
+        if state == "deferred" and not any(
+            line.startswith("Spark application ")  # the trigger's state lines
+            for line in messages(task_log(client, dag_id, run_id, TASK_ID))
+        ):
+            return None  # the trigger has not looked yet: there would be no kill to race
         app = recorder.pods[drivers[0]]["metadata"]["labels"]["spark-app-selector"]
         running = [
             name
