@@ -12,8 +12,8 @@ try's start race; each test pins the order:
 - deferred, cleared without resetting the DAG run (Airflow's clear number unchanged), new
   try first as above: the new try adopts the live driver, and the old trigger's kill leaves
   the adopted driver alone;
-- waited in the worker (deferrable=False), cleared with `airflow tasks clear`: the old
-  try's process is killed (its on_kill runs) before Airflow starts the new try.
+- waited in the worker (deferrable=False): the old try's process is killed (its on_kill
+  runs) before Airflow starts the new try.
 The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent.
 """
 
@@ -197,14 +197,14 @@ def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
 def test_clear_of_a_task_waiting_in_the_worker_reruns_it_fresh(
     airflow: AirflowStack, runtime_plane: Any
 ) -> None:
-    """deferrable=False, cleared with the CLI: the old try's on_kill deletes its driver and
-    the new try submits the next number once that driver is gone."""
+    """deferrable=False: the clear makes Airflow kill the old try (its on_kill deletes its
+    driver), and the new try submits the next number once that driver is gone."""
     dag_id = "e2e_clear_worker_side"
     recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     with airflow.client() as client:
         run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "running")
-        airflow.run_cli("tasks", "clear", "--yes", "--task-regex", f"^{TASK_ID}$", dag_id)
+        clear_through_rest(client, dag_id, run_id)
         result, _, try2 = finish(airflow, client, recorder, dag_id, run_id)
-    E2E_TIMINGS["clear while waiting in the worker (CLI)"] = time.monotonic() - started
+    E2E_TIMINGS["clear while waiting in the worker"] = time.monotonic() - started
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)

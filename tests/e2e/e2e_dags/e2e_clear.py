@@ -1,6 +1,6 @@
-"""Real Spark applications that the clear tests clear while their driver runs (issue 29):
-deferred (cleared through the REST API, as the UI's Clear button sends it, and with the
-CLI), and waited on in the worker (deferrable=False). Each DAG runs long enough to be
+"""Real Spark applications that the clear tests clear while their driver runs (issue 29),
+through the REST API as the UI's Clear button sends it: deferred, and waited on in the
+worker (deferrable=False). Each DAG runs long enough to be
 cleared mid-run; its task has no retries, so a failed re-run fails the DAG run."""
 
 from __future__ import annotations
