@@ -54,7 +54,7 @@ _PREFIX = f"extra__{CONN_TYPE}__"
 # Every permission the provider uses in the application's namespace; docs/rbac.yaml grants
 # exactly these and test_connection checks each one.
 REQUIRED_ACCESS: tuple[Access, ...] = (
-    *(Access(verb, "pods") for verb in ("create", "get", "list", "watch", "delete")),
+    *(Access(verb, "pods") for verb in ("create", "get", "list", "watch", "patch", "delete")),
     Access("get", "pods", subresource="log"),
     *(
         Access(verb, resource, group)

@@ -100,7 +100,7 @@ def adopt_or_submit(
             break
         pod = decision.pod
         if needs_claim(pod, ref.try_number):
-            claimed = pods.claim(pod, ref.try_number)
+            claimed = _claim(pods, pod, ref.try_number, log)
             if claimed is None:  # changed since listed (being deleted?): decide again
                 continue
             pod = claimed
@@ -132,6 +132,24 @@ def adopt_or_submit(
         submitted_at=submitted_at,
         uploaded_dirs=sent.uploaded_dirs,
     )
+
+
+def _claim(pods: DriverPods, pod: Pod, try_number: int, log: Log) -> Pod | None:
+    """The adopted pod marked as this try's; without `patch` on pods (a Role older than
+    docs/rbac.yaml's), adopt it unmarked, as before, and say what that risks."""
+    try:
+        return pods.claim(pod, try_number)
+    except KubeApiError as error:
+        if error.status != 403:
+            raise
+        log.warning(
+            "Adopting driver pod %s without marking it as try %s's (%s): grant `patch` on "
+            "pods (docs/rbac.yaml), else a late kill of an older try may delete it",
+            objects.name(pod),
+            try_number,
+            error,
+        )
+        return dict(pod)
 
 
 def _clear_the_way(

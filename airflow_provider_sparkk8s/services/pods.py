@@ -131,7 +131,8 @@ class DriverPods:
 
     def claim(self, pod: Pod, try_number: int) -> Pod | None:
         """Mark `pod` adopted by `try_number` (`ownership.claim_patch`); the pod as patched,
-        or None when it changed since it was read (409) or is gone: decide again."""
+        or None when it changed since it was read (409) or is gone: decide again. A 403
+        (a Role without `patch` on pods) raises."""
         path = resource_path("v1", "Pod", str(objects.namespace(pod)), str(objects.name(pod)))
         try:
             return self.client.request(

@@ -157,7 +157,7 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "v1.31.0" in message and str(len(REQUIRED_ACCESS)) in message
     reviews = [json.loads(r.body) for r in server.requests if r.method == "POST"]
     assert {r["spec"]["resourceAttributes"]["namespace"] for r in reviews} == {"jobs"}
-    assert len(reviews) == len(REQUIRED_ACCESS) == 18
+    assert len(reviews) == len(REQUIRED_ACCESS) == 19
     assert {
         (
             r["spec"]["resourceAttributes"]["verb"],
@@ -173,7 +173,7 @@ def test_test_connection_names_each_missing_permission(monkeypatch: pytest.Monke
         use_connection(monkeypatch, server.url)
         ok, message = SparkK8sHook("tested").test_connection()
     assert not ok
-    assert "3 of 18 permissions are missing in namespace 'jobs'" in message
+    assert "3 of 19 permissions are missing in namespace 'jobs'" in message
     for missing in ("watch pods", "get pods/log", "delete secrets"):
         assert missing in message
 
