@@ -15,11 +15,18 @@ try's start race; each test pins the order:
 - waited in the worker (deferrable=False): the old try's process is killed (its on_kill
   runs) before Airflow starts the new try.
 The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent.
+
+Each deferred test runs beside a placeholder deferred task: Airflow 3.3 on SQLite gives a
+new trigger the id of the one that just fired and was deleted, and such a trigger was seen
+to wait minutes before the triggerer ran it (the previous test's last trigger fires just
+before the next test starts). The placeholder takes that id; the test's triggers get others.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -78,6 +85,26 @@ def start_until_driver_runs(
     return run_id, first
 
 
+@contextmanager
+def trigger_id_placeholder(airflow: AirflowStack, client: httpx.Client) -> Iterator[None]:
+    """A deferred task of e2e_clear_placeholder for the duration (see the module's note)."""
+    dag_id, task_id = "e2e_clear_placeholder", "hold"
+    airflow.wait_dag(client, dag_id)
+    run_id = airflow.trigger(client, dag_id)
+    wait_for(
+        lambda: task_instance(client, dag_id, run_id, task_id)["state"] == "deferred" or None,
+        timeout=120,
+        what="the placeholder to defer",
+    )
+    try:
+        yield
+    finally:
+        client.patch(
+            f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}",
+            json={"new_state": "success"},
+        )
+
+
 def clear_through_rest(
     client: httpx.Client, dag_id: str, run_id: str, *, reset_dag_runs: bool = True
 ) -> None:
@@ -122,25 +149,6 @@ def assert_fresh_run_after_the_old_driver(
     ]
 
 
-def test_clear_of_a_deferred_task_reruns_it_fresh(
-    airflow: AirflowStack, runtime_plane: Any
-) -> None:
-    """The order the user saw: the new try starts (and defers) before the old trigger's
-    kill; it finds the old driver live, deletes it, and submits once it is gone."""
-    dag_id = "e2e_clear_deferred"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
-    started = time.monotonic()
-    with airflow.client() as client:
-        run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
-        clear_through_rest(client, dag_id, run_id)
-        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
-    E2E_TIMINGS["clear while deferred (REST), new try first"] = time.monotonic() - started
-    assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
-    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
-    assert any("submitted before the DAG run was cleared" in line for line in try2), shown
-    assert any("Kill released by" in line for line in try1), shown
-
-
 def test_clear_of_a_deferred_task_when_the_kill_comes_first(
     airflow: AirflowStack, runtime_plane: Any
 ) -> None:
@@ -149,7 +157,7 @@ def test_clear_of_a_deferred_task_when_the_kill_comes_first(
     dag_id = "e2e_clear_deferred_kill_first"
     recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
-    with airflow.client() as client:
+    with airflow.client() as client, trigger_id_placeholder(airflow, client):
         run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
         assert client.patch(f"/dags/{dag_id}", json={"is_paused": True}).status_code == 200
         clear_through_rest(client, dag_id, run_id)
@@ -170,30 +178,6 @@ def test_clear_of_a_deferred_task_when_the_kill_comes_first(
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
 
 
-def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
-    airflow: AirflowStack, runtime_plane: Any
-) -> None:
-    """clearTaskInstances with reset_dag_runs=false leaves Airflow's clear number as it was:
-    the new try cannot tell the clear from a retry, adopts the live driver and marks it its
-    own; the old trigger's kill, coming after (held as above), sees the mark
-    and leaves the driver running, and try 2 follows it to its end."""
-    dag_id = "e2e_clear_adopt"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
-    started = time.monotonic()
-    with airflow.client() as client:
-        run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
-        clear_through_rest(client, dag_id, run_id, reset_dag_runs=False)
-        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
-    E2E_TIMINGS["clear without reset, adopted, new try first"] = time.monotonic() - started
-    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
-    assert any("Adopting driver pod" in line for line in try2), shown
-    assert any("Kill released by" in line for line in try1), shown
-    assert any("it was adopted by try 2" in line for line in try1), shown
-    # One application, followed to its end by try 2.
-    assert drivers_of(recorder, dag_id) == [first], recorder.events
-    assert result["driver_pod"] == first and result["status"] == "success", result
-
-
 def test_clear_of_a_task_waiting_in_the_worker_reruns_it_fresh(
     airflow: AirflowStack, runtime_plane: Any
 ) -> None:
@@ -208,3 +192,46 @@ def test_clear_of_a_task_waiting_in_the_worker_reruns_it_fresh(
         result, _, try2 = finish(airflow, client, recorder, dag_id, run_id)
     E2E_TIMINGS["clear while waiting in the worker"] = time.monotonic() - started
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
+
+
+def test_clear_of_a_deferred_task_reruns_it_fresh(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    """The order the user saw: the new try starts (and defers) before the old trigger's
+    kill; it finds the old driver live, deletes it, and submits once it is gone."""
+    dag_id = "e2e_clear_deferred"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    started = time.monotonic()
+    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+        run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+        clear_through_rest(client, dag_id, run_id)
+        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
+    E2E_TIMINGS["clear while deferred (REST), new try first"] = time.monotonic() - started
+    assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
+    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
+    assert any("submitted before the DAG run was cleared" in line for line in try2), shown
+    assert any("Kill released by" in line for line in try1), shown
+
+
+def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    """clearTaskInstances with reset_dag_runs=false leaves Airflow's clear number as it was:
+    the new try cannot tell the clear from a retry, adopts the live driver and marks it its
+    own; the old trigger's kill, coming after (held as above), sees the mark
+    and leaves the driver running, and try 2 follows it to its end."""
+    dag_id = "e2e_clear_adopt"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    started = time.monotonic()
+    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+        run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+        clear_through_rest(client, dag_id, run_id, reset_dag_runs=False)
+        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
+    E2E_TIMINGS["clear without reset, adopted, new try first"] = time.monotonic() - started
+    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
+    assert any("Adopting driver pod" in line for line in try2), shown
+    assert any("Kill released by" in line for line in try1), shown
+    assert any("it was adopted by try 2" in line for line in try1), shown
+    # One application, followed to its end by try 2.
+    assert drivers_of(recorder, dag_id) == [first], recorder.events
+    assert result["driver_pod"] == first and result["status"] == "success", result

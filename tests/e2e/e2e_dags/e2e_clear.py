@@ -1,14 +1,16 @@
 """Real Spark applications that the clear tests clear while their driver runs (issue 29),
 through the REST API as the UI's Clear button sends it: deferred, and waited on in the
-worker (deferrable=False). Each DAG runs long enough to be
-cleared mid-run; its task has no retries, so a failed re-run fails the DAG run."""
+worker (deferrable=False). Each DAG runs long enough to be cleared mid-run; its task has no
+retries, so a failed re-run fails the DAG run. `e2e_clear_placeholder` only holds a trigger
+id while a test runs (see tests/e2e/test_clear_rerun.py)."""
 
 from __future__ import annotations
 
 import datetime
 from typing import Any
 
-from airflow.sdk import DAG
+from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+from airflow.sdk import DAG, BaseOperator
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from tests.e2e.clear_triggers import HoldKillOperator
@@ -39,3 +41,15 @@ for dag_id, operator, deferrable in (
 ):
     with DAG(dag_id, schedule=None, catchup=False, start_date=START):
         operator(task_id="spark_cleared", deferrable=deferrable, **COMMON)
+
+
+class HoldTriggerIdOperator(BaseOperator):
+    def execute(self, context: Any) -> None:
+        self.defer(trigger=TimeDeltaTrigger(datetime.timedelta(minutes=30)), method_name="done")
+
+    def done(self, context: Any, event: Any = None) -> None:
+        return None
+
+
+with DAG("e2e_clear_placeholder", schedule=None, catchup=False, start_date=START):
+    HoldTriggerIdOperator(task_id="hold")
