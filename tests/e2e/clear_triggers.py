@@ -23,8 +23,11 @@ HOLD_SECONDS = 240  # past this, the kill goes ahead anyway (the test then fails
 _held: set[asyncio.Future] = set()
 
 
-def marker(dag_id: str, try_number: int) -> Path:
-    return Path(os.environ["AIRFLOW_HOME"]) / "clear-markers" / f"{dag_id}.try{try_number}"
+def marker(dag_id: str, try_number: int, home: str | Path | None = None) -> Path:
+    """Written when try `try_number` defers; `<marker>.killed` once the previous try's held
+    kill has run."""
+    base = Path(home if home is not None else os.environ["AIRFLOW_HOME"])
+    return base / "clear-markers" / f"{dag_id}.try{try_number}"
 
 
 def wait_for_file(path: Path, timeout: float) -> None:
@@ -53,6 +56,8 @@ class HeldKillTrigger(SparkK8sApplicationTrigger):
         await asyncio.to_thread(wait_for_file, Path(self.release_marker), HOLD_SECONDS)
         self.log.info("Kill released by %s", self.release_marker)
         await SparkK8sApplicationTrigger.on_kill(self)
+        # The trigger's log may be closed by now (it ended when cancelled): tell the test here.
+        await asyncio.to_thread(Path(f"{self.release_marker}.killed").touch)
 
 
 class HoldKillOperator(SparkK8sSubmitOperator):
