@@ -29,6 +29,9 @@ TASK_ID_LABEL = f"{LABEL_DOMAIN}/task-id"
 RUN_ID_LABEL = f"{LABEL_DOMAIN}/run-id"
 MAP_INDEX_LABEL = f"{LABEL_DOMAIN}/map-index"
 TRY_NUMBER_LABEL = f"{LABEL_DOMAIN}/try-number"
+# Airflow's count of clears of the DAG run when the driver was submitted: a driver of an
+# earlier clear is never adopted (a clear runs the task afresh; see application/reattach.py).
+CLEAR_NUMBER_LABEL = f"{LABEL_DOMAIN}/clear-number"
 SUBMISSION_LABEL = f"{LABEL_DOMAIN}/submission"  # 1, 2, ... per task instance
 # The exact identity, as JSON (labels are sanitised): what the leftover-driver clean-up asks
 # Airflow about.
@@ -41,13 +44,15 @@ _HASH_IN_NAME = 10
 
 @dataclass(frozen=True)
 class TaskInstanceRef:
-    """The identity of one task instance; try_number is recorded but not part of it."""
+    """The identity of one task instance; try_number and clear_number (the DAG run's count
+    of clears, None when Airflow gives none) are recorded but not part of it."""
 
     dag_id: str
     task_id: str
     run_id: str
     map_index: int = -1
     try_number: int = 1
+    clear_number: int | None = None
 
     def describe(self) -> str:
         """`dag.task[map index] of run <run id>`, as a person reads it."""
@@ -68,12 +73,14 @@ class TaskInstanceRef:
     def from_context(context: Mapping[str, Any]) -> TaskInstanceRef:
         ti = context["ti"]
         map_index = getattr(ti, "map_index", -1)
+        clear_number = getattr(context.get("dag_run"), "clear_number", None)
         return TaskInstanceRef(
             dag_id=ti.dag_id,
             task_id=ti.task_id,
             run_id=ti.run_id,
             map_index=-1 if map_index is None else int(map_index),
             try_number=int(getattr(ti, "try_number", 1) or 1),
+            clear_number=clear_number if isinstance(clear_number, int) else None,
         )
 
 
@@ -101,6 +108,7 @@ def pods_selector(ref: TaskInstanceRef) -> str:
 
 def driver_labels(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
     """Labels put on the driver pod through `spark.kubernetes.driver.label.*`."""
+    clear = {} if ref.clear_number is None else {CLEAR_NUMBER_LABEL: str(ref.clear_number)}
     return {
         TASK_INSTANCE_LABEL: ref.digest,
         DAG_ID_LABEL: label_value(ref.dag_id),
@@ -110,6 +118,7 @@ def driver_labels(ref: TaskInstanceRef, submission: int) -> dict[str, str]:
         MAP_INDEX_LABEL: str(ref.map_index) if ref.map_index >= 0 else "none",
         TRY_NUMBER_LABEL: str(ref.try_number),
         SUBMISSION_LABEL: str(submission),
+        **clear,
     }
 
 
@@ -151,7 +160,22 @@ def driver_pod_name(app_name: str, ref: TaskInstanceRef, submission: int) -> str
     return f"{name_part}-{submission}-driver"
 
 
+def _number_label(pod: Mapping[str, Any], key: str) -> int | None:
+    value = objects.labels(pod).get(key, "")
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
 def submission_number(pod: Mapping[str, Any]) -> int:
     """The submission number a driver pod carries; 0 when the label is absent or odd."""
-    value = objects.labels(pod).get(SUBMISSION_LABEL, "")
-    return int(value) if isinstance(value, str) and value.isdigit() else 0
+    return _number_label(pod, SUBMISSION_LABEL) or 0
+
+
+def try_number_of(pod: Mapping[str, Any]) -> int:
+    """The try that submitted a driver pod; 0 when the label is absent or odd."""
+    return _number_label(pod, TRY_NUMBER_LABEL) or 0
+
+
+def clear_number_of(pod: Mapping[str, Any]) -> int | None:
+    """The DAG run's clear count when the pod was submitted; None when it carries none
+    (submitted before this label existed, or on an Airflow that gives none)."""
+    return _number_label(pod, CLEAR_NUMBER_LABEL)

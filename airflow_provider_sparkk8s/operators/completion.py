@@ -49,9 +49,11 @@ def delete_driver(
     keep_uploads: bool,
     log: Log,
     why: str = "",
+    kill_of_try: int | driver_removal.Unguarded | None = driver_removal.UNGUARDED,
 ) -> bool:
     """Delete the driver pod and the files its submission uploaded (unless `keep_uploads`);
-    `spark_conf`: the conf the upload storage is read from. False when the pod was gone."""
+    `spark_conf`: the conf the upload storage is read from. False when the pod was gone, or
+    a kill (`kill_of_try`) spared it for the newer try that owns it."""
     return driver_removal.delete_driver(
         pods,
         app.namespace,
@@ -61,4 +63,5 @@ def delete_driver(
         uploads=driver_removal.Uploads(app.uploaded_dirs, spark_conf),
         keep_uploads=keep_uploads,
         why=why,
+        kill_of_try=kill_of_try,
     )

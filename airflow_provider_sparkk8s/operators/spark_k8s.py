@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -81,7 +81,11 @@ from airflow_provider_sparkk8s.operators import completion, openlineage
 from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.driver_removal import delete_driver
+from airflow_provider_sparkk8s.services.driver_removal import (
+    UNGUARDED,
+    Unguarded,
+    delete_driver,
+)
 from airflow_provider_sparkk8s.services.following import follow_application
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
@@ -348,6 +352,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             else openlineage_inject_transport_info
         )
         self._tracked: TrackedApplication | None = None
+        self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
         self._stop = threading.Event()
         # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
         self.link_urls: dict[str, str] | None = None
@@ -514,6 +519,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         self._warn_of_ignored_parameters()
         self._warn_of_shadowed_timeouts()
         ref = TaskInstanceRef.from_context(context)
+        self._try_number = ref.try_number
         hook = self._hook()
         conf = self._spark_conf(context)
         if self.render_only:
@@ -524,7 +530,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             policy = self._policy(hook)
             task = self._task_submission(ref, namespace, master, conf, policy=policy)
             first = task.plan(1)  # before any request: bad input fails here, nothing sent
-            drivers = self._list_drivers(pods, ref, first.rendered.namespace)
+            namespace_listed = first.rendered.namespace
+            drivers = self._list_drivers(pods, ref, namespace_listed)
             memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
             before, oom_drivers = None, out_of_memory_drivers(drivers)
             factor = self._memory_factor()
@@ -544,7 +551,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 pods,
                 task,
                 first,
-                drivers,
+                _listed_first(drivers, lambda: self._list_drivers(pods, ref, namespace_listed)),
                 reattach=self.reattach_on_restart,
                 storage_for=self._upload_storage().storage,
                 log=self.log,
@@ -732,6 +739,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 delete_on_kill=True,
                 upload_conn_id=self.upload_conn_id,
                 keep_uploaded_files=self.keep_uploaded_files,
+                try_number=self._try_number,
             ),
             method_name="execute_complete",
             kwargs={"application": app.to_kwargs(), "driver_memory": driver_memory},
@@ -851,6 +859,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             "Resumed without the trigger's final event (got %r); looking the driver up", event
         )
         ref = TaskInstanceRef.from_context(context)
+        self._try_number = ref.try_number
         hook = self._hook()
         with self._driver_pods(hook) as pods:
             if app is not None:
@@ -876,7 +885,8 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def on_kill(self) -> None:
         """The task was killed while the worker followed the driver (a user's kill, or
-        Airflow's execution_timeout in the worker): delete the driver pod and its uploads.
+        Airflow's execution_timeout in the worker): delete the driver pod and its uploads,
+        unless a newer try of this task instance has adopted it (`ownership`).
 
         Owner references take the ConfigMap, Service and the rest; Spark's driver takes its
         executors. In deferred mode the trigger's `on_kill` does the same in the triggerer,
@@ -887,10 +897,17 @@ class SparkK8sSubmitOperator(BaseOperator):
         if app is None:
             return
         with self._driver_pods(self._hook()) as pods:
-            self._delete_driver(pods, app, why="task killed")
+            self._delete_driver(pods, app, why="task killed", kill_of_try=self._try_number)
 
-    def _delete_driver(self, pods: DriverPods, app: TrackedApplication, why: str = "") -> None:
-        """The driver pod and, unless keep_uploaded_files, what its submission uploaded."""
+    def _delete_driver(
+        self,
+        pods: DriverPods,
+        app: TrackedApplication,
+        why: str = "",
+        kill_of_try: int | Unguarded | None = UNGUARDED,
+    ) -> None:
+        """The driver pod and, unless keep_uploaded_files, what its submission uploaded; a
+        kill (`kill_of_try`) spares a driver a newer try owns."""
         completion.delete_driver(
             pods,
             app,
@@ -899,6 +916,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             keep_uploads=self.keep_uploaded_files,
             log=self.log,
             why=why,
+            kill_of_try=kill_of_try,
         )
 
     # ------------------------------------------------------------------ execution_timeout
@@ -941,3 +959,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             },
         )
         raise TaskDeferralTimeout(message)
+
+
+def _listed_first(
+    drivers: Sequence[Pod], relist: Callable[[], Sequence[Pod]]
+) -> Callable[[], Sequence[Pod]]:
+    """The drivers listed already (the memory retry read them), then fresh lists: the
+    adoption's first decision costs no second request."""
+    pending = [drivers]
+    return lambda: pending.pop() if pending else relist()

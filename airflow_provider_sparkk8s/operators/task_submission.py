@@ -2,19 +2,23 @@
 
 The operator's part around the submission service (`services.submission`): the task
 identity goes into the conf of every submission (`submission_conf`: labels, a pod name per
-submission number), `reattach.decide` chooses between adopting and submitting, and an
-adopted driver's uploads are read back from its spark.properties so they go with it.
+submission number), `reattach.decide` chooses between adopting and submitting, an adopted
+driver is marked with the adopting try (`ownership`, so an older try's kill spares it), a
+new submission waits until the drivers being deleted are gone, and an adopted driver's
+uploads are read back from its spark.properties so they go with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.ownership import needs_claim
 from airflow_provider_sparkk8s.application.policy import Policy
-from airflow_provider_sparkk8s.application.reattach import Adopt, decide
+from airflow_provider_sparkk8s.application.reattach import SubmitNew, decide
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     operator_keys,
@@ -22,6 +26,7 @@ from airflow_provider_sparkk8s.application.submission_plan import (
 )
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
+from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     Pod,
@@ -37,6 +42,14 @@ from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
+
+# How long a new submission waits for the drivers being deleted to go, past their grace
+# period: the kubelet confirms a stopped pod within seconds; much longer means a lost node.
+GONE_MARGIN_SECONDS = 60
+DEFAULT_GRACE_SECONDS = 30
+# An adoption's mark is refused when the pod changed since it was listed (its status moves
+# a few times in a driver's life): list and decide again, this many times.
+DECIDE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,7 @@ def adopt_or_submit(
     pods: DriverPods,
     task: TaskSubmission,
     first: submission.Planned,
-    drivers: Sequence[Pod],
+    list_drivers: Callable[[], Sequence[Pod]],
     *,
     reattach: bool,
     storage_for: submission.StorageFor,
@@ -82,19 +95,37 @@ def adopt_or_submit(
     remove_uploads: RemoveUploads | None = None,
 ) -> TrackedApplication:
     """Adopt the task instance's live driver, or submit the next number. `first` is number
-    1, rendered before any request so bad input has failed already; `drivers`: every
+    1, rendered before any request so bad input has failed already; `list_drivers`: every
     driver pod the task instance submitted so far, listed in `first`'s namespace. A live
     driver deleted here takes its uploads along (`remove_uploads`)."""
     namespace = first.rendered.namespace
-    decision = decide(drivers, reattach=reattach)
-    if isinstance(decision, Adopt):
+    ref = task.ref
+    for _ in range(DECIDE_ATTEMPTS):
+        drivers = list_drivers()
+        decision = decide(
+            drivers,
+            reattach=reattach,
+            clear_number=ref.clear_number,
+            try_number=ref.try_number,
+        )
+        if isinstance(decision, SubmitNew):
+            break
+        pod = decision.pod
+        if needs_claim(pod, ref.try_number):
+            claimed = _claim(pods, pod, ref.try_number, log)
+            if claimed is None:  # changed since listed (being deleted?): decide again
+                continue
+            pod = claimed
         for extra in decision.extra_live_pods:
             log.warning("Deleting a second live driver of this task instance: %s", extra)
             delete_driver(pods, namespace, extra, remove_uploads=remove_uploads, log=log)
-        return adopt(decision.pod, decision.state, log, pods)
-    for stale in decision.live_pods_to_delete:
-        log.info("reattach_on_restart is off: deleting live driver %s", stale)
-        delete_driver(pods, namespace, stale, remove_uploads=remove_uploads, log=log)
+        return adopt(pod, decision.state, log, pods)
+    else:
+        raise SubmissionError(
+            f"The driver pods of {ref.describe()} kept changing while try {ref.try_number} "
+            f"decided whether to adopt one ({DECIDE_ATTEMPTS} attempts); nothing was submitted"
+        )
+    _clear_the_way(pods, namespace, decision, drivers, log, remove_uploads)
     planned = first if decision.submission == 1 else task.plan(decision.submission)
     submitted_at = datetime.now(UTC).isoformat()
     sent = submission.submit(pods.client, planned, storage_for, log, adopt_conflict=True)
@@ -113,6 +144,72 @@ def adopt_or_submit(
         submitted_at=submitted_at,
         uploaded_dirs=sent.uploaded_dirs,
     )
+
+
+def _claim(pods: DriverPods, pod: Pod, try_number: int, log: Log) -> Pod | None:
+    """The adopted pod marked as this try's; without `patch` on pods (a Role older than
+    docs/rbac.yaml's), adopt it unmarked, as before, and say what that risks."""
+    try:
+        return pods.claim(pod, try_number)
+    except KubeApiError as error:
+        if error.status != 403:
+            raise
+        log.warning(
+            "Adopting driver pod %s without marking it as try %s's (%s): grant `patch` on "
+            "pods (docs/rbac.yaml), else a late kill of an older try may delete it",
+            objects.name(pod),
+            try_number,
+            error,
+        )
+        return dict(pod)
+
+
+def _clear_the_way(
+    pods: DriverPods,
+    namespace: str,
+    decision: SubmitNew,
+    drivers: Sequence[Pod],
+    log: Log,
+    remove_uploads: RemoveUploads | None,
+) -> None:
+    """Delete the live drivers the decision replaces, then wait until every driver being
+    deleted is gone: one task instance, one driver at a time."""
+    for stale in decision.superseded_pods:
+        log.info(
+            "Deleting driver pod %s: it was submitted before the DAG run was cleared, and a "
+            "cleared task runs afresh",
+            stale,
+        )
+        delete_driver(pods, namespace, stale, remove_uploads=remove_uploads, log=log)
+    for stale in decision.live_pods_to_delete:
+        log.info("reattach_on_restart is off: deleting live driver %s", stale)
+        delete_driver(pods, namespace, stale, remove_uploads=remove_uploads, log=log)
+    if not decision.wait_for_gone:
+        return
+    timeout = GONE_MARGIN_SECONDS + max(
+        (_grace_seconds(p) for p in drivers if objects.name(p) in decision.wait_for_gone),
+        default=DEFAULT_GRACE_SECONDS,
+    )
+    log.info(
+        "Waiting up to %ss for driver pod %s to be gone before submitting again",
+        timeout,
+        ", ".join(decision.wait_for_gone),
+    )
+    left = pods.wait_gone(namespace, decision.wait_for_gone, timeout)
+    if left:
+        raise SubmissionError(
+            f"Driver pod {', '.join(left)} in namespace {namespace} is still being deleted "
+            f"after {timeout}s; not submitting a second driver beside it (its node may be "
+            "lost: once the pod is gone, a retry submits)"
+        )
+
+
+def _grace_seconds(pod: Pod) -> int:
+    """The pod's grace period: the one its deletion set, else its spec's, else Kubernetes'."""
+    given = (pod.get("metadata") or {}).get("deletionGracePeriodSeconds")
+    if given is None:
+        given = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return int(given) if isinstance(given, int) else DEFAULT_GRACE_SECONDS
 
 
 def adopt(pod: Pod, state: str, log: Log, pods: DriverPods | None = None) -> TrackedApplication:

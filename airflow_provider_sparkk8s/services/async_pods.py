@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from airflow_provider_sparkk8s.application.ownership import KILL_ATTEMPTS, Spare, kill_decision
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
@@ -26,6 +27,19 @@ class AsyncPodRequests(Protocol):
     ) -> dict[str, Any]: ...
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
+
+
+class AsyncPodWrites(AsyncPodRequests, Protocol):
+    """A client that also sends a body (a kill's preconditioned delete): `AsyncKubeClient`."""
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> dict[str, Any]: ...
 
 
 class AsyncPods:
@@ -76,3 +90,23 @@ class AsyncPods:
     async def log_text(self, namespace: str, name: str, params: Mapping[str, Any]) -> str:
         """A container's log as text; `params` are `pods/log`'s (container, sinceTime, ...)."""
         return await self.client.text(resource_path("v1", "Pod", namespace, name, "log"), params)
+
+
+async def delete_if_owned(
+    client: AsyncPodWrites, namespace: str, name: str, try_number: int | None
+) -> Spare | None:
+    """A kill's delete, as `DriverPods.delete_if_owned`: only while try `try_number` owns the
+    pod, preconditioned on its uid and resourceVersion. None: deleted; else why not."""
+    path = resource_path("v1", "Pod", namespace, name)
+    for _ in range(KILL_ATTEMPTS):
+        decision = kill_decision(await AsyncPods(client).get(namespace, name), try_number)
+        if isinstance(decision, Spare):
+            return decision
+        try:
+            await client.request("DELETE", path, json=decision.body)
+        except KubeApiError as error:
+            if error.status not in (404, 409):  # 409: changed since read; read again
+                raise
+            continue
+        return None
+    return Spare(f"it kept changing between {KILL_ATTEMPTS} reads and deletes")

@@ -10,6 +10,10 @@ the pod. Every path goes through `delete_driver` (sync) or `adelete_driver` (the
 a kill, Airflow's execution_timeout in a worker or while deferred, the startup and run
 timeouts, a retry that replaces a driver, and the leftover clean-up.
 
+A kill passes `kill_of_try`: the pod is deleted only while that try still owns it
+(`ownership`: a newer try of a cleared task may have adopted it), with its uid and
+resourceVersion as preconditions; a spared driver keeps its uploads too.
+
 The storage is the caller's (`RemoveUploads`: the upload storage hook's `remove`): it
 needs the connection or the conf that wrote the files.
 """
@@ -18,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
-from airflow_provider_sparkk8s.services.async_pods import AsyncPods
+from airflow_provider_sparkk8s.services.async_pods import AsyncPods, AsyncPodWrites, delete_if_owned
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
@@ -41,6 +46,13 @@ class Uploads:
 
 
 NO_UPLOADS = Uploads((), {})
+
+
+class Unguarded:
+    """Not a kill: delete whichever try owns the pod."""
+
+
+UNGUARDED = Unguarded()
 
 
 def uploads_in(pod: Pod, properties: Mapping[str, str] | None) -> Uploads:
@@ -77,8 +89,10 @@ def delete_driver(
     uploads: Uploads | None = None,
     keep_uploads: bool = False,
     why: str = "",
+    kill_of_try: int | Unguarded | None = UNGUARDED,
 ) -> bool:
-    """Delete the driver pod `namespace/name`, then its uploads; False when the pod was gone.
+    """Delete the driver pod `namespace/name`, then its uploads; False when the pod was gone
+    (or, for a kill, spared: a newer try owns it).
 
     `uploads`: what the submission wrote, when known; None reads them from the driver's
     ConfigMap first. `remove_uploads` None: this caller cannot reach the storage (the
@@ -86,8 +100,15 @@ def delete_driver(
     if uploads is None:
         pod = pods.get(namespace, name)
         uploads = NO_UPLOADS if pod is None else read_uploads(pods, pod, log)
-    deleted = pods.delete(namespace, name)
     suffix = f" ({why})" if why else ""
+    if isinstance(kill_of_try, Unguarded):
+        deleted = pods.delete(namespace, name)
+    else:
+        spared = pods.delete_if_owned(namespace, name, kill_of_try)
+        if spared is not None:
+            log.info("Not deleting driver pod %s:%s%s: %s", namespace, name, suffix, spared.reason)
+            return False
+        deleted = True
     if deleted:
         log.info("Deleted driver pod %s:%s%s", namespace, name, suffix)
     else:
@@ -104,6 +125,7 @@ async def adelete_driver(
     remove_uploads: Callable[[Sequence[str], Mapping[str, str]], Awaitable[list[str]]] | None,
     log: Log,
     keep_uploads: bool = False,
+    kill_of_try: int | Unguarded | None = UNGUARDED,
 ) -> bool:
     """`delete_driver` on the async client (the trigger's kill): the uploads are always read
     from the driver's ConfigMap, since a trigger's kwargs carry no conf."""
@@ -116,7 +138,15 @@ async def adelete_driver(
             log.warning(
                 "Could not read the conf ConfigMap of %s to find its uploads: %s", name, error
             )
-    deleted = await pods.delete(namespace, name)
+    if isinstance(kill_of_try, Unguarded):
+        deleted = await pods.delete(namespace, name)
+    else:
+        writes = cast(AsyncPodWrites, pods.client)  # the trigger's AsyncKubeClient
+        spared = await delete_if_owned(writes, namespace, name, kill_of_try)
+        if spared is not None:
+            log.info("Not deleting driver pod %s/%s: %s", namespace, name, spared.reason)
+            return False
+        deleted = True
     if deleted:
         log.info("Deleted driver pod %s/%s", namespace, name)
     else:

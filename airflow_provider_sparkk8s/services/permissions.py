@@ -47,6 +47,7 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
     *_rows("pods", ("get",), "adopting a live driver, --status, following one driver"),
     *_rows("pods", ("list", "watch"), "following drivers, --kill by glob, the leftover clean-up"),
     *_rows("pods", ("delete",), "kill, timeouts, on_finish_action, the leftover clean-up"),
+    *_rows("pods", ("patch",), "the adoption mark: the try that adopted a live driver"),
     *_rows("pods", ("get",), "the driver's log in the task log", subresource="log"),
     *_rows("configmaps", _OWNED, "the driver's spark.properties ConfigMap"),
     *_rows("configmaps", ("get",), "adoption and clean-up read a driver's uploads from it"),

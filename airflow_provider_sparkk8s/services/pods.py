@@ -13,11 +13,19 @@ application of a namespace with one watch.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.ownership import (
+    KILL_ATTEMPTS,
+    Delete,
+    Spare,
+    claim_patch,
+    kill_decision,
+)
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.listwatch import (
     Gone,
@@ -143,6 +151,60 @@ class DriverPods:
                 if error.status != 404:
                     raise
         return True
+
+    # ------------------------------------------------------------------ ownership between tries
+
+    def claim(self, pod: Pod, try_number: int) -> Pod | None:
+        """Mark `pod` adopted by `try_number` (`ownership.claim_patch`); the pod as patched,
+        or None when it changed since it was read (409) or is gone: decide again. A 403
+        (a Role without `patch` on pods) raises."""
+        path = resource_path("v1", "Pod", str(objects.namespace(pod)), str(objects.name(pod)))
+        try:
+            return self.client.request(
+                "PATCH",
+                path,
+                json=claim_patch(pod, try_number),
+                content_type="application/merge-patch+json",
+            )
+        except KubeApiError as error:
+            if error.status in (404, 409):
+                return None
+            raise
+
+    def delete_if_owned(self, namespace: str, name: str, try_number: int | None) -> Spare | None:
+        """A kill's delete: only while try `try_number` owns the pod, with its uid and
+        resourceVersion as preconditions (`ownership.kill_decision`). None: deleted; else
+        why not."""
+        for _ in range(KILL_ATTEMPTS):
+            decision = kill_decision(self.get(namespace, name), try_number)
+            if isinstance(decision, Spare):
+                return decision
+            if self._delete_with(namespace, name, decision):
+                return None
+        return Spare(f"it kept changing between {KILL_ATTEMPTS} reads and deletes")
+
+    def _delete_with(self, namespace: str, name: str, decision: Delete) -> bool:
+        """False when a precondition no longer held (409) or the pod went (404): read again."""
+        try:
+            self.client.request(
+                "DELETE", resource_path("v1", "Pod", namespace, name), json=decision.body
+            )
+        except KubeApiError as error:
+            if error.status in (404, 409):
+                return False
+            raise
+        return True
+
+    def wait_gone(self, namespace: str, names: Sequence[str], timeout: float) -> list[str]:
+        """Wait until none of the pods exists; the names still there after `timeout`."""
+        deadline = time.monotonic() + timeout
+        left = list(names)
+        while left:
+            left = [name for name in left if self.get(namespace, name) is not None]
+            if not left or time.monotonic() >= deadline:
+                break
+            time.sleep(1)  # deletion takes the driver's grace period: seconds, not a stream
+        return left
 
     def driver_properties(self, pod: Pod) -> dict[str, str] | None:
         """The driver's spark.properties, read from the conf ConfigMap its pod mounts; None

@@ -44,7 +44,8 @@ from airflow_provider_sparkk8s.services.store import (
 )
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
 
-_closing: set[asyncio.Task] = set()  # closes of clients nobody waited for, kept until done
+# Closes of clients nobody waited for, and kills whose on_kill was cancelled: kept until done.
+_closing: set[asyncio.Future] = set()
 
 
 def _close_when_built(building: asyncio.Future) -> None:
@@ -91,6 +92,9 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         its submission uploaded (found in its spark.properties).
     :param upload_conn_id: the upload storage's connection (the operator's), for that removal.
     :param keep_uploaded_files: keep the uploaded files when the kill deletes the driver.
+    :param try_number: the try that deferred; its kill spares a driver a newer try adopted
+        (a clear while deferred). None (a trigger serialized before it was passed): the kill
+        deletes whatever try owns the pod.
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         delete_on_kill: bool = True,
         upload_conn_id: str | None = None,
         keep_uploaded_files: bool = False,
+        try_number: int | None = None,
     ):
         super().__init__()
         self.application_id = application_id
@@ -128,6 +133,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.delete_on_kill = delete_on_kill
         self.upload_conn_id = upload_conn_id
         self.keep_uploaded_files = keep_uploaded_files
+        self.try_number = try_number
         self._following: Following | None = None  # while running: the follower's memory
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -149,6 +155,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 "delete_on_kill": self.delete_on_kill,
                 "upload_conn_id": self.upload_conn_id,
                 "keep_uploaded_files": self.keep_uploaded_files,
+                "try_number": self.try_number,
             },
         )
 
@@ -273,20 +280,34 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     # ------------------------------------------------------------------ kill
 
     async def on_kill(self) -> None:
-        """The user killed the task: delete the driver pod (Spark then removes executors)
-        and the files it uploaded."""
+        """The user killed the task (mark failed or success, clear): delete the driver pod
+        (Spark then removes executors) and the files it uploaded, unless a newer try adopted
+        it: a clear while deferred starts the next try, which may adopt this driver before
+        this runs.
+
+        The kill runs in a task of its own, awaited through a shield: Airflow 3.3's
+        triggerer sends the cancel again on every sync until the trigger has finished, and
+        each one lands in a running `on_kill`; unshielded, a kill slower than one sync
+        (reading the connection on a busy triggerer) stopped before its delete."""
         if not self.delete_on_kill or not self.driver_pod_name:
             self.log.info("Not deleting the driver pod (delete_on_kill=%s)", self.delete_on_kill)
             return
+        killing = asyncio.ensure_future(self._kill(self.driver_pod_name))
+        _closing.add(killing)
+        killing.add_done_callback(_closing.discard)
+        await asyncio.shield(killing)
+
+    async def _kill(self, driver_pod_name: str) -> None:
         client = await self._client()
         try:
             await adelete_driver(
                 AsyncPods(client),
                 self.namespace,
-                self.driver_pod_name,
+                driver_pod_name,
                 remove_uploads=self._remove_uploads,
                 log=self.log,
                 keep_uploads=self.keep_uploaded_files,
+                kill_of_try=self.try_number,
             )
         finally:
             await client.aclose()

@@ -56,10 +56,10 @@ def test_after_finished_attempts_the_next_number_is_past_the_highest():
     assert decide(pods) == SubmitNew(submission=3)
 
 
-def test_a_pod_being_deleted_is_not_adopted_but_its_name_is_skipped():
+def test_a_pod_being_deleted_is_not_adopted_its_name_is_skipped_and_its_end_awaited():
     pods = [driver("a-1-driver", 1, RUNNING, deleting=True)]
     assert not is_live(pods[0])
-    assert decide(pods) == SubmitNew(submission=2)
+    assert decide(pods) == SubmitNew(submission=2, wait_for_gone=("a-1-driver",))
 
 
 def test_two_live_drivers_keep_the_oldest_and_name_the_other_for_deletion():
@@ -73,5 +73,5 @@ def test_two_live_drivers_keep_the_oldest_and_name_the_other_for_deletion():
 def test_with_reattach_off_live_drivers_are_replaced_not_adopted():
     pods = [driver("a-1-driver", 1, RUNNING), driver("a-2-driver", 2, FAILED)]
     assert decide(pods, reattach=False) == SubmitNew(
-        submission=3, live_pods_to_delete=("a-1-driver",)
+        submission=3, live_pods_to_delete=("a-1-driver",), wait_for_gone=("a-1-driver",)
     )

@@ -159,7 +159,7 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
     reviews = [json.loads(r.body) for r in server.requests if r.method == "POST"]
     assert {r["spec"]["resourceAttributes"]["namespace"] for r in reviews} == {"jobs"}
     # Every permission of the table is asked for, the feature-dependent ones too.
-    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 9 == 28
+    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 9 == 29
     assert {
         (
             r["spec"]["resourceAttributes"]["verb"],
@@ -181,7 +181,7 @@ def test_test_connection_names_each_missing_permission(monkeypatch: pytest.Monke
         use_connection(monkeypatch, server.url)
         ok, message = SparkK8sHook("tested").test_connection()
     assert not ok
-    assert "3 of 19 permissions are missing in namespace 'jobs'" in message
+    assert "3 of 20 permissions are missing in namespace 'jobs'" in message
     for missing in ("watch pods", "get pods/log", "delete secrets"):
         assert missing in message
     assert "Not granted" not in message
@@ -193,7 +193,7 @@ def test_test_connection_names_missing_configmap_get(monkeypatch: pytest.MonkeyP
         use_connection(monkeypatch, server.url)
         ok, message = SparkK8sHook("tested").test_connection()
     assert not ok
-    assert "1 of 19 permissions are missing in namespace 'jobs': get configmaps." in message
+    assert "1 of 20 permissions are missing in namespace 'jobs': get configmaps." in message
 
 
 def test_feature_permissions_are_named_without_failing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,7 +202,7 @@ def test_feature_permissions_are_named_without_failing(monkeypatch: pytest.Monke
         use_connection(monkeypatch, server.url)
         ok, message = SparkK8sHook("tested").test_connection()
     assert ok, message
-    assert "all 19 permissions the provider needs are granted" in message
+    assert "all 20 permissions the provider needs are granted" in message
     assert (
         "Not granted, needed only by some applications: create persistentvolumeclaims "
         "(for OnDemand volume claims on the driver); patch persistentvolumeclaims"

@@ -140,6 +140,13 @@ class FakeClient:
                 {**json, "metadata": {**json["metadata"], "namespace": namespace}}
             )
             return copy.deepcopy(created)
+        if method == "PATCH":  # an adoption's mark: merge the annotations
+            pod = cluster.pods.get((namespace, name))
+            if pod is None:
+                raise KubeApiError(404, "NotFound", "not found", method=method, path=path)
+            annotations = pod["metadata"].setdefault("annotations", {})
+            annotations.update(json["metadata"].get("annotations") or {})
+            return copy.deepcopy(pod)
         if method == "DELETE":
             if cluster.pods.pop((namespace, name), None) is None:
                 raise KubeApiError(404, "NotFound", "not found", method=method, path=path)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_sparkk8s.application.ownership import ADOPTED_BY_TRY_ANNOTATION
 from airflow_provider_sparkk8s.application.task_identity import (
     TaskInstanceRef,
     driver_labels,
@@ -74,9 +75,9 @@ def progress(*statuses: dict, only: str = ""):
     return step
 
 
-def existing_driver(cluster: FakeCluster, submission: int, status: dict, ti=None) -> dict:
+def existing_driver(cluster: FakeCluster, submission: int, status: dict, ti=None, ref=None) -> dict:
     ti = ti or FakeTaskInstance()
-    ref = TaskInstanceRef(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
+    ref = ref or TaskInstanceRef(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
     labels = {
         **driver_labels(ref, submission),
         "spark-role": "driver",
@@ -184,10 +185,35 @@ def test_a_live_driver_of_the_task_instance_is_adopted_not_submitted_again(clust
     cluster.on_list = progress(
         driver_status("running"), driver_status("running"), driver_status("finished")
     )
-    result = make_operator().execute(context(FakeTaskInstance(try_number=2)))
+    result = make_operator(on_finish_action="keep_pod").execute(
+        context(FakeTaskInstance(try_number=2))
+    )
     assert posts(cluster) == []
     assert result["adopted"] is True
     assert result["application_id"] == "spark-old1"
+    # Marked as try 2's, so try 1's late kill leaves it alone (application/ownership.py).
+    (adopted,) = cluster.pods.values()
+    assert adopted["metadata"]["annotations"][ADOPTED_BY_TRY_ANNOTATION] == "2"
+
+
+def test_a_cleared_try_deletes_the_earlier_clears_live_driver_and_submits_afresh(cluster):
+    """Issue 29: the DAG run was cleared (clear number 0 -> 1) while try 1's driver ran."""
+    ti1 = FakeTaskInstance(try_number=1)
+    ref = TaskInstanceRef(ti1.dag_id, ti1.task_id, ti1.run_id, ti1.map_index, 1, 0)
+    old = existing_driver(cluster, 1, driver_status("running"), ref=ref)
+    cluster.on_list = progress(driver_status("finished"), only="-2-driver")
+
+    class ClearedRun:
+        clear_number = 1
+
+    result = make_operator().execute(
+        {"ti": FakeTaskInstance(try_number=2), "dag_run": ClearedRun()}
+    )
+    assert ("DELETE", f"/api/v1/namespaces/team-a/pods/{old['metadata']['name']}") in (
+        cluster.requests
+    )
+    assert len(posts(cluster)) == 1 and result["adopted"] is False
+    assert result["driver_pod"].endswith("-2-driver")
 
 
 def test_a_retry_after_a_finished_attempt_submits_anew_under_the_next_number(cluster):

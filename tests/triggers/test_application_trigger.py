@@ -68,6 +68,7 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
         "delete_on_kill",
         "upload_conn_id",
         "keep_uploaded_files",
+        "try_number",
     }
     assert kwargs["start_time"] == 1767225600.0
     json.dumps(kwargs)  # plain JSON: nothing live, nothing secret
@@ -292,6 +293,27 @@ async def test_on_kill_deletes_the_driver_pod_and_tolerates_it_being_gone(kube):
     kube.requests.clear()
     await make_trigger(delete_on_kill=False).on_kill()
     assert kube.requests == []
+
+
+async def test_on_kill_cancelled_again_while_it_runs_still_deletes_the_driver(kube, monkeypatch):
+    """Airflow 3.3 repeats the user-action cancel on every sync until the trigger ends; one
+    landing while on_kill reads the connection must not stop the delete."""
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    reading, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_client(self):
+        reading.set()
+        await release.wait()
+        return kube
+
+    monkeypatch.setattr(SparkK8sApplicationTrigger, "_client", slow_client)
+    killing = asyncio.create_task(make_trigger(try_number=1).on_kill())
+    await reading.wait()
+    killing.cancel("__airflow_user_action__")  # the next sync's cancel
+    with pytest.raises(asyncio.CancelledError):
+        await killing
+    release.set()
+    await until(lambda: "d" not in kube.pods)
 
 
 async def test_a_cancel_during_the_connection_read_keeps_its_message_and_closes_the_client(

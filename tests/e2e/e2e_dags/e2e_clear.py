@@ -1,0 +1,54 @@
+"""Real Spark applications that the clear tests clear while their driver runs (issue 29),
+through the REST API as the UI's Clear button sends it: deferred, and waited on in the
+worker (deferrable=False). Each DAG runs long enough to be cleared mid-run; its task has no
+retries, so a failed re-run fails the DAG run. `e2e_clear_placeholder` only holds a trigger
+id while a test runs (see tests/e2e/test_clear_rerun.py)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+from airflow.sdk import DAG, BaseOperator
+
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from tests.e2e.clear_triggers import HoldKillOperator
+
+EXAMPLES = "local:///opt/sparkk8s/examples"
+COMMON: dict[str, Any] = {
+    "image": "sparkk8s/spark:4.3.0",
+    "spark_version": "4.3.0",
+    "driver_memory": "512m",
+    "executor_memory": "512m",
+    "num_executors": 1,
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+    "poll_interval": 1.0,
+    "startup_timeout": 300,
+    "retries": 0,
+    "application": f"{EXAMPLES}/pi.py",
+    # Long enough to be cleared while the executor computes, short enough to run twice.
+    "application_args": ["64", "2000000"],
+}
+START = datetime.datetime(2024, 1, 1)
+
+for dag_id, operator, deferrable in (
+    # The old trigger's kill held until the new try has deferred (tests/e2e/clear_triggers.py).
+    ("e2e_clear_deferred", HoldKillOperator, True),
+    ("e2e_clear_adopt", HoldKillOperator, True),  # cleared without resetting the run
+    ("e2e_clear_worker_side", SparkK8sSubmitOperator, False),
+):
+    with DAG(dag_id, schedule=None, catchup=False, start_date=START):
+        operator(task_id="spark_cleared", deferrable=deferrable, **COMMON)
+
+
+class HoldTriggerIdOperator(BaseOperator):
+    def execute(self, context: Any) -> None:
+        self.defer(trigger=TimeDeltaTrigger(datetime.timedelta(minutes=30)), method_name="done")
+
+    def done(self, context: Any, event: Any = None) -> None:
+        return None
+
+
+with DAG("e2e_clear_placeholder", schedule=None, catchup=False, start_date=START):
+    HoldTriggerIdOperator(task_id="hold")

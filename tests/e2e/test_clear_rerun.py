@@ -1,0 +1,219 @@
+"""Clearing a task while its driver runs, through the real scheduler and triggerer (issue 29).
+
+A clear means "run this task again": the cleared try submits a fresh application once the
+old try's driver is gone, and the two never run side by side. The old try's kill (the
+trigger's `on_kill` when deferred, the operator's when it waits in the worker) and the new
+try's start race; each test pins the order:
+- deferred, new try first (the order the user saw), cleared with the REST API's
+  clearTaskInstances (what the UI's Clear sends): the old trigger's kill is held until the
+  new try has deferred (tests/e2e/clear_triggers.py);
+- deferred, cleared without resetting the DAG run (Airflow's clear number unchanged), new
+  try first as above: the new try adopts the live driver, and the old trigger's kill leaves
+  the adopted driver alone;
+- waited in the worker (deferrable=False): the old try's process is killed (its on_kill
+  runs) before Airflow starts the new try.
+The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent.
+The kill-first order (the new try finds the old driver being deleted and waits until it is
+gone) is checked by the pure decision's tests (tests/application/test_clear_and_ownership.py)
+and, for the refused adoption mark, against the real API server
+(tests/operators/test_clear_ownership_controlplane.py), not here: in this stack the triggerer started the paused
+DAG's trigger minutes late, after the application had ended, so the race was never reached.
+
+Each deferred test runs beside a placeholder deferred task: Airflow 3.3 on SQLite gives a
+new trigger the id of the one that just fired and was deleted, and such a trigger was seen
+to wait minutes before the triggerer ran it (the previous test's last trigger fires just
+before the next test starts). The placeholder takes that id; the test's triggers get others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
+from tests.e2e.clear_triggers import marker
+from tests.e2e.test_airflow_end_to_end import messages, task_instance, task_log, xcom
+from tests.support.real_spark import PodRecorder
+
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
+
+TASK_ID = "spark_cleared"
+DAG_LABEL = "sparkk8s.io/dag-id"
+
+
+def drivers_of(recorder: PodRecorder, dag_id: str) -> list[str]:
+    """The DAG's driver pods, in the order they were created."""
+    names: list[str] = []
+    for event in recorder.events:
+        labels = recorder.pods[event.name]["metadata"].get("labels") or {}
+        if event.role == "driver" and labels.get(DAG_LABEL) == dag_id and event.name not in names:
+            names.append(event.name)
+    return names
+
+
+def event_index(recorder: PodRecorder, name: str, kind: str) -> int:
+    return next(i for i, e in enumerate(recorder.events) if e.name == name and e.kind == kind)
+
+
+def start_until_driver_runs(
+    airflow: AirflowStack, client: httpx.Client, recorder: PodRecorder, dag_id: str, state: str
+) -> tuple[str, str]:
+    """Trigger `dag_id` and wait until its task is `state` (deferred: its trigger follows
+    the driver) with its executor computing."""
+    airflow.wait_dag(client, dag_id)
+    run_id = airflow.trigger(client, dag_id)
+
+    def driver_computing() -> str | None:
+        drivers = drivers_of(recorder, dag_id)
+        if not drivers or task_instance(client, dag_id, run_id, TASK_ID)["state"] != state:
+            return None
+        if state == "deferred" and not any(
+            line.startswith("Spark application ")  # the trigger's state lines
+            for line in messages(task_log(client, dag_id, run_id, TASK_ID))
+        ):
+            return None  # the trigger has not looked yet: there would be no kill to race
+        app = recorder.pods[drivers[0]]["metadata"]["labels"]["spark-app-selector"]
+        running = [
+            name
+            for name in recorder.reached("executor", "Running")
+            if recorder.pods[name]["metadata"]["labels"].get("spark-app-selector") == app
+        ]
+        return drivers[0] if running else None
+
+    first = wait_for(driver_computing, timeout=300, what=f"{dag_id} {state}, executor running")
+    return run_id, first
+
+
+@contextmanager
+def trigger_id_placeholder(airflow: AirflowStack, client: httpx.Client) -> Iterator[None]:
+    """A deferred task of e2e_clear_placeholder for the duration (see the module's note)."""
+    dag_id, task_id = "e2e_clear_placeholder", "hold"
+    airflow.wait_dag(client, dag_id)
+    run_id = airflow.trigger(client, dag_id)
+    wait_for(
+        lambda: task_instance(client, dag_id, run_id, task_id)["state"] == "deferred" or None,
+        timeout=120,
+        what="the placeholder to defer",
+    )
+    try:
+        yield
+    finally:
+        client.patch(
+            f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}",
+            json={"new_state": "success"},
+        )
+
+
+def wait_old_kill_done(airflow: AirflowStack, dag_id: str) -> None:
+    """Try 1's held kill ran to its end (tests/e2e/clear_triggers.py writes the file)."""
+    done = Path(f"{marker(dag_id, 2, airflow.home)}.killed")
+    wait_for(lambda: done.exists() or None, timeout=60, what=f"{done} (the old kill's end)")
+
+
+def clear_through_rest(
+    client: httpx.Client, dag_id: str, run_id: str, *, reset_dag_runs: bool = True
+) -> None:
+    """What the UI's Clear button sends (reset_dag_runs is its default, true)."""
+    body = {
+        "dry_run": False,
+        "dag_run_id": run_id,
+        "task_ids": [TASK_ID],
+        "only_failed": False,
+        "reset_dag_runs": reset_dag_runs,
+    }
+    response = client.post(f"/dags/{dag_id}/clearTaskInstances", json=body)
+    assert response.status_code == 200, response.text
+    assert [ti["task_id"] for ti in response.json()["task_instances"]] == [TASK_ID]
+
+
+def finish(
+    airflow: AirflowStack, client: httpx.Client, recorder: PodRecorder, dag_id: str, run_id: str
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Wait for the run's end; (its XCom, try 1's log lines, try 2's log lines)."""
+    run = airflow.wait_run(client, dag_id, run_id, timeout=600)
+    recorder.stop()
+    try1 = messages(task_log(client, dag_id, run_id, TASK_ID, try_number=1))
+    try2 = messages(task_log(client, dag_id, run_id, TASK_ID, try_number=2))
+    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
+    assert run["state"] == "success", shown + "\n--- scheduler ---\n" + airflow.tail("scheduler")
+    ti = task_instance(client, dag_id, run_id, TASK_ID)
+    assert ti["state"] == "success" and ti["try_number"] == 2, ti
+    return xcom(client, dag_id, run_id, TASK_ID), try1, try2
+
+
+def assert_fresh_run_after_the_old_driver(
+    recorder: PodRecorder, dag_id: str, result: dict[str, Any], try2: list[str]
+) -> None:
+    """The new try ran a new application, created only once the old driver was gone."""
+    old, new = drivers_of(recorder, dag_id)
+    assert result["driver_pod"] == new and result["status"] == "success", result
+    assert new.endswith("-2-driver") and old.endswith("-1-driver"), (old, new)
+    assert not any("Adopting driver pod" in line for line in try2), "\n".join(try2)
+    assert event_index(recorder, old, "DELETED") < event_index(recorder, new, "ADDED"), [
+        (e.name, e.kind, e.phase) for e in recorder.events
+    ]
+
+
+def test_clear_of_a_task_waiting_in_the_worker_reruns_it_fresh(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    """deferrable=False: the clear makes Airflow kill the old try (its on_kill deletes its
+    driver), and the new try submits the next number once that driver is gone."""
+    dag_id = "e2e_clear_worker_side"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    started = time.monotonic()
+    with airflow.client() as client:
+        run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "running")
+        clear_through_rest(client, dag_id, run_id)
+        result, _, try2 = finish(airflow, client, recorder, dag_id, run_id)
+    E2E_TIMINGS["clear while waiting in the worker"] = time.monotonic() - started
+    assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
+
+
+def test_clear_of_a_deferred_task_reruns_it_fresh(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    """The order the user saw: the new try starts (and defers) before the old trigger's
+    kill; it finds the old driver live, deletes it, and submits once it is gone."""
+    dag_id = "e2e_clear_deferred"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    started = time.monotonic()
+    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+        run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+        clear_through_rest(client, dag_id, run_id)
+        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
+    E2E_TIMINGS["clear while deferred (REST), new try first"] = time.monotonic() - started
+    assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
+    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
+    assert any("submitted before the DAG run was cleared" in line for line in try2), shown
+    wait_old_kill_done(airflow, dag_id)
+
+
+def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
+    airflow: AirflowStack, runtime_plane: Any
+) -> None:
+    """clearTaskInstances with reset_dag_runs=false leaves Airflow's clear number as it was:
+    the new try cannot tell the clear from a retry, adopts the live driver and marks it its
+    own; the old trigger's kill, coming after (held as above), sees the mark
+    and leaves the driver running, and try 2 follows it to its end."""
+    dag_id = "e2e_clear_adopt"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    started = time.monotonic()
+    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+        run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+        clear_through_rest(client, dag_id, run_id, reset_dag_runs=False)
+        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
+    E2E_TIMINGS["clear without reset, adopted, new try first"] = time.monotonic() - started
+    shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
+    assert any("Adopting driver pod" in line for line in try2), shown
+    # The old kill ran after the adoption (its log may be closed by then: the marker says).
+    wait_old_kill_done(airflow, dag_id)
+    # One application, followed to its end by try 2.
+    assert drivers_of(recorder, dag_id) == [first], recorder.events
+    assert result["driver_pod"] == first and result["status"] == "success", result
