@@ -59,6 +59,11 @@ class KubeConnectionError(SparkK8sError):
     """The API server could not be reached or its TLS identity could not be verified."""
 
 
+class KubeTLSVerificationError(KubeConnectionError):
+    """The API server's certificate was refused (wrong CA, server name): a configuration
+    error, which no retry mends."""
+
+
 class SubmissionError(SparkK8sError):
     """A submission failed half-way; what was created has been removed."""
 

@@ -35,6 +35,7 @@ from airflow_provider_sparkk8s.errors import (
     KubeApiError,
     KubeConfigError,
     KubeConnectionError,
+    KubeTLSVerificationError,
     SparkConfError,
     SparkK8sError,
 )
@@ -358,6 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SparkConfError as error:
         print(f"sparkk8s-submit: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except KubeTLSVerificationError as error:  # configuration, not the cluster's state
+        print(f"sparkk8s-submit: {error}", file=sys.stderr)
+        return EXIT_FAILED
     except KubeConnectionError as error:
         print(f"sparkk8s-submit: {error}", file=sys.stderr)
         return EXIT_CODES["infrastructure"]

@@ -12,7 +12,11 @@ import json as jsonlib
 import ssl
 from typing import Any
 
-from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.errors import (
+    KubeApiError,
+    KubeConnectionError,
+    KubeTLSVerificationError,
+)
 from airflow_provider_sparkk8s.kube.paths import access_of
 from airflow_provider_sparkk8s.kube.request import KubeRequest
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
@@ -71,7 +75,7 @@ def connection_error(
                 + " and the TLS server name"
             )
             detail = tls.verify_message or str(tls.reason)
-            return KubeConnectionError(
+            return KubeTLSVerificationError(
                 f"TLS verification of {target} failed: {detail}; {hint}{settings.origin()}"
             )
         return KubeConnectionError(

@@ -28,7 +28,18 @@ def fake_pyspark(parity: Path, version: str) -> Path:
 def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SPARKK8S_PARITY_HOME", str(tmp_path / "parity"))
     monkeypatch.setenv("SPARKK8S_RUNTIME_CACHE", str(tmp_path / "runtime"))
+    # The stand-in jars cannot compile the JVM example: record the call instead (the real
+    # javac build runs in tests/runtime/test_jvm_example.py).
+    monkeypatch.setattr(
+        runtime_image,
+        "_build_examples_jar",
+        lambda tree, package: JAVAC_CALLS.append(package.name + ":" + str(package)),
+    )
+    JAVAC_CALLS.clear()
     return tmp_path / "parity"
+
+
+JAVAC_CALLS: list[str] = []
 
 
 def test_each_version_names_its_own_distribution(caches: Path):
@@ -43,6 +54,8 @@ def test_each_version_names_its_own_distribution(caches: Path):
         assert (Path(image.tree) / "opt" / "entrypoint.sh").is_file()
         assert image.env["PYSPARK_PYTHON"] == str(caches / f"pyspark-{version}" / "bin" / "python")
     assert images["sparkk8s/spark:4.3.0"].tree != images["sparkk8s/spark:3.5.9"].tree
+    # Each image's examples jar is built against its own release's jars.
+    assert sorted(JAVAC_CALLS) == sorted(f"pyspark:{package}" for package in packages.values())
 
 
 def test_the_default_is_4_3_0_alone(caches: Path):

@@ -23,7 +23,9 @@ EXECUTION_TIMEOUT = datetime.timedelta(seconds=100)
 # The session's first driver starts slowly (a cold JVM on a busy 2-core machine took 100 s
 # to ask for executors): the deferred task, whose test checks its executors go too, runs
 # first and waits longer.
-DEFERRED_EXECUTION_TIMEOUT = datetime.timedelta(seconds=180)
+DEFERRED_EXECUTION_TIMEOUT = datetime.timedelta(seconds=140)
+# The sensors' application runs before they start: nothing to wait for but the timeout.
+SENSOR_EXECUTION_TIMEOUT = datetime.timedelta(seconds=50)
 # Uploads go where the driver reads them at the same path (a pod's /tmp is its own).
 UPLOAD_DIR = Path.home() / ".cache" / "sparkk8s-test-uploads" / "e2e-timeouts"
 COMMON: dict[str, Any] = {
@@ -69,7 +71,7 @@ SENSOR: dict[str, Any] = {
     "driver_pod_name": "{{ dag_run.conf['driver_pod'] }}",
     "namespace": TIMEOUT_NAMESPACE,
     "delete_on_timeout": True,
-    "execution_timeout": EXECUTION_TIMEOUT,
+    "execution_timeout": SENSOR_EXECUTION_TIMEOUT,
     "poke_interval": 5,
     "retries": 0,
 }
