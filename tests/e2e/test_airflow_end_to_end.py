@@ -194,7 +194,7 @@ def test_failing_application_fails_the_task_with_its_exception(airflow: AirflowS
         ti = task_instance(client, dag_id, run["dag_run_id"], task_id)
         assert ti["state"] == "failed"
         assert_deferred_then_resumed(lines, "ApplicationError")
-        failure = lines[first_index(lines, "ApplicationFailed")]
+        failure = lines[first_index(lines, "ApplicationError")]
         # The driver's exit code, and the Python exception's last line from its log.
         assert "Error, exit code 1: " + FAILURE_MESSAGE in failure, failure
 

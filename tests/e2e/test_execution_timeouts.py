@@ -134,7 +134,7 @@ def submit_elsewhere(airflow: AirflowStack, runtime_plane: Any, recorder: PodRec
         E2E_TIMEOUT_NAMESPACE,
         airflow.home.parent / "submitter.kubeconfig",
         "sensed",
-        [PI, "400", "3000000"],
+        [PI, "1200", "3000000"],
         {
             "spark.kubernetes.driver.pod.name": driver,
             "spark.kubernetes.submission.waitAppCompletion": "false",

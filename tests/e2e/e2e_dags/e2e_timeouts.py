@@ -17,8 +17,9 @@ from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSenso
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 TIMEOUT_NAMESPACE = "airflow-e2e-timeout"  # its own namespace: "nothing left" checked whole
-# Many minutes of work for two executors: the timeouts below end it long before.
-LONG_PI = ["400", "3000000"]
+# Many minutes of work for two executors: the timeouts below end it long before (400
+# partitions took 133 s on the quiet machine, within the deferred task's timeout).
+LONG_PI = ["1200", "3000000"]
 EXECUTION_TIMEOUT = datetime.timedelta(seconds=100)
 # The session's first driver starts slowly (a cold JVM on a busy 2-core machine took 100 s
 # to ask for executors): the deferred task, whose test checks its executors go too, runs
