@@ -154,13 +154,15 @@ def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
         first_index(messages(first), "[infrastructure]")
         result = xcom(client, dag_id, run_id, task_id)
         assert (result["status"], result["reason"]) == ("success", "succeeded"), result
-        # Try 2 found no driver of its task instance left, so it submitted number 1 again:
-        # the same pod name, a new application.
+        # Try 2 found no live driver of its task instance, so it submitted again: a new
+        # application, in a pod of the next number (never below the try number).
         assert result["application_id"] != first_app
-        kinds = [e.kind for e in recorder.events if e.name == victim]
-        deleted = kinds.index("DELETED")
-        assert "ADDED" in kinds[deleted:], recorder.events  # submitted again after it went
-        assert kinds[-1] == "DELETED", recorder.events  # the second one went too (delete_pod)
+        (again,) = [name for name in recorder.names("driver") if name != victim]
+        assert again.endswith("-2-driver") and result["driver_pod"] == again, again
+        events = [(e.name, e.kind) for e in recorder.events]
+        # submitted after the victim went, and gone too at the end (delete_pod)
+        assert events.index((victim, "DELETED")) < events.index((again, "ADDED")), events
+        assert recorder.gone(victim) and recorder.gone(again), events
         recorder.stop()
         assert_nothing_left(runtime_admin, recorder, dag_id)
 
