@@ -788,6 +788,15 @@ class SparkK8sSubmitOperator(BaseOperator):
         app = TrackedApplication.from_kwargs(application) if application else None
         # The trigger streamed the driver log, unless its event never came.
         streamed = self.deferrable and self.get_logs
+        if app is not None and event is not None and _of_another_application(event, app):
+            # A cleared try's old trigger can fire (its driver deleted by this try) and
+            # resume this try: that event is not this application's end.
+            self.log.info(
+                "Ignoring the event of application %s (an earlier try's); following %s",
+                event.get("application_id"),
+                app.application_id,
+            )
+            event = None
         if app is None or event is None or not is_complete_event(event):
             app, event = self._resume_without_event(context, app, event)
             streamed = False
@@ -968,3 +977,8 @@ def _listed_first(
     adoption's first decision costs no second request."""
     pending = [drivers]
     return lambda: pending.pop() if pending else relist()
+
+
+def _of_another_application(event: Mapping[str, Any], app: TrackedApplication) -> bool:
+    other = event.get("application_id")
+    return bool(other) and other != app.application_id
