@@ -65,6 +65,11 @@ class HoldKillOperator(SparkK8sSubmitOperator):
         self.hold_try_number = int(context["ti"].try_number)
         return super().execute(context)
 
+    def execute_complete(self, context: Any, *args: Any, **kwargs: Any) -> Any:
+        # A resume may defer again (an earlier try's event is ignored): same try number.
+        self.hold_try_number = int(context["ti"].try_number)
+        return super().execute_complete(context, *args, **kwargs)
+
     def defer(self, *, trigger: Any, method_name: str, kwargs: Any = None, timeout: Any = None):  # type: ignore[no-untyped-def,override]
         _, trigger_kwargs = trigger.serialize()
         this_try = marker(self.dag_id, self.hold_try_number)
