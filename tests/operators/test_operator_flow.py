@@ -531,6 +531,18 @@ def test_resumed_without_the_event_a_live_driver_is_followed_again(cluster):
     assert posts(cluster) == []  # never a second driver
 
 
+def test_an_earlier_tries_event_does_not_end_this_application(cluster):
+    """Issue 29: a cleared try deleted the old driver before the triggerer cancelled the old
+    trigger, which then fired its application's failure into this try's resume."""
+    pod = existing_driver(cluster, 1, driver_status("running"))
+    app = tracked_from_pod(pod, adopted=False).to_kwargs()
+    old = {"status": "failed", "state": "failed", "application_id": "spark-old-try"}
+    with pytest.raises(TaskDeferred) as deferred:  # its own application: followed again
+        make_operator(deferrable=True).execute_complete(context(), event=old, application=app)
+    assert deferred.value.kwargs["application"]["application_id"] == app["application_id"]
+    assert posts(cluster) == []
+
+
 def test_resumed_without_the_event_in_the_worker_waits_for_the_driver(cluster):
     existing_driver(cluster, 1, driver_status("running"))
     cluster.on_list = progress(driver_status("finished"))
