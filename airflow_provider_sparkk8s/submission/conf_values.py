@@ -351,3 +351,36 @@ def validate_annotations(conf_prefix: str, annotations: Mapping[str, str]) -> di
             conf_prefix + "*", f"{total} bytes", "annotations of at most 256 KiB in total"
         )
     return dict(annotations)
+
+
+def resource_quantities(conf: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """`<vendor>/<name>: amount` for every `<prefix><name>.amount` (Spark's
+    KubernetesUtils.buildResourcesQuantities, shared by the driver and the executors)."""
+    names = list(
+        dict.fromkeys(
+            key[len(prefix) :].split(".", 1)[0]
+            for key in conf
+            if key.startswith(prefix) and "." in key[len(prefix) :]
+        )
+    )
+    limits: dict[str, str] = {}
+    for name in names:
+        amount_key = f"{prefix}{name}.amount"
+        if amount_key not in conf:
+            raise SparkConfError(amount_key, None, "a whole number of units of the resource")
+        amount = parse_int(amount_key, conf[amount_key], trim=False)
+        if amount < 0:
+            raise SparkConfError(amount_key, str(amount), "a whole number >= 0")
+        vendor_key = f"{prefix}{name}.vendor"
+        vendor = conf.get(vendor_key)
+        if not vendor:
+            raise SparkConfError(
+                vendor_key,
+                vendor,
+                "the resource vendor domain, such as nvidia.com",
+                f"Resource: {name} was requested, but vendor was not specified",
+            )
+        resource_name = f"{vendor}/{name}"
+        validate_label_key(vendor_key, resource_name)
+        limits[resource_name] = str(amount)
+    return limits

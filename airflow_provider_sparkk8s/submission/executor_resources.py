@@ -130,34 +130,7 @@ def pyspark_memory_mib(conf: Mapping[str, str], version: tuple[int, int, int]) -
 
 
 def custom_resource_limits(conf: Mapping[str, str]) -> dict[str, str]:
-    names = list(
-        dict.fromkeys(
-            key[len(RESOURCE_PREFIX) :].split(".", 1)[0]
-            for key in conf
-            if key.startswith(RESOURCE_PREFIX) and "." in key[len(RESOURCE_PREFIX) :]
-        )
-    )
-    limits: dict[str, str] = {}
-    for name in names:
-        amount_key = f"{RESOURCE_PREFIX}{name}.amount"
-        if amount_key not in conf:
-            raise SparkConfError(amount_key, None, "a whole number of units of the resource")
-        amount = cv.parse_int(amount_key, conf[amount_key])
-        if amount < 0:
-            raise SparkConfError(amount_key, conf[amount_key], "a whole number >= 0")
-        vendor_key = f"{RESOURCE_PREFIX}{name}.vendor"
-        vendor = conf.get(vendor_key)
-        if not vendor:
-            raise SparkConfError(
-                vendor_key,
-                vendor,
-                "the resource vendor domain, such as nvidia.com",
-                f"Resource: {name} was requested, but vendor was not specified",
-            )
-        resource_name = f"{vendor}/{name}"
-        cv.validate_label_key(vendor_key, resource_name)
-        limits[resource_name] = str(amount)
-    return limits
+    return cv.resource_quantities(conf, RESOURCE_PREFIX)
 
 
 def executor_resources(conf: Mapping[str, str], spark_version: str) -> ExecutorResources:

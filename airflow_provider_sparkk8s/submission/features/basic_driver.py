@@ -136,30 +136,7 @@ def cpu_request(conf: DriverConf) -> str:
 
 def custom_resource_limits(conf: DriverConf) -> dict[str, str]:
     """`<vendor>/<name>: amount` for every `spark.driver.resource.<name>.amount`."""
-    prefix = "spark.driver.resource."
-    entries = conf.prefixed(prefix)
-    names = list(dict.fromkeys(key.split(".", 1)[0] for key in entries if "." in key))
-    limits: dict[str, str] = {}
-    for name in names:
-        amount_key = f"{prefix}{name}.amount"
-        if amount_key not in conf.spark_conf:
-            raise SparkConfError(amount_key, None, "a whole number of units of the resource")
-        amount = cv.parse_int(amount_key, conf.spark_conf[amount_key], trim=False)
-        if amount < 0:
-            raise SparkConfError(amount_key, str(amount), "a whole number >= 0")
-        vendor_key = f"{prefix}{name}.vendor"
-        vendor = conf.get(vendor_key)
-        if not vendor:
-            raise SparkConfError(
-                vendor_key,
-                vendor,
-                "the resource vendor domain, such as nvidia.com",
-                f"Resource: {name} was requested, but vendor was not specified",
-            )
-        resource_name = f"{vendor}/{name}"
-        cv.validate_label_key(vendor_key, resource_name)
-        limits[resource_name] = str(amount)
-    return limits
+    return cv.resource_quantities(conf.spark_conf, "spark.driver.resource.")
 
 
 def node_selector(conf: DriverConf) -> dict[str, str]:
