@@ -36,10 +36,14 @@ START = datetime.datetime(2024, 1, 1)
 
 with DAG("e2e_outcome_application_error", schedule=None, catchup=False, start_date=START):
     # No retry_policy: the operator's default (SparkK8sRetryPolicy) fails it on try 1.
+    # --after-job runs a job on an executor first, so the trigger fires well after the
+    # deferral: Airflow 3.3.2's scheduler retries a try whose trigger fired before it read
+    # the executor's event for the deferral (apache/airflow#67287, #72716), whatever the
+    # retry policy decides.
     SparkK8sSubmitOperator(
         task_id="raises",
         application=f"{EXAMPLES}/fail.py",
-        application_args=[FAILURE_MESSAGE],
+        application_args=[FAILURE_MESSAGE, "--after-job"],
         retries=3,
         **COMMON,
     )
