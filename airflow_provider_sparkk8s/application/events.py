@@ -4,7 +4,8 @@
      "application_id", "namespace", "driver_pod",
      "state", "reason", "message", "exit_code", "termination_message",
      "executors": {"counts": {...}, "failures": [...]},
-     "started_at", "finished_at"}
+     "started_at", "finished_at",
+     "queued_seconds"}  # from the driver's creation to Kueue's admission; None without Kueue
 
 Both paths end in the operator's `execute_complete` (and the sensor's), so both build the
 payload here, from the application's ids and the last `ApplicationState`.
@@ -17,12 +18,17 @@ from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
-TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout"})
+TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout", "QueueTimeout"})
 FINAL_STATUSES = ("success", "failed", "timeout")
 
 
 def final_event(
-    application_id: str, namespace: str, driver_pod: str, state: ApplicationState
+    application_id: str,
+    namespace: str,
+    driver_pod: str,
+    state: ApplicationState,
+    *,
+    queued_seconds: float | None = None,
 ) -> dict[str, Any]:
     """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound."""
     if state.state == "unknown":
@@ -43,6 +49,7 @@ def final_event(
         "application_id": application_id,
         "namespace": namespace,
         **state.to_dict(),
+        "queued_seconds": queued_seconds,
     }
 
 

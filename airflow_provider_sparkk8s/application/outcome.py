@@ -95,6 +95,8 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
         "duration_seconds": duration_seconds(app.submitted_at, event.get("finished_at"), now),
         "executors": event.get("executors") or {"counts": {}, "failures": []},
         "adopted": app.adopted,
+        # From the driver's creation to Kueue's admission (seconds); None without Kueue.
+        "queued_seconds": event.get("queued_seconds"),
     }
     failure = None if succeeded else failure_message(app, event)
     return Report(succeeded, xcom, failure, kind, line)

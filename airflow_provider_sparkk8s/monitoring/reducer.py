@@ -36,6 +36,8 @@ Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "unknown"})
 
+# A driver Kueue's admission gate holds: waiting for quota, not stuck.
+QUEUED_BY_KUEUE = "QueuedByKueue"
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 EXIT_EXCEPTION_ANNOTATION = "spark.exit-exception"
@@ -274,7 +276,7 @@ def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> Application
         # a wait that ends on its own, not a problem (the scheduler calls it SchedulingGated).
         return ApplicationState(
             state="pending",
-            reason="QueuedByKueue",
+            reason=QUEUED_BY_KUEUE,
             message=f"queued in Kueue's LocalQueue {queue} until its ClusterQueue has room for "
             "the driver and every executor",
             **base,

@@ -21,13 +21,22 @@ before the task fails.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step, observe
+from airflow_provider_sparkk8s.application.follower import (
+    Following,
+    FollowSpec,
+    Step,
+    known_cluster_queue,
+    note_queue,
+    observe,
+    queue_read_due,
+)
 from airflow_provider_sparkk8s.application.outcome import failure_exception
 from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
 from airflow_provider_sparkk8s.errors import (
@@ -202,9 +211,19 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                 self._following = (FollowedPods(namespace, selector), Following(spec))
             followed, following = self._following
             versions = service.catch_up(followed)
+            step = observe(following, followed.pods.values(), versions)
+            now = time.time()
+            if step.final is None and queue_read_due(step.following, now):
+                # Queued in Kueue: the ClusterQueue and Kueue's reason, from the Workload.
+                followed_app = step.following.spec
+                view = service.queue_view(
+                    followed_app.namespace,
+                    followed_app.application_id,
+                    known_cluster_queue(step.following),
+                )
+                step = Step(note_queue(step.following, view, now).following, pods=step.pods)
         finally:
             hook.close()
-        step = observe(following, followed.pods.values(), versions)
         self._following = (followed, step.following)
         return step
 

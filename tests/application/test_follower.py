@@ -136,7 +136,7 @@ def test_any_object_with_the_spec_attributes_can_be_followed():
     class Named:
         application_id, namespace, driver_pod_name = APP, "ns", "d"
         driver_container, executor_container = "spark-kubernetes-driver", EXECUTOR
-        start_time, startup_timeout, run_timeout = 1000.0, None, 60.0
+        start_time, startup_timeout, run_timeout, queue_timeout = 1000.0, None, 60.0, None
 
     named = Named()
     assert tick(Following(named), 1059.0).final is None

@@ -42,6 +42,7 @@ def test_success_reports_every_xcom_field():
         "exit_exception": None,
         "duration_seconds": 42.0,
         "executors": {"counts": {}, "failures": []}, "adopted": False,
+        "queued_seconds": None,
     }  # fmt: skip
 
 
