@@ -187,5 +187,7 @@ def test_the_queue_timeout_is_a_spark_time_in_seconds_by_default_and_needs_a_que
         with pytest.raises(SparkConfError, match=re.escape(f"{kueue.QUEUE_TIMEOUT_KEY}='{bad}'")):
             kueue.queue_timeout_seconds({**queue, kueue.QUEUE_TIMEOUT_KEY: bad})
     # refused before any request: the render (every face's first step) checks it too
-    with pytest.raises(SparkConfError, match="spark.kubernetes.kueue.queueName is not set"):
+    with pytest.raises(
+        SparkConfError, match=re.escape("spark.kubernetes.kueue.queueName is not set")
+    ):
         kueue.queue_name({kueue.QUEUE_TIMEOUT_KEY: "10m"})
