@@ -25,6 +25,7 @@ preempted, deleted, node lost, never started; the API server unreachable), 5 run
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
@@ -52,7 +53,7 @@ from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods import MIN_WINDOW_SECONDS, WATCH_SECONDS, DriverPods
 from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
@@ -146,10 +147,18 @@ def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
         print(f"Ignoring non-Spark config property: {key}", file=out)
 
 
-def driver_events(client: KubeClient, namespace: str, pod_name: str) -> Iterator[Pod | None]:
+def driver_events(
+    client: KubeClient, namespace: str, pod_name: str, window_seconds: int = WATCH_SECONDS
+) -> Iterator[Pod | None]:
     """The driver pod as it changes, by watch (None once it is gone), as spark-submit's
-    watcher follows it."""
-    return DriverPods(client).watch_driver(namespace, pod_name)
+    watcher follows it; the clock is read at least every `window_seconds`."""
+    return DriverPods(client).watch_driver(namespace, pod_name, window_seconds)
+
+
+def queue_window_seconds(queue_timeout: float) -> int:
+    """The watch window with a queue timeout: a quarter of it, 3 to 30 s (a queued driver
+    does not change, so window ends are when its timeout is checked)."""
+    return max(MIN_WINDOW_SECONDS, min(WATCH_SECONDS, math.ceil(queue_timeout / 4)))
 
 
 class StatusReporter:
@@ -197,7 +206,7 @@ def wait_for_driver(
     rendered_namespace: str,
     pod_name: str,
     out: TextIO,
-    events: Callable[[KubeClient, str, str], Iterator[Pod | None]] = driver_events,
+    events: Callable[..., Iterator[Pod | None]] = driver_events,
     seen: Callable[[Pod | None], None] = lambda pod: None,
     application_id: str = "",
     queue_timeout: float | None = None,
@@ -212,8 +221,15 @@ def wait_for_driver(
     from airflow_provider_sparkk8s.services.following import follow_driver
 
     pods = DriverPods(client)
+    versions = (
+        events(client, rendered_namespace, pod_name)
+        if queue_timeout is None
+        else events(
+            client, rendered_namespace, pod_name, window_seconds=queue_window_seconds(queue_timeout)
+        )
+    )
     step = follow_driver(
-        events(client, rendered_namespace, pod_name),
+        versions,
         FollowSpec(
             application_id,
             rendered_namespace,
