@@ -15,7 +15,7 @@ With Kueue (`--conf spark.kubernetes.kueue.queueName=<LocalQueue>`) a queued dri
 reported as "queued in ClusterQueue X: <Kueue's reason>", and
 `--conf spark.kubernetes.kueue.queueTimeout=30min` bounds the wait: past it the driver and
 its Workload are deleted and the exit code is 4 (infrastructure: QueueTimeout). The limit is
-checked whenever the watch brings news, and at least every 30 s.
+checked whenever the watch brings news, and at least every quarter of it (3 to 30 s).
 
 Exit codes (docs/operator.md, "Failure kinds"): 0 success, 1 application error (or an API
 request refused), 2 invalid input, 3 driver out of memory, 4 infrastructure (evicted,

@@ -9,6 +9,10 @@ executors that came and went and the driver's end; deferrable mode hands the wai
 In reschedule mode each poke is a new task instance: it reads the pods as they are, without
 that memory.
 
+A driver Kueue holds is reported as "queued in ClusterQueue X: <Kueue's reason>" (its Workload
+read at the gate, then every minute); the sensor has no queue timeout of its own (it did not
+submit the application): its `timeout` bounds the wait.
+
 Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
 the sensor's own `timeout` bounds that, from the first check: in deferrable mode the
 deadline travels through every deferral, so re-deferring never restarts the window, and

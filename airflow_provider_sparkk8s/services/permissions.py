@@ -74,6 +74,20 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
         "kueue.x-k8s.io",
         needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
     ),
+    *_rows(
+        "workloads",
+        ("get",),
+        "a queued driver's Workload: Kueue's reason, the admission's time (queued_seconds)",
+        "kueue.x-k8s.io",
+        needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
+    ),
+    *_rows(
+        "localqueues",
+        ("get",),
+        "the ClusterQueue a queued driver waits in (read once per application)",
+        "kueue.x-k8s.io",
+        needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
+    ),
 )
 
 # What docs/rbac.yaml's submitter Role grants, and what the Test button requires.
