@@ -26,7 +26,7 @@ from airflow_provider_sparkk8s.application.ownership import (
     claim_patch,
     kill_decision,
 )
-from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.listwatch import (
     Gone,
     Listed,
@@ -271,11 +271,13 @@ class DriverPods:
             found = self.client.request("GET", workload_path(namespace, workload))
         except KubeApiError as error:
             return view_of(None, cluster_queue) if error.status == 404 else None
+        except KubeConnectionError:
+            return None  # the next read, a minute later, may reach it
         if cluster_queue is None and (queue := (found.get("spec") or {}).get("queueName")):
             try:
                 local = self.client.request("GET", local_queue_path(namespace, str(queue)))
                 cluster_queue = cluster_queue_of_local(local)
-            except KubeApiError:
+            except (KubeApiError, KubeConnectionError):
                 pass  # the view names the LocalQueue instead
         return view_of(found, cluster_queue)
 
