@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.objects import (
+    DRIVER_CONTAINER,
+    EXECUTOR_CONTAINER,
     annotation,
     being_deleted,
     executor_id,
@@ -36,8 +38,6 @@ Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "unknown"})
 
-DRIVER_CONTAINER = "spark-kubernetes-driver"
-EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 EXIT_EXCEPTION_ANNOTATION = "spark.exit-exception"
 EXIT_EXCEPTION_MAX = 1000
 
