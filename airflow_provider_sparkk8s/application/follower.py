@@ -28,6 +28,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     driver_has_ended,
     reduce_application,
     remember_executors,
+    vanished_after_disruption,
     with_ended_driver,
 )
 
@@ -111,6 +112,8 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
         seen_executors=seen,
     )
     previous = following.state
+    # Evicted (or preempted) and deleted before its end was reported: the last look saw why.
+    state = vanished_after_disruption(previous, state)
     changed = previous is None or (previous.state, previous.reason) != (state.state, state.reason)
     ends = following.ended is None and state.terminal
     # Built directly, not with dataclasses.replace: this runs on every change of every
