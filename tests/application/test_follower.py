@@ -166,3 +166,19 @@ def test_a_driver_evicted_and_gone_before_its_end_was_seen_is_reported_as_evicte
     # A driver merely deleted (no condition) still reads as vanished.
     plain = observe(Following(SPEC), [deleting(pod("d", phase="Running", containers=[running()]))])
     assert observe(plain.following, []).final["reason"] == "DriverPodNotFound"
+
+
+def test_the_disruption_mark_in_a_looks_history_explains_a_vanished_driver():
+    """The trigger's store keeps the marked version as history when the driver is gone
+    before the trigger looked again: the last look saw it running, unmarked."""
+    evicting = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+    running_driver = pod("d", phase="Running", containers=[running()])
+    following = observe(Following(SPEC), [running_driver]).following
+    marked = pod("d", phase="Running", containers=[running()], conditions=[evicting])
+    step = observe(following, [], history=[marked])
+    assert (step.final["reason"], step.final["disruption"]) == (
+        "EvictionByEvictionAPI",
+        "EvictionByEvictionAPI",
+    )
+    other = pod("other", phase="Running", containers=[running()], conditions=[evicting])
+    assert observe(following, [], history=[other]).final["reason"] == "DriverPodNotFound"
