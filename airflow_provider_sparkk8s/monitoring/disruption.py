@@ -50,15 +50,14 @@ def explains(disruption: str | None, end_reason: str | None) -> bool:
     """Whether a disruption condition's reason is the better cause of this end: a condition
     was set ("Deleted", a deletion without one, is not a cause of its own) and the end's own
     reason says nothing more (an OOMKilled or an Evicted stays)."""
-    return (
-        bool(disruption)
-        and disruption != "Deleted"
-        and (end_reason or "Error") in (UNEXPLAINED_ENDS)
-    )
+    if not disruption or disruption == "Deleted":
+        return False
+    return (end_reason or "Error") in UNEXPLAINED_ENDS
 
 
 def message(disruption: str, detail: str | None, driver_pod: str | None = None) -> str:
-    """ "driver pod X was evicted through the Eviction API (...) (Kubernetes: <detail>)"."""
+    """The message of a disrupted driver's end: "driver pod X was evicted through the
+    Eviction API (...)", then the condition's own message if it has one."""
     what = MEANINGS.get(disruption, f"taken by the cluster ({CONDITION}: {disruption})")
     pod = f"driver pod {driver_pod}" if driver_pod else "the driver pod"
     text = f"{pod} was {what}"

@@ -212,9 +212,10 @@ def exit_exception(pod: Pod) -> str | None:
     return first[:EXIT_EXCEPTION_MAX] or None
 
 
-def disruption(pod: Pod) -> str | None:
-    """Why the cluster is taking this pod away, if it is (see ApplicationState.disruption)."""
-    condition = disruption_condition(pod)
+def disruption(pod: Pod, condition: tuple[str, str | None] | None = None) -> str | None:
+    """Why the cluster is taking this pod away, if it is (see ApplicationState.disruption);
+    `condition`: its DisruptionTarget condition, when the caller has read it already."""
+    condition = condition or disruption_condition(pod)
     if condition is not None:
         return condition[0]
     return "Deleted" if being_deleted(pod) else None
@@ -462,14 +463,14 @@ def reduce_application(
             driver_pod=driver_pod_name,
             executors=executors,
         )
+    condition = disruption_condition(driver)
     base = {
         "driver_pod": pod_name(driver),
         "executors": executors,
         "exit_exception": exit_exception(driver),
-        "disruption": disruption(driver),
+        "disruption": disruption(driver, condition),
     }
     state = _driver_state(driver, driver_container or DRIVER_CONTAINER, base)
-    condition = disruption_condition(driver)
     return _said_as_disruption(state, condition[1] if condition else None)
 
 

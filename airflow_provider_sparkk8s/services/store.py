@@ -159,10 +159,10 @@ class Subscription:
 
     def ended(self) -> list[Pod]:
         """Each executor's first version with an ended container, and the driver's first
-        succeeded or failed version (and first version marked for disruption, before it),
-        once, since the last call. `next` delivers the latest
-        pods only: Spark deletes a failed executor's pod at once, and a submitter may delete
-        a finished driver at once, so how they ended would otherwise be lost."""
+        succeeded or failed version (and before it, its first version marked for
+        disruption), once, since the last call. `next` delivers the latest pods only: Spark
+        deletes a failed executor's pod at once, a submitter may delete a finished driver at
+        once, and an evicted driver goes at once, so how they ended would otherwise be lost."""
         ended, self._ended = self._ended or [], None
         if self._disrupted is not None:  # before its end, if one came too
             ended, self._disrupted = [self._disrupted, *ended], None
