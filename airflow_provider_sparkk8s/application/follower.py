@@ -40,8 +40,11 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     driver_has_ended,
     reduce_application,
     remember_executors,
+    vanished_after_disruption,
     with_ended_driver,
 )
+from airflow_provider_sparkk8s.objects import name as pod_name
+from airflow_provider_sparkk8s.objects import spark_role
 
 
 class Followed(Protocol):
@@ -143,6 +146,10 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
         seen_executors=seen,
     )
     previous = following.state
+    if state.state == "unknown":
+        # Evicted (or preempted) and deleted before its end was reported: the last version
+        # seen says why (this look's history, which a store may hold, else the last look).
+        state = vanished_after_disruption(_last_driver_state(spec, earlier) or previous, state)
     kueue = following.kueue
     if kueue is None and (is_queued(state) or (previous is None and _kueue_driver(read, state))):
         kueue = KueueWait(created_at=_created_at(read, state))
@@ -161,6 +168,23 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
         pods=read,
         transition=state if changed else None,
         final=_final_event(spec, state, kueue) if ends else None,
+    )
+
+
+def _last_driver_state(spec: Followed, history: tuple[Pod, ...]) -> ApplicationState | None:
+    pinned = spec.driver_pod_name
+    drivers = [
+        pod
+        for pod in history
+        if spark_role(pod) == "driver" and (pinned is None or pod_name(pod) == pinned)
+    ]
+    if not drivers:
+        return None
+    return reduce_application(
+        drivers[-1:],
+        driver_pod_name=spec.driver_pod_name,
+        driver_container=spec.driver_container,
+        executor_container=spec.executor_container,
     )
 
 

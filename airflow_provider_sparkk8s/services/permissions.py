@@ -68,6 +68,15 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
         needed_only_for="the Volcano feature step",
     ),
     *_rows(
+        "poddisruptionbudgets",
+        _OWNED,
+        "the driver's PodDisruptionBudget, applied owned by the driver pod, deleted on roll-back",
+        "policy",
+        needed_only_for=(
+            "disruption protection (spark.kubernetes.sparkk8s.driver.disruptionBudget.enabled)"
+        ),
+    ),
+    *_rows(
         "workloads",
         _OWNED,
         "the prebuilt Workload, applied before the driver pod, deleted on roll-back and kill",

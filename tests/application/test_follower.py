@@ -244,3 +244,42 @@ def test_a_driver_admitted_before_the_first_look_is_read_once_and_no_other_is_re
     assert plain.kueue is None and not queue_read_due(plain, CREATED + 5)
     done = observe(plain, [pod("d", phase="Succeeded", containers=[terminated(0)])])
     assert done.final is not None and done.final["queued_seconds"] is None
+
+
+def test_a_driver_evicted_and_gone_before_its_end_was_seen_is_reported_as_evicted():
+    """The last look saw the Eviction API's condition on the running driver; the next finds
+    no pod (deleted before the kubelet reported the container's end)."""
+    evicting = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+    }
+    marked = deleting(pod("d", phase="Running", containers=[running()], conditions=[evicting]))
+    following = observe(Following(SPEC), [marked]).following
+    assert following.ended is None
+    step = observe(following, [])
+    assert (step.final["status"], step.final["reason"]) == ("failed", "EvictionByEvictionAPI")
+    assert step.final["disruption"] == "EvictionByEvictionAPI"
+    assert step.final["message"].startswith("driver pod d was evicted through the Eviction API")
+    assert step.final["message"].endswith("and is gone")
+    assert step.following.ended is not None and step.following.ended.state == "failed"
+    # A driver merely deleted (no condition) still reads as vanished.
+    plain = observe(Following(SPEC), [deleting(pod("d", phase="Running", containers=[running()]))])
+    assert observe(plain.following, []).final["reason"] == "DriverPodNotFound"
+
+
+def test_the_disruption_mark_in_a_looks_history_explains_a_vanished_driver():
+    """The trigger's store keeps the marked version as history when the driver is gone
+    before the trigger looked again: the last look saw it running, unmarked."""
+    evicting = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+    running_driver = pod("d", phase="Running", containers=[running()])
+    following = observe(Following(SPEC), [running_driver]).following
+    marked = pod("d", phase="Running", containers=[running()], conditions=[evicting])
+    step = observe(following, [], history=[marked])
+    assert (step.final["reason"], step.final["disruption"]) == (
+        "EvictionByEvictionAPI",
+        "EvictionByEvictionAPI",
+    )
+    other = pod("other", phase="Running", containers=[running()], conditions=[evicting])
+    assert observe(following, [], history=[other]).final["reason"] == "DriverPodNotFound"
