@@ -33,16 +33,17 @@ COMMON: dict[str, Any] = {
 }
 START = datetime.datetime(2024, 1, 1)
 
-# The kill-first re-run (never cleared itself) computes a sixteenth of it: CI time.
+# A fresh re-run (never cleared itself) computes a sixteenth of it: CI time. The adopted
+# application is try 1's, so e2e_clear_adopt keeps the one size.
 SHORT_RERUN = {"application_args": ["{{ 64 if ti.try_number == 1 else 4 }}", "2000000"]}
 
 for dag_id, operator, deferrable, extra in (
     # The old trigger's kill held until the new try has deferred (tests/e2e/clear_triggers.py).
-    ("e2e_clear_deferred", HoldKillOperator, True, {}),
+    ("e2e_clear_deferred", HoldKillOperator, True, SHORT_RERUN),
     ("e2e_clear_adopt", HoldKillOperator, True, {}),  # cleared without resetting the run
     # The kill at once; the new try held back by its pool until it has run.
     ("e2e_clear_kill_first", KillFirstOperator, True, {"pool": KILL_FIRST_POOL, **SHORT_RERUN}),
-    ("e2e_clear_worker_side", SparkK8sSubmitOperator, False, {}),
+    ("e2e_clear_worker_side", SparkK8sSubmitOperator, False, SHORT_RERUN),
 ):
     with DAG(dag_id, schedule=None, catchup=False, start_date=START):
         operator(task_id="spark_cleared", deferrable=deferrable, **{**COMMON, **extra})
