@@ -28,7 +28,7 @@ if [ "${3:-}" = --e2e-lane ]; then
     echo "lane e2e: tests/e2e exit $rc"
     compat_rc=0
     $compat || compat_rc=$?
-    echo "lane e2e: compatibility suite exit $compat_rc"
+    echo "lane e2e: compatibility suite exit $compat_rc; the lane took ${SECONDS}s"
     [ "$rc" -ne 0 ] && exit "$rc"
     exit "$compat_rc"
 fi
@@ -67,7 +67,7 @@ echo
 echo "=========================== lane e2e (ran alongside) ==========================="
 cat "$logs/e2e.log"
 rm -rf "$logs"
-echo "make test: lane rest exit $rest_rc after ${rest_seconds}s;" \
-    "lane e2e exit $e2e_rc after $((SECONDS - started))s"
+echo "make test: lane rest exit $rest_rc after ${rest_seconds}s, lane e2e exit $e2e_rc;" \
+    "both done after $((SECONDS - started))s"
 [ "$rest_rc" -ne 0 ] && exit "$rest_rc"
 exit "$e2e_rc"
