@@ -14,21 +14,23 @@
 # still runs, each exactly once: the rest lane is `tests` less tests/e2e.
 #
 # The rest lane prints as it goes; the e2e lane's output is kept in a file and printed after
-# it, whole, so neither interleaves. Exits non-zero when any lane does (pytest's exit 5,
-# "no tests collected", included), naming the lane.
+# it, whole, so neither interleaves, and its pytest summary is the last line. Exits non-zero
+# when any lane does (pytest's exit 5, "no tests collected", included), naming the lane.
 set -uo pipefail
 py=${1:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
 compat=${2:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
 pytest=("$py" -m pytest -q -p no:cacheprovider)
 
 if [ "${3:-}" = --e2e-lane ]; then
+    # Its verdicts go to a file of their own ($4), printed before its output: the output's
+    # last line stays a pytest summary, as CI reads it.
     rc=0
     "${pytest[@]}" tests/e2e || rc=$?
-    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in tests/e2e" >&2
-    echo "lane e2e: tests/e2e exit $rc"
+    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in tests/e2e" >>"$4"
+    echo "lane e2e: tests/e2e exit $rc after ${SECONDS}s" >>"$4"
     compat_rc=0
     $compat || compat_rc=$?
-    echo "lane e2e: compatibility suite exit $compat_rc; the lane took ${SECONDS}s"
+    echo "lane e2e: compatibility suite exit $compat_rc; the lane took ${SECONDS}s" >>"$4"
     [ "$rc" -ne 0 ] && exit "$rc"
     exit "$compat_rc"
 fi
@@ -37,7 +39,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/sparkk8s-lanes-XXXXXX")
 # The e2e lane in a session (process group) of its own, so an interrupt of this script
 # reaches all of it: pytest turns SIGTERM into an interrupt that stops its control planes
 # and Airflow.
-setsid "$0" "$py" "$compat" --e2e-lane >"$logs/e2e.log" 2>&1 &
+setsid "$0" "$py" "$compat" --e2e-lane "$logs/e2e.status" >"$logs/e2e.log" 2>&1 &
 e2e_pid=$!
 started=$SECONDS
 rest_pid=
@@ -45,7 +47,7 @@ stop_lanes() {
     [ -n "$rest_pid" ] && kill -TERM "$rest_pid" 2>/dev/null
     kill -TERM -- "-$e2e_pid" 2>/dev/null
     wait
-    cat "$logs/e2e.log"
+    cat "$logs/e2e.status" "$logs/e2e.log" 2>/dev/null
     rm -rf "$logs"
     exit 130
 }
@@ -65,9 +67,9 @@ wait "$e2e_pid" || e2e_rc=$?
 trap - INT TERM
 echo
 echo "=========================== lane e2e (ran alongside) ==========================="
-cat "$logs/e2e.log"
-rm -rf "$logs"
 echo "make test: lane rest exit $rest_rc after ${rest_seconds}s, lane e2e exit $e2e_rc;" \
     "both done after $((SECONDS - started))s"
+cat "$logs/e2e.status" "$logs/e2e.log" 2>/dev/null
+rm -rf "$logs"
 [ "$rest_rc" -ne 0 ] && exit "$rest_rc"
 exit "$e2e_rc"
