@@ -77,15 +77,22 @@ runtime-image: venv
 # we declare (AIRFLOW_COMPAT, latest patch), in a second venv built by
 # tests/compat/airflow_venv.sh (cached in ~/.cache/sparkk8s-airflow). Another minor:
 # make test-compat AIRFLOW_COMPAT=3.2.2
+# The full run goes in two lanes at once (tests/run_lanes.sh): tests/e2e then the
+# compatibility suite, beside every other test.
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
 test: venv lint controlplane toxiproxy tinyproxy s3server kueue browser runtime-image
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	kueue=$$(./testenv/build_kueue.sh) && \
-	SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 SPARKK8S_KUEUE_DIR=$$kueue $(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
-	rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; \
-	if [ "$(TESTS)" = tests ]; then $(MAKE) --no-print-directory test-compat || rc=1; fi; exit $$rc
+	export SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 SPARKK8S_KUEUE_DIR=$$kueue && \
+	if [ "$(TESTS)" = tests ]; then \
+		./tests/run_lanes.sh $(PY) "$(MAKE) --no-print-directory test-compat"; \
+	else \
+		$(PY) -m pytest -q -p no:cacheprovider $(TESTS); \
+		rc=$$?; if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; fi; \
+		exit $$rc; \
+	fi
 
 # The Connections UI's screenshots in docs/screenshots/, refreshed on request: the browser
 # test writes them to its temp dir in `make test`, here over the docs' copies (commit them).

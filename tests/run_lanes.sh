@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `make test`'s full run (TESTS=tests) in two lanes at once, one per core of CI's machine:
+#
+#   lane "e2e":  tests/e2e (real Airflow and real Spark: mostly waiting on heartbeats,
+#                deferrals and execution timeouts), then the Airflow compatibility suite
+#   lane "rest": every other test (the CPU-bound unit, parity and fuzz tests among them)
+#
+#   tests/run_lanes.sh PYTHON COMPAT_COMMAND
+#
+# One after the other they took 1,660 s + 155 s; the e2e lane is mostly idle, so the other
+# lane has the CPU while it waits. Each lane is its own pytest session, so its session
+# fixtures are its own: control planes, the Airflow stack and S3 server on free loopback
+# ports and in their own temp dirs, node agents on a random 127.a.b.0/24 each. Every test
+# still runs, each exactly once: the rest lane is `tests` less tests/e2e.
+#
+# The rest lane prints as it goes; the e2e lane's output is kept in a file and printed after
+# it, whole, so neither interleaves, and its pytest summary is the last line. Exits non-zero
+# when any lane does (pytest's exit 5, "no tests collected", included), naming the lane.
+set -uo pipefail
+py=${1:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
+compat=${2:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
+pytest=("$py" -m pytest -q -p no:cacheprovider)
+
+if [ "${3:-}" = --e2e-lane ]; then
+    # Its verdicts go to a file of their own ($4), printed before its output: the output's
+    # last line stays a pytest summary, as CI reads it.
+    rc=0
+    "${pytest[@]}" tests/e2e || rc=$?
+    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in tests/e2e" >>"$4"
+    echo "lane e2e: tests/e2e exit $rc after ${SECONDS}s" >>"$4"
+    compat_rc=0
+    $compat || compat_rc=$?
+    echo "lane e2e: compatibility suite exit $compat_rc; the lane took ${SECONDS}s" >>"$4"
+    [ "$rc" -ne 0 ] && exit "$rc"
+    exit "$compat_rc"
+fi
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/sparkk8s-lanes-XXXXXX")
+# The e2e lane in a session (process group) of its own, so an interrupt of this script
+# reaches all of it: pytest turns SIGTERM into an interrupt that stops its control planes
+# and Airflow.
+setsid "$0" "$py" "$compat" --e2e-lane "$logs/e2e.status" >"$logs/e2e.log" 2>&1 &
+e2e_pid=$!
+started=$SECONDS
+rest_pid=
+stop_lanes() {
+    [ -n "$rest_pid" ] && kill -TERM "$rest_pid" 2>/dev/null
+    kill -TERM -- "-$e2e_pid" 2>/dev/null
+    wait
+    cat "$logs/e2e.status" "$logs/e2e.log" 2>/dev/null
+    rm -rf "$logs"
+    exit 130
+}
+trap stop_lanes INT TERM
+
+# In the background too, so a signal to this script runs the trap at once (bash runs it
+# only after a foreground command ends); its output still streams here.
+"${pytest[@]}" tests --ignore=tests/e2e </dev/null &
+rest_pid=$!
+rest_rc=0
+wait "$rest_pid" || rest_rc=$?
+[ "$rest_rc" -eq 5 ] && echo "make test: no tests were collected outside tests/e2e" >&2
+rest_seconds=$((SECONDS - started))
+
+e2e_rc=0
+wait "$e2e_pid" || e2e_rc=$?
+trap - INT TERM
+echo
+echo "=========================== lane e2e (ran alongside) ==========================="
+echo "make test: lane rest exit $rest_rc after ${rest_seconds}s, lane e2e exit $e2e_rc;" \
+    "both done after $((SECONDS - started))s"
+cat "$logs/e2e.status" "$logs/e2e.log" 2>/dev/null
+rm -rf "$logs"
+[ "$rest_rc" -ne 0 ] && exit "$rest_rc"
+exit "$e2e_rc"
