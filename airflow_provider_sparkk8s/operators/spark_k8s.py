@@ -61,6 +61,7 @@ from airflow_provider_sparkk8s.application.timeouts import (
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationError, ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
     configured_policy,
@@ -556,6 +557,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 storage_for=self._upload_storage().storage,
                 log=self.log,
                 remove_uploads=self._upload_storage().remove,
+                metrics=airflow_metrics(),
             )
             if before is not None and self.on_finish_action == "delete_pod":
                 for name in oom_drivers:  # kept for this retry only (see execute_complete)

@@ -1,0 +1,41 @@
+"""The metrics sink bound to Airflow's Stats: the trigger, the store and the operator send
+the provider's metrics (application/metrics.py) through it.
+
+Whatever backend the deployment's `[metrics]` configured receives them: StatsD (tags as
+InfluxDB-style `name,tag=value` with `statsd_influxdb_enabled`), Datadog's DogStatsD or
+OpenTelemetry. Without any, the sink is `NO_METRICS` and the followers derive nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_sparkk8s.application.metrics import NO_METRICS, MetricsSink, Tags
+from airflow_provider_sparkk8s.version_compat import metrics_configured, stats
+
+
+class AirflowStatsSink:
+    enabled = True
+
+    def __init__(self, backend: Any):
+        self._stats = backend
+
+    def incr(self, name: str, count: int, tags: Tags) -> None:
+        self._stats.incr(name, count, tags=dict(tags))
+
+    def gauge(self, name: str, value: float, tags: Tags) -> None:
+        self._stats.gauge(name, value, tags=dict(tags))
+
+    def timing(self, name: str, seconds: float, tags: Tags) -> None:
+        # A timedelta: StatsD sends it in milliseconds, OpenTelemetry records it as such.
+        self._stats.timing(name, timedelta(seconds=seconds), tags=dict(tags))
+
+
+@functools.cache
+def airflow_metrics() -> MetricsSink:
+    """One sink per process (config is read once, as Airflow reads its own)."""
+    if not metrics_configured():
+        return NO_METRICS
+    return AirflowStatsSink(stats())
