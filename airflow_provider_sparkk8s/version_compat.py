@@ -280,4 +280,4 @@ def _initialise(sdk_stats: Any) -> None:
             export_legacy_names=conf.getboolean("metrics", "legacy_names_on", fallback=True),
         )
     except TypeError:  # 3.2: the factory takes the Stats class, no legacy names
-        sdk_stats.initialize(factory=stats_utils.get_stats_factory(sdk_stats.Stats))
+        sdk_stats.initialize(factory=stats_utils.get_stats_factory(sdk_stats.Stats))  # type: ignore[call-arg]

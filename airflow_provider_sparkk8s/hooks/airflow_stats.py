@@ -17,20 +17,22 @@ from airflow_provider_sparkk8s.version_compat import metrics_configured, stats
 
 
 class AirflowStatsSink:
+    """Tags go as a plain dict (Airflow's loggers read, never keep, them)."""
+
     enabled = True
 
     def __init__(self, backend: Any):
         self._stats = backend
 
     def incr(self, name: str, count: int, tags: Tags) -> None:
-        self._stats.incr(name, count, tags=dict(tags))
+        self._stats.incr(name, count, tags=_plain(tags))
 
     def gauge(self, name: str, value: float, tags: Tags) -> None:
-        self._stats.gauge(name, value, tags=dict(tags))
+        self._stats.gauge(name, value, tags=_plain(tags))
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None:
         # A timedelta: StatsD sends it in milliseconds, OpenTelemetry records it as such.
-        self._stats.timing(name, timedelta(seconds=seconds), tags=dict(tags))
+        self._stats.timing(name, timedelta(seconds=seconds), tags=_plain(tags))
 
 
 @functools.cache
@@ -39,3 +41,7 @@ def airflow_metrics() -> MetricsSink:
     if not metrics_configured():
         return NO_METRICS
     return AirflowStatsSink(stats())
+
+
+def _plain(tags: Tags) -> dict[str, str]:
+    return tags if isinstance(tags, dict) else dict(tags)

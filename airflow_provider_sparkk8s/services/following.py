@@ -47,6 +47,8 @@ from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
 from airflow_provider_sparkk8s.services.pods import WATCH_SECONDS, DriverPods, application_selector
 
 OnTransition = Callable[[ApplicationState], None]
+# Each look, with the state of the look before it: what the metrics are derived from.
+OnLook = Callable[[ApplicationState | None, Step], None]
 
 
 def _ignore(_: object) -> None:
@@ -59,6 +61,7 @@ def follow_snapshots(
     *,
     stop: threading.Event | None = None,
     on_transition: OnTransition = _ignore,
+    on_look: OnLook | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Step:
     """The step that ends the application (its `final` is the final event).
@@ -70,6 +73,7 @@ def follow_snapshots(
 
     :param stop: set from another thread (a task's `on_kill`): raises `ApplicationFailed`.
     :param on_transition: called with each new (state, reason), in order.
+    :param on_look: called with every look's step and the state before it.
     """
     following = Following(spec)
     for pods in _then_none(snapshots):
@@ -78,6 +82,8 @@ def follow_snapshots(
                 f"killed while following {spec.namespace}:{spec.driver_pod_name}"
             )
         step = observe(following, pods)
+        if on_look is not None:
+            on_look(following.state, step)
         if step.transition is not None:
             on_transition(step.transition)
         if step.final is None:
@@ -94,6 +100,7 @@ def follow_application(
     *,
     stop: threading.Event | None = None,
     on_transition: OnTransition = _ignore,
+    on_look: OnLook | None = None,
     window_seconds: int = WATCH_SECONDS,
     clock: Callable[[], float] = time.time,
 ) -> Step:
@@ -105,7 +112,9 @@ def follow_application(
         window_seconds=window_seconds,
     )
     try:
-        return follow_snapshots(watch, spec, stop=stop, on_transition=on_transition, clock=clock)
+        return follow_snapshots(
+            watch, spec, stop=stop, on_transition=on_transition, on_look=on_look, clock=clock
+        )
     finally:
         close = getattr(watch, "close", None)  # a generator: closing it ends the stream
         if close is not None:

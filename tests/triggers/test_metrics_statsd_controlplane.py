@@ -51,7 +51,8 @@ def container_state(pod: dict[str, Any], container: str) -> dict[str, Any]:
 
 def with_task(trigger: Any) -> Any:
     """What the triggerer does before it runs a trigger: it sets its task instance."""
-    trigger.task_instance = SimpleNamespace(dag_id=DAG, task_id=TASK)
+    ti: Any = SimpleNamespace(dag_id=DAG, task_id=TASK)
+    trigger.task_instance = ti
     return trigger
 
 
@@ -134,6 +135,7 @@ async def test_a_followed_run_reports_its_timings_failures_and_the_stores_gauge(
     duration = sample(
         exporter, "airflow_sparkk8s_application_duration_sum", **tags, state="succeeded"
     )
+    assert running is not None and duration is not None
     assert running == pytest.approx(expected_running, abs=0.01)
     assert duration == pytest.approx(expected_duration, abs=0.01)
     assert duration >= running
