@@ -6,12 +6,24 @@ timestamps the API server holds for the same pods."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from airflow_provider_sparkk8s.application.submission_plan import KubernetesParameters
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
+from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
+from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
+from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.harness.kube import request
 from testenv.harness.pods import (
     EXIT_CODE,
@@ -173,3 +185,57 @@ async def test_a_driver_nothing_can_schedule_counts_its_pending_reason(
     # It never ran: no time to Running, no duration.
     for name, labels in exporter.samples("airflow_sparkk8s_driver_time_to_running"):
         assert dict(labels).get("namespace") != namespace, name
+
+
+def test_a_submission_through_the_operators_path_reports_its_latency(
+    airflow_statsd: StatsdExporter,  # noqa: F811
+    kubeconfig: Any,
+    namespace: str,
+    kube_admin: Any,
+    control_plane: Any,
+):
+    """The operator's own submission path (adopt or submit, then the submission service),
+    as its worker runs it, against the API server; KWOK runs the driver."""
+    exporter = airflow_statsd
+    ref = TaskInstanceRef(DAG, "submitted", "manual__2026-12-01")
+    argv = ["--master", f"k8s://{control_plane.server}", "--deploy-mode", "cluster",
+            "--name", "latency", "--class", "org.apache.spark.examples.SparkPi",
+            "local:///opt/spark/examples/jars/spark-examples.jar"]  # fmt: skip
+    task = TaskSubmission(
+        ref=ref,
+        arguments=submission.parse(submission.SubmissionRequest(argv, {}, "/")),
+        kubernetes=KubernetesParameters(namespace=namespace, image="apache/spark:4.0.1"),
+        spark_version="4.0.1",
+        environ={},
+        ids=new_submission_ids(),
+    )
+    pods = DriverPods(KubeClient(kubeconfig_settings(str(kubeconfig))), owns_client=True)
+    with pods:
+        before = time.time()
+        started = time.monotonic()
+        app = adopt_or_submit(
+            pods,
+            task,
+            task.plan(1),
+            list,
+            reattach=True,
+            storage_for=lambda path, props: Storage.from_spark_conf(props),
+            log=logging.getLogger("test"),
+            metrics=airflow_metrics(),
+        )
+        wall = time.monotonic() - started
+    tags = {"namespace": namespace, "dag_id": DAG, "task_id": "submitted"}
+    count = wait_for(
+        lambda: sample(exporter, "airflow_sparkk8s_submit_latency_count", **tags),
+        30,
+        "the submit latency",
+    )
+    assert count == 1.0
+    latency = sample(exporter, "airflow_sparkk8s_submit_latency_sum", **tags)
+    assert latency is not None and 0 < latency <= wall
+    # The API server stamped the driver's creation within the measured submission (its
+    # timestamps have one-second resolution).
+    driver = get_pod(kube_admin, namespace, app.driver_pod)
+    assert driver is not None
+    created = seconds(driver["metadata"]["creationTimestamp"])
+    assert int(before) <= created <= before + latency + 1
