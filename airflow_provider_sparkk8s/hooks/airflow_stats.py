@@ -9,15 +9,19 @@ OpenTelemetry. Without any, the sink is `NO_METRICS` and the followers derive no
 from __future__ import annotations
 
 import functools
+import logging
 from datetime import timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s.application.metrics import NO_METRICS, MetricsSink, Tags
 from airflow_provider_sparkk8s.version_compat import metrics_configured, stats
 
+log = logging.getLogger(__name__)
+
 
 class AirflowStatsSink:
-    """Tags go as a plain dict (Airflow's loggers read, never keep, them)."""
+    """Tags go as a plain dict (Airflow's loggers read, never keep, them). A metric that
+    cannot be sent is dropped: metrics never fail a submission or stop a follower."""
 
     enabled = True
 
@@ -25,14 +29,23 @@ class AirflowStatsSink:
         self._stats = backend
 
     def incr(self, name: str, count: int, tags: Tags) -> None:
-        self._stats.incr(name, count, tags=_plain(tags))
+        try:
+            self._stats.incr(name, count, tags=_plain(tags))
+        except Exception:
+            log.debug("metric %s not sent", name, exc_info=True)
 
     def gauge(self, name: str, value: float, tags: Tags) -> None:
-        self._stats.gauge(name, value, tags=_plain(tags))
+        try:
+            self._stats.gauge(name, value, tags=_plain(tags))
+        except Exception:
+            log.debug("metric %s not sent", name, exc_info=True)
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None:
         # A timedelta: StatsD sends it in milliseconds, OpenTelemetry records it as such.
-        self._stats.timing(name, timedelta(seconds=seconds), tags=_plain(tags))
+        try:
+            self._stats.timing(name, timedelta(seconds=seconds), tags=_plain(tags))
+        except Exception:
+            log.debug("metric %s not sent", name, exc_info=True)
 
 
 @functools.cache

@@ -61,3 +61,26 @@ def test_the_sink_sends_through_airflows_statsd_client_with_influxdb_tags(monkey
         )
     finally:
         airflow_metrics.cache_clear()
+
+
+def test_a_backend_that_raises_drops_the_metric_and_never_the_caller():
+    from airflow_provider_sparkk8s.hooks.airflow_stats import AirflowStatsSink
+
+    tried: list[str] = []
+
+    class Broken:
+        def incr(self, name: str, *args: object, **kwargs: object) -> None:
+            tried.append(name)
+            raise RuntimeError("statsd host unresolvable")
+
+        gauge = timing = incr
+
+    sink = AirflowStatsSink(Broken())
+    sink.incr("sparkk8s.driver.pending", 1, {"namespace": "ns"})
+    sink.gauge("sparkk8s.store.applications", 1, {"namespace": "ns"})
+    sink.timing("sparkk8s.application.duration", 1.0, {"namespace": "ns"})
+    assert tried == [
+        "sparkk8s.driver.pending",
+        "sparkk8s.store.applications",
+        "sparkk8s.application.duration",
+    ]
