@@ -56,6 +56,7 @@ import json
 import math
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -479,25 +480,33 @@ def measure_together(
     # sends to a real statsd_exporter; off: the deployment has no metrics (the default).
     env["AIRFLOW__METRICS__STATSD_ON"] = "False"
     exporter = None
-    if "ours-metrics" in peers:
+    unread = None  # --statsd-target socket: a bound UDP socket nothing reads
+    statsd_port = 0
+    if "ours-metrics" in peers and getattr(args, "statsd_target", "exporter") == "socket":
+        unread = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        unread.bind(("127.0.0.1", 0))
+        statsd_port = unread.getsockname()[1]
+    elif "ours-metrics" in peers:
         from testenv.statsd_exporter import StatsdExporter
 
         exporter = StatsdExporter(workdir).start()
+        statsd_port = exporter.udp_port
     try:
         children = []
         for peer in peers:
             child_env = dict(env)
             if peer == "ours-metrics":
-                assert exporter is not None
                 child_env["AIRFLOW__METRICS__STATSD_ON"] = "True"
                 child_env["AIRFLOW__METRICS__STATSD_HOST"] = "127.0.0.1"
-                child_env["AIRFLOW__METRICS__STATSD_PORT"] = str(exporter.udp_port)
+                child_env["AIRFLOW__METRICS__STATSD_PORT"] = str(statsd_port)
                 child_env["AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED"] = "True"
             children.append((peer, child_env))
         return _measure(plane, children, namespace, apps, args, workdir, executors, names, exporter)
     finally:
         if exporter is not None:
             exporter.stop()
+        if unread is not None:
+            unread.close()
 
 
 class _Child:
@@ -690,7 +699,7 @@ def metrics_line(results: list[PeerResult]) -> str:
     return (
         f"\nmetrics on / off, CPU in the trigger loop: {on.cpu_loop:.2f} s / {off.cpu_loop:.2f} s"
         f" = {ratio:.4f} ({100 * (ratio - 1):+.1f} %); statsd_exporter counted "
-        f"{on.durations_scraped} application durations of {on.apps}"
+        f"{on.durations_scraped} application durations of {on.apps} (0: --statsd-target socket)"
     )
 
 
@@ -823,6 +832,10 @@ def main() -> None:
     parser.add_argument("--executors-at", type=int, default=0)
     parser.add_argument("--kpt-apps", type=int, default=0)
     parser.add_argument("--metrics-pair", action="store_true")
+    # exporter: a real statsd_exporter on loopback (the kernel wakes it for every datagram,
+    # in the sender's time); socket: a bound UDP socket nothing reads (the sender's own cost,
+    # as when the StatsD server runs on another host).
+    parser.add_argument("--statsd-target", choices=("exporter", "socket"), default="exporter")
     parser.add_argument("--child")
     parser.add_argument("--namespace")
     parser.add_argument("--names-file")
