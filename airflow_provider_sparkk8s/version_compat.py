@@ -14,10 +14,16 @@ Airflow version existed; supporting another version means changing this file alo
   does not reach the trigger (see `KILL_WHILE_DEFERRED_REACHES_TRIGGER`).
 - before 3.3: no retry policies (AIP-105): `RETRY_POLICIES` is False and the policy classes
   are None; an application error then fails with `AirflowFailException` instead.
+- Stats: 3.0 and 3.1 have `airflow.stats.Stats`, which builds its backend from `[metrics]` on
+  first use in any process. 3.2+ have `airflow.sdk.observability.stats`, a module-level
+  backend that a process must initialise: the task runner does, but the triggerer
+  initialises only its core copy (`airflow.observability.stats`) before it forks the trigger
+  runner, so there the SDK's is initialised here, from the same config (see `stats`).
 """
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -119,10 +125,12 @@ __all__ = [
     "conf",
     "is_deferral_timeout",
     "mask_secret",
+    "metrics_configured",
     "not_retried",
     "object_storage_fs",
     "openlineage_conf",
     "openlineage_spark",
+    "stats",
     "time_delta_trigger",
     "xcom_value",
 ]
@@ -237,3 +245,39 @@ def openlineage_spark() -> Any | None:
     except ImportError:
         return None
     return openlineage_spark_helpers
+
+
+def metrics_configured() -> bool:
+    """Whether the deployment's `[metrics]` section sends metrics anywhere."""
+    return any(
+        conf.getboolean("metrics", key, fallback=False)
+        for key in ("statsd_on", "statsd_datadog_enabled", "otel_on")
+    )
+
+
+def stats() -> Any:
+    """Airflow's Stats (`incr`, `gauge`, `timing` with `tags=`), its backend the one the
+    deployment's `[metrics]` configured, in this process."""
+    try:
+        from airflow.sdk.observability import stats as sdk_stats
+    except ImportError:  # 3.0, 3.1
+        from airflow.stats import Stats
+
+        return Stats
+    backend_module = sys.modules.get(getattr(sdk_stats.incr, "__module__", ""))
+    # Not initialised in this process (the trigger runner): a NoStatsLogger would drop all.
+    if backend_module is not None and getattr(backend_module, "_factory", True) is None:
+        _initialise(sdk_stats)
+    return sdk_stats.Stats
+
+
+def _initialise(sdk_stats: Any) -> None:
+    from airflow.sdk.observability.metrics import stats_utils
+
+    try:
+        sdk_stats.initialize(
+            factory=stats_utils.get_stats_factory(),
+            export_legacy_names=conf.getboolean("metrics", "legacy_names_on", fallback=True),
+        )
+    except TypeError:  # 3.2: the factory takes the Stats class, no legacy names
+        sdk_stats.initialize(factory=stats_utils.get_stats_factory(sdk_stats.Stats))  # type: ignore[call-arg]

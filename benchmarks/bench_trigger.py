@@ -33,6 +33,13 @@ kube-apiserver, etcd, KWOK, scheduler and controller manager from /proc). `--exe
 gives every application two executor pods (Running, held) in the N run: the store follows
 them too.
 
+`--metrics-pair` runs two children of ours at once on the same pods (one plane, one set of
+status writes, the same load): one with Airflow's `[metrics]` off, one with StatsD on, sending
+to a real statsd_exporter (testenv/build_statsd_exporter.sh), and prints the loop CPU of
+metrics on / off, and how many application durations the exporter counted:
+
+    python -m benchmarks.bench_trigger --metrics-pair --apps 10000 --changes-per-second 100
+
 KubernetesPodTrigger comes from apache-airflow-providers-cncf-kubernetes, installed with
 `pip install --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles`
 (its release pins kubernetes<37; the tests need 37).
@@ -49,6 +56,7 @@ import json
 import math
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,6 +66,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 DRIVER_CONTAINER = "spark-kubernetes-driver"
@@ -65,7 +74,12 @@ SPARK_CONN = "spark_k8s_bench"
 KPT_CONN = "kubernetes_bench"
 READ_VERBS = ("GET", "LIST", "WATCH")
 COUNTED_RESOURCES = ("pods", "events")
-PEER_NAMES = {"ours": "SparkK8sApplicationTrigger", "kpt": "KubernetesPodTrigger"}
+PEER_NAMES = {
+    "ours": "SparkK8sApplicationTrigger",
+    "ours-metrics": "SparkK8sApplicationTrigger, metrics on",
+    "kpt": "KubernetesPodTrigger",
+}
+OURS = ("ours", "ours-metrics")
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -159,10 +173,10 @@ def rss_kib() -> int:
 
 def make_triggers(peer: str, namespace: str, names: list[str], resync: float) -> list[Any]:
     now = datetime.now(UTC)
-    if peer == "ours":
+    if peer in OURS:
         from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
-        return [
+        triggers = [
             SparkK8sApplicationTrigger(
                 application_id=app_id_of(name),
                 namespace=namespace,
@@ -174,6 +188,11 @@ def make_triggers(peer: str, namespace: str, names: list[str], resync: float) ->
             )
             for name in names
         ]
+        # What the triggerer sets on each trigger it runs (the metrics' dag_id and task_id).
+        for index, trigger in enumerate(triggers):
+            ti: Any = SimpleNamespace(dag_id="bench", task_id=f"t{index % 100}")
+            trigger.task_instance = ti
+        return triggers
     from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
 
     return [
@@ -214,14 +233,14 @@ async def run_child(
     # Only our triggers have stores; the peer's run imports nothing of ours.
     watching = contextlib.ExitStack()
     running: list[Any] = []
-    if peer == "ours":
+    if peer in OURS:
         from benchmarks.harness.running_stores import running_stores
 
         running = watching.enter_context(running_stores())
     with watching:
         started = time.monotonic()
         tasks = [asyncio.create_task(follow(n, t)) for n, t in zip(names, triggers, strict=True)]
-        if peer == "ours":  # tracked = every trigger has seen its driver
+        if peer in OURS:  # tracked = every trigger has seen its driver
             while not all(t.last_state is not None for t in triggers):
                 if time.monotonic() - started > deadline:
                     break
@@ -250,7 +269,17 @@ async def run_child(
         "cpu_after_ready": time.process_time() - cpu_ready,
         "gc_after_ready": gc_clock.total,
         "loop_seconds": time.monotonic() - started,
+        "metrics_on": metrics_on(peer),
     }
+
+
+def metrics_on(peer: str) -> bool:
+    """Whether the child's triggers send metrics (Airflow's [metrics] from its environment)."""
+    if peer not in OURS:
+        return False
+    from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
+
+    return airflow_metrics().enabled
 
 
 def quiet_logs() -> None:
@@ -296,6 +325,8 @@ class PeerResult:
     gc_per_change_ms: float = 0.0
     plane_cpu: dict[str, float] | None = None  # seconds over the tracking window, by process
     load: str = ""
+    metrics_on: bool = False
+    durations_scraped: int = 0  # application.duration samples statsd_exporter counted
 
 
 def admin_api(plane: Any) -> Any:
@@ -419,12 +450,25 @@ def plane_cpu(plane: Any) -> dict[str, float]:
 def measure(
     plane: Any, peer: str, apps: int, args: argparse.Namespace, workdir: Path, executors: int = 0
 ) -> PeerResult:
-    namespace = f"bench-{peer}-{apps}-{os.getpid()}"
+    return measure_together(plane, [peer], apps, args, workdir, executors)[0]
+
+
+def measure_together(
+    plane: Any,
+    peers: list[str],
+    apps: int,
+    args: argparse.Namespace,
+    workdir: Path,
+    executors: int = 0,
+) -> list[PeerResult]:
+    """One child per peer, all following the same pods at the same time: the same status
+    writes reach each, under the same load (`--metrics-pair`: metrics off and on side by
+    side). API requests are then those of all children together."""
+    namespace = f"bench-{'-'.join(peers)}-{apps}-{os.getpid()}"
     names = create_pods(plane, namespace, apps, executors)
-    names_file = workdir / f"{peer}-names.json"
+    names_file = workdir / f"{namespace}-names.json"
     names_file.write_text(json.dumps(names))
-    result_file = workdir / f"{peer}-result.json"
-    kubeconfig = plane.write_kubeconfig(workdir / f"{peer}.kubeconfig", namespace)
+    kubeconfig = plane.write_kubeconfig(workdir / f"{namespace}.kubeconfig", namespace)
     env = dict(os.environ)
     env[f"AIRFLOW_CONN_{SPARK_CONN.upper()}"] = json.dumps(
         {"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}
@@ -432,85 +476,161 @@ def measure(
     env[f"AIRFLOW_CONN_{KPT_CONN.upper()}"] = json.dumps(
         {"conn_type": "kubernetes", "extra": {"kube_config_path": str(kubeconfig)}}
     )
+    # Metrics on: Airflow's StatsD client, configured as a deployment's [metrics] would be,
+    # sends to a real statsd_exporter; off: the deployment has no metrics (the default).
+    env["AIRFLOW__METRICS__STATSD_ON"] = "False"
+    exporter = None
+    unread = None  # --statsd-target socket: a bound UDP socket nothing reads
+    statsd_port = 0
+    if "ours-metrics" in peers and getattr(args, "statsd_target", "exporter") == "socket":
+        unread = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        unread.bind(("127.0.0.1", 0))
+        statsd_port = unread.getsockname()[1]
+    elif "ours-metrics" in peers:
+        from testenv.statsd_exporter import StatsdExporter
 
-    before, before_all = read_requests(plane.metrics_text())
-    cpu_before = plane_cpu(plane)
-    argv = [
-        sys.executable,
-        "-m",
-        "benchmarks.bench_trigger",
-        "--child",
-        peer,
-        "--namespace",
-        namespace,
-        "--names-file",
-        str(names_file),
-        "--result",
-        str(result_file),
-        "--warmup",
-        str(args.warmup),
-        "--deadline",
-        str(args.deadline),
-        "--resync",
-        str(args.resync),
-    ]
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-    ready = threading.Event()
+        exporter = StatsdExporter(workdir).start()
+        statsd_port = exporter.udp_port
+    try:
+        children = []
+        for peer in peers:
+            child_env = dict(env)
+            if peer == "ours-metrics":
+                child_env["AIRFLOW__METRICS__STATSD_ON"] = "True"
+                child_env["AIRFLOW__METRICS__STATSD_HOST"] = "127.0.0.1"
+                child_env["AIRFLOW__METRICS__STATSD_PORT"] = str(statsd_port)
+                child_env["AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED"] = "True"
+            children.append((peer, child_env))
+        return _measure(plane, children, namespace, apps, args, workdir, executors, names, exporter)
+    finally:
+        if exporter is not None:
+            exporter.stop()
+        if unread is not None:
+            unread.close()
 
-    def drain() -> None:
+
+class _Child:
+    """One child process and the reader of its output."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self) -> None:
         # Read the child's output all along: a full pipe would stall its event loop on a
         # log write and measure the pipe, not the trigger.
-        assert child.stdout is not None
-        for line in child.stdout:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
             if line.strip() == "READY":
-                ready.set()
+                self.ready.set()
 
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    if not ready.wait(args.deadline + args.warmup):
-        raise RuntimeError(f"{peer} child never became ready")
+
+def _measure(
+    plane: Any,
+    children: list[tuple[str, dict[str, str]]],
+    namespace: str,
+    apps: int,
+    args: argparse.Namespace,
+    workdir: Path,
+    executors: int,
+    names: list[str],
+    exporter: Any,
+) -> list[PeerResult]:
+    names_file = workdir / f"{namespace}-names.json"
+    before, before_all = read_requests(plane.metrics_text())
+    cpu_before = plane_cpu(plane)
+    started: list[tuple[str, _Child]] = []
+    for peer, env in children:
+        argv = [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_trigger",
+            "--child",
+            peer,
+            "--namespace",
+            namespace,
+            "--names-file",
+            str(names_file),
+            "--result",
+            str(workdir / f"{peer}-result.json"),
+            "--warmup",
+            str(args.warmup),
+            "--deadline",
+            str(args.deadline),
+            "--resync",
+            str(args.resync),
+        ]
+        started.append((peer, _Child(argv, env)))
+    for peer, child in started:
+        if not child.ready.wait(args.deadline + args.warmup):
+            raise RuntimeError(f"{peer} child never became ready")
     written = end_pods(plane, namespace, names, write_seconds(args, apps))
-    _, status, usage = os.wait4(child.pid, 0)
-    reader.join()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{peer} child failed")
+    usages = {}
+    for peer, child in started:
+        _, status, usages[peer] = os.wait4(child.process.pid, 0)
+        child.reader.join()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"{peer} child failed")
     after, after_all = read_requests(plane.metrics_text())
     cpu_after = plane_cpu(plane)
-    result = json.loads(result_file.read_text())
-    if result.get("store_stats"):
-        print(f"{peer} store: {result['store_stats']}", file=sys.stderr, flush=True)
-    delays = [result["fired"][n] - written[n] for n in names if n in result["fired"]]
-    expected = {n: ("failed" if i % 3 == 0 else "success") for i, n in enumerate(names)}
-    wrong = sum(1 for n, s in result["statuses"].items() if s != expected[n])
-    grown = result["rss_tracking_kib"] - result["rss_before_kib"]
-    return PeerResult(
-        peer=peer,
-        apps=apps,
-        reported=len(delays),
-        wrong=wrong,
-        requests=after - before,
-        all_requests=after_all - before_all,
-        window=result["loop_seconds"],
-        p50=percentile(delays, 0.50),
-        p99=percentile(delays, 0.99),
-        cpu=usage.ru_utime + usage.ru_stime,
-        cpu_loop=result["cpu_in_loop"],
-        rss_peak_mib=usage.ru_maxrss / 1024,
-        per_app_kib=grown / apps,
-        executors=executors,
-        cpu_per_change_ms=1000 * result["cpu_after_ready"] / apps,
-        gc_per_change_ms=1000 * result.get("gc_after_ready", 0.0) / apps,
-        plane_cpu={
-            "triggerer": usage.ru_utime + usage.ru_stime,
-            **{name: cpu_after[name] - cpu_before.get(name, 0.0) for name in cpu_after},
-        },
-        load=load_average(),
-    )
+    durations = 0
+    if exporter is not None:  # UDP: give the last datagrams a moment to be counted
+        time.sleep(1.0)
+        durations = int(
+            sum(
+                value
+                for (name, _), value in exporter.samples().items()
+                if name == "airflow_sparkk8s_application_duration_count"
+            )
+        )
+    results = []
+    for peer, _ in started:
+        usage = usages[peer]
+        result = json.loads((workdir / f"{peer}-result.json").read_text())
+        if result.get("store_stats"):
+            print(f"{peer} store: {result['store_stats']}", file=sys.stderr, flush=True)
+        delays = [result["fired"][n] - written[n] for n in names if n in result["fired"]]
+        expected = {n: ("failed" if i % 3 == 0 else "success") for i, n in enumerate(names)}
+        wrong = sum(1 for n, s in result["statuses"].items() if s != expected[n])
+        grown = result["rss_tracking_kib"] - result["rss_before_kib"]
+        results.append(
+            PeerResult(
+                peer=peer,
+                apps=apps,
+                reported=len(delays),
+                wrong=wrong,
+                requests=after - before,
+                all_requests=after_all - before_all,
+                window=result["loop_seconds"],
+                p50=percentile(delays, 0.50),
+                p99=percentile(delays, 0.99),
+                cpu=usage.ru_utime + usage.ru_stime,
+                cpu_loop=result["cpu_in_loop"],
+                rss_peak_mib=usage.ru_maxrss / 1024,
+                per_app_kib=grown / apps,
+                executors=executors,
+                cpu_per_change_ms=1000 * result["cpu_after_ready"] / apps,
+                gc_per_change_ms=1000 * result.get("gc_after_ready", 0.0) / apps,
+                plane_cpu={
+                    "triggerer": usage.ru_utime + usage.ru_stime,
+                    **{name: cpu_after[name] - cpu_before.get(name, 0.0) for name in cpu_after},
+                },
+                load=load_average(),
+                metrics_on=bool(result.get("metrics_on")),
+                durations_scraped=durations if peer == "ours-metrics" else 0,
+            )
+        )
+    return results
 
 
 def table(results: list[PeerResult]) -> str:
     ours = next((r for r in results if r.peer == "ours"), None)
     peer = next((r for r in results if r.peer == "kpt"), None)
+    with_metrics = next((r for r in results if r.peer == "ours-metrics"), None)
+    if with_metrics is not None and ours is not None:  # the ratio: metrics on / off
+        ours, peer = with_metrics, ours
     rows = [
         ("applications tracked", lambda r: f"{r.apps}", None),
         ("final events (wrong status)", lambda r: f"{r.reported} ({r.wrong})", None),
@@ -566,6 +686,21 @@ def table(results: list[PeerResult]) -> str:
             line += f" {value} |"
         lines.append(line)
     return "\n".join(lines)
+
+
+def metrics_line(results: list[PeerResult]) -> str:
+    """Metrics on against off, in the same run: what sending them costs the trigger loop."""
+    on = next((r for r in results if r.peer == "ours-metrics"), None)
+    off = next((r for r in results if r.peer == "ours"), None)
+    if on is None or off is None:
+        return ""
+    assert on.metrics_on and not off.metrics_on, "the metrics switch did not reach the child"
+    ratio = on.cpu_loop / off.cpu_loop
+    return (
+        f"\nmetrics on / off, CPU in the trigger loop: {on.cpu_loop:.2f} s / {off.cpu_loop:.2f} s"
+        f" = {ratio:.4f} ({100 * (ratio - 1):+.1f} %); statsd_exporter counted "
+        f"{on.durations_scraped} application durations of {on.apps} (0: --statsd-target socket)"
+    )
 
 
 def require_peer() -> None:
@@ -660,10 +795,34 @@ def run_scale(args: argparse.Namespace) -> None:
     )
 
 
+def run_metrics_pair(args: argparse.Namespace) -> None:
+    """Metrics off and on, two children following the same applications at once."""
+    from testenv.controlplane import ControlPlane
+
+    nodes = max(3, math.ceil(args.apps / 200) + 1)
+    with ControlPlane(node_count=nodes) as plane, tempfile.TemporaryDirectory() as tmp:
+        results = measure_together(plane, ["ours", "ours-metrics"], args.apps, args, Path(tmp))
+        for result in results:
+            print(f"{result.peer}: {result}", file=sys.stderr, flush=True)
+    print(table(results))
+    print(metrics_line(results))
+    print(
+        f"\n{args.apps} applications followed by both children at once (API requests are "
+        f"theirs together), statuses written {pace(args)}, warm-up {args.warmup:g}s, "
+        f"resync {args.resync:g}s; machine: {os.cpu_count()} CPUs, load {results[-1].load}"
+    )
+
+
+def pace(args: argparse.Namespace) -> str:
+    if args.changes_per_second:
+        return f"at {args.changes_per_second:g} status changes per second"
+    return f"over {args.write_seconds:g}s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--apps", type=int, default=1000)
-    parser.add_argument("--peers", default="ours,kpt")
+    parser.add_argument("--peers", default="ours,kpt")  # or ours,ours-metrics
     parser.add_argument("--write-seconds", type=float, default=20.0)
     parser.add_argument("--changes-per-second", type=float, default=0.0)
     parser.add_argument("--warmup", type=float, default=10.0)
@@ -672,6 +831,11 @@ def main() -> None:
     parser.add_argument("--scale", help="comma-separated sizes, e.g. 1000,3000,10000")
     parser.add_argument("--executors-at", type=int, default=0)
     parser.add_argument("--kpt-apps", type=int, default=0)
+    parser.add_argument("--metrics-pair", action="store_true")
+    # exporter: a real statsd_exporter on loopback (the kernel wakes it for every datagram,
+    # in the sender's time); socket: a bound UDP socket nothing reads (the sender's own cost,
+    # as when the StatsD server runs on another host).
+    parser.add_argument("--statsd-target", choices=("exporter", "socket"), default="exporter")
     parser.add_argument("--child")
     parser.add_argument("--namespace")
     parser.add_argument("--names-file")
@@ -686,6 +850,9 @@ def main() -> None:
             require_peer()
         run_scale(args)
         return
+    if args.metrics_pair:
+        run_metrics_pair(args)
+        return
     if "kpt" in args.peers.split(","):
         require_peer()
     from testenv.controlplane import ControlPlane
@@ -697,6 +864,7 @@ def main() -> None:
             results.append(measure(plane, peer, args.apps, args, Path(tmp)))
             print(f"{peer}: {results[-1]}", file=sys.stderr, flush=True)
         print(table(results))
+        print(metrics_line(results))
         print(
             f"\n{args.apps} applications, statuses written over {args.write_seconds:g}s, "
             f"warm-up {args.warmup:g}s, resync {args.resync:g}s; machine: {os.cpu_count()} CPUs"

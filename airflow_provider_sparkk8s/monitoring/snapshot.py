@@ -186,7 +186,8 @@ _KEPT_CONDITION = ("type", "status", "reason", "message")
 _KEPT_STATE = {
     "waiting": ("reason", "message"),
     "running": ("startedAt",),
-    "terminated": ("exitCode", "reason", "message", "finishedAt"),
+    # startedAt: the metrics time a driver that ended before any look saw it running.
+    "terminated": ("exitCode", "reason", "message", "startedAt", "finishedAt"),
 }
 # Keys whose values come from a small vocabulary (phases, reasons, roles, nodes, container
 # names): one shared string each instead of one per pod. A pod's own name or uid is not one.

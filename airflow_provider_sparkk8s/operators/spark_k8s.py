@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from airflow_provider_sparkk8s.application.events import is_complete_event
-from airflow_provider_sparkk8s.application.follower import FollowSpec
+from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.memory_retry import (
     DriverMemory,
     memory_xcom,
@@ -33,6 +33,7 @@ from airflow_provider_sparkk8s.application.memory_retry import (
     planned_memory,
     raised,
 )
+from airflow_provider_sparkk8s.application.metrics import look_metrics, send, task_tags
 from airflow_provider_sparkk8s.application.outcome import (
     ON_FINISH_ACTIONS,
     deletion_reason,
@@ -61,6 +62,7 @@ from airflow_provider_sparkk8s.application.timeouts import (
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationError, ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
     configured_policy,
@@ -74,9 +76,7 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
     link_templates,
     link_urls,
 )
-from airflow_provider_sparkk8s.monitoring.reducer import (
-    Pod,
-)
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
 from airflow_provider_sparkk8s.operators import completion, openlineage
 from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
@@ -86,7 +86,7 @@ from airflow_provider_sparkk8s.services.driver_removal import (
     Unguarded,
     delete_driver,
 )
-from airflow_provider_sparkk8s.services.following import follow_application
+from airflow_provider_sparkk8s.services.following import OnLook, follow_application
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
@@ -566,6 +566,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 storage_for=self._upload_storage().storage,
                 log=self.log,
                 remove_uploads=self._upload_storage().remove,
+                metrics=airflow_metrics(),
             )
             if before is not None and self.on_finish_action == "delete_pod":
                 for name in oom_drivers:  # kept for this retry only (see execute_complete)
@@ -785,10 +786,23 @@ class SparkK8sSubmitOperator(BaseOperator):
                 on_transition=lambda state: self.log.info(
                     "Spark application %s: %s", app.application_id, state.describe()
                 ),
+                on_look=self._metrics_of_look(app),
                 window_seconds=math.ceil(self.poll_interval),
             )
         assert step.final is not None  # follow_application returns the step that ends
         return step.final
+
+    def _metrics_of_look(self, app: TrackedApplication) -> OnLook | None:
+        """The worker-side wait's metrics, the trigger's own (application/metrics.py)."""
+        metrics = airflow_metrics()
+        if not metrics.enabled:
+            return None
+        tags = task_tags(app.namespace, self.dag_id, self.task_id)
+
+        def on_look(before: ApplicationState | None, step: Step) -> None:
+            send(metrics, look_metrics(before, step, app.driver_container), tags)
+
+        return on_look
 
     # ------------------------------------------------------------------ completion
 

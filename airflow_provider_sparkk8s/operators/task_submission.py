@@ -10,12 +10,20 @@ uploads are read back from its spark.properties so they go with it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.metrics import (
+    NO_METRICS,
+    MetricsSink,
+    send,
+    submit_latency,
+    task_tags,
+)
 from airflow_provider_sparkk8s.application.ownership import needs_claim
 from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.reattach import SubmitNew, decide
@@ -93,11 +101,13 @@ def adopt_or_submit(
     storage_for: submission.StorageFor,
     log: Log,
     remove_uploads: RemoveUploads | None = None,
+    metrics: MetricsSink = NO_METRICS,
 ) -> TrackedApplication:
     """Adopt the task instance's live driver, or submit the next number. `first` is number
     1, rendered before any request so bad input has failed already; `list_drivers`: every
     driver pod the task instance submitted so far, listed in `first`'s namespace. A live
-    driver deleted here takes its uploads along (`remove_uploads`)."""
+    driver deleted here takes its uploads along (`remove_uploads`). A new driver's submit
+    latency goes to `metrics`."""
     namespace = first.rendered.namespace
     ref = task.ref
     for _ in range(DECIDE_ATTEMPTS):
@@ -128,10 +138,14 @@ def adopt_or_submit(
     _clear_the_way(pods, namespace, decision, drivers, log, remove_uploads)
     planned = first if decision.submission == 1 else task.plan(decision.submission)
     submitted_at = datetime.now(UTC).isoformat()
+    started = time.monotonic()
     sent = submission.submit(pods.client, planned, storage_for, log, adopt_conflict=True)
     if sent.adopted is not None:
         state = reduce_application([sent.adopted], driver_pod_name=sent.driver_pod_name).state
         return adopt(sent.adopted, state, log)
+    if metrics.enabled:
+        tags = task_tags(sent.namespace, ref.dag_id, ref.task_id)
+        send(metrics, (submit_latency(time.monotonic() - started),), tags)
     for created in sent.created:
         log.info("Created %s in namespace %s", created, sent.namespace)
     log.info("Submitted Spark application %s (submission id %s)", sent.app_id, sent.submission_id)

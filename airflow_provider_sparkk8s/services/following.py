@@ -53,6 +53,8 @@ from airflow_provider_sparkk8s.services.pods import WATCH_SECONDS, DriverPods, a
 OnTransition = Callable[[ApplicationState], None]
 # DriverPods.queue_view: (namespace, Workload name, known ClusterQueue) -> the view.
 ReadQueue = Callable[[str, str, str | None], QueueView | None]
+# Each look, with the state of the look before it: what the metrics are derived from.
+OnLook = Callable[[ApplicationState | None, Step], None]
 
 
 def _ignore(_: object) -> None:
@@ -65,6 +67,7 @@ def follow_snapshots(
     *,
     stop: threading.Event | None = None,
     on_transition: OnTransition = _ignore,
+    on_look: OnLook | None = None,
     clock: Callable[[], float] = time.time,
     read_queue: ReadQueue | None = None,
 ) -> Step:
@@ -79,6 +82,7 @@ def follow_snapshots(
     :param on_transition: called with each new (state, reason), in order.
     :param read_queue: reads the application's Kueue Workload when the follower says a
         read is due (a gated driver: its first look, then a slow cadence; once past it).
+    :param on_look: called with every look's step and the state before it.
     """
     following = Following(spec)
     for pods in _then_none(snapshots):
@@ -87,6 +91,8 @@ def follow_snapshots(
                 f"killed while following {spec.namespace}:{spec.driver_pod_name}"
             )
         step = observe(following, pods)
+        if on_look is not None:
+            on_look(following.state, step)
         if step.transition is not None:
             on_transition(step.transition)
         if step.final is None and read_queue is not None:
@@ -119,6 +125,7 @@ def follow_application(
     *,
     stop: threading.Event | None = None,
     on_transition: OnTransition = _ignore,
+    on_look: OnLook | None = None,
     window_seconds: int = WATCH_SECONDS,
     clock: Callable[[], float] = time.time,
 ) -> Step:
@@ -135,6 +142,7 @@ def follow_application(
             spec,
             stop=stop,
             on_transition=on_transition,
+            on_look=on_look,
             clock=clock,
             read_queue=driver_pods.queue_view,
         )

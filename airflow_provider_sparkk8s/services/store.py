@@ -27,6 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.metrics import (
+    NO_METRICS,
+    MetricsSink,
+    send,
+    store_gauges,
+    watch_relist,
+)
 from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchSpec, WatchStats
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.request import METADATA_LIST
@@ -121,12 +128,14 @@ class Subscription:
         "app_id",
         "confirmed",
         "created",
+        "state",
     )
 
     def __init__(self, app_id: str, created: float):
         self.app_id = app_id
         self.created = created
         self.confirmed = False
+        self.state: str | None = None  # what its follower last read: the store's gauges
         self._latest: tuple[Pod, ...] | None = None  # None: nothing new since `next`
         self._waiter: asyncio.Future[None] | None = None
         self._ended: list[Pod] | None = None  # made when the first pod ends
@@ -188,11 +197,18 @@ class Subscription:
 
 class SnapshotStore:
     def __init__(
-        self, client: AsyncPodsClient, namespace: str, settings: StoreSettings | None = None
+        self,
+        client: AsyncPodsClient,
+        namespace: str,
+        settings: StoreSettings | None = None,
+        metrics: MetricsSink = NO_METRICS,
     ):
         self.client = client
         self.namespace = namespace
         self.settings = settings or StoreSettings()
+        self.metrics = metrics
+        self._metric_tags = {"namespace": namespace}
+        self._watch_lists = 0
         self._pods = AsyncPods(client)
         self.stats = StoreStats()
         self.snapshot = Snapshot()
@@ -263,6 +279,9 @@ class SnapshotStore:
         """Apply what the watch layers deliver, for as long as the store runs."""
         async for item in watch_forever(self.client, self._spec, self.stats):
             if isinstance(item, Listed):
+                self._watch_lists += 1
+                if self._watch_lists > 1 and self.metrics.enabled:  # the first is no relist
+                    send(self.metrics, (watch_relist(),), self._metric_tags)
                 self._take_list(item)
             elif not isinstance(item, StreamEnded):
                 self._take_event(item)
@@ -336,6 +355,13 @@ class SnapshotStore:
             except Exception as error:  # noqa: BLE001 - the watch, or the next round, catches up
                 self.stats.list_failures += 1
                 log.warning("listing Spark pods in %s failed: %s", self.namespace, error)
+            self.report_states()
+
+    def report_states(self) -> None:
+        """The live applications by state, as gauges (once per resync round)."""
+        if self.metrics.enabled:
+            states = (s.state for subs in self._subscribers.values() for s in subs)
+            send(self.metrics, store_gauges(states), self._metric_tags)
 
     async def _resync(self) -> None:
         """Versions only; the few pods whose version differs are fetched whole, and when
@@ -387,7 +413,15 @@ class shared_store:  # noqa: N801 - used as a function: `async with shared_store
     A class, not an @asynccontextmanager: every deferred task holds one for its whole wait,
     and a generator-based one costs about half a kilobyte more per task."""
 
-    __slots__ = ("_client_factory", "_connection_id", "_entry", "_key", "_namespace", "_settings")
+    __slots__ = (
+        "_client_factory",
+        "_connection_id",
+        "_entry",
+        "_key",
+        "_metrics",
+        "_namespace",
+        "_settings",
+    )
 
     def __init__(
         self,
@@ -395,11 +429,13 @@ class shared_store:  # noqa: N801 - used as a function: `async with shared_store
         namespace: str,
         client_factory: ClientFactory,
         settings: StoreSettings | None = None,
+        metrics: MetricsSink = NO_METRICS,
     ):
         self._connection_id = connection_id
         self._namespace = namespace
         self._client_factory: ClientFactory | None = client_factory
         self._settings = settings
+        self._metrics = metrics
         self._key: tuple[int, str, str] | None = None
         self._entry: _Entry | None = None
 
@@ -431,7 +467,7 @@ class shared_store:  # noqa: N801 - used as a function: `async with shared_store
         assert self._key is not None and self._client_factory is not None
         try:
             client = await self._client_factory()
-            entry.store = SnapshotStore(client, self._namespace, self._settings)
+            entry.store = SnapshotStore(client, self._namespace, self._settings, self._metrics)
             entry.store.start()
         except Exception as error:
             entry.error = error

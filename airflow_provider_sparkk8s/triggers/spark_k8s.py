@@ -29,6 +29,13 @@ from airflow_provider_sparkk8s.application.follower import (
     seconds_to_deadline,
     tick,
 )
+from airflow_provider_sparkk8s.application.metrics import (
+    MetricsSink,
+    look_metrics,
+    send,
+    task_tags,
+)
+from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
@@ -43,6 +50,7 @@ from airflow_provider_sparkk8s.services.store import (
     DEFAULT_RESYNC_INTERVAL,
     SnapshotStore,
     StoreSettings,
+    Subscription,
     shared_store,
 )
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
@@ -212,9 +220,22 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     # ------------------------------------------------------------------ run
 
+    def _metrics(self) -> MetricsSink:
+        return airflow_metrics()
+
+    def _metric_tags(self) -> dict[str, str]:
+        """namespace, dag_id, task_id: the triggerer sets `task_instance` on each trigger it
+        runs (none in a bare event loop), so the ids cost the trigger no field of its own."""
+        ti = self.task_instance
+        return task_tags(self.namespace, getattr(ti, "dag_id", None), getattr(ti, "task_id", None))
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
         async with shared_store(
-            self.kubernetes_conn_id, self.namespace, self._client, self._store_settings()
+            self.kubernetes_conn_id,
+            self.namespace,
+            self._client,
+            self._store_settings(),
+            self._metrics(),
         ) as store:
             final = await self._follow(store)
         yield TriggerEvent(final)
@@ -236,7 +257,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 await self._read_queue(service)
                 pods = await subscription.next(seconds_to_deadline(self._memory(), time.time()))
                 if pods is not None:  # None: a deadline passed, checked at the top
-                    final = await self._look(pods, subscription.ended(), logs)
+                    final = await self._look(subscription, pods, logs)
                     if final is not None:
                         return final
         finally:
@@ -271,13 +292,20 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             )
 
     async def _look(
-        self, pods: Sequence[Pod], ended: Sequence[Pod], logs: DriverLogStream | None
+        self, subscription: Subscription, pods: Sequence[Pod], logs: DriverLogStream | None
     ) -> dict[str, Any] | None:
-        """One update of the application's pods: log a transition, stream the driver log;
-        the final event once the application has ended."""
-        step = observe(self._memory(), pods, ended)
+        """One update of the application's pods: log a transition, stream the driver log,
+        send its metrics; the final event once the application has ended."""
+        before = self._memory()
+        step = observe(before, pods, subscription.ended())
         self._following = step.following
         state = step.following.state
+        subscription.state = None if state is None else state.state
+        metrics = self._metrics()
+        if metrics.enabled:
+            measured = look_metrics(before.state, step, self.driver_container)
+            if measured:
+                send(metrics, measured, self._metric_tags())
         if logs is not None and state is not None:
             logs.saw(state)
             if step.final is not None:

@@ -101,3 +101,26 @@ def test_a_deleted_driver_ends_the_cli_wait_as_unknown():
         "DriverPodNotFound",
     )
     assert step.final is not None and step.final["reason"] == "DriverPodNotFound"
+
+
+def test_the_worker_wait_hands_every_look_and_the_state_before_it_to_on_look():
+    from airflow_provider_sparkk8s.application.metrics import (
+        DURATION,
+        TIME_TO_RUNNING,
+        look_metrics,
+    )
+
+    reported: list[tuple[str | None, list[str]]] = []
+
+    def on_look(before, step):  # type: ignore[no-untyped-def]
+        names = [m.name for m in look_metrics(before, step)]
+        reported.append((before and before.state, names))
+
+    pods = ScriptedPods((RUNNING,), (RUNNING,), (SUCCEEDED,))
+    step = follow_application(pods, FollowSpec(APP, "ns", "d"), on_look=on_look)  # type: ignore[arg-type]
+    assert step.final is not None and step.final["status"] == "success"
+    assert reported == [
+        (None, [TIME_TO_RUNNING]),
+        ("running", []),
+        ("running", [DURATION]),
+    ]

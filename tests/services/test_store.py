@@ -460,3 +460,63 @@ async def test_the_versions_list_asks_for_metadata_only():
         )
     finally:
         await store.stop()
+
+
+class RecordingSink:
+    enabled = True
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, float, dict[str, str]]] = []
+
+    def incr(self, name: str, count: int, tags: Any) -> None:
+        self.sent.append((name, count, dict(tags)))
+
+    def gauge(self, name: str, value: float, tags: Any) -> None:
+        self.sent.append((name, value, dict(tags)))
+
+    def timing(self, name: str, seconds: float, tags: Any) -> None:
+        self.sent.append((name, seconds, dict(tags)))
+
+
+async def test_a_relist_after_410_is_counted_and_the_first_list_is_not():
+    sink = RecordingSink()
+    kube = FakeKube()
+    store = SnapshotStore(kube, "ns", FAST, sink)
+    try:
+        kube.put(pod("d"))
+        store.start()
+        sub = store.subscribe(APP)
+        await next_pods(sub)
+        await until(lambda: kube.streams)
+        assert [s for s in sink.sent if s[0] == "sparkk8s.store.watch_relists"] == []
+        kube.put_silently(pod("d", phase="Failed", containers=[terminated(3, "Error")]))
+        kube.gone_below = kube.rv
+        kube.end_streams()
+        await next_pods(sub)
+        relists = [s for s in sink.sent if s[0] == "sparkk8s.store.watch_relists"]
+        assert relists == [("sparkk8s.store.watch_relists", 1, {"namespace": "ns"})]
+    finally:
+        await store.stop()
+
+
+async def test_the_store_reports_live_applications_by_the_state_their_followers_read():
+    sink = RecordingSink()
+    store = SnapshotStore(FakeKube(), "ns", FAST, sink)
+    first, second, third = store.subscribe(APP), store.subscribe(OTHER), store.subscribe("x")
+    first.state, second.state = "running", "running"
+    third.state = "pending"
+    store.report_states()
+    gauges = {t["state"]: v for name, v, t in sink.sent if name == "sparkk8s.store.applications"}
+    assert gauges == {
+        "submitted": 0,
+        "pending": 1,
+        "running": 2,
+        "succeeded": 0,
+        "failed": 0,
+        "unknown": 0,
+    }
+    assert all(t["namespace"] == "ns" for _, _, t in sink.sent)
+    store.unsubscribe(third)
+    sink.sent.clear()
+    store.report_states()
+    assert ("sparkk8s.store.applications", 0, {"namespace": "ns", "state": "pending"}) in sink.sent

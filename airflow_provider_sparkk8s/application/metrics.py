@@ -1,0 +1,222 @@
+"""The provider's metrics: their names, their tags, and what one look at an application
+reports (docs/metrics.md has the table).
+
+Pure: nothing here sends, reads a clock or imports Airflow. Values come from the pods' own
+timestamps (creationTimestamp, status.startTime, the driver container's startedAt and
+finishedAt), so a metric says what the API server recorded, not when a follower happened to
+look. Whoever follows an application hands each `Step` to `look_metrics` with the state it
+had before, and sends what comes back through a `MetricsSink`; the faces bind that sink to
+Airflow's Stats (`hooks/airflow_stats.py`), so StatsD, Datadog or OpenTelemetry is whatever
+the deployment's `[metrics]` section configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol
+
+from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.follower import Step
+from airflow_provider_sparkk8s.monitoring.reducer import (
+    DRIVER_CONTAINER,
+    ApplicationState,
+    Pod,
+)
+
+PREFIX = "sparkk8s."
+SUBMIT_LATENCY = PREFIX + "submit.latency"
+TIME_TO_RUNNING = PREFIX + "driver.time_to_running"
+QUEUE_WAIT = PREFIX + "driver.queue_wait"
+PENDING = PREFIX + "driver.pending"
+EXECUTOR_FAILURES = PREFIX + "executor.failures"
+DURATION = PREFIX + "application.duration"
+STORE_APPLICATIONS = PREFIX + "store.applications"
+WATCH_RELISTS = PREFIX + "store.watch_relists"
+
+# The states a store's gauge is sent for, every time (a zero clears a state that emptied).
+STORE_STATES = ("submitted", "pending", "running", "succeeded", "failed", "unknown")
+
+Tags = Mapping[str, str]
+Kind = Literal["incr", "gauge", "timing"]
+
+
+class MetricsSink(Protocol):
+    """Where measurements go. `enabled` False: the deployment sends no metrics, and callers
+    skip the work of deriving them."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def incr(self, name: str, count: int, tags: Tags) -> None: ...
+
+    def gauge(self, name: str, value: float, tags: Tags) -> None: ...
+
+    def timing(self, name: str, seconds: float, tags: Tags) -> None: ...
+
+
+class NoMetrics:
+    """The sink of a deployment without metrics (and of code run outside Airflow)."""
+
+    enabled = False
+
+    def incr(self, name: str, count: int, tags: Tags) -> None:
+        return None
+
+    def gauge(self, name: str, value: float, tags: Tags) -> None:
+        return None
+
+    def timing(self, name: str, seconds: float, tags: Tags) -> None:
+        return None
+
+
+NO_METRICS: MetricsSink = NoMetrics()
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    kind: Kind
+    name: str
+    value: float
+    tags: Tags  # beyond the application's own (namespace, dag_id, task_id)
+
+
+def send(sink: MetricsSink, measurements: Iterable[Measurement], tags: Tags) -> None:
+    """Each measurement with the application's tags added to its own."""
+    for m in measurements:
+        merged = {**tags, **m.tags} if m.tags else tags
+        if m.kind == "incr":
+            sink.incr(m.name, int(m.value), merged)
+        elif m.kind == "gauge":
+            sink.gauge(m.name, m.value, merged)
+        else:
+            sink.timing(m.name, m.value, merged)
+
+
+def task_tags(namespace: str, dag_id: str | None, task_id: str | None) -> dict[str, str]:
+    """The tags every application metric carries; a missing id is left out, not sent empty."""
+    tags = {"namespace": namespace}
+    if dag_id:
+        tags["dag_id"] = dag_id
+    if task_id:
+        tags["task_id"] = task_id
+    return tags
+
+
+def submit_latency(seconds: float) -> Measurement:
+    """From the submission's start (uploads included) to the API server's answer to the
+    driver pod's create."""
+    return Measurement("timing", SUBMIT_LATENCY, max(0.0, seconds), {})
+
+
+def look_metrics(
+    before: ApplicationState | None, step: Step, driver_container: str = DRIVER_CONTAINER
+) -> tuple[Measurement, ...]:
+    """What one look at an application reports, given the state of the look before it.
+
+    - a transition into `pending` counts its reason;
+    - each executor failure not seen before counts, by its reason;
+    - the first look that finds the driver started (running, or already ended) times its
+      creation -> container start, and for a driver submitted to a Kueue queue its
+      creation -> status.startTime (the admission gate's wait, then scheduling);
+    - the look that ends the application times creation -> the driver container's finish.
+    A follower that starts again (a restarted triggerer) reports its first look again.
+    """
+    state = step.following.state
+    if state is None:
+        return ()
+    found: list[Measurement] = []
+    if step.transition is not None and state.state == "pending":
+        found.append(Measurement("incr", PENDING, 1, {"reason": state.reason or "Pending"}))
+    found.extend(_new_executor_failures(before, state))
+    started_before = before is not None and (before.state == "running" or before.terminal)
+    if not started_before and (state.state == "running" or state.terminal):
+        driver = _driver(step.pods, state)
+        if driver is not None:
+            found.extend(_start_times(driver, state, driver_container))
+    if step.final is not None and state.terminal:
+        driver = _driver(step.pods, state)
+        created = _created(driver)
+        finished = _seconds(state.finished_at)
+        if created is not None and finished is not None:
+            found.append(
+                Measurement("timing", DURATION, finished - created, {"state": state.state})
+            )
+    return tuple(found)
+
+
+def store_gauges(states: Iterable[str | None]) -> tuple[Measurement, ...]:
+    """The live applications of a store, by the state their followers last read; every
+    state in STORE_STATES is sent, zero included (applications not yet seen are left out)."""
+    counts = dict.fromkeys(STORE_STATES, 0)
+    for state in states:
+        if state is not None:
+            counts[state] = counts.get(state, 0) + 1
+    return tuple(
+        Measurement("gauge", STORE_APPLICATIONS, n, {"state": s}) for s, n in counts.items()
+    )
+
+
+def watch_relist() -> Measurement:
+    return Measurement("incr", WATCH_RELISTS, 1, {})
+
+
+# ------------------------------------------------------------------ readers of the pods
+
+
+def _new_executor_failures(
+    before: ApplicationState | None, state: ApplicationState
+) -> list[Measurement]:
+    failures = state.executors.failures
+    if not failures:
+        return []
+    known = {f.pod_name for f in before.executors.failures} if before is not None else set()
+    return [
+        Measurement("incr", EXECUTOR_FAILURES, 1, {"reason": f.reason or "Error"})
+        for f in failures
+        if f.pod_name not in known
+    ]
+
+
+def _start_times(driver: Pod, state: ApplicationState, container: str) -> list[Measurement]:
+    created = _created(driver)
+    if created is None:
+        return []
+    found = []
+    started = _seconds(state.started_at) or _container_started(driver, container)
+    if started is not None:
+        found.append(Measurement("timing", TIME_TO_RUNNING, max(0.0, started - created), {}))
+    queue = objects.labels(driver).get(objects.KUEUE_QUEUE_LABEL)
+    admitted = _seconds((driver.get("status") or {}).get("startTime"))
+    if queue and admitted is not None:
+        found.append(Measurement("timing", QUEUE_WAIT, max(0.0, admitted - created), {}))
+    return found
+
+
+def _driver(pods: Sequence[Pod], state: ApplicationState) -> Pod | None:
+    return next((p for p in pods if objects.name(p) == state.driver_pod), None)
+
+
+def _created(pod: Pod | None) -> float | None:
+    return None if pod is None else _seconds((pod.get("metadata") or {}).get("creationTimestamp"))
+
+
+def _container_started(pod: Pod, container: str) -> float | None:
+    """startedAt of the driver container's terminated state: a driver that ended before any
+    look saw it running."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        if isinstance(status, Mapping) and status.get("name") == container:
+            terminated = (status.get("state") or {}).get("terminated") or {}
+            return _seconds(terminated.get("startedAt"))
+    return None
+
+
+def _seconds(timestamp: object) -> float | None:
+    """Epoch seconds of an RFC 3339 timestamp as the API server writes it; None otherwise."""
+    if not isinstance(timestamp, str) or not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp).timestamp()
+    except ValueError:
+        return None
