@@ -4,7 +4,9 @@
      "application_id", "namespace", "driver_pod",
      "state", "reason", "message", "exit_code", "termination_message",
      "executors": {"counts": {...}, "failures": [...]},
-     "started_at", "finished_at"}
+     "started_at", "finished_at",
+     "cost": {"core_seconds", "gib_seconds", "gpu_seconds", "pending_seconds",
+              "peak_executors", "executor_pods", "driver": {...}, "executors": {...}}}
 
 Both paths end in the operator's `execute_complete` (and the sensor's), so both build the
 payload here, from the application's ids and the last `ApplicationState`.
@@ -22,9 +24,14 @@ FINAL_STATUSES = ("success", "failed", "timeout")
 
 
 def final_event(
-    application_id: str, namespace: str, driver_pod: str, state: ApplicationState
+    application_id: str,
+    namespace: str,
+    driver_pod: str,
+    state: ApplicationState,
+    cost: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound."""
+    """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound.
+    `cost`: `application.cost.Cost.to_dict()` of the pods followed (absent: not known)."""
     if state.state == "unknown":
         state = ApplicationState(
             state="failed",
@@ -38,12 +45,15 @@ def final_event(
         status = "timeout"
     else:
         status = "success" if state.state == "succeeded" else "failed"
-    return {
+    event = {
         "status": status,
         "application_id": application_id,
         "namespace": namespace,
         **state.to_dict(),
     }
+    if cost is not None:
+        event["cost"] = dict(cost)
+    return event
 
 
 def is_complete_event(event: Any) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from airflow_provider_sparkk8s.application.cost import NO_COST, Cost, account
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
 from airflow_provider_sparkk8s.monitoring.reducer import (
@@ -83,6 +84,8 @@ class Following:
     seen_executors: Mapping[str, Pod] = field(default_factory=lambda: NO_EXECUTORS)
     driver_end: Pod | None = None  # the driver's first succeeded or failed version
     ended: ApplicationState | None = None
+    cost: Cost = NO_COST  # the pods that left, added up (`application.cost`)
+    live: tuple[Pod, ...] = ()  # the pods of the last look: the store's own objects, no copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +98,16 @@ class Step:
     final: dict[str, Any] | None = None  # the final event's payload, on the step that ends
 
 
-def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = ()) -> Step:
+def observe(
+    following: Following,
+    pods: Iterable[Pod],
+    history: Iterable[Pod] = (),
+    now: float | None = None,
+) -> Step:
     """The application's pods as they are now; `history` holds the versions seen since the
-    previous look (ended executors and drivers that the latest pods no longer show)."""
+    previous look (ended executors and drivers that the latest pods no longer show); `now`
+    ends the intervals of pods that are gone or still running at the end (None: the latest
+    moment the pods record)."""
     spec = following.spec
     present, earlier = tuple(pods), tuple(history)
     seen = remember_executors(following.seen_executors, (*earlier, *present)) or NO_EXECUTORS
@@ -113,14 +123,18 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
     previous = following.state
     changed = previous is None or (previous.state, previous.reason) != (state.state, state.reason)
     ends = following.ended is None and state.terminal
+    cost, live = following.cost, following.live
+    if following.ended is None:  # after the end, the cost reported stays what it was
+        cost = account(cost, live, present, earlier, now, final=ends)
+        live = () if ends else present
     # Built directly, not with dataclasses.replace: this runs on every change of every
     # followed application, and replace() reads the fields anew each call.
-    after = Following(spec, state, seen, driver_end, state if ends else following.ended)
+    after = Following(spec, state, seen, driver_end, state if ends else following.ended, cost, live)
     return Step(
         after,
         pods=read,
         transition=state if changed else None,
-        final=_final_event(spec, state) if ends else None,
+        final=_final_event(spec, state, cost) if ends else None,
     )
 
 
@@ -134,7 +148,10 @@ def tick(following: Following, now: float) -> Step:
     )
     if failure is None:
         return Step(following)
-    return Step(replace(following, ended=failure), final=_final_event(spec, failure))
+    live = following.live
+    cost = account(following.cost, live, live, (), now, final=True)
+    ended = replace(following, ended=failure, cost=cost, live=())
+    return Step(ended, final=_final_event(spec, failure, cost))
 
 
 def seconds_to_deadline(following: Following, now: float) -> float | None:
@@ -147,6 +164,6 @@ def seconds_to_deadline(following: Following, now: float) -> float | None:
     )
 
 
-def _final_event(spec: Followed, state: ApplicationState) -> dict[str, Any]:
+def _final_event(spec: Followed, state: ApplicationState, cost: Cost) -> dict[str, Any]:
     driver = state.driver_pod or spec.driver_pod_name or "(spark-role=driver)"
-    return final_event(spec.application_id, spec.namespace, driver, state)
+    return final_event(spec.application_id, spec.namespace, driver, state, cost.to_dict())

@@ -21,6 +21,7 @@ before the task fails.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -204,7 +205,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             versions = service.catch_up(followed)
         finally:
             hook.close()
-        step = observe(following, followed.pods.values(), versions)
+        step = observe(following, followed.pods.values(), versions, time.time())
         self._following = (followed, step.following)
         return step
 
@@ -224,7 +225,10 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         app = step.following.spec.application_id
         self.log.info("Spark application %s: %s", app, state.describe())
         if state.state == "succeeded":
-            return PokeReturnValue(True, {"application_id": app, **state.to_dict()})
+            value = {"application_id": app, **state.to_dict()}
+            if step.final is not None and "cost" in step.final:  # the step that ended it
+                value["cost"] = step.final["cost"]
+            return PokeReturnValue(True, value)
         if state.state == "failed":
             raise _typed(state.to_dict(), f"Spark application {app} failed: {state.describe()}")
         return False  # submitted, pending, running; unknown = executors without a driver yet

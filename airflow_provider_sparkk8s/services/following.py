@@ -77,11 +77,12 @@ def follow_snapshots(
             raise ApplicationFailed(
                 f"killed while following {spec.namespace}:{spec.driver_pod_name}"
             )
-        step = observe(following, pods)
+        now = clock()  # one reading per snapshot: the cost's intervals and the deadlines
+        step = observe(following, pods, now=now)
         if step.transition is not None:
             on_transition(step.transition)
         if step.final is None:
-            step = tick(step.following, clock())
+            step = tick(step.following, now)
         if step.final is not None:
             return step
         following = step.following

@@ -248,7 +248,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     ) -> dict[str, Any] | None:
         """One update of the application's pods: log a transition, stream the driver log;
         the final event once the application has ended."""
-        step = observe(self._memory(), pods, ended)
+        step = observe(self._memory(), pods, ended, time.time())
         self._following = step.following
         state = step.following.state
         if logs is not None and state is not None:
