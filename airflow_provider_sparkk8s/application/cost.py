@@ -250,9 +250,11 @@ def account(
         return cost
     at = now if now is not None else latest_timestamp((*present, *gone.values()))
     left = [pod_cost(pod, at) for pod in gone.values()]
-    staying = [pod_cost(pod, at) for pod in present if final or spark_role(pod) == "executor"]
+    # A pod still listed runs from its start on, whatever this clock says (it may lag the
+    # kubelet's): its interval stays open for the peak.
+    staying = [pod_cost(pod, None) for pod in present if spark_role(pod) == "executor"]
     peak = peak_running(p for p in (*left, *staying) if p.role == "executor")
-    closed = [*left, *staying] if final else left
+    closed = [*left, *(pod_cost(pod, at) for pod in present)] if final else left
     if not closed and peak <= cost.peak_executors:
         return cost
     return cost.plus(closed, peak)

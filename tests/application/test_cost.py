@@ -256,3 +256,9 @@ def test_unreadable_timestamps_read_as_unknown(value: Any) -> None:
     assert (cost.started, cost.created, cost.running_seconds, cost.pending_seconds) == (
         None, None, 0.0, 0.0,
     )  # fmt: skip
+
+
+def test_a_listed_executor_counts_for_the_peak_though_this_clock_lags_its_start() -> None:
+    ahead = [spark_pod("e1", started=30), spark_pod("e2", started=31)]
+    cost = account(NO_COST, (), ahead, (), EPOCH0 + 20)  # the kubelet's clock runs ahead
+    assert cost.peak_executors == 2
