@@ -131,7 +131,8 @@ def test_executors_that_come_and_go_are_each_counted_once_from_their_own_timesta
         ([driver], [], 60),  # e2 gone, never seen ended: its deletionTimestamp (50) ends it
         ([driver, spark_pod("e3", created=61, started=63, rv=7)], [], 64),
     ]  # fmt: skip
-    cost, live = NO_COST, ()
+    cost = NO_COST
+    live: tuple[dict[str, Any], ...] = ()
     for present, history, now in looks:
         cost = account(cost, live, present, history, EPOCH0 + now)
         live = tuple(present)

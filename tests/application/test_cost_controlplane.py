@@ -17,22 +17,15 @@ import pytest
 
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
-from testenv.harness.kube import request
-from testenv.harness.pods import (
-    MANUAL,
-    create,
-    new_app_id,
-    set_pod_status,
-    spark_pod,
-    wait_for_pod_gone,
-)
+from testenv.harness.pods import MANUAL, create, new_app_id, set_pod_status, spark_pod
 from testenv.harness.waiting import wait_for
+from tests.monitoring.test_lost_executor_controlplane import HELD
+from tests.monitoring.test_lost_executor_controlplane import Cluster as LostExecutorCluster
 from tests.support.waits import start_worker_wait
 from tests.triggers.spark_pods import connection_for, make_trigger
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
 
-HELD = "sparkk8s.test/held"  # a finalizer: the test writes a deleted pod's status, as a kubelet
 DRIVER_REQUESTS = {"requests": {"cpu": "1", "memory": "1Gi"}}
 EXECUTOR_REQUESTS = {
     "requests": {"cpu": "2", "memory": "2Gi", "nvidia.com/gpu": "1"},
@@ -40,18 +33,18 @@ EXECUTOR_REQUESTS = {
 }
 
 
-class Cluster:
-    """What Spark and a kubelet do to the pods, with times `seconds` after the driver's
-    creation."""
+class Cluster(LostExecutorCluster):
+    """What Spark and a kubelet do to the pods (the lost-executor test's deletions), with
+    requests, and times `seconds` after the driver's creation."""
 
     def __init__(self, api: Any, namespace: str, app: str):
-        self.api, self.namespace, self.app = api, namespace, app
+        super().__init__(api, namespace, app)
         self.t0 = datetime.now(UTC)
 
     def at(self, seconds: float) -> str:
         return (self.t0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def start(self, name: str, started: float, role: str = "executor") -> None:
+    def start(self, name: str, started: float, role: str = "executor") -> None:  # type: ignore[override]
         manifest = spark_pod(name, self.app, role=role, annotations={MANUAL: "true"})
         manifest["spec"]["containers"][0]["resources"] = (
             DRIVER_REQUESTS if role == "driver" else EXECUTOR_REQUESTS
@@ -64,7 +57,9 @@ class Cluster:
         state = {"running": {"startedAt": self.at(started)}}
         set_pod_status(self.api, self.namespace, name, self._status(role, "Running", state))
 
-    def end(self, name: str, started: float, finished: float, code: int, role: str = "executor"):  # type: ignore[no-untyped-def]
+    def end(  # type: ignore[override]
+        self, name: str, started: float, finished: float, code: int, role: str = "executor"
+    ) -> None:
         terminated = {
             "exitCode": code,
             "reason": "Completed" if code == 0 else "Error",
@@ -74,20 +69,6 @@ class Cluster:
         phase = "Succeeded" if code == 0 else "Failed"
         status = self._status(role, phase, {"terminated": terminated})
         set_pod_status(self.api, self.namespace, name, status)
-
-    def delete(self, name: str) -> None:
-        request(self.api, "DELETE", f"/api/v1/namespaces/{self.namespace}/pods/{name}")
-
-    def release(self, name: str) -> None:
-        """The kubelet is done with a deleted pod: it goes."""
-        request(
-            self.api,
-            "PATCH",
-            f"/api/v1/namespaces/{self.namespace}/pods/{name}",
-            {"metadata": {"finalizers": None}},
-            "application/merge-patch+json",
-        )
-        wait_for_pod_gone(self.api, self.namespace, name)
 
     @staticmethod
     def _status(role: str, phase: str, state: dict[str, Any]) -> dict[str, Any]:
