@@ -240,7 +240,8 @@ def account(
     here = {_key(pod) for pod in present}
     gone: dict[str, Pod] = {}
     for pod in (*live, *history):
-        key, held = _key(pod), gone.get(_key(pod))
+        key = _key(pod)
+        held = gone.get(key)
         newer = held is None or is_newer(resource_version(pod), resource_version(held))
         if key not in here and newer:
             gone[key] = pod

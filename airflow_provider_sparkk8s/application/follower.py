@@ -4,9 +4,9 @@ Spark's `ExecutorPodsLifecycleManager` keeps, between snapshots, the executors i
 and how they ended. Whoever follows an application here (the trigger, the sensor, the
 operator's worker-side wait, the CLI) keeps the same in a `Following`: the executors that
 came and went, the driver's ended version (a submitter may delete a finished driver before
-anyone looks), the last state and the deadlines. Each hands over what it saw (`observe`) or
-the time (`tick`), and acts on the `Step` it gets back: log its transition, send its final
-event.
+anyone looks), the last state, the deadlines, and the cost's running total
+(`application.cost`). Each hands over what it saw (`observe`) or the time (`tick`), and
+acts on the `Step` it gets back: log its transition, send its final event.
 
 Pure: frozen data in, new data out. Nothing here reads the clock; `now` is passed in.
 """
