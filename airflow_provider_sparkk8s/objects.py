@@ -16,6 +16,9 @@ Obj = Mapping[str, Any]
 APP_ID_LABEL = "spark-app-selector"
 ROLE_LABEL = "spark-role"
 EXEC_ID_LABEL = "spark-exec-id"
+# The Spark containers' names when no pod template names its own (Spark's Constants).
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 # Kueue admission (submission/kueue.py): the driver's LocalQueue, and the gate Kueue's webhook
 # holds a queued pod with until its Workload is admitted.
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

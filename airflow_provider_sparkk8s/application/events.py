@@ -5,6 +5,7 @@
      "state", "reason", "message", "exit_code", "termination_message",
      "executors": {"counts": {...}, "failures": [...]},
      "started_at", "finished_at",
+     "queued_seconds",  # from the driver's creation to Kueue's admission; None without Kueue
      "cost": {"core_seconds", "gib_seconds", "gpu_seconds", "pending_seconds",
               "peak_executors", "executor_pods", "driver": {...}, "executors": {...}}}
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
 
-TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout"})
+TIMEOUT_REASONS = frozenset({"StartupTimeout", "RunTimeout", "QueueTimeout"})
 FINAL_STATUSES = ("success", "failed", "timeout")
 
 
@@ -28,6 +29,8 @@ def final_event(
     namespace: str,
     driver_pod: str,
     state: ApplicationState,
+    *,
+    queued_seconds: float | None = None,
     cost: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound.
@@ -50,6 +53,7 @@ def final_event(
         "application_id": application_id,
         "namespace": namespace,
         **state.to_dict(),
+        "queued_seconds": queued_seconds,
     }
     if cost is not None:
         event["cost"] = dict(cost)

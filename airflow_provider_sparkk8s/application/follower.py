@@ -8,6 +8,11 @@ anyone looks), the last state, the deadlines, and the cost's running total
 (`application.cost`). Each hands over what it saw (`observe`) or the time (`tick`), and
 acts on the `Step` it gets back: log its transition, send its final event.
 
+A driver admitted through Kueue is also followed through its Workload: when `queue_read_due`
+says so, the face reads it through its pods service and hands the view to `note_queue`,
+which names the ClusterQueue and Kueue's reason in the queued state and remembers when the
+admission came (the startup timeout counts from there; `queued_seconds` in the final event).
+
 Pure: frozen data in, new data out. Nothing here reads the clock; `now` is passed in.
 """
 
@@ -18,9 +23,16 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.cost import NO_COST, Cost, account
 from airflow_provider_sparkk8s.application.events import final_event
-from airflow_provider_sparkk8s.application.timeouts import seconds_to_next_deadline, timed_out
+from airflow_provider_sparkk8s.application.timeouts import (
+    is_queued,
+    seconds_to_next_deadline,
+    timed_out,
+)
+from airflow_provider_sparkk8s.monitoring import kueue_workload
+from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
@@ -29,8 +41,11 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     driver_has_ended,
     reduce_application,
     remember_executors,
+    vanished_after_disruption,
     with_ended_driver,
 )
+from airflow_provider_sparkk8s.objects import name as pod_name
+from airflow_provider_sparkk8s.objects import spark_role
 
 
 class Followed(Protocol):
@@ -53,6 +68,8 @@ class Followed(Protocol):
     def startup_timeout(self) -> float | None: ...
     @property
     def run_timeout(self) -> float | None: ...
+    @property
+    def queue_timeout(self) -> float | None: ...
 
 
 # One shared empty memory: a waiting application that has seen no executor holds no dict.
@@ -71,6 +88,23 @@ class FollowSpec:
     start_time: float = 0.0
     startup_timeout: float | None = None
     run_timeout: float | None = None
+    queue_timeout: float | None = None  # how long Kueue may hold the driver (from start_time)
+
+
+@dataclass(frozen=True, slots=True)
+class KueueWait:
+    """What the follower knows of an application admitted through Kueue."""
+
+    created_at: float | None = None  # the driver pod's creation (epoch seconds)
+    view: QueueView | None = None  # the last read of its Workload
+    read_at: float | None = None
+    read_while_queued: bool = False
+    seen_queued: bool = False
+    admitted_at: float | None = None  # Kueue's admission, else the first look past the gate
+    admission_read: bool = False  # admitted_at is the Workload's own (or there is none)
+
+    def queued_seconds(self) -> float | None:
+        return kueue_workload.queued_seconds(self.created_at, self.admitted_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +118,7 @@ class Following:
     seen_executors: Mapping[str, Pod] = field(default_factory=lambda: NO_EXECUTORS)
     driver_end: Pod | None = None  # the driver's first succeeded or failed version
     ended: ApplicationState | None = None
+    kueue: KueueWait | None = None  # None: not admitted through Kueue (as far as seen)
     cost: Cost = NO_COST  # the pods that left, added up (`application.cost`)
     live: tuple[Pod, ...] = ()  # the pods of the last look: the store's own objects, no copy
 
@@ -121,6 +156,18 @@ def observe(
         seen_executors=seen,
     )
     previous = following.state
+    if state.state == "unknown":
+        # Evicted (or preempted) and deleted before its end was reported: the last version
+        # seen says why (this look's history, which a store may hold, else the last look).
+        state = vanished_after_disruption(_last_driver_state(spec, earlier) or previous, state)
+    kueue = following.kueue
+    if kueue is None and (is_queued(state) or (previous is None and _kueue_driver(read, state))):
+        kueue = KueueWait(created_at=_created_at(read, state))
+    if kueue is not None and is_queued(state):
+        if not kueue.seen_queued:
+            kueue = replace(kueue, seen_queued=True)
+        if kueue.view is not None and kueue.view.status:
+            state = replace(state, message=kueue.view.status)  # ClusterQueue, Kueue's reason
     changed = previous is None or (previous.state, previous.reason) != (state.state, state.reason)
     ends = following.ended is None and state.terminal
     cost, live = following.cost, following.live
@@ -129,12 +176,30 @@ def observe(
         live = () if ends else present
     # Built directly, not with dataclasses.replace: this runs on every change of every
     # followed application, and replace() reads the fields anew each call.
-    after = Following(spec, state, seen, driver_end, state if ends else following.ended, cost, live)
+    ended = state if ends else following.ended
+    after = Following(spec, state, seen, driver_end, ended, kueue, cost, live)
     return Step(
         after,
         pods=read,
         transition=state if changed else None,
-        final=_final_event(spec, state, cost) if ends else None,
+        final=_final_event(spec, state, kueue, cost) if ends else None,
+    )
+
+
+def _last_driver_state(spec: Followed, history: tuple[Pod, ...]) -> ApplicationState | None:
+    pinned = spec.driver_pod_name
+    drivers = [
+        pod
+        for pod in history
+        if spark_role(pod) == "driver" and (pinned is None or pod_name(pod) == pinned)
+    ]
+    if not drivers:
+        return None
+    return reduce_application(
+        drivers[-1:],
+        driver_pod_name=spec.driver_pod_name,
+        driver_container=spec.driver_container,
+        executor_container=spec.executor_container,
     )
 
 
@@ -143,27 +208,127 @@ def tick(following: Following, now: float) -> Step:
     spec = following.spec
     if following.ended is not None:
         return Step(following)
+    kueue = following.kueue
+    queued = is_queued(following.state)
+    if kueue is not None and kueue.admitted_at is None and kueue.seen_queued and not queued:
+        # Past the gate before the Workload was read again: the admission came by now.
+        kueue = replace(kueue, admitted_at=now)
+        following = replace(following, kueue=kueue)
     failure = timed_out(
-        following.state, now, spec.start_time, spec.startup_timeout, spec.run_timeout
+        following.state,
+        now,
+        spec.start_time,
+        spec.startup_timeout,
+        spec.run_timeout,
+        queue_timeout=spec.queue_timeout,
+        startup_from=None if kueue is None else kueue.admitted_at,
     )
     if failure is None:
         return Step(following)
+    if kueue is not None and queued:
+        kueue = replace(kueue, admitted_at=now)  # queued to the end: how long it waited
     live = following.live
     cost = account(following.cost, live, live, (), now, final=True)
     ended = replace(following, ended=failure, cost=cost, live=())
-    return Step(ended, final=_final_event(spec, failure, cost))
+    return Step(ended, final=_final_event(spec, failure, kueue, cost))
 
 
 def seconds_to_deadline(following: Following, now: float) -> float | None:
-    """How long a wait may block before `tick` could end the following; None: no deadline."""
+    """How long a wait may block before `tick` could end the following, or a Workload read
+    is due; None: neither."""
     spec = following.spec
     if following.ended is not None:
         return None
-    return seconds_to_next_deadline(
-        following.state, now, spec.start_time, spec.startup_timeout, spec.run_timeout
+    kueue = following.kueue
+    deadline = seconds_to_next_deadline(
+        following.state,
+        now,
+        spec.start_time,
+        spec.startup_timeout,
+        spec.run_timeout,
+        queue_timeout=spec.queue_timeout,
+        startup_from=None if kueue is None else kueue.admitted_at,
+    )
+    if kueue is None or kueue.read_at is None or not is_queued(following.state):
+        return deadline
+    read = max(kueue.read_at + kueue_workload.read_interval(kueue.view) - now, 0.0) + 0.01
+    return read if deadline is None else min(deadline, read)
+
+
+# ------------------------------------------------------------------ Kueue's Workload
+
+
+def known_cluster_queue(following: Following) -> str | None:
+    """The ClusterQueue a previous read found (the LocalQueue is read once)."""
+    kueue = following.kueue
+    return None if kueue is None or kueue.view is None else kueue.view.cluster_queue
+
+
+def queue_read_due(following: Following, now: float) -> bool:
+    """Whether the face reads the application's Workload now (`kueue_workload.read_due`)."""
+    kueue = following.kueue
+    if kueue is None or following.ended is not None:
+        return False
+    return kueue_workload.read_due(
+        is_queued(following.state),
+        kueue.read_at,
+        kueue.read_while_queued,
+        kueue.admission_read,
+        now,
+        kueue_workload.read_interval(kueue.view),
     )
 
 
-def _final_event(spec: Followed, state: ApplicationState, cost: Cost) -> dict[str, Any]:
+def note_queue(following: Following, view: QueueView | None, now: float) -> Step:
+    """A read of the Workload (None: it failed; the last view stays): the queued state names
+    its ClusterQueue and Kueue's reason (a transition when that sentence changed), and the
+    admission's time is remembered."""
+    kueue = following.kueue or KueueWait()
+    queued = is_queued(following.state)
+    if view is None:
+        kueue = replace(kueue, read_at=now, read_while_queued=queued)
+        return Step(replace(following, kueue=kueue))
+    admitted = kueue_workload.epoch(view.admitted_at)
+    kueue = replace(
+        kueue,
+        view=view,
+        read_at=now,
+        read_while_queued=queued,
+        admitted_at=kueue.admitted_at if admitted is None or kueue.admission_read else admitted,
+        admission_read=kueue.admission_read or admitted is not None or not view.found,
+    )
+    state = following.state
+    transition = None
+    if state is not None and is_queued(state) and view.status and state.message != view.status:
+        state = transition = replace(state, message=view.status)
+    return Step(replace(following, state=state, kueue=kueue), transition=transition)
+
+
+def _driver_pod(pods: tuple[Pod, ...], state: ApplicationState) -> Pod | None:
+    return next((p for p in pods if objects.name(p) == state.driver_pod), None)
+
+
+def _kueue_driver(pods: tuple[Pod, ...], state: ApplicationState) -> bool:
+    driver = _driver_pod(pods, state) if state.driver_pod else None
+    labels = ((driver or {}).get("metadata") or {}).get("labels") or {}
+    return objects.KUEUE_QUEUE_LABEL in labels
+
+
+def _created_at(pods: tuple[Pod, ...], state: ApplicationState) -> float | None:
+    driver = _driver_pod(pods, state)
+    return None if driver is None else kueue_workload.epoch(objects.created_at(driver))
+
+
+def _final_event(
+    spec: Followed, state: ApplicationState, kueue: KueueWait | None, cost: Cost
+) -> dict[str, Any]:
     driver = state.driver_pod or spec.driver_pod_name or "(spark-role=driver)"
-    return final_event(spec.application_id, spec.namespace, driver, state, cost.to_dict())
+    queued = None if kueue is None else kueue.queued_seconds()
+    return final_event(
+        spec.application_id,
+        spec.namespace,
+        driver,
+        state,
+        queued_seconds=queued,
+        cost=cost.to_dict(),
+    )

@@ -98,6 +98,8 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
         # event carries none (an event of an older trigger).
         "cost": event.get("cost"),
         "adopted": app.adopted,
+        # From the driver's creation to Kueue's admission (seconds); None without Kueue.
+        "queued_seconds": event.get("queued_seconds"),
     }
     failure = None if succeeded else failure_message(app, event)
     return Report(succeeded, xcom, failure, kind, line)

@@ -67,7 +67,7 @@ def decide_resume(
         # `unknown`: the driver is gone; final_event says so (DriverPodNotFound). The cost
         # is what the pods still listed show, up to the latest moment they record.
         cost = account(NO_COST, (), app_pods, final=True).to_dict()
-        event = final_event(app.application_id, app.namespace, app.driver_pod, state, cost)
+        event = final_event(app.application_id, app.namespace, app.driver_pod, state, cost=cost)
         return Finished(app, event)
     decision = decide(identity_drivers)
     if isinstance(decision, Adopt):
@@ -80,5 +80,7 @@ def decide_resume(
         [newest], driver_pod_name=adopted.driver_pod, driver_container=adopted.driver_container
     )
     cost = account(NO_COST, (), [newest], final=True).to_dict()
-    event = final_event(adopted.application_id, adopted.namespace, adopted.driver_pod, state, cost)
+    event = final_event(
+        adopted.application_id, adopted.namespace, adopted.driver_pod, state, cost=cost
+    )
     return Finished(adopted, event)

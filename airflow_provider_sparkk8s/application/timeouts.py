@@ -2,7 +2,12 @@
 
 `startup_timeout` bounds how long the driver may stay submitted or pending (Unschedulable,
 ImagePullBackOff, ...); `run_timeout` bounds the whole application. Both count from the
-submission, so a restarted worker or triggerer keeps the same deadlines. The trigger and
+submission, so a restarted worker or triggerer keeps the same deadlines.
+
+A driver Kueue holds (`QueuedByKueue`) waits for quota, which is not a start-up problem:
+while it is queued only `queue_timeout` (`spark.kubernetes.kueue.queueTimeout`, from the
+submission) applies to it, and once admitted the startup timeout counts from the admission
+(`startup_from`). The run timeout still counts from the submission. The trigger and
 the operator's worker-side wait apply the same rules through these functions.
 
 Airflow's `execution_timeout` bounds the whole try, from the task instance's start: in a
@@ -16,9 +21,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+from airflow_provider_sparkk8s.monitoring.reducer import QUEUED_BY_KUEUE, ApplicationState
 
 NOT_STARTED = frozenset({"submitted", "pending"})
+QUEUE_TIMEOUT = "QueueTimeout"
+
+
+def is_queued(state: ApplicationState | None) -> bool:
+    return state is not None and state.reason == QUEUED_BY_KUEUE
 
 
 def timed_out(
@@ -27,18 +37,35 @@ def timed_out(
     start_time: float,
     startup_timeout: float | None,
     run_timeout: float | None,
+    *,
+    queue_timeout: float | None = None,
+    startup_from: float | None = None,
 ) -> ApplicationState | None:
-    """The failure a timeout produces at `now`, or None while within limits."""
+    """The failure a timeout produces at `now`, or None while within limits.
+
+    `startup_from`: when the startup timeout starts counting, if not at `start_time` (the
+    driver's admission by Kueue)."""
     elapsed = now - start_time
     current = state or ApplicationState(state="submitted")
+    queued = is_queued(current)
+    starting = now - (start_time if startup_from is None else startup_from)
     if run_timeout is not None and elapsed >= run_timeout:
         reason = "RunTimeout"
         message = (
             f"the application did not finish within {run_timeout:g}s "
             f"(last state: {current.describe()})"
         )
+    elif queued and queue_timeout is not None and elapsed >= queue_timeout:
+        reason = QUEUE_TIMEOUT
+        message = (
+            f"the application stayed queued in Kueue for more than {queue_timeout:g}s "
+            f"({current.message or 'not admitted'})"
+        )
     elif (
-        startup_timeout is not None and current.state in NOT_STARTED and elapsed >= startup_timeout
+        startup_timeout is not None
+        and not queued
+        and current.state in NOT_STARTED
+        and starting >= startup_timeout
     ):
         reason = "StartupTimeout"
         cause = (
@@ -62,13 +89,19 @@ def seconds_to_next_deadline(
     start_time: float,
     startup_timeout: float | None,
     run_timeout: float | None,
+    *,
+    queue_timeout: float | None = None,
+    startup_from: float | None = None,
 ) -> float | None:
     """How long a wait may block before a timeout could fire; None: no deadline applies."""
     deadlines = []
+    queued = is_queued(state)
     if run_timeout is not None:
         deadlines.append(start_time + run_timeout)
-    if startup_timeout is not None and (state is None or state.state in NOT_STARTED):
-        deadlines.append(start_time + startup_timeout)
+    if queued and queue_timeout is not None:
+        deadlines.append(start_time + queue_timeout)
+    if startup_timeout is not None and not queued and (state is None or state.state in NOT_STARTED):
+        deadlines.append((start_time if startup_from is None else startup_from) + startup_timeout)
     if not deadlines:
         return None
     return max(min(deadlines) - now, 0.0) + 0.01

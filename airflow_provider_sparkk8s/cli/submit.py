@@ -11,6 +11,12 @@ spark-submit's
 when the application fails.
 `--kill` and `--status` take `namespace:pod`, where the pod name may hold globs.
 
+With Kueue (`--conf spark.kubernetes.kueue.queueName=<LocalQueue>`) a queued driver is
+reported as "queued in ClusterQueue X: <Kueue's reason>", and
+`--conf spark.kubernetes.kueue.queueTimeout=30min` bounds the wait: past it the driver and
+its Workload are deleted and the exit code is 4 (infrastructure: QueueTimeout). The limit is
+checked whenever the watch brings news, and at least every quarter of it (3 to 30 s).
+
 Exit codes (docs/operator.md, "Failure kinds"): 0 success, 1 application error (or an API
 request refused), 2 invalid input, 3 driver out of memory, 4 infrastructure (evicted,
 preempted, deleted, node lost, never started; the API server unreachable), 5 run timeout.
@@ -19,6 +25,7 @@ preempted, deleted, node lost, never started; the API server unreachable), 5 run
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
@@ -30,6 +37,7 @@ from typing import Self, TextIO
 from airflow_provider_sparkk8s.application.policy import Policy, read_policy_text
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
+from airflow_provider_sparkk8s.application.timeouts import QUEUE_TIMEOUT
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
     KubeApiError,
@@ -45,10 +53,11 @@ from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod, reduce_application
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods import MIN_WINDOW_SECONDS, WATCH_SECONDS, DriverPods
 from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
+from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
 from airflow_provider_sparkk8s.submission.spark_line import (
     DEFAULT_SPARK_VERSION,
     choose_spark_line,
@@ -138,10 +147,18 @@ def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
         print(f"Ignoring non-Spark config property: {key}", file=out)
 
 
-def driver_events(client: KubeClient, namespace: str, pod_name: str) -> Iterator[Pod | None]:
+def driver_events(
+    client: KubeClient, namespace: str, pod_name: str, window_seconds: int = WATCH_SECONDS
+) -> Iterator[Pod | None]:
     """The driver pod as it changes, by watch (None once it is gone), as spark-submit's
-    watcher follows it."""
-    return DriverPods(client).watch_driver(namespace, pod_name)
+    watcher follows it; the clock is read at least every `window_seconds`."""
+    return DriverPods(client).watch_driver(namespace, pod_name, window_seconds)
+
+
+def queue_window_seconds(queue_timeout: float) -> int:
+    """The watch window with a queue timeout: a quarter of it, 3 to 30 s (a queued driver
+    does not change, so window ends are when its timeout is checked)."""
+    return max(MIN_WINDOW_SECONDS, min(WATCH_SECONDS, math.ceil(queue_timeout / 4)))
 
 
 class StatusReporter:
@@ -189,25 +206,49 @@ def wait_for_driver(
     rendered_namespace: str,
     pod_name: str,
     out: TextIO,
-    events: Callable[[KubeClient, str, str], Iterator[Pod | None]] = driver_events,
+    events: Callable[..., Iterator[Pod | None]] = driver_events,
     seen: Callable[[Pod | None], None] = lambda pod: None,
+    application_id: str = "",
+    queue_timeout: float | None = None,
 ) -> ApplicationState:
-    """Follow the driver until it ends; print each state change; hand each pod to `seen`."""
+    """Follow the driver until it ends; print each state change; hand each pod to `seen`.
+
+    Admitted through Kueue (`application_id` names its Workload): its queue is read while
+    it waits, and past `queue_timeout` the driver and its Workload are deleted."""
     # Imported here: a submission that does not wait (waitAppCompletion=false) never follows,
     # and start-up time is what a CLI user feels.
     from airflow_provider_sparkk8s.application.follower import FollowSpec
     from airflow_provider_sparkk8s.services.following import follow_driver
 
+    pods = DriverPods(client)
+    versions = (
+        events(client, rendered_namespace, pod_name)
+        if queue_timeout is None
+        else events(
+            client, rendered_namespace, pod_name, window_seconds=queue_window_seconds(queue_timeout)
+        )
+    )
     step = follow_driver(
-        events(client, rendered_namespace, pod_name),
-        FollowSpec("", rendered_namespace, pod_name),
+        versions,
+        FollowSpec(
+            application_id,
+            rendered_namespace,
+            pod_name,
+            start_time=time.time(),
+            queue_timeout=queue_timeout,
+        ),
         seen=seen,
         on_transition=lambda state: _print(
             out, f"{rendered_namespace}:{pod_name} {state.describe()}"
         ),
+        read_queue=pods.queue_view if application_id else None,
     )
-    assert step.following.ended is not None  # follow_driver returns the step that ends
-    return step.following.ended
+    ended = step.following.ended
+    assert ended is not None  # follow_driver returns the step that ends
+    if ended.reason == QUEUE_TIMEOUT:
+        _print(out, f"Deleting driver pod {rendered_namespace}:{pod_name} (queue timeout).")
+        pods.delete(rendered_namespace, pod_name)  # its Workload goes with it
+    return ended
 
 
 def read_policy(arguments: SubmitArguments, environ: Mapping[str, str]) -> Policy | None:
@@ -321,6 +362,7 @@ def run(
         return Outcome(EXIT_OK)
 
     wait = get_bool(arguments.spark_conf, WAIT_KEY, True)
+    queue_timeout = queue_timeout_seconds(planned.spark_conf)
     # spark-submit reads the interval only when it waits (a bad one is refused then).
     interval = report_interval_seconds(arguments.spark_conf) if wait else 1.0
     with client_factory(arguments.spark_conf, environ) as client:
@@ -336,7 +378,13 @@ def run(
         _print(err, f"Waiting for application {app_name} ({result.submission_id}) to finish...")
         with StatusReporter(err, result.app_id, interval) as reporter:
             state = wait_for_driver(
-                client, result.namespace, result.driver_pod_name, err, seen=reporter.seen
+                client,
+                result.namespace,
+                result.driver_pod_name,
+                err,
+                seen=reporter.seen,
+                application_id=result.app_id,
+                queue_timeout=queue_timeout,
             )
     _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
     if state.state != "succeeded":

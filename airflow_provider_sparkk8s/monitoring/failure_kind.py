@@ -8,8 +8,9 @@ Order matters, and why:
 1. out of memory first: a driver OOMKilled is also "exit code 137", and an evicted pod may
    carry an OOM; more memory is what would help.
 2. then the cluster: a disruption condition, a deletion, a vanished driver, an eviction or
-   a lost node, an image or a schedule that never came (the startup timeout). Running it
-   again elsewhere may well work.
+   a lost node, an image or a schedule that never came (the startup timeout), quota that
+   never came (Kueue's queue timeout: the code never ran, a later try may find room).
+   Running it again elsewhere, or later, may well work.
 3. then the run timeout, its own kind: neither obviously the code nor the cluster.
 4. anything else that exited non-zero is the application's own failure (Spark's exit
    exception, the user's `sys.exit(n)`, an uncaught exception).
@@ -46,6 +47,7 @@ INFRASTRUCTURE_REASONS = frozenset(
         "ContainerStatusUnknown",
         "DriverPodNotFound",
         "StartupTimeout",
+        "QueueTimeout",
         "StartError",
         "PodFailed",  # failed with no container ever reporting an exit
     }

@@ -19,9 +19,16 @@ Decisions, and why:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from airflow_provider_sparkk8s.monitoring.disruption import condition as disruption_condition
+from airflow_provider_sparkk8s.monitoring.disruption import explains
+from airflow_provider_sparkk8s.monitoring.disruption import message as disruption_message
+
+# Re-exported: the faces take the default container names from the reducer they feed.
+from airflow_provider_sparkk8s.objects import DRIVER_CONTAINER as DRIVER_CONTAINER
+from airflow_provider_sparkk8s.objects import EXECUTOR_CONTAINER as EXECUTOR_CONTAINER
 from airflow_provider_sparkk8s.objects import (
     annotation,
     being_deleted,
@@ -36,8 +43,8 @@ Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "unknown"})
 
-DRIVER_CONTAINER = "spark-kubernetes-driver"
-EXECUTOR_CONTAINER = "spark-kubernetes-executor"
+# A driver Kueue's admission gate holds: waiting for quota, not stuck.
+QUEUED_BY_KUEUE = "QueuedByKueue"
 EXIT_EXCEPTION_ANNOTATION = "spark.exit-exception"
 EXIT_EXCEPTION_MAX = 1000
 
@@ -209,13 +216,24 @@ def exit_exception(pod: Pod) -> str | None:
     return first[:EXIT_EXCEPTION_MAX] or None
 
 
-def disruption(pod: Pod) -> str | None:
-    """Why the cluster is taking this pod away, if it is (see ApplicationState.disruption)."""
-    for entry in _list(_dict(pod.get("status")).get("conditions")):
-        condition = _dict(entry)
-        if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
-            return _str(condition.get("reason")) or "DisruptionTarget"
+def disruption(pod: Pod, condition: tuple[str, str | None] | None = None) -> str | None:
+    """Why the cluster is taking this pod away, if it is (see ApplicationState.disruption);
+    `condition`: its DisruptionTarget condition, when the caller has read it already."""
+    condition = condition or disruption_condition(pod)
+    if condition is not None:
+        return condition[0]
     return "Deleted" if being_deleted(pod) else None
+
+
+def _said_as_disruption(state: ApplicationState, detail: str | None) -> ApplicationState:
+    """A failed driver the cluster took away: the disruption is its cause
+    (monitoring/disruption.py), not the bare "Error" of a stopped container."""
+    if state.state != "failed" or not explains(state.disruption, state.reason):
+        return state
+    reason = state.disruption or ""
+    return replace(
+        state, reason=reason, message=disruption_message(reason, detail, state.driver_pod)
+    )
 
 
 def _failed_from_termination(
@@ -274,7 +292,7 @@ def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> Application
         # a wait that ends on its own, not a problem (the scheduler calls it SchedulingGated).
         return ApplicationState(
             state="pending",
-            reason="QueuedByKueue",
+            reason=QUEUED_BY_KUEUE,
             message=f"queued in Kueue's LocalQueue {queue} until its ClusterQueue has room for "
             "the driver and every executor",
             **base,
@@ -449,13 +467,33 @@ def reduce_application(
             driver_pod=driver_pod_name,
             executors=executors,
         )
+    condition = disruption_condition(driver)
     base = {
         "driver_pod": pod_name(driver),
         "executors": executors,
         "exit_exception": exit_exception(driver),
-        "disruption": disruption(driver),
+        "disruption": disruption(driver, condition),
     }
-    return _driver_state(driver, driver_container or DRIVER_CONTAINER, base)
+    state = _driver_state(driver, driver_container or DRIVER_CONTAINER, base)
+    return _said_as_disruption(state, condition[1] if condition else None)
+
+
+def vanished_after_disruption(
+    last: ApplicationState | None, now: ApplicationState
+) -> ApplicationState:
+    """A driver that vanished (`now` is unknown) after the cluster marked it for disruption
+    (`last`, the state read before): it was evicted, preempted..., not merely deleted."""
+    if now.state != "unknown" or last is None or not explains(last.disruption, now.reason):
+        return now
+    reason = last.disruption or ""
+    return replace(
+        now,
+        state="failed",
+        reason=reason,
+        message=disruption_message(reason, None, last.driver_pod) + " and is gone",
+        driver_pod=last.driver_pod,
+        disruption=reason,
+    )
 
 
 def is_live(pod: Pod) -> bool:

@@ -89,6 +89,7 @@ from airflow_provider_sparkk8s.services.driver_removal import (
 )
 from airflow_provider_sparkk8s.services.following import follow_application
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
+from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from airflow_provider_sparkk8s.submission.spark_line import (
     SparkLine,
@@ -153,6 +154,12 @@ class SparkK8sSubmitOperator(BaseOperator):
         checks (the pods' changes arrive by watch at once).
     :param startup_timeout: seconds the driver may stay unscheduled or not started
         (Unschedulable, ImagePullBackOff, CreateContainerConfigError, ...); None: no limit.
+        With Kueue (``spark.kubernetes.kueue.queueName`` in ``conf``) time queued does not
+        count: it starts at the admission, and ``spark.kubernetes.kueue.queueTimeout`` (a
+        Spark time, ``30min``) bounds the queue instead; a queued application past it fails
+        as ``InfrastructureFailure`` (reason ``QueueTimeout``, retried by
+        ``SparkK8sRetryPolicy``) and its driver and Workload are deleted. The XCom's
+        ``queued_seconds`` says how long Kueue held it (None without Kueue).
     :param run_timeout: seconds the whole application may take; None: no limit.
     :param on_finish_action: ``delete_pod``, ``delete_succeeded_pod`` (keep it on failure)
         or ``keep_pod``. A timed-out driver is always deleted.
@@ -356,6 +363,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         self._cost: Mapping[str, Any] | None = None  # the finished application's, for lineage
         self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
         self._stop = threading.Event()
+        # The submitted conf's queue timeout, once planned (a resume reads `conf`'s).
+        self._queue_timeout: tuple[float | None] | None = None
         # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
         self.link_urls: dict[str, str] | None = None
 
@@ -532,6 +541,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             policy = self._policy(hook)
             task = self._task_submission(ref, namespace, master, conf, policy=policy)
             first = task.plan(1)  # before any request: bad input fails here, nothing sent
+            self._queue_timeout = (kueue.queue_timeout_seconds(first.spark_conf),)
             namespace_listed = first.rendered.namespace
             drivers = self._list_drivers(pods, ref, namespace_listed)
             memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
@@ -736,6 +746,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 driver_container=app.driver_container,
                 startup_timeout=self.startup_timeout,
                 run_timeout=self.run_timeout,
+                queue_timeout=self._queue_timeout_seconds(),
                 start_time=app.submitted_at,
                 stream_logs=self.get_logs,
                 delete_on_kill=True,
@@ -748,6 +759,13 @@ class SparkK8sSubmitOperator(BaseOperator):
             timeout=timeout,
         )
 
+    def _queue_timeout_seconds(self) -> float | None:
+        """The submitted conf's `spark.kubernetes.kueue.queueTimeout` (a policy may pin it);
+        on a resume in a new process, `conf`'s."""
+        if self._queue_timeout is not None:
+            return self._queue_timeout[0]
+        return kueue.queue_timeout_seconds(self.conf)
+
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
         """Follow the application's pods by watch until the follower ends it (the trigger's
         rules); the clock is read at least every poll_interval."""
@@ -759,6 +777,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             start_time=datetime.fromisoformat(app.submitted_at).timestamp(),
             startup_timeout=self.startup_timeout,
             run_timeout=self.run_timeout,
+            queue_timeout=self._queue_timeout_seconds(),
         )
         with self._driver_pods(self._hook()) as driver_pods:
             step = follow_application(

@@ -9,6 +9,10 @@ executors that came and went and the driver's end; deferrable mode hands the wai
 In reschedule mode each poke is a new task instance: it reads the pods as they are, without
 that memory.
 
+A driver Kueue holds is reported as "queued in ClusterQueue X: <Kueue's reason>" (its Workload
+read at the gate, then every minute); the sensor has no queue timeout of its own (it did not
+submit the application): its `timeout` bounds the wait.
+
 Until the driver exists the sensor keeps waiting (the application may not be submitted yet);
 the sensor's own `timeout` bounds that, from the first check: in deferrable mode the
 deadline travels through every deferral, so re-deferring never restarts the window, and
@@ -28,7 +32,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step, observe
+from airflow_provider_sparkk8s.application.follower import (
+    Following,
+    FollowSpec,
+    Step,
+    known_cluster_queue,
+    note_queue,
+    observe,
+    queue_read_due,
+)
 from airflow_provider_sparkk8s.application.outcome import failure_exception
 from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
 from airflow_provider_sparkk8s.errors import (
@@ -203,9 +215,19 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                 self._following = (FollowedPods(namespace, selector), Following(spec))
             followed, following = self._following
             versions = service.catch_up(followed)
+            now = time.time()
+            step = observe(following, followed.pods.values(), versions, now)
+            if step.final is None and queue_read_due(step.following, now):
+                # Queued in Kueue: the ClusterQueue and Kueue's reason, from the Workload.
+                followed_app = step.following.spec
+                view = service.queue_view(
+                    followed_app.namespace,
+                    followed_app.application_id,
+                    known_cluster_queue(step.following),
+                )
+                step = Step(note_queue(step.following, view, now).following, pods=step.pods)
         finally:
             hook.close()
-        step = observe(following, followed.pods.values(), versions, time.time())
         self._following = (followed, step.following)
         return step
 

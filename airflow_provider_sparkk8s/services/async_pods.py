@@ -12,10 +12,17 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.application.ownership import KILL_ATTEMPTS, Spare, kill_decision
-from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView, view_of
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
-from airflow_provider_sparkk8s.services.pods import conf_map_path, properties_of
+from airflow_provider_sparkk8s.services.pods import (
+    cluster_queue_of_local,
+    conf_map_path,
+    local_queue_path,
+    properties_of,
+    workload_path,
+)
 from airflow_provider_sparkk8s.submission import kueue
 
 
@@ -78,6 +85,24 @@ class AsyncPods:
                 if error.status != 404:
                     raise
         return True
+
+    async def queue_view(
+        self, namespace: str, workload: str, cluster_queue: str | None
+    ) -> QueueView | None:
+        """`DriverPods.queue_view` on the async client (the trigger's Workload reads)."""
+        try:
+            found = await self.client.request("GET", workload_path(namespace, workload))
+        except KubeApiError as error:
+            return view_of(None, cluster_queue) if error.status == 404 else None
+        except KubeConnectionError:
+            return None  # the next read, a minute later, may reach it
+        if cluster_queue is None and (queue := (found.get("spec") or {}).get("queueName")):
+            try:
+                local = await self.client.request("GET", local_queue_path(namespace, str(queue)))
+                cluster_queue = cluster_queue_of_local(local)
+            except (KubeApiError, KubeConnectionError):
+                pass  # the view names the LocalQueue instead
+        return view_of(found, cluster_queue)
 
     async def driver_properties(self, pod: Pod) -> dict[str, str] | None:
         """The driver's spark.properties from the conf ConfigMap its pod mounts (None when it

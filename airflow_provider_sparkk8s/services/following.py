@@ -39,14 +39,20 @@ from airflow_provider_sparkk8s.application.follower import (
     Following,
     FollowSpec,
     Step,
+    known_cluster_queue,
+    note_queue,
     observe,
+    queue_read_due,
     tick,
 )
 from airflow_provider_sparkk8s.errors import ApplicationFailed
+from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
 from airflow_provider_sparkk8s.services.pods import WATCH_SECONDS, DriverPods, application_selector
 
 OnTransition = Callable[[ApplicationState], None]
+# DriverPods.queue_view: (namespace, Workload name, known ClusterQueue) -> the view.
+ReadQueue = Callable[[str, str, str | None], QueueView | None]
 
 
 def _ignore(_: object) -> None:
@@ -60,6 +66,7 @@ def follow_snapshots(
     stop: threading.Event | None = None,
     on_transition: OnTransition = _ignore,
     clock: Callable[[], float] = time.time,
+    read_queue: ReadQueue | None = None,
 ) -> Step:
     """The step that ends the application (its `final` is the final event).
 
@@ -70,6 +77,8 @@ def follow_snapshots(
 
     :param stop: set from another thread (a task's `on_kill`): raises `ApplicationFailed`.
     :param on_transition: called with each new (state, reason), in order.
+    :param read_queue: reads the application's Kueue Workload when the follower says a
+        read is due (a gated driver: its first look, then a slow cadence; once past it).
     """
     following = Following(spec)
     for pods in _then_none(snapshots):
@@ -81,12 +90,28 @@ def follow_snapshots(
         step = observe(following, pods, now=now)
         if step.transition is not None:
             on_transition(step.transition)
+        if step.final is None and read_queue is not None:
+            step = _read_queue(step, read_queue, on_transition, clock)
         if step.final is None:
             step = tick(step.following, now)
         if step.final is not None:
             return step
         following = step.following
     raise AssertionError("unreachable: a look at no pods always ends the following")
+
+
+def _read_queue(
+    step: Step, read_queue: ReadQueue, on_transition: OnTransition, clock: Callable[[], float]
+) -> Step:
+    following = step.following
+    if following.kueue is None or not queue_read_due(following, clock()):
+        return step
+    spec = following.spec
+    view = read_queue(spec.namespace, spec.application_id, known_cluster_queue(following))
+    noted = note_queue(following, view, clock())
+    if noted.transition is not None:
+        on_transition(noted.transition)
+    return Step(noted.following, pods=step.pods)
 
 
 def follow_application(
@@ -106,7 +131,14 @@ def follow_application(
         window_seconds=window_seconds,
     )
     try:
-        return follow_snapshots(watch, spec, stop=stop, on_transition=on_transition, clock=clock)
+        return follow_snapshots(
+            watch,
+            spec,
+            stop=stop,
+            on_transition=on_transition,
+            clock=clock,
+            read_queue=driver_pods.queue_view,
+        )
     finally:
         close = getattr(watch, "close", None)  # a generator: closing it ends the stream
         if close is not None:
@@ -119,6 +151,7 @@ def follow_driver(
     *,
     seen: Callable[[Pod | None], None] = _ignore,
     on_transition: OnTransition = _ignore,
+    read_queue: ReadQueue | None = None,
 ) -> Step:
     """The driver pod alone (`DriverPods.watch_driver`: each version, None once it is gone),
     until its final step; `seen` gets every version first (the CLI's status reporter)."""
@@ -128,7 +161,7 @@ def follow_driver(
             seen(pod)
             yield () if pod is None else (pod,)
 
-    return follow_snapshots(snapshots(), spec, on_transition=on_transition)
+    return follow_snapshots(snapshots(), spec, on_transition=on_transition, read_queue=read_queue)
 
 
 def _then_none(snapshots: Iterable[Iterable[Pod]]) -> Iterator[Iterable[Pod]]:

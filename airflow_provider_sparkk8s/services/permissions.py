@@ -68,9 +68,32 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
         needed_only_for="the Volcano feature step",
     ),
     *_rows(
+        "poddisruptionbudgets",
+        _OWNED,
+        "the driver's PodDisruptionBudget, applied owned by the driver pod, deleted on roll-back",
+        "policy",
+        needed_only_for=(
+            "disruption protection (spark.kubernetes.sparkk8s.driver.disruptionBudget.enabled)"
+        ),
+    ),
+    *_rows(
         "workloads",
         _OWNED,
         "the prebuilt Workload, applied before the driver pod, deleted on roll-back and kill",
+        "kueue.x-k8s.io",
+        needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
+    ),
+    *_rows(
+        "workloads",
+        ("get",),
+        "a queued driver's Workload: Kueue's reason, the admission's time (queued_seconds)",
+        "kueue.x-k8s.io",
+        needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
+    ),
+    *_rows(
+        "localqueues",
+        ("get",),
+        "the ClusterQueue a queued driver waits in (read once per application)",
         "kueue.x-k8s.io",
         needed_only_for="Kueue admission (spark.kubernetes.kueue.queueName)",
     ),

@@ -26,7 +26,7 @@ from airflow_provider_sparkk8s.application.ownership import (
     claim_patch,
     kill_decision,
 )
-from airflow_provider_sparkk8s.errors import KubeApiError
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
 from airflow_provider_sparkk8s.kube.listwatch import (
     Gone,
     Listed,
@@ -39,6 +39,7 @@ from airflow_provider_sparkk8s.kube.listwatch import (
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
+from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView, view_of
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
@@ -69,6 +70,19 @@ def conf_map_path(pod: Pod) -> str | None:
 def properties_of(config_map: Mapping[str, Any]) -> dict[str, str]:
     """The spark.properties a conf ConfigMap holds, as a dict."""
     return load_java_properties((config_map.get("data") or {}).get(PROPERTIES_FILE, ""))
+
+
+def workload_path(namespace: str, name: str) -> str:
+    return resource_path(kueue.API_VERSION, kueue.KIND, namespace, name)
+
+
+def local_queue_path(namespace: str, name: str) -> str:
+    return resource_path(kueue.API_VERSION, kueue.LOCAL_QUEUE_KIND, namespace, name)
+
+
+def cluster_queue_of_local(local_queue: Mapping[str, Any]) -> str | None:
+    name = (local_queue.get("spec") or {}).get("clusterQueue")
+    return name if isinstance(name, str) and name else None
 
 
 def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str, str]:
@@ -243,6 +257,29 @@ class DriverPods:
             if self.delete(metadata["namespace"], metadata["name"], grace_period_seconds):
                 killed.append(f"{metadata['namespace']}:{metadata['name']}")
         return killed
+
+    # ------------------------------------------------------------------ Kueue
+
+    def queue_view(
+        self, namespace: str, workload: str, cluster_queue: str | None
+    ) -> QueueView | None:
+        """The application's Workload as the follower reads it (`note_queue`), with its
+        ClusterQueue: `cluster_queue` when known, else its LocalQueue's (one more read).
+        None when it cannot be read now (no permission, a failing server): following goes
+        on with what it last knew."""
+        try:
+            found = self.client.request("GET", workload_path(namespace, workload))
+        except KubeApiError as error:
+            return view_of(None, cluster_queue) if error.status == 404 else None
+        except KubeConnectionError:
+            return None  # the next read, a minute later, may reach it
+        if cluster_queue is None and (queue := (found.get("spec") or {}).get("queueName")):
+            try:
+                local = self.client.request("GET", local_queue_path(namespace, str(queue)))
+                cluster_queue = cluster_queue_of_local(local)
+            except (KubeApiError, KubeConnectionError):
+                pass  # the view names the LocalQueue instead
+        return view_of(found, cluster_queue)
 
     # ------------------------------------------------------------------ waiting
 

@@ -31,6 +31,7 @@ from airflow_provider_sparkk8s.kube.listwatch import Listed, StreamEnded, WatchS
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.request import METADATA_LIST
 from airflow_provider_sparkk8s.kube.watch_async import AsyncWatchClient, list_objects, watch_forever
+from airflow_provider_sparkk8s.monitoring.disruption import condition as disruption
 from airflow_provider_sparkk8s.monitoring.reducer import Pod, driver_has_ended, executor_has_ended
 from airflow_provider_sparkk8s.monitoring.resync import listed_version, resync_plan
 from airflow_provider_sparkk8s.monitoring.snapshot import (
@@ -111,6 +112,8 @@ class Subscription:
     while its trigger waits (an asyncio.Event carries a deque of waiters)."""
 
     __slots__ = (
+        "_disrupted",
+        "_disruption_held",
         "_ended",
         "_ended_names",
         "_latest",
@@ -128,6 +131,8 @@ class Subscription:
         self._waiter: asyncio.Future[None] | None = None
         self._ended: list[Pod] | None = None  # made when the first pod ends
         self._ended_names: set[str] | None = None
+        self._disrupted: Pod | None = None  # the driver's first version marked for disruption
+        self._disruption_held = False
 
     def push(self, pods: tuple[Pod, ...]) -> None:
         self._latest = pods
@@ -144,13 +149,23 @@ class Subscription:
                     self._ended_names = set()
                 self._ended_names.add(name)
                 self._ended = [*(self._ended or ()), pod]
+            elif not self._disruption_held and self._marked_driver(pod):
+                # An evicted driver may be gone before the next look: its mark says why.
+                self._disrupted, self._disruption_held = pod, True
+
+    @staticmethod
+    def _marked_driver(pod: Pod) -> bool:
+        return objects.spark_role(pod) == "driver" and disruption(pod) is not None
 
     def ended(self) -> list[Pod]:
         """Each executor's first version with an ended container, and the driver's first
-        succeeded or failed version, once, since the last call. `next` delivers the latest
-        pods only: Spark deletes a failed executor's pod at once, and a submitter may delete
-        a finished driver at once, so how they ended would otherwise be lost."""
+        succeeded or failed version (and before it, its first version marked for
+        disruption), once, since the last call. `next` delivers the latest pods only: Spark
+        deletes a failed executor's pod at once, a submitter may delete a finished driver at
+        once, and an evicted driver goes at once, so how they ended would otherwise be lost."""
         ended, self._ended = self._ended or [], None
+        if self._disrupted is not None:  # before its end, if one came too
+            ended, self._disrupted = [self._disrupted, *ended], None
         return ended
 
     async def next(self, timeout: float | None = None) -> tuple[Pod, ...] | None:

@@ -1,8 +1,9 @@
 """Spark's KubernetesDriverBuilder and the final assembly of `Client.run`, as pure functions.
 
 `build_driver_spec` folds the feature steps (`BUILTIN_STEPS`, in Spark's order and gated by
-the Spark line, then user steps) over the initial pod. `assemble` adds what Spark adds after the
-steps: the conf ConfigMap, its volume and mount, and the Spark container appended last.
+the Spark line, then ours, `PROVIDER_STEPS`, then user steps) over the initial pod.
+`assemble` adds what Spark adds after the steps: the conf ConfigMap, its volume and mount,
+and the Spark container appended last.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.features import (
     basic_driver,
     driver_command,
+    driver_disruption_budget,
     driver_kubernetes_credentials,
     driver_service,
     env_secrets,
+    executor_decommission,
     hadoop_conf_driver,
     kerberos_conf_driver,
     local_dirs,
@@ -57,6 +60,12 @@ BUILTIN_STEPS: tuple[FeatureStep, ...] = (
 )
 # Spark's optional steps: run when spark.kubernetes.driver.pod.featureSteps names their class.
 OPTIONAL_STEPS: tuple[FeatureStep, ...] = (volcano.STEP,)
+# Ours (Spark has none of them), after Spark's and before user steps; each does nothing
+# unless its own spark.kubernetes.sparkk8s.* key is true, so spark-submit's objects stay.
+PROVIDER_STEPS: tuple[FeatureStep, ...] = (
+    driver_disruption_budget.STEP,
+    executor_decommission.STEP,
+)
 
 USER_STEPS_KEY = "spark.kubernetes.driver.pod.featureSteps"
 EXCLUDED_STEPS_KEY = "spark.kubernetes.driver.pod.excludedFeatureSteps"
@@ -68,8 +77,10 @@ _USER_STEP_ACCEPTED = (
 
 
 def builtin_steps(conf: DriverConf) -> list[FeatureStep]:
-    """The built-in steps this Spark line runs, in order."""
-    return [step for step in BUILTIN_STEPS if conf.version_tuple >= step.since]
+    """The built-in steps this Spark line runs, in order, then ours (each a no-op unless
+    switched on, as Spark's steps are unless configured)."""
+    spark = [step for step in BUILTIN_STEPS if conf.version_tuple >= step.since]
+    return spark + list(PROVIDER_STEPS)
 
 
 def user_step(path: str) -> FeatureStep:

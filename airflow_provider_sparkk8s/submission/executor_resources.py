@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.objects import EXECUTOR_CONTAINER
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.spec import KubeObject
 
-DEFAULT_CONTAINER_NAME = "spark-kubernetes-executor"
 LEGACY_MIN_OVERHEAD_MIB = 384
 CONFIGURABLE_MIN_OVERHEAD_SINCE = (4, 0, 0)
 RESOURCE_PREFIX = "spark.executor.resource."
@@ -191,7 +191,7 @@ def executor_pod_spec(
     template_resources = dict(spark_container.get("resources") or {})
     spark_container = {
         **spark_container,
-        "name": spark_container.get("name") or DEFAULT_CONTAINER_NAME,
+        "name": spark_container.get("name") or EXECUTOR_CONTAINER,
         "image": conf.get("spark.kubernetes.executor.container.image")
         or conf.get("spark.kubernetes.container.image")
         or "",

@@ -40,8 +40,11 @@ from airflow_provider_sparkk8s.submission.podops import merge_into
 from airflow_provider_sparkk8s.submission.spec import DriverSpec, KubeObject, SparkPod
 
 QUEUE_NAME_KEY = "spark.kubernetes.kueue.queueName"
+# Ours, read by the faces (not by Spark): how long Kueue may keep the application queued.
+QUEUE_TIMEOUT_KEY = "spark.kubernetes.kueue.queueTimeout"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 KIND = "Workload"
+LOCAL_QUEUE_KIND = "LocalQueue"
 QUEUE_LABEL = KUEUE_QUEUE_LABEL
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
@@ -76,6 +79,7 @@ _MANUAL_PREFIXES = tuple(
 
 def queue_name(conf: Mapping[str, str]) -> str | None:
     """The LocalQueue asked for, checked as Kueue checks the label; None: no admission."""
+    queue_timeout_seconds(conf)
     name = conf.get(QUEUE_NAME_KEY)
     if name is None:
         return None
@@ -92,6 +96,22 @@ def queue_name(conf: Mapping[str, str]) -> str | None:
             "the provider sets Kueue's labels and annotations itself",
         )
     return name
+
+
+def queue_timeout_seconds(conf: Mapping[str, Any]) -> float | None:
+    """`spark.kubernetes.kueue.queueTimeout` (a Spark time, seconds by default: `30min`,
+    `900`) as seconds; None: no limit. Refused when not positive, or without a queue."""
+    value = conf.get(QUEUE_TIMEOUT_KEY)
+    if value is None:
+        return None
+    accepted = "a positive time such as 900s or 30min, with spark.kubernetes.kueue.queueName"
+    text = str(value)
+    if conf.get(QUEUE_NAME_KEY) is None:
+        raise SparkConfError(QUEUE_TIMEOUT_KEY, text, accepted, f"{QUEUE_NAME_KEY} is not set")
+    millis = cv.parse_time_ms(QUEUE_TIMEOUT_KEY, text, default_unit="s")
+    if millis <= 0:
+        raise SparkConfError(QUEUE_TIMEOUT_KEY, text, accepted)
+    return millis / 1000
 
 
 def workload_name(conf: DriverConf) -> str:

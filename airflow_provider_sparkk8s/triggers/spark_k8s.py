@@ -22,7 +22,10 @@ from typing import Any
 
 from airflow_provider_sparkk8s.application.follower import (
     Following,
+    known_cluster_queue,
+    note_queue,
     observe,
+    queue_read_due,
     seconds_to_deadline,
     tick,
 )
@@ -83,8 +86,11 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     :param driver_container: the driver container's name (a template's container name).
     :param startup_timeout: seconds the driver may stay submitted/pending (None: no limit).
     :param run_timeout: seconds the whole application may take (None: no limit).
+    :param queue_timeout: seconds Kueue may keep the driver queued
+        (`spark.kubernetes.kueue.queueTimeout`; None: no limit). Time queued does not count
+        against `startup_timeout`, which starts at the admission.
     :param start_time: when the application was submitted (epoch seconds or ISO 8601);
-        both timeouts count from it, so a restarted triggerer keeps the deadlines.
+        the timeouts count from it, so a restarted triggerer keeps the deadlines.
     :param resync_interval: seconds between full lists of the shared store.
     :param stream_logs: copy the driver log into the task log while deferred.
     :param log_interval: seconds between two driver log polls.
@@ -108,6 +114,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         executor_container: str = EXECUTOR_CONTAINER,
         startup_timeout: float | None = None,
         run_timeout: float | None = None,
+        queue_timeout: float | None = None,
         start_time: float | str | None = None,
         resync_interval: float = DEFAULT_RESYNC_INTERVAL,
         stream_logs: bool = True,
@@ -126,6 +133,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.executor_container = executor_container
         self.startup_timeout = startup_timeout
         self.run_timeout = run_timeout
+        self.queue_timeout = queue_timeout
         self.start_time = _epoch(start_time)
         self.resync_interval = resync_interval
         self.stream_logs = stream_logs
@@ -148,6 +156,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 "executor_container": self.executor_container,
                 "startup_timeout": self.startup_timeout,
                 "run_timeout": self.run_timeout,
+                "queue_timeout": self.queue_timeout,
                 "start_time": self.start_time,
                 "resync_interval": self.resync_interval,
                 "stream_logs": self.stream_logs,
@@ -217,12 +226,14 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         memory lives across a wait: at thousands of waiting triggers, every object counts."""
         subscription = store.subscribe(self.application_id)
         self._following = Following(self)  # a new follow, also after a re-run
-        logs = self._log_stream(AsyncPods(store.client)) if self.stream_logs else None
+        service = AsyncPods(store.client)
+        logs = self._log_stream(service) if self.stream_logs else None
         try:
             while True:
                 final = self._tick()
                 if final is not None:
                     return final
+                await self._read_queue(service)
                 pods = await subscription.next(seconds_to_deadline(self._memory(), time.time()))
                 if pods is not None:  # None: a deadline passed, checked at the top
                     final = await self._look(pods, subscription.ended(), logs)
@@ -242,6 +253,22 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         step = tick(self._memory(), time.time())
         self._following = step.following
         return step.final
+
+    async def _read_queue(self, service: AsyncPods) -> None:
+        """A driver Kueue holds: its Workload when the follower says a read is due (the
+        first look at the gate, then a slow cadence, and once past it), never per update."""
+        following = self._memory()
+        if not queue_read_due(following, time.time()):
+            return
+        view = await service.queue_view(
+            self.namespace, self.application_id, known_cluster_queue(following)
+        )
+        step = note_queue(self._memory(), view, time.time())
+        self._following = step.following
+        if step.transition is not None:
+            self.log.info(
+                "Spark application %s: %s", self.application_id, step.transition.describe()
+            )
 
     async def _look(
         self, pods: Sequence[Pod], ended: Sequence[Pod], logs: DriverLogStream | None

@@ -7,10 +7,14 @@ from airflow_provider_sparkk8s.application.follower import (
     NO_EXECUTORS,
     Following,
     FollowSpec,
+    known_cluster_queue,
+    note_queue,
     observe,
+    queue_read_due,
     seconds_to_deadline,
     tick,
 )
+from airflow_provider_sparkk8s.monitoring.kueue_workload import READ_INTERVAL, QueueView, epoch
 from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
 EXECUTOR = "spark-kubernetes-executor"
@@ -136,10 +140,146 @@ def test_any_object_with_the_spec_attributes_can_be_followed():
     class Named:
         application_id, namespace, driver_pod_name = APP, "ns", "d"
         driver_container, executor_container = "spark-kubernetes-driver", EXECUTOR
-        start_time, startup_timeout, run_timeout = 1000.0, None, 60.0
+        start_time, startup_timeout, run_timeout, queue_timeout = 1000.0, None, 60.0, None
 
     named = Named()
     assert tick(Following(named), 1059.0).final is None
     final = tick(Following(named), 1061.0).final
     assert final is not None and final["reason"] == "RunTimeout"
     assert (final["application_id"], final["namespace"]) == (APP, "ns")
+
+
+# ------------------------------------------------------------------ Kueue
+
+
+CREATED = epoch("2026-01-01T00:00:00Z")  # the builders' creationTimestamp
+assert CREATED is not None
+KUEUE_SPEC = FollowSpec(APP, "ns", "d", start_time=CREATED, startup_timeout=60, queue_timeout=600)
+REASON = "couldn't assign flavors to pod set driver: insufficient unused quota for cpu"
+QUEUED_VIEW = QueueView(
+    found=True, status=f"queued in ClusterQueue cq: {REASON}", cluster_queue="cq",
+    reason_given=True,
+)  # fmt: skip
+
+
+def gated(name: str = "d") -> dict:
+    driver = pod(name)
+    driver["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-queue"
+    driver["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
+    return driver
+
+
+def admitted(name: str = "d") -> dict:
+    driver = gated(name)
+    del driver["spec"]["schedulingGates"]
+    return driver
+
+
+def test_a_gated_driver_is_read_once_then_slowly_and_names_kueues_cluster_queue_and_reason():
+    first = observe(Following(KUEUE_SPEC), [gated()])
+    assert first.transition is not None and first.transition.reason == "QueuedByKueue"
+    assert "LocalQueue team-queue" in (first.transition.message or "")
+    following = first.following
+    assert queue_read_due(following, CREATED + 1)
+    noted = note_queue(following, QUEUED_VIEW, CREATED + 1)
+    assert noted.transition is not None  # the sentence changed: worth a log line
+    assert (
+        noted.transition.describe()
+        == f"pending, QueuedByKueue: queued in ClusterQueue cq: {REASON}"
+    )
+    assert known_cluster_queue(noted.following) == "cq"
+    assert not queue_read_due(noted.following, CREATED + 2)
+    assert queue_read_due(noted.following, CREATED + 1 + READ_INTERVAL)
+    # the wait wakes for the next read (the queue timeout is further away)
+    assert seconds_to_deadline(noted.following, CREATED + 2) == READ_INTERVAL - 1 + 0.01
+    # a later look at the same gated pod keeps Kueue's sentence, with no new transition
+    again = observe(noted.following, [gated()])
+    assert again.transition is None
+    assert again.following.state.message == QUEUED_VIEW.status  # type: ignore[union-attr]
+    # the same sentence read again is no transition either
+    assert note_queue(again.following, QUEUED_VIEW, CREATED + 70).transition is None
+
+
+def test_a_failed_read_keeps_the_last_view_and_waits_for_the_cadence():
+    following = note_queue(observe(Following(KUEUE_SPEC), [gated()]).following, QUEUED_VIEW, 5.0)
+    failed = note_queue(following.following, None, CREATED + 100).following
+    assert failed.kueue.view == QUEUED_VIEW  # type: ignore[union-attr]
+    assert not queue_read_due(failed, CREATED + 101)
+
+
+def test_queued_time_is_not_startup_time_and_the_queue_timeout_ends_it_as_infrastructure():
+    queued = observe(Following(KUEUE_SPEC), [gated()]).following
+    assert tick(queued, CREATED + 599).final is None  # far past startup_timeout=60: queued
+    timeout = tick(queued, CREATED + 600)
+    assert timeout.final is not None
+    assert (timeout.final["status"], timeout.final["reason"]) == ("timeout", "QueueTimeout")
+    assert timeout.final["queued_seconds"] == 600.0  # queued to the end
+
+
+def test_admission_starts_the_startup_timeout_and_gives_queued_seconds():
+    queued = note_queue(
+        observe(Following(KUEUE_SPEC), [gated()]).following, QUEUED_VIEW, CREATED + 1
+    ).following
+    past_gate = observe(queued, [admitted()]).following
+    ticked = tick(past_gate, CREATED + 100).following  # the clock's admission until a read
+    assert ticked.kueue.admitted_at == CREATED + 100  # type: ignore[union-attr]
+    assert queue_read_due(ticked, CREATED + 100)  # once, for Kueue's own timestamp
+    view = QueueView(found=True, cluster_queue="cq", admitted_at="2026-01-01T00:01:30Z")
+    read = note_queue(ticked, view, CREATED + 100).following
+    assert read.kueue.queued_seconds() == 90.0  # type: ignore[union-attr]
+    assert not queue_read_due(read, CREATED + 200)  # nothing more to read
+    # the startup timeout (60 s) counts from the admission (90 s), not the submission
+    assert tick(read, CREATED + 149).final is None
+    timeout = tick(read, CREATED + 150).final
+    assert timeout is not None and timeout["reason"] == "StartupTimeout"
+    assert timeout["queued_seconds"] == 90.0
+    done = observe(read, [pod("d", phase="Succeeded", containers=[terminated(0)])])
+    assert done.final is not None and done.final["queued_seconds"] == 90.0
+
+
+def test_a_driver_admitted_before_the_first_look_is_read_once_and_no_other_is_read():
+    first = observe(Following(KUEUE_SPEC), [admitted()]).following
+    assert first.kueue is not None and queue_read_due(first, CREATED + 5)
+    plain = observe(Following(KUEUE_SPEC), [pod("d")]).following
+    assert plain.kueue is None and not queue_read_due(plain, CREATED + 5)
+    done = observe(plain, [pod("d", phase="Succeeded", containers=[terminated(0)])])
+    assert done.final is not None and done.final["queued_seconds"] is None
+
+
+def test_a_driver_evicted_and_gone_before_its_end_was_seen_is_reported_as_evicted():
+    """The last look saw the Eviction API's condition on the running driver; the next finds
+    no pod (deleted before the kubelet reported the container's end)."""
+    evicting = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+    }
+    marked = deleting(pod("d", phase="Running", containers=[running()], conditions=[evicting]))
+    following = observe(Following(SPEC), [marked]).following
+    assert following.ended is None
+    step = observe(following, [])
+    assert (step.final["status"], step.final["reason"]) == ("failed", "EvictionByEvictionAPI")
+    assert step.final["disruption"] == "EvictionByEvictionAPI"
+    assert step.final["message"].startswith("driver pod d was evicted through the Eviction API")
+    assert step.final["message"].endswith("and is gone")
+    assert step.following.ended is not None and step.following.ended.state == "failed"
+    # A driver merely deleted (no condition) still reads as vanished.
+    plain = observe(Following(SPEC), [deleting(pod("d", phase="Running", containers=[running()]))])
+    assert observe(plain.following, []).final["reason"] == "DriverPodNotFound"
+
+
+def test_the_disruption_mark_in_a_looks_history_explains_a_vanished_driver():
+    """The trigger's store keeps the marked version as history when the driver is gone
+    before the trigger looked again: the last look saw it running, unmarked."""
+    evicting = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+    running_driver = pod("d", phase="Running", containers=[running()])
+    following = observe(Following(SPEC), [running_driver]).following
+    marked = pod("d", phase="Running", containers=[running()], conditions=[evicting])
+    step = observe(following, [], history=[marked])
+    assert (step.final["reason"], step.final["disruption"]) == (
+        "EvictionByEvictionAPI",
+        "EvictionByEvictionAPI",
+    )
+    other = pod("other", phase="Running", containers=[running()], conditions=[evicting])
+    assert observe(following, [], history=[other]).final["reason"] == "DriverPodNotFound"

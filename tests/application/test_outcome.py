@@ -17,8 +17,14 @@ from airflow_provider_sparkk8s.application.outcome import (
     should_delete_driver,
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
-from airflow_provider_sparkk8s.errors import ApplicationError, ApplicationFailed, DriverOutOfMemory
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+from airflow_provider_sparkk8s.errors import (
+    ApplicationError,
+    ApplicationFailed,
+    DriverOutOfMemory,
+    InfrastructureFailure,
+)
+from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
+from tests.monitoring.pod_builders import pod, terminated
 
 APP = TrackedApplication(
     "spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z"
@@ -42,6 +48,7 @@ def test_success_reports_every_xcom_field():
         "exit_exception": None,
         "duration_seconds": 42.0,
         "executors": {"counts": {}, "failures": []}, "cost": None, "adopted": False,
+        "queued_seconds": None,
     }  # fmt: skip
 
 
@@ -153,3 +160,23 @@ def test_the_driver_logs_exception_line_wins_over_sparks_exit_exception():
     alone = report(APP, final_event(APP, state), NOW)
     assert alone.xcom["exception"] == state.exit_exception
     assert alone.failure is not None and "SparkUserAppException" in alone.failure
+
+
+def test_an_evicted_driver_is_infrastructure_and_its_cause_says_eviction():
+    evicting = {"type": "DisruptionTarget", "status": "True",
+                "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}  # fmt: skip
+    evicted = pod("pi-1-driver", phase="Failed", containers=[terminated(143, "Error")],
+                  conditions=[evicting])  # fmt: skip
+    state = reduce_application([evicted], driver_pod_name="pi-1-driver")
+    outcome = report(APP, final_event(APP, state), NOW)
+    assert (outcome.xcom["reason"], outcome.xcom["cause"]) == (
+        "infrastructure",
+        "EvictionByEvictionAPI",
+    )
+    assert outcome.failure is not None
+    assert "failed: EvictionByEvictionAPI, exit code 143: driver pod pi-1-driver was evicted" in (
+        outcome.failure
+    )
+    error = outcome.exception()
+    assert isinstance(error, InfrastructureFailure)
+    assert str(error).startswith("[infrastructure] Spark application spark-abc")

@@ -85,3 +85,36 @@ def test_limit_text():
     assert limit_text(timedelta(minutes=1, seconds=40)) == "100s"
     assert limit_text(timedelta(seconds=1.5)) == "1.5s"
     assert limit_text(None) == "None"
+
+
+QUEUED = ApplicationState(
+    state="pending", reason="QueuedByKueue", message="queued in ClusterQueue cq: full"
+)
+
+
+def test_time_queued_in_kueue_counts_against_the_queue_timeout_not_the_startup_timeout():
+    assert timed_out(QUEUED, 200.0, 100.0, 10.0, None) is None  # startup 10 s: not while queued
+    assert timed_out(QUEUED, 149.0, 100.0, 10.0, None, queue_timeout=50.0) is None
+    failure = timed_out(QUEUED, 150.0, 100.0, 10.0, None, queue_timeout=50.0)
+    assert failure is not None and (failure.state, failure.reason) == ("failed", "QueueTimeout")
+    assert failure.message == (
+        "the application stayed queued in Kueue for more than 50s (queued in ClusterQueue cq: full)"
+    )
+    # the run timeout still counts from the submission, queued or not
+    assert timed_out(QUEUED, 150.0, 100.0, None, 40.0, queue_timeout=500.0).reason == "RunTimeout"
+
+
+def test_once_admitted_the_startup_timeout_counts_from_the_admission():
+    pending = ApplicationState(state="pending", reason="Unschedulable")
+    assert timed_out(pending, 205.0, 100.0, 10.0, None, startup_from=200.0) is None
+    assert timed_out(pending, 210.0, 100.0, 10.0, None, startup_from=200.0).reason == (
+        "StartupTimeout"
+    )
+    assert seconds_to_next_deadline(pending, 205.0, 100.0, 10.0, None, startup_from=200.0) == (
+        pytest.approx(5.01)
+    )
+    # queued: only the queue's deadline (and the run's)
+    assert seconds_to_next_deadline(QUEUED, 110.0, 100.0, 10.0, None) is None
+    assert seconds_to_next_deadline(QUEUED, 110.0, 100.0, 10.0, None, queue_timeout=30.0) == (
+        pytest.approx(20.01)
+    )

@@ -38,6 +38,7 @@ def failed(**fields: Any) -> dict[str, Any]:
         (failed(reason="PodFailed"), None, "infrastructure"),
         (failed(reason="Error", exit_code=137), None, "infrastructure"),  # SIGKILL, nothing said
         ({"status": "timeout", "state": "failed", "reason": "StartupTimeout"}, None, "infrastructure"),
+        ({"status": "timeout", "state": "failed", "reason": "QueueTimeout"}, None, "infrastructure"),
         # The run timeout is its own kind.
         ({"status": "timeout", "state": "failed", "reason": "RunTimeout"}, None, "timeout"),
     ],

@@ -3,7 +3,19 @@ Kueue v0.17 and the API server write them."""
 
 from __future__ import annotations
 
-from airflow_provider_sparkk8s.monitoring.kueue_workload import is_queued, queue_status
+from airflow_provider_sparkk8s.monitoring.kueue_workload import (
+    FIRST_REASON_INTERVAL,
+    READ_INTERVAL,
+    QueueView,
+    admitted_at,
+    epoch,
+    is_queued,
+    queue_status,
+    queued_seconds,
+    read_due,
+    read_interval,
+    view_of,
+)
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
 from airflow_provider_sparkk8s.monitoring.snapshot import slim_pod
 
@@ -87,3 +99,60 @@ def test_a_driver_held_by_kueues_gate_is_queued_not_a_problem():
 def test_once_ungated_the_scheduler_reason_is_back():
     ungated = {**GATED_DRIVER, "spec": {"containers": GATED_DRIVER["spec"]["containers"]}}
     assert reduce_application([slim_pod(ungated)]).reason == "SchedulingGated"
+
+
+# ------------------------------------------------------------------ reads and their cadence
+
+
+def admitted_workload(at: str = "2026-01-01T00:01:30Z") -> dict:
+    found = workload(
+        ("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+        ("Admitted", "True", "Admitted", "The workload is admitted"),
+    )
+    for entry in found["status"]["conditions"]:
+        entry["lastTransitionTime"] = at
+    found["status"]["admission"] = {"clusterQueue": "cq-from-admission"}
+    return found
+
+
+def test_a_view_of_a_pending_workload_names_the_cluster_queue_and_kueues_reason():
+    view = view_of(workload(("QuotaReserved", "False", "Pending", PENDING_MESSAGE)), "cq")
+    assert view == QueueView(
+        found=True,
+        status=f"queued in ClusterQueue cq: {PENDING_MESSAGE}",
+        cluster_queue="cq",
+        admitted_at=None,
+        reason_given=True,
+    )
+    fresh = view_of({"spec": {"queueName": "q"}}, "cq")
+    assert not fresh.reason_given and read_interval(fresh) == FIRST_REASON_INTERVAL
+    assert read_interval(view) == READ_INTERVAL
+
+
+def test_a_view_of_an_admitted_workload_holds_the_admissions_time_and_its_cluster_queue():
+    view = view_of(admitted_workload(), None)
+    assert (view.status, view.cluster_queue) == (None, "cq-from-admission")
+    assert view.admitted_at == "2026-01-01T00:01:30Z"
+    assert admitted_at(workload(("QuotaReserved", "False", "Pending", "x"))) is None
+    assert view_of(None, "cq") == QueueView(found=False, cluster_queue="cq")
+
+
+def test_reads_are_due_at_the_gate_then_slowly_then_once_past_it():
+    # gated: first look, then only after the interval
+    assert read_due(True, None, False, False, 100.0, 60.0)
+    assert not read_due(True, 100.0, True, False, 159.0, 60.0)
+    assert read_due(True, 100.0, True, False, 160.0, 60.0)
+    # past the gate: once, for the admission's time, unless known
+    assert read_due(False, 100.0, True, False, 101.0, 60.0)
+    assert not read_due(False, 100.0, True, True, 101.0, 60.0)
+    # a read past the gate that failed: again only after the interval
+    assert not read_due(False, 101.0, False, False, 120.0, 60.0)
+    assert read_due(False, 101.0, False, False, 161.0, 60.0)
+
+
+def test_queued_seconds_from_the_api_servers_timestamps():
+    created, admitted = epoch("2026-01-01T00:00:00Z"), epoch("2026-01-01T00:01:30Z")
+    assert queued_seconds(created, admitted) == 90.0
+    assert queued_seconds(admitted, created) == 0.0  # clocks never make it negative
+    assert queued_seconds(None, admitted) is None
+    assert epoch("not a time") is None and epoch(None) is None

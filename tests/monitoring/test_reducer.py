@@ -360,3 +360,42 @@ def test_states_without_executors_share_one_summary_and_their_dicts_are_their_ow
     payload = first.to_dict()
     payload["executors"]["counts"]["running"] = 1  # a caller's copy, not the shared summary
     assert reduce_application(driver_only).to_dict()["executors"] == {"counts": {}, "failures": []}
+
+
+EVICTING = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "EvictionByEvictionAPI",
+    "message": "Eviction API: evicting",
+}
+
+
+def test_an_evicted_driver_says_eviction_as_its_cause():
+    """The Eviction API's condition, then SIGTERM: the container's bare Error gives way."""
+    evicted = pod("d", phase="Failed", containers=[terminated(143, "Error")], conditions=[EVICTING])
+    state = reduce_application([evicted], driver_pod_name="d")
+    assert (state.state, state.reason, state.exit_code) == ("failed", "EvictionByEvictionAPI", 143)
+    assert state.message == (
+        "driver pod d was evicted through the Eviction API (kubectl drain, a node autoscaler's "
+        "consolidation, a descheduler) (Kubernetes: Eviction API: evicting)"
+    )
+    assert "evicted through the Eviction API" in state.describe()
+
+
+def test_a_disruption_leaves_a_more_telling_reason_and_a_running_driver_alone():
+    oom = pod("d", phase="Failed", containers=[terminated(137, "OOMKilled")], conditions=[EVICTING])
+    assert reduce_application([oom]).reason == "OOMKilled"
+    kubelet = {**EVICTING, "reason": "TerminationByKubelet"}
+    by_kubelet = pod("d", phase="Failed", conditions=[kubelet])
+    by_kubelet["status"]["reason"] = "Evicted"
+    assert reduce_application([by_kubelet]).reason == "Evicted"  # the kubelet's own word
+    still_running = pod("d", phase="Running", containers=[running()], conditions=[EVICTING])
+    state = reduce_application([still_running])
+    assert (state.state, state.reason, state.disruption) == (
+        "running",
+        None,
+        "EvictionByEvictionAPI",
+    )
+    deleted = pod("d", phase="Failed", containers=[terminated(143, "Error")])
+    deleted["metadata"]["deletionTimestamp"] = "2026-11-29T18:00:00Z"
+    assert reduce_application([deleted]).reason == "Error"  # a deletion names no cause

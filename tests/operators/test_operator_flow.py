@@ -18,7 +18,12 @@ from airflow_provider_sparkk8s.application.task_identity import (
     driver_pod_name,
 )
 from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
-from airflow_provider_sparkk8s.errors import ApplicationFailed, SparkConfError, SubmissionError
+from airflow_provider_sparkk8s.errors import (
+    ApplicationFailed,
+    InfrastructureFailure,
+    SparkConfError,
+    SubmissionError,
+)
 from airflow_provider_sparkk8s.links.spark_k8s import DriverPodLink, SparkUiLink
 from airflow_provider_sparkk8s.operators.spark_k8s import (
     APPLICATION_XCOM_KEY,
@@ -336,6 +341,40 @@ def test_deferrable_mode_hands_ids_not_secrets_to_the_trigger_and_completes_from
     result = operator.execute_complete(context(ti), event)
     assert result["executors"]["counts"] == {"succeeded": 2}
     assert result["driver_pod"] == pod_name
+
+
+def test_a_queue_timeout_from_the_conf_reaches_the_trigger_and_its_end_is_infrastructure(cluster):
+    kueue_conf = {
+        "spark.kubernetes.kueue.queueName": "team-queue",
+        "spark.kubernetes.kueue.queueTimeout": "15min",
+        "spark.executor.instances": "1",
+    }
+    ti = FakeTaskInstance()
+    operator = make_operator(deferrable=True, conf=kueue_conf)
+    with pytest.raises(TaskDeferred) as deferred:
+        operator.execute(context(ti))
+    _, kwargs = deferred.value.trigger.serialize()
+    assert kwargs["queue_timeout"] == 900.0
+    assert cluster.pods  # the driver, queued
+    event = {
+        "status": "timeout", "application_id": kwargs["application_id"], "namespace": "team-a",
+        "state": "failed", "reason": "QueueTimeout", "driver_pod": kwargs["driver_pod_name"],
+        "message": "the application stayed queued in Kueue for more than 900s (queued in "
+        "ClusterQueue cq: insufficient unused quota)",
+        "exit_code": None, "executors": {"counts": {}, "failures": []}, "queued_seconds": 900.0,
+    }  # fmt: skip
+    with pytest.raises(InfrastructureFailure, match=r"QueueTimeout.*ClusterQueue cq") as failed:
+        operator.execute_complete(context(ti), event)
+    assert failed.value.reason == "QueueTimeout"  # SparkK8sRetryPolicy retries it after its delay
+    assert cluster.pods == {}  # the driver is deleted (its Workload goes with it)
+    assert ti.xcom["spark_application"]["queued_seconds"] == 900.0
+
+
+def test_a_queue_timeout_without_a_queue_is_refused_before_any_request(cluster):
+    operator = make_operator(conf={"spark.kubernetes.kueue.queueTimeout": "15min"})
+    with pytest.raises(AirflowFailException, match=re.escape("queueName is not set")):
+        operator.execute(context())
+    assert cluster.requests == []
 
 
 def test_on_kill_while_waiting_in_the_worker_deletes_the_driver_and_stops_waiting(cluster):

@@ -1,7 +1,7 @@
 """The operator's task identity, and the platform policy's labels, on every pod of a real
 Spark application: real Spark 4.3 on the node agent creates the executors from
 `spark.kubernetes.executor.label.*`, and the task's label selector finds the driver and
-every executor. Submitted through the operator's own path (`TaskSubmission.plan` ->
+every executor (with executor decommissioning on, each executor has Spark's preStop hook). Submitted through the operator's own path (`TaskSubmission.plan` ->
 the submission service) as the documented submitter; no Airflow process is needed for it."""
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, DriverConf, MainAppResource
+from airflow_provider_sparkk8s.submission.features.executor_decommission import (
+    ENABLED_KEY as DECOMMISSION_KEY,
+)
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
@@ -56,7 +59,13 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
 ) -> None:
     ns = runtime_namespace
     ref = TaskInstanceRef("cost_dag", "spark_pi", "manual__2026-12-01", map_index=-1)
-    conf = {**BASE_CONF, "spark.kubernetes.executor.deleteOnTermination": "false"}
+    # Executor decommissioning (ours, one switch) rides along: real Spark's driver must give
+    # each executor the preStop hook that Spark's decommission key asks for.
+    conf = {
+        **BASE_CONF,
+        "spark.kubernetes.executor.deleteOnTermination": "false",
+        DECOMMISSION_KEY: "true",
+    }
     argv = ["--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
             "--name", "pi"]  # fmt: skip
     for key, value in conf.items():
@@ -114,4 +123,7 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
         requests = recorder.pods[name]["spec"]["containers"][0]["resources"]["requests"]
         assert requests["memory"] == f"{executor_memory_mib(executor_conf)}Mi", requests
         assert requests["cpu"] == "1", requests
+        container = recorder.pods[name]["spec"]["containers"][0]
+        assert container["lifecycle"]["preStop"] == {"exec": {"command": ["/opt/decom.sh"]}}
+    assert planned.rendered.system_properties["spark.decommission.enabled"] == "true"
     REAL_SPARK_TIMINGS["operator path pi with executor labels: driver Succeeded"] = elapsed

@@ -303,3 +303,32 @@ def test_a_deferral_timeout_names_the_driver_and_deletes_it_only_when_asked(monk
     soft = sensor(client, monkeypatch, driver_pod_name="d", deferrable=True, soft_fail=True)
     with pytest.raises(AirflowSkipException):
         soft.resume_execution(*timed_out, {})
+
+
+class KueueFakeClient(FakeClient):
+    """Also answers the Workload and the LocalQueue of a queued driver."""
+
+    def request(self, method, path, params=None):
+        if "/apis/kueue.x-k8s.io/" not in path:
+            return super().request(method, path, params)
+        self.requests.append((method, path, dict(params or {})))
+        if path.endswith(f"/workloads/{APP}"):
+            reserved = {"type": "QuotaReserved", "status": "False", "message": "no room"}
+            return {"spec": {"queueName": "team-queue"}, "status": {"conditions": [reserved]}}
+        assert path.endswith("/localqueues/team-queue"), path
+        return {"spec": {"clusterQueue": "cq"}}
+
+
+def test_a_poke_names_the_cluster_queue_and_kueues_reason_of_a_queued_driver(monkeypatch):
+    queued = pod("d")
+    queued["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-queue"
+    queued["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
+    client = KueueFakeClient([queued])
+    s = sensor(client, monkeypatch, application_id=APP)
+    assert s.poke({}) is False
+    state = s._following[1].state  # type: ignore[index]
+    assert (state.reason, state.message) == ("QueuedByKueue", "queued in ClusterQueue cq: no room")
+    kueue_reads = [path for _, path, _ in client.requests if "kueue.x-k8s.io" in path]
+    assert len(kueue_reads) == 2
+    assert s.poke({}) is False  # the next poke, within the minute: no read
+    assert len([path for _, path, _ in client.requests if "kueue.x-k8s.io" in path]) == 2

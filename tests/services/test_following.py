@@ -35,6 +35,9 @@ class ScriptedPods:
         finally:
             self.closed = True
 
+    def queue_view(self, namespace: str, workload: str, cluster_queue: str | None) -> None:
+        raise AssertionError("no driver here is held by Kueue: nothing to read")
+
 
 def test_the_worker_wait_follows_every_pod_to_the_final_event_and_closes_the_watch():
     e1 = pod("e1", role="executor", exec_id="1", phase="Running", containers=[running(EXECUTOR)])

@@ -21,6 +21,9 @@ from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.services.permissions import SUBMITTER_PERMISSIONS
 from airflow_provider_sparkk8s.services.pods import DriverPods, FollowedPods
 from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.submission.features.driver_disruption_budget import (
+    ENABLED_KEY as BUDGET_KEY,
+)
 from airflow_provider_sparkk8s.submission.secret_confs import ENABLED_KEY
 from testenv.harness.recorder import RecordingServer
 from tests.parity.apiserver import ApiServerUpstream
@@ -58,6 +61,7 @@ def test_every_request_of_the_services_is_in_the_table(  # type: ignore[no-untyp
             "--conf", "spark.kubernetes.container.image=apache/spark:4.2.1",
             "--conf", f"spark.kubernetes.namespace={namespace}",
             "--conf", f"{ENABLED_KEY}=true",
+            "--conf", f"{BUDGET_KEY}=true",
             "--conf", "spark.hadoop.fs.s3a.secret.key=planted-permissions-1",
             "--class", "org.example.Main", "local:///opt/app.jar",
         ]  # fmt: skip
@@ -97,6 +101,7 @@ def test_every_request_of_the_services_is_in_the_table(  # type: ignore[no-untyp
         "list pods",
         "patch configmaps",
         "patch networkpolicies.networking.k8s.io",
+        "patch poddisruptionbudgets.policy",
         "patch secrets",
         "patch services",
         "watch pods",

@@ -13,7 +13,7 @@ import pytest
 
 from airflow_provider_sparkk8s.application.task_identity import TASK_INSTANCE_ANNOTATION
 from airflow_provider_sparkk8s.cli import submit as cli
-from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient, RetryPolicy
 from airflow_provider_sparkk8s.services.pods import (
@@ -296,3 +296,56 @@ def test_driver_properties_come_from_the_conf_config_map_the_pod_mounts() -> Non
     assert pods.driver_properties(mounted) == {"spark.app.name": "pi", "spark.jars": "a.jar"}
     assert client.paths == ["/api/v1/namespaces/ns/configmaps/spark-drv-1-conf-map"]
     assert pods.driver_properties({"metadata": {"name": "d", "namespace": "ns"}}) is None
+
+
+class KueueClient:
+    """Answers by path: a Workload, a LocalQueue, or an error; records the paths asked."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.paths: list[str] = []
+
+    def request(self, method: str, path: str, **_: Any) -> dict[str, Any]:
+        self.paths.append(path)
+        answer = self.answers[path]
+        if isinstance(answer, Exception):
+            raise answer
+        return dict(answer)
+
+
+WORKLOAD_PATH = "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/spark-1"
+LOCAL_QUEUE_PATH = "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/localqueues/team-queue"
+PENDING = {
+    "spec": {"queueName": "team-queue"},
+    "status": {
+        "conditions": [
+            {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "full"}
+        ]
+    },
+}
+
+
+def test_queue_view_reads_the_workload_then_its_local_queue_once() -> None:
+    client = KueueClient(
+        {WORKLOAD_PATH: PENDING, LOCAL_QUEUE_PATH: {"spec": {"clusterQueue": "cq"}}}
+    )
+    service = DriverPods(client)  # type: ignore[arg-type]
+    view = service.queue_view("ns", "spark-1", None)
+    assert view is not None and view.status == "queued in ClusterQueue cq: full"
+    assert client.paths == [WORKLOAD_PATH, LOCAL_QUEUE_PATH]
+    # The ClusterQueue known: the Workload alone.
+    assert service.queue_view("ns", "spark-1", "cq") == view
+    assert client.paths == [WORKLOAD_PATH, LOCAL_QUEUE_PATH, WORKLOAD_PATH]
+
+
+def test_queue_view_without_a_workload_or_a_permission() -> None:
+    gone = KubeApiError(404, "NotFound", "not found", method="GET", path=WORKLOAD_PATH)
+    view = DriverPods(KueueClient({WORKLOAD_PATH: gone})).queue_view("ns", "spark-1", "cq")  # type: ignore[arg-type]
+    assert view is not None and not view.found  # nothing more to read
+    refused = KubeApiError(403, "Forbidden", "no get on workloads", method="GET", path="")
+    service = DriverPods(KueueClient({WORKLOAD_PATH: refused}))  # type: ignore[arg-type]
+    assert service.queue_view("ns", "spark-1", None) is None  # the follower keeps its last view
+    # The LocalQueue refused: the sentence names the LocalQueue instead.
+    partly = KueueClient({WORKLOAD_PATH: PENDING, LOCAL_QUEUE_PATH: refused})
+    view = DriverPods(partly).queue_view("ns", "spark-1", None)  # type: ignore[arg-type]
+    assert view is not None and view.status == "queued in LocalQueue team-queue: full"

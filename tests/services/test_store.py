@@ -88,6 +88,33 @@ async def test_an_executors_end_waits_for_its_subscriber(kube_and_store):
     assert (driver_end["metadata"]["name"], driver_end["status"]["phase"]) == ("d", "Succeeded")
 
 
+async def test_a_drivers_disruption_mark_waits_for_its_subscriber(kube_and_store):
+    """An evicted driver is marked (DisruptionTarget) and deleted at once: the marked version,
+    never delivered as latest, is kept once, before the driver's end if one came too."""
+    kube, store = kube_and_store
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    store.start()
+    sub = store.subscribe(APP)
+    await next_pods(sub)
+    await until(lambda: kube.streams)
+    evicting = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+    marked = pod("d", phase="Running", containers=[running()], conditions=[evicting])
+    kube.put(marked)
+    kube.put(
+        {**marked, "metadata": {**marked["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    )
+    kube.delete("d")
+    await until(lambda: store.stats.events >= 3)
+    assert await next_pods(sub) == ()
+    (kept,) = sub.ended()
+    assert kept["status"]["conditions"][0]["reason"] == "EvictionByEvictionAPI"
+    assert sub.ended() == []
+    kube.put(marked)  # the mark is kept once per subscription
+    await until(lambda: store.stats.events >= 4)
+    await next_pods(sub)
+    assert sub.ended() == []
+
+
 async def test_absent_application_is_reported_empty_only_after_a_fresh_list(kube_and_store):
     kube, store = kube_and_store
     store.start()

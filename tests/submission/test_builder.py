@@ -48,6 +48,10 @@ ALL_43 = [
     "KerberosConfDriverFeatureStep",
     "PodTemplateConfigMapStep",
     "LocalDirsFeatureStep",
+    # Ours, after Spark's: no-ops unless switched on (features/driver_disruption_budget.py,
+    # features/executor_decommission.py).
+    "driver_disruption_budget:step",
+    "executor_decommission:step",
 ]
 
 
@@ -61,6 +65,12 @@ def test_no_network_policy_before_4_2(version):
     assert names(make_conf(version=version)) == [
         n for n in ALL_43 if n != "NetworkPolicyFeatureStep"
     ]
+
+
+def test_our_steps_change_nothing_unless_switched_on():
+    plain = builder.build_driver_spec(make_conf())
+    without_ours = builder.build_driver_spec(make_conf(), builder.builtin_steps(make_conf())[:-2])
+    assert plain == without_ours
 
 
 def test_exclusion_since_4_1_only():

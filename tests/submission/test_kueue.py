@@ -175,3 +175,19 @@ def test_pod_set_spec_defaults_requests_from_limits_only_where_missing():
             }
         ]
     }
+
+
+def test_the_queue_timeout_is_a_spark_time_in_seconds_by_default_and_needs_a_queue():
+    queue = {kueue.QUEUE_NAME_KEY: "team-queue"}
+    assert kueue.queue_timeout_seconds(queue) is None
+    assert kueue.queue_timeout_seconds({**queue, kueue.QUEUE_TIMEOUT_KEY: "30min"}) == 1800.0
+    assert kueue.queue_timeout_seconds({**queue, kueue.QUEUE_TIMEOUT_KEY: "900"}) == 900.0
+    assert kueue.queue_timeout_seconds({**queue, kueue.QUEUE_TIMEOUT_KEY: "1500ms"}) == 1.5
+    for bad in ("0", "-5s", "soon"):
+        with pytest.raises(SparkConfError, match=re.escape(f"{kueue.QUEUE_TIMEOUT_KEY}='{bad}'")):
+            kueue.queue_timeout_seconds({**queue, kueue.QUEUE_TIMEOUT_KEY: bad})
+    # refused before any request: the render (every face's first step) checks it too
+    with pytest.raises(
+        SparkConfError, match=re.escape("spark.kubernetes.kueue.queueName is not set")
+    ):
+        kueue.queue_name({kueue.QUEUE_TIMEOUT_KEY: "10m"})

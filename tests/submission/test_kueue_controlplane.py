@@ -2,27 +2,35 @@
 nodes: a ClusterQueue with room for one application at a time.
 
 Submissions go through sparkk8s-submit (`--conf spark.kubernetes.kueue.queueName=...`,
-without waiting). KWOK does not run Spark, so where Spark's driver would create executors
-the test creates them as the driver does: owned by the driver pod, labelled as executors.
+without waiting, unless a test follows with the CLI). KWOK does not run Spark, so where
+Spark's driver would create executors the test creates them as the driver does: owned by the
+driver pod, labelled as executors. The trigger follows a queued application as it would in
+the triggerer (its connection reads the test kubeconfig).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.monitoring.kueue_workload import queue_status
+from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+from airflow_provider_sparkk8s.monitoring.kueue_workload import epoch, queue_status
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
 from airflow_provider_sparkk8s.monitoring.snapshot import slim_pod
+from airflow_provider_sparkk8s.submission.kueue import QUEUE_NAME_KEY, QUEUE_TIMEOUT_KEY
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
-from testenv.harness.waiting import wait_for
+from testenv.harness.waiting import until, wait_for
 from testenv.kueue import API, KueueManager
 from tests.submission.test_submit_controlplane import cli, submit_argv
 from tests.support.kueue import KueueNamespace, kueue_manager, kueue_namespace  # noqa: F401
+from tests.triggers.spark_pods import connection_for, final_event, make_trigger
 
 pytestmark = pytest.mark.controlplane
 
@@ -31,14 +39,18 @@ GATE = "kueue.x-k8s.io/admission"
 QUOTA = {"cpu": "3", "memory": "6Gi"}
 
 
-def submit(plane: ControlPlane, queue: KueueNamespace, kubeconfig: Path, name: str) -> str:
-    """sparkk8s-submit of a held (running until released) application; its app id."""
-    conf = {
-        "spark.kubernetes.kueue.queueName": queue.local_queue,
+def held_conf(queue: KueueNamespace) -> dict[str, str]:
+    """A held (running until released) application with two executors, through `queue`."""
+    return {
+        QUEUE_NAME_KEY: queue.local_queue,
         "spark.executor.instances": "2",
         "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/hold": "true",
-        "spark.kubernetes.submission.waitAppCompletion": "false",
     }
+
+
+def submit(plane: ControlPlane, queue: KueueNamespace, kubeconfig: Path, name: str) -> str:
+    """sparkk8s-submit of a held application, without waiting; its app id."""
+    conf = {**held_conf(queue), "spark.kubernetes.submission.waitAppCompletion": "false"}
     argv = submit_argv(
         plane.server, queue.name, conf, ["--name", name, "--class", "M", "local:///a.jar"]
     )
@@ -253,3 +265,109 @@ def test_a_kill_while_queued_leaves_no_pod_and_no_workload(
         return not pods(admin, ns, "spark-role") and not kueue_manager.workloads(ns)
 
     wait_for(namespace_empty, 60, "0 pods and 0 Workloads in the namespace")
+
+
+def admitted_running(admin: Any, namespace: str, app_name: str) -> str:
+    """Wait until the driver of `app_name` is admitted and Running; its pod name."""
+    name = str(driver_of(admin, namespace, app_name)["metadata"]["name"])
+    wait_for(lambda: running_ungated(admin, namespace, name), 60, f"{app_name} admitted, Running")
+    return name
+
+
+def test_past_its_queue_timeout_the_cli_deletes_the_queued_driver_and_its_workload(
+    control_plane: ControlPlane,
+    kueue_manager: KueueManager,  # noqa: F811
+    kueue_namespace,  # noqa: F811
+    kubeconfig: Path,
+) -> None:
+    queue = kueue_namespace(QUOTA)
+    admin = plane_admin(control_plane)
+    ns = queue.name
+    submit(control_plane, queue, kubeconfig, "holder")
+    admitted_running(admin, ns, "holder")
+
+    conf = {**held_conf(queue), QUEUE_TIMEOUT_KEY: "8s"}
+    argv = submit_argv(
+        control_plane.server, ns, conf, ["--name", "impatient", "--class", "M", "local:///a.jar"]
+    )
+    outcome, _, err = cli(argv, kubeconfig)
+    assert outcome.exit_code == 4, err  # infrastructure: a later try may find room
+    # While queued, the CLI named the ClusterQueue and Kueue's own reason.
+    assert (
+        f"pending, QueuedByKueue: queued in ClusterQueue {queue.cluster_queue}: couldn't assign "
+        "flavors to pod set driver: insufficient unused quota" in err
+    ), err
+    assert "failed, QueueTimeout: the application stayed queued in Kueue for more than 8s" in err
+    assert "Failure kind: infrastructure" in err
+    found = re.search(r"with application ID (spark-[0-9a-f]+)", err)
+    assert found is not None, err
+    app_id = found.group(1)
+
+    def nothing_left() -> bool:
+        left = pods(admin, ns, f"spark-app-selector%3D{app_id}")
+        return not left and workload(admin, ns, app_id) is None
+
+    wait_for(nothing_left, 30, "0 pods and 0 Workloads of the timed-out application")
+
+
+async def test_the_trigger_names_the_cluster_queue_and_reports_the_seconds_queued(
+    control_plane: ControlPlane,
+    kueue_manager: KueueManager,  # noqa: F811
+    kueue_namespace,  # noqa: F811
+    kubeconfig: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    queue = kueue_namespace(QUOTA)
+    admin = plane_admin(control_plane)
+    ns = queue.name
+    conn_id = connection_for(monkeypatch, kubeconfig)
+    # The first connection read in a process imports much of Airflow: done before the clock
+    # of the startup timeout starts, as in a running triggerer.
+    await (await SparkK8sHook(conn_id, ns).get_async_client()).aclose()
+    submit(control_plane, queue, kubeconfig, "holder")
+    holder = admitted_running(admin, ns, "holder")
+    app_id = submit(control_plane, queue, kubeconfig, "patient")
+    driver = driver_of(admin, ns, "patient")
+    name = driver["metadata"]["name"]
+    created = epoch(driver["metadata"]["creationTimestamp"])
+    assert created is not None
+    # A startup timeout below the time it stays queued: queued time must not count. (Not
+    # shorter: before its first look the trigger cannot know the driver is queued.)
+    startup_timeout = 10.0
+    trigger = make_trigger(
+        conn_id,
+        ns,
+        app_id,
+        name,
+        startup_timeout=startup_timeout,
+        queue_timeout=300.0,
+        start_time=created,
+    )
+    following = asyncio.ensure_future(final_event(trigger, 120))
+
+    def named() -> str | None:
+        message = (trigger.last_state.message if trigger.last_state else None) or ""
+        return message if f"ClusterQueue {queue.cluster_queue}:" in message else None
+
+    message = await until(named, 30, "the trigger's state naming the ClusterQueue")
+    assert message.startswith(f"queued in ClusterQueue {queue.cluster_queue}: couldn't assign")
+    assert "insufficient unused quota" in message
+    # Queued for longer than the startup timeout, and still followed.
+    await until(lambda: time.time() - created > startup_timeout + 2, 30, "queued past startup")
+    assert not following.done()
+    assert trigger.last_state is not None and trigger.last_state.reason == "QueuedByKueue"
+
+    release(admin, ns, holder)  # the first ends: the second is admitted, then runs
+    await until(
+        lambda: trigger.last_state is not None and trigger.last_state.state == "running",
+        60,
+        "the patient driver running",
+    )
+    admitted = workload(admin, ns, app_id)
+    release(admin, ns, name)
+    payload = await following
+    assert (payload["status"], payload["reason"]) == ("success", "Completed"), payload
+    admitted_at = epoch((condition(admitted, "Admitted") or {}).get("lastTransitionTime"))
+    assert admitted_at is not None, admitted
+    assert payload["queued_seconds"] == pytest.approx(admitted_at - created, abs=1.0)
+    assert payload["queued_seconds"] > startup_timeout

@@ -61,6 +61,7 @@ def test_serialize_holds_ids_names_and_settings_only_and_round_trips():
         "executor_container",
         "startup_timeout",
         "run_timeout",
+        "queue_timeout",
         "start_time",
         "resync_interval",
         "stream_logs",

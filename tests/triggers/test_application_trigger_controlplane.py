@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 
 import pytest
 
+from airflow_provider_sparkk8s.application.outcome import report
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from testenv.harness.kube import request
 from testenv.harness.pods import (
@@ -156,6 +159,51 @@ async def test_driver_deleted_meanwhile_is_a_failure(conn_id, namespace, kube_ad
     )
     payload = await task
     assert (payload["status"], payload["reason"]) == ("failed", "DriverPodNotFound")
+
+
+async def test_an_evicted_driver_ends_as_infrastructure_saying_eviction(
+    conn_id, namespace, kube_admin
+):
+    """The Eviction API marks the running driver (DisruptionTarget) and deletes it; KWOK
+    removes it at once. The final event, and the XCom made from it, say it was evicted."""
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("evicted-driver", app, annotations={HOLD: "true"}))
+    wait_for_pod(
+        kube_admin, namespace, "evicted-driver", lambda p: phase(p) == "Running", 60, "Running"
+    )
+    trigger = make_trigger(conn_id, namespace, app, "evicted-driver")
+    task = asyncio.create_task(final_event(trigger))
+    deadline = time.monotonic() + 30
+    while trigger.last_state is None or trigger.last_state.state != "running":
+        assert time.monotonic() < deadline, "trigger never saw the running driver"
+        await asyncio.sleep(0.05)
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "evicted-driver"},
+    }
+    await asyncio.to_thread(
+        request,
+        kube_admin,
+        "POST",
+        f"/api/v1/namespaces/{namespace}/pods/evicted-driver/eviction",
+        eviction,
+    )
+    payload = await task
+    assert (payload["status"], payload["reason"], payload["disruption"]) == (
+        "failed",
+        "EvictionByEvictionAPI",
+        "EvictionByEvictionAPI",
+    )
+    tracked = TrackedApplication(app, namespace, "evicted-driver", "spark-kubernetes-driver", "")
+    outcome = report(tracked, payload, datetime.now(UTC))
+    assert (outcome.xcom["reason"], outcome.xcom["cause"]) == (
+        "infrastructure",
+        "EvictionByEvictionAPI",
+    )
+    assert "driver pod evicted-driver was evicted through the Eviction API" in str(
+        outcome.exception()
+    )
 
 
 async def test_a_driver_gone_before_the_trigger_started_is_a_failure(conn_id, namespace):

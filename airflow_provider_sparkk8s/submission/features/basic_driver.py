@@ -4,6 +4,7 @@ selectors, scheduler and the driver's identity system properties."""
 from __future__ import annotations
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.objects import DRIVER_CONTAINER
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.podops import (
@@ -19,7 +20,6 @@ from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 SPARK_CLASS = "org.apache.spark.deploy.k8s.features.BasicDriverFeatureStep"
 SINCE = (2, 3, 0)
 
-DEFAULT_CONTAINER_NAME = "spark-kubernetes-driver"
 DEFAULT_DRIVER_PORT = 7078
 DEFAULT_BLOCK_MANAGER_PORT = 7079
 DEFAULT_UI_PORT = 4040
@@ -172,7 +172,7 @@ def _container(conf: DriverConf, container: KubeObject) -> KubeObject:
         ports.append(("spark-connect", connect_port(conf)))
     user_env = conf.prefixed(DRIVER_ENV_PREFIX)
 
-    container["name"] = container.get("name") or DEFAULT_CONTAINER_NAME
+    container["name"] = container.get("name") or DRIVER_CONTAINER
     container["image"] = driver_image(conf)
     container["imagePullPolicy"] = pull_policy(conf)
     add_to_list(

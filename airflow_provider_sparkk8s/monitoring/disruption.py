@@ -1,0 +1,64 @@
+"""Why the cluster took a driver away, said as such: its `DisruptionTarget` condition. Pure.
+
+Before the cluster deletes a pod for its own reasons it marks it with a true
+`DisruptionTarget` condition (Kubernetes 1.26+, on by default since 1.31): the Eviction API
+(`kubectl drain`, a node autoscaler's consolidation), the scheduler's preemption, the taint
+manager, the kubelet. The driver then ends like any stopped container (SIGTERM: exit 143,
+reason `Error`), or its pod is gone before an end was reported. Either would read as
+`Error` or `DriverPodNotFound`; the condition's reason is the cause instead, with what it
+means as the message. The failure kind (`failure_kind`) is infrastructure either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+CONDITION = "DisruptionTarget"
+# What each reason Kubernetes gives means, for the message; others are shown as given.
+MEANINGS = {
+    "EvictionByEvictionAPI": "evicted through the Eviction API (kubectl drain, a node "
+    "autoscaler's consolidation, a descheduler)",
+    "PreemptionByScheduler": "preempted by the scheduler for a pod of higher priority",
+    "DeletionByTaintManager": "deleted by the taint manager (a NoExecute taint on its node)",
+    "DeletionByPodGC": "deleted by the pod garbage collector (its node is gone)",
+    "TerminationByKubelet": "terminated by the kubelet (node pressure or a node shutdown)",
+}
+# Ends that say only "it stopped": a disruption says why.
+UNEXPLAINED_ENDS = frozenset({"Error", "PodFailed", "DriverPodNotFound"})
+
+
+def condition(pod: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """(reason, message) of the pod's true DisruptionTarget condition, if it has one."""
+    status = pod.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    for entry in conditions if isinstance(conditions, list) else ():
+        if (
+            isinstance(entry, Mapping)
+            and entry.get("type") == CONDITION
+            and entry.get("status") == "True"
+        ):
+            reason, message = entry.get("reason"), entry.get("message")
+            return (
+                reason if isinstance(reason, str) and reason else CONDITION,
+                message if isinstance(message, str) and message else None,
+            )
+    return None
+
+
+def explains(disruption: str | None, end_reason: str | None) -> bool:
+    """Whether a disruption condition's reason is the better cause of this end: a condition
+    was set ("Deleted", a deletion without one, is not a cause of its own) and the end's own
+    reason says nothing more (an OOMKilled or an Evicted stays)."""
+    if not disruption or disruption == "Deleted":
+        return False
+    return (end_reason or "Error") in UNEXPLAINED_ENDS
+
+
+def message(disruption: str, detail: str | None, driver_pod: str | None = None) -> str:
+    """The message of a disrupted driver's end: "driver pod X was evicted through the
+    Eviction API (...)", then the condition's own message if it has one."""
+    what = MEANINGS.get(disruption, f"taken by the cluster ({CONDITION}: {disruption})")
+    pod = f"driver pod {driver_pod}" if driver_pod else "the driver pod"
+    text = f"{pod} was {what}"
+    return f"{text} (Kubernetes: {detail})" if detail else text
