@@ -4,8 +4,12 @@
 when a try defers, and defers to `HeldKillTrigger`, whose `on_kill` waits for the next
 try's marker before it runs the provider's `on_kill`. So the old trigger's kill comes only
 after the new try has adopted or submitted, and deferred: the order the user saw (issue 29,
-the kill one second after the adoption), made certain. Only ids and a path cross into the
-triggerer; the triggerer imports this module through PYTHONPATH (the repository).
+the kill one second after the adoption), made certain. `KillFirstOperator`'s trigger kills
+at once; the test holds the new try back instead (its pool has no slot until the kill's
+marker is written). Either kill writes `<marker>.killed` with the lines it logged, so the
+test reads what the kill did even when the trigger's log closed first. Only ids, a path and
+a flag cross into the triggerer; the triggerer imports this module through PYTHONPATH (the
+repository).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from typing import Any
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 
+# The kill-first test holds the new try back by this pool (no slot until the old kill ran).
+KILL_FIRST_POOL = "e2e_clear_kill_first"
 HOLD_SECONDS = 240  # past this, the kill goes ahead anyway (the test then fails on its own)
 _held: set[asyncio.Future] = set()
 
@@ -36,14 +42,41 @@ def wait_for_file(path: Path, timeout: float) -> None:
         time.sleep(0.2)
 
 
+def write_whole(path: Path, lines: list[str]) -> None:
+    """Write `lines` so that a reader sees the file only once it is complete."""
+    partial = path.with_name(f"{path.name}.partial")
+    partial.write_text("".join(f"{line}\n" for line in lines))
+    os.replace(partial, path)
+
+
+class RecordingLog:
+    """The trigger's logger, keeping each line it logs (formatted as logging would)."""
+
+    def __init__(self, inner: Any, lines: list[str]) -> None:
+        self._inner = inner
+        self._lines = lines
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._inner, name)
+        if name not in ("debug", "info", "warning", "error", "exception"):
+            return method
+
+        def record(msg: str, *args: Any, **kwargs: Any) -> Any:
+            self._lines.append(msg % args if args else msg)
+            return method(msg, *args, **kwargs)
+
+        return record
+
+
 class HeldKillTrigger(SparkK8sApplicationTrigger):
-    def __init__(self, *, release_marker: str, **kwargs: Any) -> None:
+    def __init__(self, *, release_marker: str, hold: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.release_marker = release_marker
+        self.hold = hold
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         path, kwargs = super().serialize()
-        return path, {**kwargs, "release_marker": self.release_marker}
+        return path, {**kwargs, "release_marker": self.release_marker, "hold": self.hold}
 
     async def on_kill(self) -> None:
         # Its own task behind a shield: the triggerer repeats the cancel while this waits.
@@ -53,14 +86,24 @@ class HeldKillTrigger(SparkK8sApplicationTrigger):
         await asyncio.shield(held)
 
     async def _kill_when_released(self) -> None:
-        await asyncio.to_thread(wait_for_file, Path(self.release_marker), HOLD_SECONDS)
-        self.log.info("Kill released by %s", self.release_marker)
-        await SparkK8sApplicationTrigger.on_kill(self)
-        # The trigger's log may be closed by now (it ended when cancelled): tell the test here.
-        await asyncio.to_thread(Path(f"{self.release_marker}.killed").touch)
+        if self.hold:
+            await asyncio.to_thread(wait_for_file, Path(self.release_marker), HOLD_SECONDS)
+            self.log.info("Kill released by %s", self.release_marker)
+        lines: list[str] = []
+        inner = self.log
+        self._log = RecordingLog(inner, lines)  # LoggingMixin's `log` returns `_log`
+        try:
+            await SparkK8sApplicationTrigger.on_kill(self)
+        finally:
+            self._log = inner
+            # The trigger's log may be closed by now (it ended when cancelled): tell the
+            # test here, with what the kill logged.
+            await asyncio.to_thread(write_whole, Path(f"{self.release_marker}.killed"), lines)
 
 
 class HoldKillOperator(SparkK8sSubmitOperator):
+    hold_kill = True  # the trigger's kill waits for the next try's deferral
+
     def execute(self, context: Any) -> Any:
         self.hold_try_number = int(context["ti"].try_number)
         return super().execute(context)
@@ -77,8 +120,17 @@ class HoldKillOperator(SparkK8sSubmitOperator):
         this_try.touch()
         release = marker(self.dag_id, self.hold_try_number + 1)
         super().defer(
-            trigger=HeldKillTrigger(release_marker=str(release), **trigger_kwargs),
+            trigger=HeldKillTrigger(
+                release_marker=str(release), hold=self.hold_kill, **trigger_kwargs
+            ),
             method_name=method_name,
             kwargs=kwargs,
             timeout=timeout,
         )
+
+
+class KillFirstOperator(HoldKillOperator):
+    """Its trigger's kill runs as soon as Airflow cancels the trigger (the test holds the
+    next try back by its pool)."""
+
+    hold_kill = False

@@ -7,17 +7,18 @@ try's start race; each test pins the order:
 - deferred, new try first (the order the user saw), cleared with the REST API's
   clearTaskInstances (what the UI's Clear sends): the old trigger's kill is held until the
   new try has deferred (tests/e2e/clear_triggers.py);
+- deferred, kill first: the new try is held back by its pool (no slot) until the old
+  trigger's kill has run, and the old pod is held terminating by a finalizer of the test, so
+  the new try finds the old driver being deleted, waits, and submits the next number once it
+  is gone (the kill's lines come from the marker file, as the trigger's log may be closed);
 - deferred, cleared without resetting the DAG run (Airflow's clear number unchanged), new
   try first as above: the new try adopts the live driver, and the old trigger's kill leaves
   the adopted driver alone;
 - waited in the worker (deferrable=False): the old try's process is killed (its on_kill
   runs) before Airflow starts the new try.
-The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent.
-The kill-first order (the new try finds the old driver being deleted and waits until it is
-gone) is checked by the pure decision's tests (tests/application/test_clear_and_ownership.py)
-and, for the refused adoption mark, against the real API server
-(tests/operators/test_clear_ownership_controlplane.py), not here: in this stack the triggerer started the paused
-DAG's trigger minutes late, after the application had ended, so the race was never reached.
+The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent. The adoption
+mark refused because the kill landed first is checked against the real API server
+(tests/operators/test_clear_ownership_controlplane.py).
 
 Each deferred test runs beside a placeholder deferred task: Airflow 3.3 on SQLite gives a
 new trigger the id of the one that just fired and was deleted, and such a trigger was seen
@@ -35,15 +36,20 @@ from typing import Any
 
 import httpx
 import pytest
+from kubernetes.client.exceptions import ApiException
 
+from testenv.harness import kube
 from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
-from tests.e2e.clear_triggers import marker
+from tests.e2e.clear_triggers import KILL_FIRST_POOL, marker
 from tests.e2e.test_airflow_end_to_end import messages, task_instance, task_log, xcom
+from tests.e2e.test_failure_outcomes import assert_nothing_left
 from tests.support.real_spark import PodRecorder
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
 TASK_ID = "spark_cleared"
+PODS = f"/api/v1/namespaces/{E2E_NAMESPACE}/pods"
+HOLD_FINALIZER = "e2e.sparkk8s.io/hold-deletion"
 DAG_LABEL = "sparkk8s.io/dag-id"
 
 
@@ -110,10 +116,13 @@ def trigger_id_placeholder(airflow: AirflowStack, client: httpx.Client) -> Itera
         )
 
 
-def wait_old_kill_done(airflow: AirflowStack, dag_id: str, try1: list[str] | None = None) -> None:
-    """Try 1's held kill ran to its end (tests/e2e/clear_triggers.py writes the file). With
-    `try1`: or the old trigger ended on its own first, because the new try had deleted its
-    driver before the triggerer cancelled it (then there is no kill to wait for)."""
+def wait_old_kill_done(
+    airflow: AirflowStack, dag_id: str, try1: list[str] | None = None
+) -> list[str] | None:
+    """Try 1's kill ran to its end (tests/e2e/clear_triggers.py writes the file): the lines
+    it logged. With `try1`: or the old trigger ended on its own first, because the new try
+    had deleted its driver before the triggerer cancelled it (then there is no kill to wait
+    for, and None)."""
     done = Path(f"{marker(dag_id, 2, airflow.home)}.killed")
 
     def ended() -> bool | None:
@@ -124,6 +133,28 @@ def wait_old_kill_done(airflow: AirflowStack, dag_id: str, try1: list[str] | Non
         return (fired and not any("invoking on_kill" in line for line in lines)) or None
 
     wait_for(ended, timeout=60, what=f"{done} (the old kill's end)")
+    return done.read_text().splitlines() if done.exists() else None
+
+
+def hold_deletion(admin: Any, pod: str, *, hold: bool) -> None:
+    """Add (or remove) the test's finalizer on `pod`: a deleted pod stays terminating (its
+    containers stopped, as a kubelet does) until it is removed."""
+    patch = {"metadata": {"finalizers": [HOLD_FINALIZER] if hold else None}}
+    try:
+        kube.request(admin, "PATCH", f"{PODS}/{pod}", patch, "application/merge-patch+json")
+    except ApiException as error:
+        if hold or error.status != 404:
+            raise
+
+
+def set_pool_slots(client: httpx.Client, pool: str, slots: int) -> None:
+    """Create `pool` with `slots`, or set its slots (a pool with none queues nothing). Airflow
+    3.3 checks a patch of a pool other than default_pool as a whole pool."""
+    fields = {"slots": slots, "include_deferred": False}
+    response = client.patch(f"/pools/{pool}", json={"pool": pool, **fields})
+    if response.status_code == 404:
+        response = client.post("/pools", json={"name": pool, **fields})
+    assert response.status_code in (200, 201), response.text
 
 
 def clear_through_rest(
@@ -205,6 +236,64 @@ def test_clear_of_a_deferred_task_reruns_it_fresh(
     wait_old_kill_done(airflow, dag_id, try1)
 
 
+def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
+    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+) -> None:
+    """The other order: the old trigger's kill runs before the new try starts (its pool has
+    no slot until then). The kill deletes its own driver and nothing else. The old pod is
+    held terminating by the test's finalizer, so the new try finds it being deleted: it
+    neither adopts nor deletes it, waits, and submits the next number only once it is gone;
+    that runs to success, and nothing of either application is left."""
+    dag_id = "e2e_clear_kill_first"
+    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    started = time.monotonic()
+    first: str | None = None
+    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+        set_pool_slots(client, KILL_FIRST_POOL, 1)
+        try:
+            run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+            hold_deletion(runtime_admin, first, hold=True)
+            set_pool_slots(client, KILL_FIRST_POOL, 0)  # the new try waits for a slot
+            clear_through_rest(client, dag_id, run_id)
+            killed = wait_old_kill_done(airflow, dag_id)
+            held = task_instance(client, dag_id, run_id, TASK_ID)
+            set_pool_slots(client, KILL_FIRST_POOL, 1)
+            wait_for(
+                lambda: (
+                    any(
+                        line.startswith("Waiting up to") and first in line
+                        for line in messages(
+                            task_log(client, dag_id, run_id, TASK_ID, try_number=2)
+                        )
+                    )
+                    or None
+                ),
+                timeout=300,
+                what="try 2 to wait for the old driver to be gone",
+            )
+            old_pod = kube.request(runtime_admin, "GET", f"{PODS}/{first}")
+            drivers_while_waiting = drivers_of(recorder, dag_id)
+        finally:
+            if first is not None:
+                hold_deletion(runtime_admin, first, hold=False)
+            set_pool_slots(client, KILL_FIRST_POOL, 1)
+        result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
+    E2E_TIMINGS["clear while deferred (REST), old kill first"] = time.monotonic() - started
+    shown = "\n".join(
+        ["--- try 1 ---", *try1, "--- kill ---", *(killed or []), "--- try 2 ---", *try2]
+    )
+    # The kill came first: the new try had not started; the kill deleted try 1's driver only.
+    assert held["state"] in (None, "scheduled"), held
+    deletions = [line for line in killed or [] if "driver pod" in line]
+    assert deletions == [f"Deleted driver pod {E2E_NAMESPACE}/{first}"], shown
+    # The new try saw it being deleted, and submitted nothing while it was there.
+    assert old_pod["metadata"].get("deletionTimestamp"), old_pod["metadata"]
+    assert drivers_while_waiting == [first], drivers_while_waiting
+    assert not any("submitted before the DAG run was cleared" in line for line in try2), shown
+    assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
+    assert_nothing_left(runtime_admin, recorder, dag_id)
+
+
 def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
     airflow: AirflowStack, runtime_plane: Any
 ) -> None:
@@ -222,8 +311,13 @@ def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
     E2E_TIMINGS["clear without reset, adopted, new try first"] = time.monotonic() - started
     shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
     assert any("Adopting driver pod" in line for line in try2), shown
-    # The old kill ran after the adoption (its log may be closed by then: the marker says).
-    wait_old_kill_done(airflow, dag_id)
+    # The old kill ran after the adoption and spared the driver (its log may be closed by
+    # then: the marker holds what it logged).
+    killed = wait_old_kill_done(airflow, dag_id) or []
+    assert any(
+        line.startswith(f"Not deleting driver pod {E2E_NAMESPACE}/{first}: it was adopted by try 2")
+        for line in killed
+    ), killed
     # One application, followed to its end by try 2.
     assert drivers_of(recorder, dag_id) == [first], recorder.events
     assert result["driver_pod"] == first and result["status"] == "success", result

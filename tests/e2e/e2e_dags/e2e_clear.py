@@ -1,7 +1,8 @@
 """Real Spark applications that the clear tests clear while their driver runs (issue 29),
-through the REST API as the UI's Clear button sends it: deferred, and waited on in the
-worker (deferrable=False). Each DAG runs long enough to be cleared mid-run; its task has no
-retries, so a failed re-run fails the DAG run. `e2e_clear_placeholder` only holds a trigger
+through the REST API as the UI's Clear button sends it: deferred (the old kill held until
+the new try deferred, or run at once with the new try held by its pool), and waited on in
+the worker (deferrable=False). Each DAG runs long enough to be cleared mid-run; its task
+has no retries, so a failed re-run fails the DAG run. `e2e_clear_placeholder` only holds a trigger
 id while a test runs (see tests/e2e/test_clear_rerun.py)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 from airflow.sdk import DAG, BaseOperator
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
-from tests.e2e.clear_triggers import HoldKillOperator
+from tests.e2e.clear_triggers import KILL_FIRST_POOL, HoldKillOperator, KillFirstOperator
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 COMMON: dict[str, Any] = {
@@ -32,14 +33,20 @@ COMMON: dict[str, Any] = {
 }
 START = datetime.datetime(2024, 1, 1)
 
-for dag_id, operator, deferrable in (
+# A fresh re-run (never cleared itself) computes a sixteenth of it: CI time. The adopted
+# application is try 1's, so e2e_clear_adopt keeps the one size.
+SHORT_RERUN = {"application_args": ["{{ 64 if ti.try_number == 1 else 4 }}", "2000000"]}
+
+for dag_id, operator, deferrable, extra in (
     # The old trigger's kill held until the new try has deferred (tests/e2e/clear_triggers.py).
-    ("e2e_clear_deferred", HoldKillOperator, True),
-    ("e2e_clear_adopt", HoldKillOperator, True),  # cleared without resetting the run
-    ("e2e_clear_worker_side", SparkK8sSubmitOperator, False),
+    ("e2e_clear_deferred", HoldKillOperator, True, SHORT_RERUN),
+    ("e2e_clear_adopt", HoldKillOperator, True, {}),  # cleared without resetting the run
+    # The kill at once; the new try held back by its pool until it has run.
+    ("e2e_clear_kill_first", KillFirstOperator, True, {"pool": KILL_FIRST_POOL, **SHORT_RERUN}),
+    ("e2e_clear_worker_side", SparkK8sSubmitOperator, False, SHORT_RERUN),
 ):
     with DAG(dag_id, schedule=None, catchup=False, start_date=START):
-        operator(task_id="spark_cleared", deferrable=deferrable, **COMMON)
+        operator(task_id="spark_cleared", deferrable=deferrable, **{**COMMON, **extra})
 
 
 class HoldTriggerIdOperator(BaseOperator):
