@@ -129,6 +129,7 @@ __all__ = [
     "not_retried",
     "object_storage_fs",
     "openlineage_conf",
+    "openlineage_lineage",
     "openlineage_spark",
     "stats",
     "time_delta_trigger",
@@ -236,6 +237,16 @@ def openlineage_conf() -> Any | None:
     except ImportError:
         return None
     return openlineage_settings
+
+
+def openlineage_lineage() -> tuple[Any, Any] | None:
+    """(OperatorLineage, OpenLineage's RunFacet base class), or None without the provider."""
+    try:
+        from airflow.providers.openlineage.extractors import OperatorLineage
+        from openlineage.client.facet_v2 import RunFacet
+    except ImportError:
+        return None
+    return OperatorLineage, RunFacet
 
 
 def openlineage_spark() -> Any | None:

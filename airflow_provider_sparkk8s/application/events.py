@@ -5,7 +5,9 @@
      "state", "reason", "message", "exit_code", "termination_message",
      "executors": {"counts": {...}, "failures": [...]},
      "started_at", "finished_at",
-     "queued_seconds"}  # from the driver's creation to Kueue's admission; None without Kueue
+     "queued_seconds",  # from the driver's creation to Kueue's admission; None without Kueue
+     "cost": {"core_seconds", "gib_seconds", "gpu_seconds", "pending_seconds",
+              "peak_executors", "executor_pods", "driver": {...}, "executors": {...}}}
 
 Both paths end in the operator's `execute_complete` (and the sensor's), so both build the
 payload here, from the application's ids and the last `ApplicationState`.
@@ -29,8 +31,10 @@ def final_event(
     state: ApplicationState,
     *,
     queued_seconds: float | None = None,
+    cost: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound."""
+    """The payload for `state`; a vanished driver (state `unknown`) is DriverPodNotFound.
+    `cost`: `application.cost.Cost.to_dict()` of the pods followed (absent: not known)."""
     if state.state == "unknown":
         state = ApplicationState(
             state="failed",
@@ -44,13 +48,16 @@ def final_event(
         status = "timeout"
     else:
         status = "success" if state.state == "succeeded" else "failed"
-    return {
+    event = {
         "status": status,
         "application_id": application_id,
         "namespace": namespace,
         **state.to_dict(),
         "queued_seconds": queued_seconds,
     }
+    if cost is not None:
+        event["cost"] = dict(cost)
+    return event
 
 
 def is_complete_event(event: Any) -> bool:

@@ -4,9 +4,9 @@ Spark's `ExecutorPodsLifecycleManager` keeps, between snapshots, the executors i
 and how they ended. Whoever follows an application here (the trigger, the sensor, the
 operator's worker-side wait, the CLI) keeps the same in a `Following`: the executors that
 came and went, the driver's ended version (a submitter may delete a finished driver before
-anyone looks), the last state and the deadlines. Each hands over what it saw (`observe`) or
-the time (`tick`), and acts on the `Step` it gets back: log its transition, send its final
-event.
+anyone looks), the last state, the deadlines, and the cost's running total
+(`application.cost`). Each hands over what it saw (`observe`) or the time (`tick`), and
+acts on the `Step` it gets back: log its transition, send its final event.
 
 A driver admitted through Kueue is also followed through its Workload: when `queue_read_due`
 says so, the face reads it through its pods service and hands the view to `note_queue`,
@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.cost import NO_COST, Cost, account
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.timeouts import (
     is_queued,
@@ -118,6 +119,8 @@ class Following:
     driver_end: Pod | None = None  # the driver's first succeeded or failed version
     ended: ApplicationState | None = None
     kueue: KueueWait | None = None  # None: not admitted through Kueue (as far as seen)
+    cost: Cost = NO_COST  # the pods that left, added up (`application.cost`)
+    live: tuple[Pod, ...] = ()  # the pods of the last look: the store's own objects, no copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +133,16 @@ class Step:
     final: dict[str, Any] | None = None  # the final event's payload, on the step that ends
 
 
-def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = ()) -> Step:
+def observe(
+    following: Following,
+    pods: Iterable[Pod],
+    history: Iterable[Pod] = (),
+    now: float | None = None,
+) -> Step:
     """The application's pods as they are now; `history` holds the versions seen since the
-    previous look (ended executors and drivers that the latest pods no longer show)."""
+    previous look (ended executors and drivers that the latest pods no longer show); `now`
+    ends the intervals of pods that are gone or still running at the end (None: the latest
+    moment the pods record)."""
     spec = following.spec
     present, earlier = tuple(pods), tuple(history)
     seen = remember_executors(following.seen_executors, (*earlier, *present)) or NO_EXECUTORS
@@ -160,14 +170,19 @@ def observe(following: Following, pods: Iterable[Pod], history: Iterable[Pod] = 
             state = replace(state, message=kueue.view.status)  # ClusterQueue, Kueue's reason
     changed = previous is None or (previous.state, previous.reason) != (state.state, state.reason)
     ends = following.ended is None and state.terminal
+    cost, live = following.cost, following.live
+    if following.ended is None:  # after the end, the cost reported stays what it was
+        cost = account(cost, live, present, earlier, now, final=ends)
+        live = () if ends else present
     # Built directly, not with dataclasses.replace: this runs on every change of every
     # followed application, and replace() reads the fields anew each call.
-    after = Following(spec, state, seen, driver_end, state if ends else following.ended, kueue)
+    ended = state if ends else following.ended
+    after = Following(spec, state, seen, driver_end, ended, kueue, cost, live)
     return Step(
         after,
         pods=read,
         transition=state if changed else None,
-        final=_final_event(spec, state, kueue) if ends else None,
+        final=_final_event(spec, state, kueue, cost) if ends else None,
     )
 
 
@@ -212,8 +227,10 @@ def tick(following: Following, now: float) -> Step:
         return Step(following)
     if kueue is not None and queued:
         kueue = replace(kueue, admitted_at=now)  # queued to the end: how long it waited
-    ended = replace(following, ended=failure)
-    return Step(ended, final=_final_event(spec, failure, kueue))
+    live = following.live
+    cost = account(following.cost, live, live, (), now, final=True)
+    ended = replace(following, ended=failure, cost=cost, live=())
+    return Step(ended, final=_final_event(spec, failure, kueue, cost))
 
 
 def seconds_to_deadline(following: Following, now: float) -> float | None:
@@ -303,8 +320,15 @@ def _created_at(pods: tuple[Pod, ...], state: ApplicationState) -> float | None:
 
 
 def _final_event(
-    spec: Followed, state: ApplicationState, kueue: KueueWait | None
+    spec: Followed, state: ApplicationState, kueue: KueueWait | None, cost: Cost
 ) -> dict[str, Any]:
     driver = state.driver_pod or spec.driver_pod_name or "(spark-role=driver)"
     queued = None if kueue is None else kueue.queued_seconds()
-    return final_event(spec.application_id, spec.namespace, driver, state, queued_seconds=queued)
+    return final_event(
+        spec.application_id,
+        spec.namespace,
+        driver,
+        state,
+        queued_seconds=queued,
+        cost=cost.to_dict(),
+    )

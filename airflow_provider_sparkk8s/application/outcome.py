@@ -94,6 +94,9 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
         "exit_exception": event.get("exit_exception"),  # Spark's own annotation, first line
         "duration_seconds": duration_seconds(app.submitted_at, event.get("finished_at"), now),
         "executors": event.get("executors") or {"counts": {}, "failures": []},
+        # What the pods requested over the time they ran (application.cost); None when the
+        # event carries none (an event of an older trigger).
+        "cost": event.get("cost"),
         "adopted": app.adopted,
         # From the driver's creation to Kueue's admission (seconds); None without Kueue.
         "queued_seconds": event.get("queued_seconds"),

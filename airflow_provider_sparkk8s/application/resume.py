@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_sparkk8s.application.cost import NO_COST, account
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.reattach import Adopt, by_submission, decide
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
@@ -63,8 +64,10 @@ def decide_resume(
         )
         if not state.terminal and state.state != "unknown":
             return Follow(app)
-        # `unknown`: the driver is gone; final_event says so (DriverPodNotFound).
-        event = final_event(app.application_id, app.namespace, app.driver_pod, state)
+        # `unknown`: the driver is gone; final_event says so (DriverPodNotFound). The cost
+        # is what the pods still listed show, up to the latest moment they record.
+        cost = account(NO_COST, (), app_pods, final=True).to_dict()
+        event = final_event(app.application_id, app.namespace, app.driver_pod, state, cost=cost)
         return Finished(app, event)
     decision = decide(identity_drivers)
     if isinstance(decision, Adopt):
@@ -76,5 +79,8 @@ def decide_resume(
     state = reduce_application(
         [newest], driver_pod_name=adopted.driver_pod, driver_container=adopted.driver_container
     )
-    event = final_event(adopted.application_id, adopted.namespace, adopted.driver_pod, state)
+    cost = account(NO_COST, (), [newest], final=True).to_dict()
+    event = final_event(
+        adopted.application_id, adopted.namespace, adopted.driver_pod, state, cost=cost
+    )
     return Finished(adopted, event)

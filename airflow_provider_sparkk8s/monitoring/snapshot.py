@@ -169,8 +169,9 @@ def pods_by_application(snapshot: Snapshot) -> dict[str, list[Pod]]:
     return grouped
 
 
-# What the reducer reads, and nothing else: a tracked application costs a few hundred
-# bytes per pod instead of the pod's whole JSON (images, env, volumes, managed fields).
+# What the reducer and the cost per task read, and nothing else: a tracked application costs
+# a few hundred bytes per pod instead of the pod's whole JSON (images, env, volumes, managed
+# fields).
 _KEPT_ANNOTATIONS = (EXIT_EXCEPTION_ANNOTATION,)
 _KEPT_LABELS = (ROLE_LABEL, APP_ID_LABEL, EXEC_ID_LABEL, KUEUE_QUEUE_LABEL)
 _KEPT_METADATA = (
@@ -186,7 +187,8 @@ _KEPT_CONDITION = ("type", "status", "reason", "message")
 _KEPT_STATE = {
     "waiting": ("reason", "message"),
     "running": ("startedAt",),
-    # startedAt: the metrics time a driver that ended before any look saw it running.
+    # startedAt: the cost's interval, and the metrics' time for a driver that ended before
+    # any look saw it running.
     "terminated": ("exitCode", "reason", "message", "startedAt", "finishedAt"),
 }
 # Keys whose values come from a small vocabulary (phases, reasons, roles, nodes, container
@@ -250,8 +252,31 @@ def _slim_container(status: Any) -> dict[str, Any]:
     return {**_pick(status, ("name",), _SHARED_CONTAINER), "state": kept_state}
 
 
+def _counted_request(resource: Any) -> bool:
+    """A request the cost per task adds up (`application.cost`): cores, memory, GPUs."""
+    return isinstance(resource, str) and (
+        resource in ("cpu", "memory") or resource.endswith("/gpu")
+    )
+
+
+def _slim_containers(containers: Any) -> list[dict[str, Any]]:
+    """Each container's counted requests, nothing else of it (not even its name)."""
+    slim: list[dict[str, Any]] = []
+    for container in containers if isinstance(containers, list) else ():
+        resources = container.get("resources") if isinstance(container, Mapping) else None
+        requests = resources.get("requests") if isinstance(resources, Mapping) else None
+        kept = {
+            sys.intern(key): _own(value, True)
+            for key, value in (requests.items() if isinstance(requests, Mapping) else ())
+            if _counted_request(key)
+        }
+        slim.append({"resources": {"requests": kept}} if kept else {})
+    return slim if any(slim) else []
+
+
 def slim_pod(pod: Pod) -> Pod:
-    """Only the fields the reducer reads, so ten thousand tracked applications stay small."""
+    """Only the fields the reducer and the cost read, so ten thousand tracked applications
+    stay small."""
     metadata = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
@@ -270,8 +295,13 @@ def slim_pod(pod: Pod) -> Pod:
     for key in ("containerStatuses", "initContainerStatuses"):
         if isinstance(status.get(key), list):
             kept_status[key] = [_slim_container(c) for c in status[key]]
+    kept_spec = _pick(spec, ("restartPolicy", "nodeName", "schedulingGates"))
+    containers = _slim_containers(spec.get("containers"))
+    if containers:
+        kept_spec["containers"] = containers
     return {
         "metadata": kept_metadata,
-        "spec": _shared(_pick(spec, ("restartPolicy", "nodeName", "schedulingGates"))),
+        # Shared: pods alike (a node, a restart policy, an executor's requests) hold one copy.
+        "spec": _shared(kept_spec),
         "status": kept_status,
     }

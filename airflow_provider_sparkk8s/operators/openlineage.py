@@ -1,5 +1,7 @@
 """OpenLineage's parent job and transport information in the Spark conf, as
-SparkSubmitOperator injects them, through the openlineage provider's own helpers.
+SparkSubmitOperator injects them, through the openlineage provider's own helpers; and the
+task's cost (`application.cost`) as the `sparkk8s_cost` run facet of its COMPLETE or FAIL
+event.
 
 Without `apache-airflow-providers-openlineage`, or with OpenLineage disabled, nothing changes
 and nothing fails. The switches default to the provider's `[openlineage]
@@ -9,11 +11,16 @@ spark_inject_parent_job_info` and `spark_inject_transport_info`; keys already in
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.version_compat import openlineage_conf, openlineage_spark
+from airflow_provider_sparkk8s.version_compat import (
+    openlineage_conf,
+    openlineage_lineage,
+    openlineage_spark,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,3 +58,54 @@ def inject(
     if transport:
         conf = helpers.inject_transport_information_into_spark_properties(conf, context)
     return conf
+
+
+COST_FACET = "sparkk8s_cost"
+
+
+@functools.cache
+def _cost_facet_type() -> Any | None:
+    """The run facet's class, made once OpenLineage is known to be there (an attrs class
+    on OpenLineage's RunFacet, as the client's own facets are)."""
+    found = openlineage_lineage()
+    if found is None:
+        return None
+    import attr
+
+    @attr.define
+    class SparkK8sCostRunFacet(found[1]):  # type: ignore[misc,valid-type]
+        """What the application's pods requested over the time they ran (the XCom's cost)."""
+
+        coreSeconds: float  # noqa: N815 - OpenLineage's facets name fields in camelCase
+        gibSeconds: float  # noqa: N815
+        gpuSeconds: float  # noqa: N815
+        pendingSeconds: float  # noqa: N815
+        peakExecutors: int  # noqa: N815
+        executorPods: int  # noqa: N815
+        driver: dict[str, Any] = attr.field(factory=dict)
+        executors: dict[str, Any] = attr.field(factory=dict)
+
+    return SparkK8sCostRunFacet
+
+
+def cost_lineage(cost: Mapping[str, Any] | None) -> Any | None:
+    """An OperatorLineage holding the `sparkk8s_cost` run facet; None without OpenLineage
+    or without a cost (the extractor then goes on as for any operator)."""
+    found, facet = openlineage_lineage(), _cost_facet_type()
+    if not cost or found is None or facet is None:
+        return None
+    operator_lineage = found[0]
+    return operator_lineage(
+        run_facets={
+            COST_FACET: facet(
+                coreSeconds=cost.get("core_seconds", 0.0),
+                gibSeconds=cost.get("gib_seconds", 0.0),
+                gpuSeconds=cost.get("gpu_seconds", 0.0),
+                pendingSeconds=cost.get("pending_seconds", 0.0),
+                peakExecutors=cost.get("peak_executors", 0),
+                executorPods=cost.get("executor_pods", 0),
+                driver=dict(cost.get("driver") or {}),
+                executors=dict(cost.get("executors") or {}),
+            )
+        }
+    )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
+from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.memory_retry import (
@@ -359,6 +360,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             else openlineage_inject_transport_info
         )
         self._tracked: TrackedApplication | None = None
+        self._cost: Mapping[str, Any] | None = None  # the finished application's, for lineage
         self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
         self._stop = threading.Event()
         # The submitted conf's queue timeout, once planned (a resume reads `conf`'s).
@@ -865,6 +867,9 @@ class SparkK8sSubmitOperator(BaseOperator):
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
+        self._cost = outcome.xcom.get("cost")
+        if self._cost:
+            self.log.info("%s", cost_line(self._cost))
         if not outcome.succeeded:
             failure = outcome.exception(memory_raised=memory_raised)
             if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
@@ -877,6 +882,13 @@ class SparkK8sSubmitOperator(BaseOperator):
             outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage's extractor asks when the task ends: the `sparkk8s_cost` run facet."""
+        return openlineage.cost_lineage(self._cost)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return openlineage.cost_lineage(self._cost)
 
     def _keep_for_memory_retry(self, kind: str, memory_raised: bool, ti: Any) -> bool:
         """An out-of-memory driver stays for the retry that raises the memory (the retry's

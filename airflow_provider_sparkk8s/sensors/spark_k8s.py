@@ -215,8 +215,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                 self._following = (FollowedPods(namespace, selector), Following(spec))
             followed, following = self._following
             versions = service.catch_up(followed)
-            step = observe(following, followed.pods.values(), versions)
             now = time.time()
+            step = observe(following, followed.pods.values(), versions, now)
             if step.final is None and queue_read_due(step.following, now):
                 # Queued in Kueue: the ClusterQueue and Kueue's reason, from the Workload.
                 followed_app = step.following.spec
@@ -247,7 +247,10 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         app = step.following.spec.application_id
         self.log.info("Spark application %s: %s", app, state.describe())
         if state.state == "succeeded":
-            return PokeReturnValue(True, {"application_id": app, **state.to_dict()})
+            value = {"application_id": app, **state.to_dict()}
+            if step.final is not None and "cost" in step.final:  # the step that ended it
+                value["cost"] = step.final["cost"]
+            return PokeReturnValue(True, value)
         if state.state == "failed":
             raise _typed(state.to_dict(), f"Spark application {app} failed: {state.describe()}")
         return False  # submitted, pending, running; unknown = executors without a driver yet

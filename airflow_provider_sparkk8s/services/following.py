@@ -90,7 +90,8 @@ def follow_snapshots(
             raise ApplicationFailed(
                 f"killed while following {spec.namespace}:{spec.driver_pod_name}"
             )
-        step = observe(following, pods)
+        now = clock()  # one reading per snapshot: the cost's intervals and the deadlines
+        step = observe(following, pods, now=now)
         if on_look is not None:
             on_look(following.state, step)
         if step.transition is not None:
@@ -98,7 +99,7 @@ def follow_snapshots(
         if step.final is None and read_queue is not None:
             step = _read_queue(step, read_queue, on_transition, clock)
         if step.final is None:
-            step = tick(step.following, clock())
+            step = tick(step.following, now)
         if step.final is not None:
             return step
         following = step.following

@@ -297,7 +297,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         """One update of the application's pods: log a transition, stream the driver log,
         send its metrics; the final event once the application has ended."""
         before = self._memory()
-        step = observe(before, pods, subscription.ended())
+        step = observe(before, pods, subscription.ended(), time.time())
         self._following = step.following
         state = step.following.state
         subscription.state = None if state is None else state.state

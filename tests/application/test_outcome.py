@@ -47,7 +47,7 @@ def test_success_reports_every_xcom_field():
         "reason": "succeeded", "cause": "Completed", "exit_code": 0, "exception": None,
         "exit_exception": None,
         "duration_seconds": 42.0,
-        "executors": {"counts": {}, "failures": []}, "adopted": False,
+        "executors": {"counts": {}, "failures": []}, "cost": None, "adopted": False,
         "queued_seconds": None,
     }  # fmt: skip
 

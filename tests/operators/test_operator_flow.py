@@ -30,7 +30,11 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
     SparkK8sSubmitOperator,
 )
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
-from airflow_provider_sparkk8s.version_compat import AirflowFailException, TaskDeferred
+from airflow_provider_sparkk8s.version_compat import (
+    AirflowFailException,
+    TaskDeferred,
+    openlineage_lineage,
+)
 from testenv.harness.waiting import wait_for
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
 
@@ -593,3 +597,49 @@ def test_resumed_without_the_event_in_the_worker_waits_for_the_driver(cluster):
 def test_resumed_without_the_event_and_without_a_driver_fails_saying_why(cluster):
     with pytest.raises(ApplicationFailed, match="no driver pod to adopt or report on"):
         make_operator(deferrable=True).execute_complete(context(), event=None)
+
+
+def test_the_cost_goes_to_the_xcom_one_log_line_and_an_openlineage_run_facet(cluster, capfd):
+    ti = FakeTaskInstance()
+    operator = make_operator(deferrable=True, startup_timeout=60)
+    with pytest.raises(TaskDeferred) as deferred:
+        operator.execute(context(ti))
+    _, kwargs = deferred.value.trigger.serialize()
+    cost = {
+        "core_seconds": 248.0, "gib_seconds": 289.5, "gpu_seconds": 41.0,
+        "pending_seconds": 4.0, "peak_executors": 2, "executor_pods": 3,
+        "driver": {"core_seconds": 96.0, "gib_seconds": 96.0, "gpu_seconds": 0.0,
+                   "pending_seconds": 4.0, "pods": 1},
+        "executors": {"core_seconds": 152.0, "gib_seconds": 193.5, "gpu_seconds": 41.0,
+                      "pending_seconds": 8.0, "pods": 3},
+    }  # fmt: skip
+    event = {
+        "status": "success", "application_id": kwargs["application_id"], "namespace": "team-a",
+        "state": "succeeded", "reason": "Completed", "exit_code": 0,
+        "driver_pod": kwargs["driver_pod_name"], "finished_at": None,
+        "executors": {"counts": {"deleted": 3}, "failures": []}, "cost": cost,
+    }  # fmt: skip
+    capfd.readouterr()
+    result = operator.execute_complete(context(ti), event)
+    assert result["cost"] == cost and ti.xcom[APPLICATION_XCOM_KEY]["cost"] == cost
+    lines = [line for line in "".join(capfd.readouterr()).splitlines() if "cost: " in line]
+    assert len(lines) == 1, lines
+    assert (
+        "cost: 248 core-seconds, 289.5 GiB-seconds, 41 GPU-seconds; peak 2 executors "
+        "(3 executor pods); driver pending 4 s"
+    ) in lines[0]
+    lineage = operator.get_openlineage_facets_on_complete(None)
+    if openlineage_lineage() is None:  # the compat venv has no OpenLineage: nothing, no error
+        assert lineage is None
+        return
+    from openlineage.client.serde import Serde
+
+    facet = Serde.to_dict(lineage.run_facets["sparkk8s_cost"])
+    assert {k: v for k, v in facet.items() if not k.startswith("_")} == {
+        "coreSeconds": 248.0, "gibSeconds": 289.5, "gpuSeconds": 41.0, "pendingSeconds": 4.0,
+        "peakExecutors": 2, "executorPods": 3, "driver": cost["driver"],
+        "executors": cost["executors"],
+    }  # fmt: skip
+    assert facet["_schemaURL"].endswith("#/$defs/RunFacet")
+    # Without a cost (an event of an older trigger) there is no facet and no line.
+    assert make_operator().get_openlineage_facets_on_failure(None) is None

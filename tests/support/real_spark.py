@@ -113,10 +113,12 @@ class PodEvent:
 @dataclass
 class PodRecorder:
     """Watches a namespace's pods from a thread (as admin: an observer, not a participant)
-    and keeps every change of the pods created after `start()`, with its time since then."""
+    and keeps every change of the pods created after `start()`, with its time since then;
+    with `label_selector`, of the pods it selects only."""
 
     plane: ControlPlane
     namespace: str
+    label_selector: str | None = None
     events: list[PodEvent] = field(default_factory=list)
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)  # last seen, by name
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -126,7 +128,7 @@ class PodRecorder:
     def start(self) -> PodRecorder:
         self._started = time.monotonic()
         client = KubeClient(kubeconfig_settings(str(self.plane.admin_kubeconfig)))
-        listed = client.request("GET", self._path)
+        listed = client.request("GET", self._path, params=self._selected({}))
         self._before = {p["metadata"]["name"] for p in listed["items"]}
         version = listed["metadata"]["resourceVersion"]
         threading.Thread(target=self._run, args=(client, version), daemon=True).start()
@@ -139,13 +141,17 @@ class PodRecorder:
     def _path(self) -> str:
         return f"/api/v1/namespaces/{self.namespace}/pods"
 
+    def _selected(self, params: dict[str, str]) -> dict[str, str]:
+        return {**params, "labelSelector": self.label_selector} if self.label_selector else params
+
     def _run(self, client: KubeClient, version: str) -> None:
         while not self._stop.is_set():
             try:
-                params = {"timeoutSeconds": "5", "resourceVersion": version}
+                params = self._selected({"timeoutSeconds": "5", "resourceVersion": version})
                 for event in client.watch(self._path, params):
                     if event.get("type") == "ERROR":
-                        version = client.request("GET", self._path)["metadata"]["resourceVersion"]
+                        listed = client.request("GET", self._path, params=self._selected({}))
+                        version = listed["metadata"]["resourceVersion"]
                         break
                     version = event["object"]["metadata"].get("resourceVersion", version)
                     self._record(event)
