@@ -65,7 +65,9 @@ class WorkloadRecorder:
 
 
 def conditions(workload: dict[str, Any]) -> dict[str, str]:
-    return {c["type"]: c["status"] for c in workload["status"].get("conditions", [])}
+    # A Workload just created has no status until Kueue writes one.
+    status = workload.get("status") or {}
+    return {c["type"]: c["status"] for c in status.get("conditions") or []}
 
 
 @pytest.mark.parametrize("version", ["3.5.9", "4.1.4", "4.3.0"])
