@@ -29,7 +29,6 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Self
 
 from testenv.admin_client import AdminHttp
@@ -38,7 +37,7 @@ from testenv.kwok_logs import write_spark_logs
 from testenv.nodeagent.kubelet import AgentConfig
 from testenv.nodeagent.setup import agent_command, node_agent_config
 from testenv.pki import PkiFiles, generate_pki
-from testenv.processes import ManagedProcess, wait_until
+from testenv.processes import ManagedProcess, Server, wait_until
 
 STATIC_TOKEN_USER = "sparkk8s-token-user"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -121,7 +120,7 @@ def _is_ready(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-class ControlPlane:
+class ControlPlane(Server):
     """See the module docstring; attributes are valid between start() and stop()."""
 
     def __init__(
@@ -336,17 +335,6 @@ class ControlPlane:
             if process is not None:
                 process.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- internals --
 

@@ -31,12 +31,10 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Self
 
 import yaml
@@ -44,7 +42,7 @@ import yaml
 from testenv.admin_client import AdminHttp, AdminHttpError
 from testenv.controlplane import ControlPlane, free_port
 from testenv.pki import issue_from_ca
-from testenv.processes import ManagedProcess, wait_until
+from testenv.processes import ManagedProcess, Server, built_by, wait_until
 
 BUILD_SCRIPT = Path(__file__).resolve().parent / "build_kueue.sh"
 ENABLED_LABEL = ("sparkk8s.test/kueue", "enabled")
@@ -56,14 +54,7 @@ API = "/apis/kueue.x-k8s.io/v1beta2"
 
 def find_kueue() -> Path:
     """$SPARKK8S_KUEUE_DIR (kueue-manager and crd/), else what build_kueue.sh builds or finds."""
-    configured = os.environ.get("SPARKK8S_KUEUE_DIR")
-    if configured:
-        directory = Path(configured)
-    else:
-        completed = subprocess.run(
-            [str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
-        )
-        directory = Path(completed.stdout.strip().splitlines()[-1])
+    directory = built_by(BUILD_SCRIPT, "SPARKK8S_KUEUE_DIR")
     if not os.access(directory / "kueue-manager", os.X_OK) or not (directory / "crd").is_dir():
         raise FileNotFoundError(f"no kueue-manager and crd/ in {directory}")
     return directory
@@ -142,7 +133,7 @@ def manager_configuration(workdir: Path, webhook_port: int, health_port: int) ->
     }
 
 
-class KueueManager:
+class KueueManager(Server):
     """See the module docstring; `admin` is the plane's admin client."""
 
     def __init__(self, plane: ControlPlane, directory: Path | None = None) -> None:
@@ -186,17 +177,6 @@ class KueueManager:
             self._process = None
         self.admin.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def log_path(self) -> Path:

@@ -19,11 +19,10 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
 from testenv.controlplane import free_port
-from testenv.processes import ManagedProcess, wait_until
+from testenv.processes import ManagedProcess, Server, wait_until
 
 INSTALL_SCRIPT = Path(__file__).resolve().parent / "install_postgres.sh"
 SUPERUSER = "airflow"
@@ -34,7 +33,7 @@ def server_bin_dir() -> Path:
     return Path(completed.stdout.strip().splitlines()[-1])
 
 
-class Postgres:
+class Postgres(Server):
     def __init__(self, bin_dir: Path | None = None) -> None:
         self.bin_dir = bin_dir or server_bin_dir()
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-postgres-"))
@@ -93,14 +92,3 @@ class Postgres:
         if self._process is not None:
             self._process.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

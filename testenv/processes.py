@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+from typing import IO, Self
 
 STOP_DEADLINE_SECONDS = 10.0
 _PR_SET_PDEATHSIG = 1
@@ -136,3 +137,34 @@ def wait_until(
             raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
         time.sleep(interval)
         interval = min(interval * 1.5, 0.5)
+
+
+def built_by(script: Path, env_var: str) -> Path:
+    """$env_var when it is set, else the last line `script` prints: the path of what it
+    built, or found already built, under ~/.cache (its progress goes to stderr)."""
+    configured = os.environ.get(env_var)
+    if configured:
+        return Path(configured)
+    completed = subprocess.run([str(script)], check=True, stdout=subprocess.PIPE, text=True)
+    return Path(completed.stdout.strip().splitlines()[-1])
+
+
+class Server:
+    """A test server used as `with X() as x:`: `start` returns it, `stop` ends it by pid."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

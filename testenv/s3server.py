@@ -7,17 +7,15 @@ and stopped by pid like the control plane's processes; credentials are random pe
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
-import subprocess
 import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from testenv.controlplane import free_port
-from testenv.processes import ManagedProcess, wait_until
+from testenv.processes import ManagedProcess, built_by, wait_until
 
 BUILD_SCRIPT = Path(__file__).resolve().parent / "build_s3.sh"
 HEALTH_PATH = "/health"
@@ -26,11 +24,7 @@ START_DEADLINE_SECONDS = 30.0
 
 def find_s3_server() -> Path:
     """$SPARKK8S_S3_SERVER_BIN, else whatever build_s3.sh builds (or finds cached)."""
-    configured = os.environ.get("SPARKK8S_S3_SERVER_BIN")
-    if configured:
-        return Path(configured)
-    completed = subprocess.run([str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True)
-    return Path(completed.stdout.strip().splitlines()[-1])
+    return built_by(BUILD_SCRIPT, "SPARKK8S_S3_SERVER_BIN")
 
 
 class S3Server:

@@ -17,15 +17,13 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import tempfile
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
 from testenv.controlplane import free_port
-from testenv.processes import ManagedProcess, wait_until
+from testenv.processes import ManagedProcess, Server, built_by, wait_until
 
 BUILD_SCRIPT = Path(__file__).resolve().parent / "build_statsd_exporter.sh"
 Sample = tuple[str, frozenset[tuple[str, str]]]
@@ -35,14 +33,7 @@ _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 def find_statsd_exporter() -> Path:
     """$SPARKK8S_STATSD_EXPORTER_BIN, or what build_statsd_exporter.sh builds (or finds)."""
-    configured = os.environ.get("SPARKK8S_STATSD_EXPORTER_BIN")
-    if configured:
-        path = Path(configured)
-    else:
-        completed = subprocess.run(
-            [str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
-        )
-        path = Path(completed.stdout.strip().splitlines()[-1])
+    path = built_by(BUILD_SCRIPT, "SPARKK8S_STATSD_EXPORTER_BIN")
     if not os.access(path, os.X_OK):
         raise FileNotFoundError(f"statsd_exporter is not an executable at {path}")
     return path
@@ -66,7 +57,7 @@ def parse_samples(text: str) -> dict[Sample, float]:
     return samples
 
 
-class StatsdExporter:
+class StatsdExporter(Server):
     """statsd_exporter on free loopback ports; stopped by its pid."""
 
     def __init__(self, workdir: Path | None = None, binary: Path | None = None):
@@ -118,14 +109,3 @@ class StatsdExporter:
         self._process.stop()
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

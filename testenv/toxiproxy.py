@@ -25,30 +25,21 @@ import http.client
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Self
 
 from testenv.controlplane import free_port
-from testenv.processes import ManagedProcess, wait_until
+from testenv.processes import ManagedProcess, Server, built_by, wait_until
 
 BUILD_SCRIPT = Path(__file__).resolve().parent / "build_toxiproxy.sh"
 
 
 def find_toxiproxy() -> Path:
     """$SPARKK8S_TOXIPROXY_BIN, or what build_toxiproxy.sh builds (or finds) under ~/.cache."""
-    configured = os.environ.get("SPARKK8S_TOXIPROXY_BIN")
-    if configured:
-        path = Path(configured)
-    else:
-        completed = subprocess.run(
-            [str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
-        )
-        path = Path(completed.stdout.strip().splitlines()[-1])
+    path = built_by(BUILD_SCRIPT, "SPARKK8S_TOXIPROXY_BIN")
     if not os.access(path, os.X_OK):
         raise FileNotFoundError(f"toxiproxy-server is not an executable at {path}")
     return path
@@ -138,7 +129,7 @@ class Proxy:
         self.set_enabled(True)
 
 
-class Toxiproxy:
+class Toxiproxy(Server):
     """toxiproxy-server on a free loopback port; stopped by its pid."""
 
     def __init__(self, workdir: Path | None = None, binary: Path | None = None):
@@ -180,14 +171,3 @@ class Toxiproxy:
 
     def delete(self, proxy: Proxy) -> None:
         self.api.call("DELETE", f"/proxies/{proxy.name}")
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -18,10 +18,10 @@ Pure: frozen data in, new data out. Nothing here reads the clock; `now` is passe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.cost import NO_COST, Cost, account
@@ -46,6 +46,8 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
 )
 from airflow_provider_sparkk8s.objects import name as pod_name
 from airflow_provider_sparkk8s.objects import spark_role
+
+_T = TypeVar("_T")
 
 
 class Followed(Protocol):
@@ -214,15 +216,7 @@ def tick(following: Following, now: float) -> Step:
         # Past the gate before the Workload was read again: the admission came by now.
         kueue = replace(kueue, admitted_at=now)
         following = replace(following, kueue=kueue)
-    failure = timed_out(
-        following.state,
-        now,
-        spec.start_time,
-        spec.startup_timeout,
-        spec.run_timeout,
-        queue_timeout=spec.queue_timeout,
-        startup_from=None if kueue is None else kueue.admitted_at,
-    )
+    failure = _against_limits(timed_out, following, kueue, now)
     if failure is None:
         return Step(following)
     if kueue is not None and queued:
@@ -233,14 +227,13 @@ def tick(following: Following, now: float) -> Step:
     return Step(ended, final=_final_event(spec, failure, kueue, cost))
 
 
-def seconds_to_deadline(following: Following, now: float) -> float | None:
-    """How long a wait may block before `tick` could end the following, or a Workload read
-    is due; None: neither."""
+def _against_limits(
+    check: Callable[..., _T], following: Following, kueue: KueueWait | None, now: float
+) -> _T:
+    """`check` (timed_out or seconds_to_next_deadline) over the spec's limits, the startup
+    counted from Kueue's admission where there is one."""
     spec = following.spec
-    if following.ended is not None:
-        return None
-    kueue = following.kueue
-    deadline = seconds_to_next_deadline(
+    return check(
         following.state,
         now,
         spec.start_time,
@@ -249,6 +242,15 @@ def seconds_to_deadline(following: Following, now: float) -> float | None:
         queue_timeout=spec.queue_timeout,
         startup_from=None if kueue is None else kueue.admitted_at,
     )
+
+
+def seconds_to_deadline(following: Following, now: float) -> float | None:
+    """How long a wait may block before `tick` could end the following, or a Workload read
+    is due; None: neither."""
+    if following.ended is not None:
+        return None
+    kueue = following.kueue
+    deadline = _against_limits(seconds_to_next_deadline, following, kueue, now)
     if kueue is None or kueue.read_at is None or not is_queued(following.state):
         return deadline
     read = max(kueue.read_at + kueue_workload.read_interval(kueue.view) - now, 0.0) + 0.01

@@ -165,9 +165,8 @@ def test_the_second_application_waits_gated_until_the_first_ends(
     ns = queue.name
 
     first = submit(control_plane, queue, kubeconfig, "first")
-    first_driver = driver_of(admin, ns, "first")
-    name = first_driver["metadata"]["name"]
-    wait_for(lambda: running_ungated(admin, ns, name), 60, "the first driver admitted and Running")
+    name = admitted_running(admin, ns, "first")
+    first_driver = admin.json("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
     admitted = workload(admin, ns, first)
     assert is_true(admitted, "Admitted"), admitted
     assert admitted is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -142,18 +143,25 @@ async def test_a_new_instance_after_the_pod_finished_still_reports(conn_id, name
     assert (payload["status"], payload["exit_code"]) == ("failed", 2)
 
 
-async def test_driver_deleted_meanwhile_is_a_failure(conn_id, namespace, kube_admin):
+async def following_a_running_driver(
+    conn_id: str, namespace: str, kube_admin: Any, name: str
+) -> tuple[str, asyncio.Task[dict[str, Any]]]:
+    """A held driver Running (its application id), and a task awaiting its trigger's final
+    event once the trigger has seen it running."""
     app = new_app_id()
-    create(kube_admin, namespace, spark_pod("held-driver", app, annotations={HOLD: "true"}))
-    wait_for_pod(
-        kube_admin, namespace, "held-driver", lambda p: phase(p) == "Running", 60, "Running"
-    )
-    trigger = make_trigger(conn_id, namespace, app, "held-driver")
+    create(kube_admin, namespace, spark_pod(name, app, annotations={HOLD: "true"}))
+    wait_for_pod(kube_admin, namespace, name, lambda p: phase(p) == "Running", 60, "Running")
+    trigger = make_trigger(conn_id, namespace, app, name)
     task = asyncio.create_task(final_event(trigger))
     deadline = time.monotonic() + 30
     while trigger.last_state is None or trigger.last_state.state != "running":
         assert time.monotonic() < deadline, "trigger never saw the running driver"
         await asyncio.sleep(0.05)
+    return app, task
+
+
+async def test_driver_deleted_meanwhile_is_a_failure(conn_id, namespace, kube_admin):
+    _, task = await following_a_running_driver(conn_id, namespace, kube_admin, "held-driver")
     await asyncio.to_thread(
         request, kube_admin, "DELETE", f"/api/v1/namespaces/{namespace}/pods/held-driver"
     )
@@ -166,17 +174,7 @@ async def test_an_evicted_driver_ends_as_infrastructure_saying_eviction(
 ):
     """The Eviction API marks the running driver (DisruptionTarget) and deletes it; KWOK
     removes it at once. The final event, and the XCom made from it, say it was evicted."""
-    app = new_app_id()
-    create(kube_admin, namespace, spark_pod("evicted-driver", app, annotations={HOLD: "true"}))
-    wait_for_pod(
-        kube_admin, namespace, "evicted-driver", lambda p: phase(p) == "Running", 60, "Running"
-    )
-    trigger = make_trigger(conn_id, namespace, app, "evicted-driver")
-    task = asyncio.create_task(final_event(trigger))
-    deadline = time.monotonic() + 30
-    while trigger.last_state is None or trigger.last_state.state != "running":
-        assert time.monotonic() < deadline, "trigger never saw the running driver"
-        await asyncio.sleep(0.05)
+    app, task = await following_a_running_driver(conn_id, namespace, kube_admin, "evicted-driver")
     eviction = {
         "apiVersion": "policy/v1",
         "kind": "Eviction",
