@@ -23,6 +23,7 @@ Airflow version existed; supporting another version means changing this file alo
 
 from __future__ import annotations
 
+import inspect
 import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -285,10 +286,11 @@ def stats() -> Any:
 def _initialise(sdk_stats: Any) -> None:
     from airflow.sdk.observability.metrics import stats_utils
 
-    try:
+    # Told apart by signature, not by a TypeError, which initialize() itself could raise.
+    if "export_legacy_names" in inspect.signature(sdk_stats.initialize).parameters:
         sdk_stats.initialize(
             factory=stats_utils.get_stats_factory(),
             export_legacy_names=conf.getboolean("metrics", "legacy_names_on", fallback=True),
         )
-    except TypeError:  # 3.2: the factory takes the Stats class, no legacy names
+    else:  # 3.2: the factory takes the Stats class, no legacy names
         sdk_stats.initialize(factory=stats_utils.get_stats_factory(sdk_stats.Stats))  # type: ignore[call-arg]

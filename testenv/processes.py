@@ -159,7 +159,11 @@ class Server:
         raise NotImplementedError
 
     def __enter__(self) -> Self:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()  # a start that failed half-way: what it started, and its folder, go
+            raise
 
     def __exit__(
         self,

@@ -253,11 +253,16 @@ def seconds_to_deadline(following: Following, now: float) -> float | None:
     deadline = _against_limits(seconds_to_next_deadline, following, kueue, now)
     if kueue is None or kueue.read_at is None or not is_queued(following.state):
         return deadline
-    read = max(kueue.read_at + kueue_workload.read_interval(kueue.view) - now, 0.0) + 0.01
+    interval = kueue_workload.read_interval(kueue.view, _waited(kueue, now))
+    read = max(kueue.read_at + interval - now, 0.0) + 0.01
     return read if deadline is None else min(deadline, read)
 
 
 # ------------------------------------------------------------------ Kueue's Workload
+
+
+def _waited(kueue: KueueWait, now: float) -> float:
+    return 0.0 if kueue.created_at is None else now - kueue.created_at
 
 
 def known_cluster_queue(following: Following) -> str | None:
@@ -277,7 +282,7 @@ def queue_read_due(following: Following, now: float) -> bool:
         kueue.read_while_queued,
         kueue.admission_read,
         now,
-        kueue_workload.read_interval(kueue.view),
+        kueue_workload.read_interval(kueue.view, _waited(kueue, now)),
     )
 
 

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_sparkk8s.application.cost import NO_COST, account
 from airflow_provider_sparkk8s.application.events import final_event
 from airflow_provider_sparkk8s.application.reattach import Adopt, by_submission, decide
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication, tracked_from_pod
@@ -64,10 +63,9 @@ def decide_resume(
         )
         if not state.terminal and state.state != "unknown":
             return Follow(app)
-        # `unknown`: the driver is gone; final_event says so (DriverPodNotFound). The cost
-        # is what the pods still listed show, up to the latest moment they record.
-        cost = account(NO_COST, (), app_pods, final=True).to_dict()
-        event = final_event(app.application_id, app.namespace, app.driver_pod, state, cost=cost)
+        # `unknown`: the driver is gone; final_event says so (DriverPodNotFound). No cost:
+        # the executors that left before this look are not known, so a total would be wrong.
+        event = final_event(app.application_id, app.namespace, app.driver_pod, state)
         return Finished(app, event)
     decision = decide(identity_drivers)
     if isinstance(decision, Adopt):
@@ -79,8 +77,5 @@ def decide_resume(
     state = reduce_application(
         [newest], driver_pod_name=adopted.driver_pod, driver_container=adopted.driver_container
     )
-    cost = account(NO_COST, (), [newest], final=True).to_dict()
-    event = final_event(
-        adopted.application_id, adopted.namespace, adopted.driver_pod, state, cost=cost
-    )
+    event = final_event(adopted.application_id, adopted.namespace, adopted.driver_pod, state)
     return Finished(adopted, event)

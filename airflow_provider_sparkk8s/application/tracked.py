@@ -20,6 +20,9 @@ class TrackedApplication:
     adopted: bool = False
     # The spark-upload-<uuid> folders this submission wrote (removed with the driver).
     uploaded_dirs: tuple[str, ...] = ()
+    # The submitted conf's spark.kubernetes.kueue.queueTimeout in seconds (a policy may pin
+    # it): a resume in a new process follows with the limit the submission had.
+    queue_timeout: float | None = None
 
     @property
     def submission_id(self) -> str:

@@ -210,11 +210,13 @@ def wait_for_driver(
     seen: Callable[[Pod | None], None] = lambda pod: None,
     application_id: str = "",
     queue_timeout: float | None = None,
+    submitted_at: float | None = None,
 ) -> ApplicationState:
     """Follow the driver until it ends; print each state change; hand each pod to `seen`.
 
     Admitted through Kueue (`application_id` names its Workload): its queue is read while
-    it waits, and past `queue_timeout` the driver and its Workload are deleted."""
+    it waits, and past `queue_timeout` (counted from `submitted_at`, else now) the driver and
+    its Workload are deleted."""
     # Imported here: a submission that does not wait (waitAppCompletion=false) never follows,
     # and start-up time is what a CLI user feels.
     from airflow_provider_sparkk8s.application.follower import FollowSpec
@@ -234,7 +236,7 @@ def wait_for_driver(
             application_id,
             rendered_namespace,
             pod_name,
-            start_time=time.time(),
+            start_time=time.time() if submitted_at is None else submitted_at,
             queue_timeout=queue_timeout,
         ),
         seen=seen,
@@ -366,6 +368,7 @@ def run(
     # spark-submit reads the interval only when it waits (a bad one is refused then).
     interval = report_interval_seconds(arguments.spark_conf) if wait else 1.0
     with client_factory(arguments.spark_conf, environ) as client:
+        submitted_at = time.time()  # the queue timeout counts from here, uploads included
         result = submission.submit(client, planned, conf_storage, StderrLog(err))
         app_name = arguments.spark_conf.get("spark.app.name", "")
         _print(
@@ -385,6 +388,7 @@ def run(
                 seen=reporter.seen,
                 application_id=result.app_id,
                 queue_timeout=queue_timeout,
+                submitted_at=submitted_at,
             )
     _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
     if state.state != "succeeded":

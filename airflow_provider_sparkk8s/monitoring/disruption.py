@@ -12,9 +12,13 @@ means as the message. The failure kind (`failure_kind`) is infrastructure either
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 CONDITION = "DisruptionTarget"
+# A condition stamped this long after the container's end still counts as its cause: the
+# kubelet records the end and the API server's condition on their own clocks, in seconds.
+END_SLACK_SECONDS = 1.0
 # What each reason Kubernetes gives means, for the message; others are shown as given.
 MEANINGS = {
     "EvictionByEvictionAPI": "evicted through the Eviction API (kubectl drain, a node "
@@ -44,6 +48,33 @@ def condition(pod: Mapping[str, Any]) -> tuple[str, str | None] | None:
                 message if isinstance(message, str) and message else None,
             )
     return None
+
+
+def marked_at(pod: Mapping[str, Any]) -> str | None:
+    """The `lastTransitionTime` of the pod's true DisruptionTarget condition, if it has one."""
+    status = pod.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    for entry in conditions if isinstance(conditions, list) else ():
+        if (
+            isinstance(entry, Mapping)
+            and entry.get("type") == CONDITION
+            and entry.get("status") == "True"
+        ):
+            stamp = entry.get("lastTransitionTime")
+            return stamp if isinstance(stamp, str) else None
+    return None
+
+
+def marked_after_end(marked: str | None, finished: str | None) -> bool:
+    """Whether the condition came after the container had already ended: then the driver
+    ended on its own (a failed application), and the cluster only took its remains."""
+    if not marked or not finished:
+        return False
+    try:
+        gap = datetime.fromisoformat(marked) - datetime.fromisoformat(finished)
+    except ValueError:
+        return False
+    return gap.total_seconds() > END_SLACK_SECONDS
 
 
 def explains(disruption: str | None, end_reason: str | None) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 # given a reason (a Workload it has not considered yet says nothing worth a minute's wait).
 READ_INTERVAL = 60.0
 FIRST_REASON_INTERVAL = 3.0
+FIRST_REASON_WINDOW = 60.0  # seconds after the driver's creation
 
 
 def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -86,9 +87,12 @@ class QueueView:
     reason_given: bool = False  # Kueue has written a QuotaReserved condition
 
 
-def read_interval(view: QueueView | None) -> float:
-    """Seconds until the next read of a gated driver's Workload, after `view`."""
-    if view is not None and view.found and not view.reason_given:
+def read_interval(view: QueueView | None, waited: float = 0.0) -> float:
+    """Seconds until the next read of a gated driver's Workload, after `view`, `waited`
+    seconds after the driver's creation. The quick cadence is for Kueue's first word only:
+    a Workload still without one after FIRST_REASON_WINDOW (Kueue's manager down, when many
+    drivers sit gated at once) is read at the slow cadence like the rest."""
+    if view is not None and view.found and not view.reason_given and waited < FIRST_REASON_WINDOW:
         return FIRST_REASON_INTERVAL
     return READ_INTERVAL
 

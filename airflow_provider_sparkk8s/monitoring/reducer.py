@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.monitoring.disruption import condition as disruption_condition
-from airflow_provider_sparkk8s.monitoring.disruption import explains
+from airflow_provider_sparkk8s.monitoring.disruption import explains, marked_after_end
+from airflow_provider_sparkk8s.monitoring.disruption import marked_at as disruption_marked_at
 from airflow_provider_sparkk8s.monitoring.disruption import message as disruption_message
 
 # Re-exported: the faces take the default container names from the reducer they feed.
@@ -225,10 +226,19 @@ def disruption(pod: Pod, condition: tuple[str, str | None] | None = None) -> str
     return "Deleted" if being_deleted(pod) else None
 
 
-def _said_as_disruption(state: ApplicationState, detail: str | None) -> ApplicationState:
+def _said_as_disruption(
+    state: ApplicationState, detail: str | None, marked: str | None = None
+) -> ApplicationState:
     """A failed driver the cluster took away: the disruption is its cause
-    (monitoring/disruption.py), not the bare "Error" of a stopped container."""
-    if state.state != "failed" or not explains(state.disruption, state.reason):
+    (monitoring/disruption.py), not the bare "Error" of a stopped container. Not when the
+    condition came after the container had ended (`marked`, its time): the application
+    failed by itself and the cluster only took its remains (a drain, the pod GC), so it is
+    no disruption at all, and not retried as infrastructure."""
+    if state.state != "failed":
+        return state
+    if marked_after_end(marked, state.finished_at):
+        return replace(state, disruption=None)
+    if not explains(state.disruption, state.reason):
         return state
     reason = state.disruption or ""
     return replace(
@@ -475,7 +485,8 @@ def reduce_application(
         "disruption": disruption(driver, condition),
     }
     state = _driver_state(driver, driver_container or DRIVER_CONTAINER, base)
-    return _said_as_disruption(state, condition[1] if condition else None)
+    detail = condition[1] if condition else None
+    return _said_as_disruption(state, detail, disruption_marked_at(driver) if condition else None)
 
 
 def vanished_after_disruption(

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
+from airflow_provider_sparkk8s.application.guardrails import apply_pins
 from airflow_provider_sparkk8s.application.memory_retry import (
     DriverMemory,
     memory_xcom,
@@ -747,7 +748,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 driver_container=app.driver_container,
                 startup_timeout=self.startup_timeout,
                 run_timeout=self.run_timeout,
-                queue_timeout=self._queue_timeout_seconds(),
+                queue_timeout=self._queue_timeout_seconds(app),
                 start_time=app.submitted_at,
                 stream_logs=self.get_logs,
                 delete_on_kill=True,
@@ -760,12 +761,15 @@ class SparkK8sSubmitOperator(BaseOperator):
             timeout=timeout,
         )
 
-    def _queue_timeout_seconds(self) -> float | None:
+    def _queue_timeout_seconds(self, app: TrackedApplication) -> float | None:
         """The submitted conf's `spark.kubernetes.kueue.queueTimeout` (a policy may pin it);
-        on a resume in a new process, `conf`'s."""
+        on a resume in a new process, what the submission recorded in `app`; for a driver
+        found by its labels alone, `conf` with the policy's pins, as it was submitted."""
         if self._queue_timeout is not None:
             return self._queue_timeout[0]
-        return kueue.queue_timeout_seconds(self.conf)
+        if app.queue_timeout is not None or not app.adopted:
+            return app.queue_timeout
+        return kueue.queue_timeout_seconds(apply_pins(self._policy(self._hook()), self.conf))
 
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
         """Follow the application's pods by watch until the follower ends it (the trigger's
@@ -778,7 +782,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             start_time=datetime.fromisoformat(app.submitted_at).timestamp(),
             startup_timeout=self.startup_timeout,
             run_timeout=self.run_timeout,
-            queue_timeout=self._queue_timeout_seconds(),
+            queue_timeout=self._queue_timeout_seconds(app),
         )
         with self._driver_pods(self._hook()) as driver_pods:
             step = follow_application(

@@ -49,6 +49,7 @@ from airflow_provider_sparkk8s.services.driver_removal import (
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
+from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
 # How long a new submission waits for the drivers being deleted to go, past their grace
@@ -157,6 +158,7 @@ def adopt_or_submit(
         driver_container=containers[-1].get("name") or DRIVER_CONTAINER,
         submitted_at=submitted_at,
         uploaded_dirs=sent.uploaded_dirs,
+        queue_timeout=queue_timeout_seconds(planned.spark_conf),
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.application.ownership import KILL_ATTEMPTS, Spare, kill_decision
-from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.errors import KubeApiError, SparkK8sError
 from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView, view_of
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
@@ -22,6 +22,7 @@ from airflow_provider_sparkk8s.services.pods import (
     local_queue_path,
     properties_of,
     workload_path,
+    workload_unread,
 )
 from airflow_provider_sparkk8s.submission import kueue
 
@@ -92,15 +93,13 @@ class AsyncPods:
         """`DriverPods.queue_view` on the async client (the trigger's Workload reads)."""
         try:
             found = await self.client.request("GET", workload_path(namespace, workload))
-        except KubeApiError as error:
-            return view_of(None, cluster_queue) if error.status == 404 else None
-        except KubeConnectionError:
-            return None  # the next read, a minute later, may reach it
+        except SparkK8sError as error:
+            return workload_unread(namespace, workload, cluster_queue, error)
         if cluster_queue is None and (queue := (found.get("spec") or {}).get("queueName")):
             try:
                 local = await self.client.request("GET", local_queue_path(namespace, str(queue)))
                 cluster_queue = cluster_queue_of_local(local)
-            except (KubeApiError, KubeConnectionError):
+            except SparkK8sError:
                 pass  # the view names the LocalQueue instead
         return view_of(found, cluster_queue)
 

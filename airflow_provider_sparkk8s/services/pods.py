@@ -13,6 +13,7 @@ application of a namespace with one watch.
 from __future__ import annotations
 
 import fnmatch
+import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from airflow_provider_sparkk8s.application.ownership import (
     claim_patch,
     kill_decision,
 )
-from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.errors import KubeApiError, SparkK8sError
 from airflow_provider_sparkk8s.kube.listwatch import (
     Gone,
     Listed,
@@ -44,6 +45,11 @@ from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
+
+log = logging.getLogger(__name__)
+# Workloads whose read failed, each warned of once (a slow cadence repeats the failure).
+_WARNED_WORKLOADS: set[tuple[str, str]] = set()
+_WARNED_MAX = 10_000
 
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there
@@ -269,15 +275,13 @@ class DriverPods:
         on with what it last knew."""
         try:
             found = self.client.request("GET", workload_path(namespace, workload))
-        except KubeApiError as error:
-            return view_of(None, cluster_queue) if error.status == 404 else None
-        except KubeConnectionError:
-            return None  # the next read, a minute later, may reach it
+        except SparkK8sError as error:
+            return workload_unread(namespace, workload, cluster_queue, error)
         if cluster_queue is None and (queue := (found.get("spec") or {}).get("queueName")):
             try:
                 local = self.client.request("GET", local_queue_path(namespace, str(queue)))
                 cluster_queue = cluster_queue_of_local(local)
-            except (KubeApiError, KubeConnectionError):
+            except SparkK8sError:
                 pass  # the view names the LocalQueue instead
         return view_of(found, cluster_queue)
 
@@ -380,3 +384,25 @@ def _apply(pods: dict[str, Pod], event: Mapping[str, Any]) -> Pod | None:
 
 def _name(pod: Mapping[str, Any]) -> str:
     return objects.name(pod) or ""
+
+
+def workload_unread(
+    namespace: str, workload: str, cluster_queue: str | None, error: SparkK8sError
+) -> QueueView | None:
+    """What a failed Workload read gives the follower: a 404 means Kueue made none (yet);
+    anything else (403, a failing server, an exec plugin's credential failure) leaves the
+    follow with what it last knew, and says so once per Workload: a 403 means the Role
+    lacks `get` on workloads (docs/rbac.yaml), so the queued message cannot say more."""
+    if isinstance(error, KubeApiError) and error.status == 404:
+        return view_of(None, cluster_queue)
+    key = (namespace, workload)
+    if key not in _WARNED_WORKLOADS and len(_WARNED_WORKLOADS) < _WARNED_MAX:
+        _WARNED_WORKLOADS.add(key)
+        log.warning(
+            "Cannot read Kueue's Workload %s/%s (%s); the driver's queue is reported without "
+            "its ClusterQueue's reason until it can be read",
+            namespace,
+            workload,
+            error,
+        )
+    return None

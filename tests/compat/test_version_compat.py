@@ -97,3 +97,18 @@ def test_deferring_warns_when_a_kill_cannot_reach_the_trigger(
         assert warned  # once (printed on stdout too where the logger echoes there)
         assert f"Airflow {version_compat.AIRFLOW_VERSION}" in warned[0]
         assert "driver pod team-a/" in warned[0] and "deferrable=False" in warned[0]
+
+
+def test_stats_finds_what_it_reads_of_airflows_metrics_backend() -> None:
+    """stats() reads a private attribute of the SDK's stats module (3.2+) to tell whether
+    this process initialised it: if a release renames it, this fails, not the metrics."""
+    import sys
+
+    try:
+        from airflow.sdk.observability import stats as sdk_stats
+    except ImportError:  # 3.0, 3.1: airflow.stats.Stats, nothing private is read
+        assert hasattr(version_compat.stats(), "incr")
+        return
+    module = sys.modules[sdk_stats.incr.__module__]
+    assert hasattr(module, "_factory"), module
+    assert callable(version_compat.stats().incr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from airflow_provider_sparkk8s.monitoring.kueue_workload import (
     FIRST_REASON_INTERVAL,
+    FIRST_REASON_WINDOW,
     READ_INTERVAL,
     QueueView,
     admitted_at,
@@ -127,6 +128,10 @@ def test_a_view_of_a_pending_workload_names_the_cluster_queue_and_kueues_reason(
     fresh = view_of({"spec": {"queueName": "q"}}, "cq")
     assert not fresh.reason_given and read_interval(fresh) == FIRST_REASON_INTERVAL
     assert read_interval(view) == READ_INTERVAL
+    # Still no word from Kueue a minute on (its manager down?): the slow cadence, so 10,000
+    # gated drivers do not become thousands of reads a second.
+    assert read_interval(fresh, FIRST_REASON_WINDOW - 1) == FIRST_REASON_INTERVAL
+    assert read_interval(fresh, FIRST_REASON_WINDOW) == READ_INTERVAL
 
 
 def test_a_view_of_an_admitted_workload_holds_the_admissions_time_and_its_cluster_queue():

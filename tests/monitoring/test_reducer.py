@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import (
     driver_has_ended,
     executor_state,
@@ -399,3 +400,18 @@ def test_a_disruption_leaves_a_more_telling_reason_and_a_running_driver_alone():
     deleted = pod("d", phase="Failed", containers=[terminated(143, "Error")])
     deleted["metadata"]["deletionTimestamp"] = "2026-11-29T18:00:00Z"
     assert reduce_application([deleted]).reason == "Error"  # a deletion names no cause
+
+
+def test_a_driver_that_failed_by_itself_before_the_condition_stays_an_application_error():
+    """A kept failed driver evicted later (a drain, the pod GC) failed by itself: its exit
+    stays the cause, so the retry policy does not retry the code as infrastructure."""
+    later = {**EVICTING, "lastTransitionTime": "2026-01-01T00:05:00Z"}
+    failed = pod("d", phase="Failed", containers=[terminated(1, "Error")], conditions=[later])
+    state = reduce_application([failed], driver_pod_name="d")
+    assert (state.state, state.reason, state.exit_code) == ("failed", "Error", 1)
+    assert failure_kind(state.to_dict()) == "application_error"
+    at_the_end = {**EVICTING, "lastTransitionTime": "2026-01-01T00:01:00Z"}
+    evicted = pod(
+        "d", phase="Failed", containers=[terminated(143, "Error")], conditions=[at_the_end]
+    )
+    assert reduce_application([evicted], driver_pod_name="d").reason == "EvictionByEvictionAPI"

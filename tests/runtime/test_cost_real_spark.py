@@ -194,6 +194,8 @@ def test_dynamic_executors_cost_what_their_own_timestamps_say_in_the_trigger_and
     assert selected.names("driver") == [sent.driver_pod_name]
 
     driver = own_figures(everything.pods[sent.driver_pod_name])
+    created = epoch(everything.pods[sent.driver_pod_name]["metadata"]["creationTimestamp"])
+    driver_pending = driver[2] - (created or 0.0)
     pods = [driver, *figures.values()]
     expected_cores = sum(cores * (end - start) for cores, _, start, end in pods)
     expected_gib = sum(gib * (end - start) for _, gib, start, end in pods)
@@ -210,6 +212,7 @@ def test_dynamic_executors_cost_what_their_own_timestamps_say_in_the_trigger_and
         assert cost["driver"]["core_seconds"] == pytest.approx(
             driver[0] * (driver[3] - driver[2]), abs=driver[0]
         )
-        assert cost["pending_seconds"] >= 0.0
+        # The driver's own creation -> start, which the API server stamps to the second.
+        assert cost["pending_seconds"] == pytest.approx(driver_pending, abs=1.0), cost
     print(f"cost from the trigger: {triggered['cost']}\nfrom the worker: {waited['cost']}")
     REAL_SPARK_TIMINGS["dynamic allocation cost: driver Succeeded"] = elapsed

@@ -4,6 +4,7 @@ API server, and the one pod body the operator and the CLI now both send."""
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,7 +14,7 @@ import pytest
 
 from airflow_provider_sparkk8s.application.task_identity import TASK_INSTANCE_ANNOTATION
 from airflow_provider_sparkk8s.cli import submit as cli
-from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.errors import KubeApiError, KubeConfigError, SparkConfError
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient, RetryPolicy
 from airflow_provider_sparkk8s.services.pods import (
@@ -338,13 +339,21 @@ def test_queue_view_reads_the_workload_then_its_local_queue_once() -> None:
     assert client.paths == [WORKLOAD_PATH, LOCAL_QUEUE_PATH, WORKLOAD_PATH]
 
 
-def test_queue_view_without_a_workload_or_a_permission() -> None:
+def test_queue_view_without_a_workload_or_a_permission(caplog: pytest.LogCaptureFixture) -> None:
     gone = KubeApiError(404, "NotFound", "not found", method="GET", path=WORKLOAD_PATH)
     view = DriverPods(KueueClient({WORKLOAD_PATH: gone})).queue_view("ns", "spark-1", "cq")  # type: ignore[arg-type]
     assert view is not None and not view.found  # nothing more to read
     refused = KubeApiError(403, "Forbidden", "no get on workloads", method="GET", path="")
-    service = DriverPods(KueueClient({WORKLOAD_PATH: refused}))  # type: ignore[arg-type]
-    assert service.queue_view("ns", "spark-1", None) is None  # the follower keeps its last view
+    refused_path = WORKLOAD_PATH.replace("spark-1", "spark-403")
+    service = DriverPods(KueueClient({refused_path: refused}))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="airflow_provider_sparkk8s.services.pods"):
+        assert service.queue_view("ns", "spark-403", None) is None  # the follower keeps its view
+        assert service.queue_view("ns", "spark-403", None) is None
+    warned = [r.getMessage() for r in caplog.records if "spark-403" in r.getMessage()]
+    assert len(warned) == 1 and "403" in warned[0], warned  # said once, with the status
+    # An exec plugin's credential failure is not the follow's end either.
+    broken = KueueClient({WORKLOAD_PATH: KubeConfigError("exec plugin timed out")})
+    assert DriverPods(broken).queue_view("ns", "spark-1", None) is None  # type: ignore[arg-type]
     # The LocalQueue refused: the sentence names the LocalQueue instead.
     partly = KueueClient({WORKLOAD_PATH: PENDING, LOCAL_QUEUE_PATH: refused})
     view = DriverPods(partly).queue_view("ns", "spark-1", None)  # type: ignore[arg-type]
