@@ -13,7 +13,10 @@ The distribution is the pyspark package the parity tests install
 with a lock). Each tree goes under ~/.cache/sparkk8s-runtime, keyed by the Spark version and
 a digest of our files, built under a lock and renamed into place when complete:
 
-    opt/spark/{bin,sbin,jars,python,...}  -> the pyspark package's directories
+    opt/spark/{bin,sbin,python,...}       -> the pyspark package's directories
+    opt/spark/jars/*.jar                    -> the package's jars, and the S3A connector's
+                                            (hadoop-aws at the release's Hadoop version and
+                                            the AWS SDK modules it loads, testenv/hadoop_aws.py)
     opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
     opt/entrypoint.sh                       testenv/image/entrypoint.sh
     opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py, oom.py)
@@ -34,6 +37,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from testenv import hadoop_aws
+
 REPOSITORY = "sparkk8s/spark"
 SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's)
 # Every Spark release a real-Spark test runs (the runtime plane's images file names them all).
@@ -49,6 +54,7 @@ INSTALL_SPARK = REPO / "tests" / "parity" / "install_spark.sh"
 # The parts of the pyspark package that make a Spark distribution (the rest is Python code,
 # which the pyspark venv's interpreter imports itself).
 DISTRIBUTION_DIRS = ("bin", "sbin", "jars", "python", "data", "licenses")
+LINKED_DIRS = tuple(name for name in DISTRIBUTION_DIRS if name != "jars")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -82,6 +88,10 @@ def _package_dir(venv: Path) -> Path:
     return found[0]
 
 
+def distribution_jars(venv: Path) -> Path:
+    return _package_dir(venv) / "jars"
+
+
 def _java_home() -> str:
     java = shutil.which("java")
     if java is None:
@@ -91,6 +101,8 @@ def _java_home() -> str:
 
 def _sources_digest() -> str:
     digest = hashlib.sha256()
+    # The connector's fetch script decides which jars an image gains: a change rebuilds.
+    digest.update(hadoop_aws.FETCH_SCRIPT.read_bytes())
     for path in sorted(IMAGE_SOURCES.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(IMAGE_SOURCES)).encode())
@@ -120,11 +132,27 @@ def _build_examples_jar(tree: Path, package: Path) -> None:
     shutil.rmtree(classes)
 
 
+def _link_jars(jars: Path, package_jars: Path) -> None:
+    """The distribution's jars, then the S3A connector's that it lacks, as the Dockerfile
+    of a user's image would copy them into $SPARK_HOME/jars."""
+    jars.mkdir()
+    shipped = sorted(path.name for path in package_jars.iterdir())
+    for name in shipped:
+        (jars / name).symlink_to(package_jars / name)
+    hadoop = hadoop_aws.hadoop_version(package_jars)
+    if hadoop is None:
+        return
+    connector = hadoop_aws.fetch(hadoop)
+    for name in hadoop_aws.jars_to_add((p.name for p in connector.glob("*.jar")), shipped):
+        (jars / name).symlink_to(connector / name)
+
+
 def _build_tree(tree: Path, package: Path) -> None:
     spark = tree / "opt" / "spark"
     spark.mkdir(parents=True)
-    for name in DISTRIBUTION_DIRS:
+    for name in LINKED_DIRS:
         (spark / name).symlink_to(package / name)
+    _link_jars(spark / "jars", package / "jars")
     (spark / "conf").mkdir()
     (spark / "work-dir").mkdir()
     shutil.copy2(IMAGE_SOURCES / "entrypoint.sh", tree / "opt" / "entrypoint.sh")

@@ -51,6 +51,7 @@ from airflow_provider_sparkk8s.submission.render import (
     to_yaml,
 )
 from airflow_provider_sparkk8s.submission.spec import KubeObject
+from airflow_provider_sparkk8s.submission.storage_options import s3a_region_warning
 from airflow_provider_sparkk8s.submission.upload_plan import (
     Upload,
     UploadPlan,
@@ -98,6 +99,8 @@ class Planned:
     # Conf keys that look like typos of the keys this Spark line defines (never refused).
     conf_key_warnings: tuple[str, ...] = ()
     policy: Policy | None = None  # the platform policy it was checked against and kept
+    # What the driver's storage client will likely refuse (never refused here).
+    storage_warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,12 +178,19 @@ def plan(
     )
     rendered = render(driver_conf)
     enforce(policy, driver_conf, rendered, provided)
+    uploads = plan_uploads(driver_conf)
+    region_warning = (
+        s3a_region_warning(uploads.upload_path, driver_conf.spark_conf, spark_version)
+        if uploads.uploads
+        else None
+    )
     return Planned(
         rendered,
-        plan_uploads(driver_conf),
+        uploads,
         driver_conf.spark_conf,
         tuple(typo_warnings(conf, spark_version)),
         policy,
+        (region_warning,) if region_warning else (),
     )
 
 
@@ -211,6 +221,8 @@ def submit(
     rendered = planned.rendered
     for typo_warning in planned.conf_key_warnings:
         log.warning("%s", typo_warning)
+    for storage_warning in planned.storage_warnings:
+        log.warning("%s", storage_warning)
     warning = secret_confs.in_clear_warning(
         rendered.secret_confs_in_clear,
         secret_confs.enabled(planned.spark_conf),

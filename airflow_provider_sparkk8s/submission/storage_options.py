@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
+
+from airflow_provider_sparkk8s.submission.spark_line import check_spark_version
 
 S3A = "spark.hadoop.fs.s3a."
 SECRET_S3A_KEYS = ("secret.key", "session.token")
@@ -45,6 +48,38 @@ def s3_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
     if _true(s3a.get("path.style.access"), False):
         options["config_kwargs"] = {"s3": {"addressing_style": "path"}}
     return options
+
+
+def s3a_region_warning(
+    upload_path: str | None, spark_conf: Mapping[str, str], spark_version: str
+) -> str | None:
+    """A warning when the driver will read `s3a://` uploads from an endpoint that is not
+    AWS's with no region set. S3A from Hadoop 3.4 (the Hadoop of Spark 4.x) then signs for
+    us-east-2, and a server that checks the region refuses the driver's downloads (versitygw:
+    'the region "us-east-2" is wrong'); s3fs uploads here without it, so the submission
+    would go through and fail in the driver. spark-submit uploads through S3A itself, so it
+    would meet the refusal at submission. Never refused: many servers accept any region."""
+    if not upload_path or not upload_path.startswith("s3a://"):
+        return None
+    if check_spark_version(spark_version)[0] < 4:
+        return None  # the us-east-2 rule came with Hadoop 3.4; Spark 3.5 ships 3.3
+    bucket = urlsplit(upload_path).netloc
+
+    def setting(name: str) -> str | None:
+        return spark_conf.get(f"{S3A}bucket.{bucket}.{name}") or spark_conf.get(S3A + name)
+
+    endpoint = setting("endpoint")
+    if not endpoint or setting("endpoint.region"):
+        return None
+    host = urlsplit(endpoint if "://" in endpoint else "//" + endpoint).hostname or ""
+    if host.endswith((".amazonaws.com", ".amazonaws.com.cn")):
+        return None
+    return (
+        f"{S3A}endpoint={endpoint} has no {S3A}endpoint.region: the driver's S3A (Spark "
+        f"{spark_version}, Hadoop 3.4 or later) signs for us-east-2 at an endpoint that is not "
+        f"AWS's, and a server that checks the region refuses its reads of {upload_path}. "
+        f"Set {S3A}endpoint.region to the server's region (often us-east-1)."
+    )
 
 
 def secret_values(spark_conf: Mapping[str, str]) -> tuple[str, ...]:

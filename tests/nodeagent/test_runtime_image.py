@@ -1,6 +1,8 @@
 """The Spark images builder (testenv/runtime_image.py): one images file naming
-`sparkk8s/spark:<version>` for each version asked, each the tree of that pyspark release.
-Stand-in pyspark installs (the layout install_spark.sh leaves) keep it fast and offline."""
+`sparkk8s/spark:<version>` for each version asked, each the tree of that pyspark release
+with the S3A connector of its Hadoop version in its jars. Stand-in pyspark installs (the
+layout install_spark.sh leaves) and a stand-in connector folder keep it fast and offline
+(the real jars are read by tests/runtime/test_s3a_uploads_real_spark.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testenv import runtime_image
+from testenv import hadoop_aws, runtime_image
 from testenv.nodeagent.images import load_images
 
 
@@ -21,7 +23,20 @@ def fake_pyspark(parity: Path, version: str) -> Path:
     for name in runtime_image.DISTRIBUTION_DIRS:
         (package / name).mkdir(parents=True)
     (package / "jars" / f"spark-core-{version}.jar").write_text(version)
+    (package / "jars" / f"hadoop-client-api-{HADOOP[version]}.jar").write_text(version)
+    (package / "jars" / "httpclient-4.5.14.jar").write_text(version)
     return package
+
+
+HADOOP = {"4.3.0": "3.5.0", "3.5.9": "3.3.4"}
+
+
+def fake_connector(root: Path, hadoop: str) -> Path:
+    folder = root / f"hadoop-aws-{hadoop}"
+    folder.mkdir(parents=True)
+    for name in (f"hadoop-aws-{hadoop}.jar", "s3-2.35.4.jar", "httpclient-4.5.13.jar"):
+        (folder / name).write_text(hadoop)
+    return folder
 
 
 @pytest.fixture
@@ -36,10 +51,18 @@ def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         lambda tree, package: JAVAC_CALLS.append(package.name + ":" + str(package)),
     )
     JAVAC_CALLS.clear()
+    FETCHED.clear()
+
+    def fetch(hadoop: str) -> Path:
+        FETCHED.append(hadoop)
+        return fake_connector(tmp_path / "connectors", hadoop)
+
+    monkeypatch.setattr(hadoop_aws, "fetch", fetch)
     return tmp_path / "parity"
 
 
 JAVAC_CALLS: list[str] = []
+FETCHED: list[str] = []
 
 
 def test_each_version_names_its_own_distribution(caches: Path):
@@ -49,13 +72,24 @@ def test_each_version_names_its_own_distribution(caches: Path):
         image = images[f"sparkk8s/spark:{version}"]
         assert image.tree is not None
         spark = Path(image.tree) / "opt" / "spark"
-        assert (spark / "jars").resolve() == (package / "jars").resolve()
-        assert (spark / "jars" / f"spark-core-{version}.jar").read_text() == version
+        jars = sorted(path.name for path in (spark / "jars").iterdir())
+        hadoop = HADOOP[version]
+        # The distribution's jars, and the connector's of its own Hadoop release, less the
+        # one the distribution already ships (its own httpclient stays the only one).
+        assert jars == sorted(
+            [f"spark-core-{version}.jar", f"hadoop-client-api-{hadoop}.jar",
+             "httpclient-4.5.14.jar", f"hadoop-aws-{hadoop}.jar", "s3-2.35.4.jar"]
+        )  # fmt: skip
+        core = f"spark-core-{version}.jar"
+        assert (spark / "jars" / core).resolve() == (package / "jars" / core).resolve()
+        assert (spark / "jars" / "httpclient-4.5.14.jar").read_text() == version
+        assert (spark / "jars" / f"hadoop-aws-{hadoop}.jar").read_text() == hadoop
         assert (Path(image.tree) / "opt" / "entrypoint.sh").is_file()
         assert image.env["PYSPARK_PYTHON"] == str(caches / f"pyspark-{version}" / "bin" / "python")
     assert images["sparkk8s/spark:4.3.0"].tree != images["sparkk8s/spark:3.5.9"].tree
     # Each image's examples jar is built against its own release's jars.
     assert sorted(JAVAC_CALLS) == sorted(f"pyspark:{package}" for package in packages.values())
+    assert sorted(FETCHED) == ["3.3.4", "3.5.0"]
 
 
 def test_the_default_is_4_3_0_alone(caches: Path):
@@ -63,3 +97,34 @@ def test_the_default_is_4_3_0_alone(caches: Path):
     names = set(json.loads(runtime_image.spark_image().read_text()))
     assert names == {"sparkk8s/spark:4.3.0"} == {runtime_image.IMAGE_NAME}
     assert runtime_image.RUNTIME_VERSIONS[0] == runtime_image.SPARK_VERSION
+
+
+def test_a_distribution_without_a_hadoop_client_gains_no_connector(caches: Path):
+    package = fake_pyspark(caches, "4.3.0")
+    (package / "jars" / "hadoop-client-api-3.5.0.jar").unlink()
+    image = load_images(runtime_image.spark_image())["sparkk8s/spark:4.3.0"]
+    assert image.tree is not None
+    jars = sorted(path.name for path in (Path(image.tree) / "opt/spark/jars").iterdir())
+    assert jars == ["httpclient-4.5.14.jar", "spark-core-4.3.0.jar"] and FETCHED == []
+
+
+def test_connector_jars_the_distribution_ships_are_left_out():
+    distribution = ["netty-all-4.2.13.Final.jar", "jcl-over-slf4j-2.0.17.jar",
+                    "jackson-core-2.21.2.jar", "hadoop-client-api-3.5.0.jar"]  # fmt: skip
+    connector = ["hadoop-aws-3.5.0.jar", "netty-all-4.1.126.Final.jar", "commons-logging-1.2.jar",
+                 "jackson-core-2.12.6.jar", "s3-transfer-manager-2.24.5.jar"]  # fmt: skip
+    assert hadoop_aws.jars_to_add(connector, distribution) == [
+        "hadoop-aws-3.5.0.jar",
+        "s3-transfer-manager-2.24.5.jar",
+    ]
+    assert hadoop_aws.artifact_name("netty-transport-classes-epoll-4.1.126.Final.jar") == (
+        "netty-transport-classes-epoll"
+    )
+    assert hadoop_aws.artifact_name("aws-java-sdk-s3-1.12.262.jar") == "aws-java-sdk-s3"
+
+
+def test_the_hadoop_version_is_read_from_the_client_jar(tmp_path: Path):
+    (tmp_path / "hadoop-client-runtime-3.4.2.jar").write_text("")
+    assert hadoop_aws.hadoop_version(tmp_path) is None
+    (tmp_path / "hadoop-client-api-3.4.2.jar").write_text("")
+    assert hadoop_aws.hadoop_version(tmp_path) == "3.4.2"

@@ -152,6 +152,38 @@ def test_upload_conn_id_with_a_real_s3_server(cluster, dag_folder, s3_server, mo
     )
 
 
+def test_failed_submission_leaves_no_object_in_s3(cluster, dag_folder, s3_server, monkeypatch):
+    """The refused driver's uploads are removed through the same connection they went by,
+    and the error names neither credential."""
+    bucket = s3_server.make_bucket("opfail-" + secrets.token_hex(3))
+    connection = {
+        "conn_type": "aws",
+        "login": s3_server.access_key,
+        "password": s3_server.secret_key,
+        "extra": {"endpoint_url": s3_server.endpoint},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_S3_UPLOADS", json.dumps(connection))
+    uploaded_at_create: list[dict[str, bytes]] = []
+
+    def refuse(c: FakeCluster, pod: dict) -> None:
+        from airflow_provider_sparkk8s.errors import KubeApiError
+
+        uploaded_at_create.append(s3_server.objects(bucket))
+        raise KubeApiError(403, "Forbidden", "no pods for you", method="POST", path="pods")
+
+    cluster.before_create = refuse
+    operator = operator_in_dag(
+        dag_folder,
+        conf={"spark.kubernetes.file.upload.path": f"s3a://{bucket}/uploads"},
+        upload_conn_id="s3_uploads",
+    )
+    with pytest.raises(SubmissionError) as error:
+        operator.execute(context())
+    assert len(uploaded_at_create[0]) == 2  # both files were there when the pod was sent
+    assert s3_server.objects(bucket) == {} and cluster.pods == {}
+    assert s3_server.secret_key not in str(error.value)
+
+
 def test_openlineage_parent_and_transport_reach_the_drivers_properties(
     cluster, dag_folder, monkeypatch, caplog
 ):

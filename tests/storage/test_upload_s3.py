@@ -4,6 +4,7 @@ driver's settings point, and that a failure anywhere leaves no object behind."""
 from __future__ import annotations
 
 import io
+import re
 import secrets
 from pathlib import Path
 
@@ -72,14 +73,18 @@ def test_submission_uploads_to_s3_before_the_first_request(s3_server, tmp_path):
             return respond(method, path, body)
 
         api.respond = look_then_respond  # type: ignore[method-assign]
+        err = io.StringIO()
         code = run(
             argv(api, tmp_path, bucket, *s3a_conf(s3_server)),
             environ={"HOME": str(tmp_path)},
             out=io.StringIO(),
-            err=io.StringIO(),
+            err=err,
         ).exit_code
         recorded = api.recording.as_list()
     assert code == 0
+    # No region for a loopback endpoint: uploaded, with the warning that Spark 4's S3A in the
+    # driver signs for us-east-2 (tests/runtime/test_s3a_uploads_real_spark.py sets one).
+    assert f"{S3A}endpoint.region" in err.getvalue() and "us-east-2" in err.getvalue()
     stored = s3_server.objects(bucket)
     assert first_request_saw[0] == stored  # everything was there before the first request
     by_name = {key.rsplit("/", 1)[1]: (key, data) for key, data in stored.items()}
@@ -110,11 +115,14 @@ def test_credentials_from_the_environment(s3_server, tmp_path, monkeypatch):
     assert len(s3_server.objects(bucket)) == 3
 
 
-def test_failed_submission_leaves_no_object(s3_server, tmp_path):
+# The driver pod refused (the first request after the uploads), or its ConfigMap refused
+# once the pod exists (applied after it, as Spark creates it; the pod is deleted again).
+@pytest.mark.parametrize(("method", "refused"), [("POST", "/pods$"), ("PATCH", "/configmaps/")])
+def test_failed_submission_leaves_no_object(s3_server, tmp_path, method, refused):
     bucket = s3_server.make_bucket("fail-" + secrets.token_hex(3))
     local_app(tmp_path)
     with RecordingServer() as api:
-        api.fail(InjectedFailure("POST", "/pods", 403))
+        api.fail(InjectedFailure(method, refused, 403))
         with pytest.raises(SubmissionError):
             run(
                 argv(api, tmp_path, bucket, *s3a_conf(s3_server)),
@@ -122,6 +130,11 @@ def test_failed_submission_leaves_no_object(s3_server, tmp_path):
                 out=io.StringIO(),
                 err=io.StringIO(),
             )
+        recorded = [(r["method"], r["path"]) for r in api.recording.as_list()]
+    assert any(m == method and re.search(refused, path) for m, path in recorded)
+    if method == "PATCH":
+        assert any(m == "POST" and path.endswith("/pods") for m, path in recorded)
+        assert any(m == "DELETE" and "/pods/" in path for m, path in recorded)
     assert s3_server.objects(bucket) == {}
 
 
