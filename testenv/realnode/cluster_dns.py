@@ -58,6 +58,7 @@ def _pod_address(pod: dict[str, Any]) -> PodAddress | None:
 
 class ServiceRecords:
     def __init__(self, client: AdminHttp, hosts_dir: Path, dnsmasq_pid: int) -> None:
+        self.client = client
         self.hosts_dir = hosts_dir
         self.dnsmasq_pid = dnsmasq_pid
         self._stop = threading.Event()
@@ -73,6 +74,7 @@ class ServiceRecords:
 
     def stop(self) -> None:
         self._stop.set()
+        self.client.close()  # ends the watches now, not at their timeout
 
     def _changed(self, kind: str, obj: dict[str, Any]) -> None:
         if not (self._services.synced.is_set() or kind == "ADDED"):

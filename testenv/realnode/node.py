@@ -112,9 +112,13 @@ class RealNode:
         for name in ("kubelet", "dnsmasq", "containerd", "forward"):
             process = self._processes.get(name)
             if process is not None:
+                started = time.monotonic()
                 process.stop()
+                self.timings[f"stop {name}"] = round(time.monotonic() - started, 2)
         if self._namespaces is not None:
+            started = time.monotonic()
             self._namespaces.teardown()
+            self.timings["teardown"] = round(time.monotonic() - started, 2)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def leftovers(self) -> list[str]:
