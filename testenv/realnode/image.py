@@ -184,7 +184,7 @@ def write_layer(layout: Layout, out: Path) -> str:
     entries: dict[str, tuple[str, object]] = {}
     for arc, (uid, mode) in layout.dirs.items():
         entries[arc] = ("dir", (uid, mode))
-    for arc in (*layout.files, *layout.texts, *layout.links):
+    for arc in (*layout.dirs, *layout.files, *layout.texts, *layout.links):
         for parent in _parents(arc):
             if parent not in layout.links:
                 entries.setdefault(parent, ("dir", (0, 0o755)))
@@ -378,6 +378,7 @@ def build_image(spec: ImageSpec) -> Path:
             config = image_config(diff_id, spec.entrypoint, spec.user, spec.workdir, spec.env)
             pack_archive(partial, layer, diff_id, config, spec.name)
             partial.rename(out)
+            _prune(root, safe, keep=out)
         finally:
             layer.unlink(missing_ok=True)
             partial.unlink(missing_ok=True)
@@ -385,6 +386,16 @@ def build_image(spec: ImageSpec) -> Path:
             f"built image {spec.name} in {time.monotonic() - started:.1f}s: {out}", file=sys.stderr
         )
     return out
+
+
+def _prune(root: Path, safe: str, keep: Path) -> None:
+    """Older builds of the same image (other inputs) go, but the newest of them stays: a
+    checkout on older sources may still be importing it (the Spark tar is ~760 MB)."""
+    older = sorted(
+        (p for p in root.glob(f"{safe}-*.tar") if p != keep), key=lambda p: p.stat().st_mtime
+    )
+    for path in older[:-1]:
+        path.unlink(missing_ok=True)
 
 
 def node_images(versions: Iterable[str] = (SPARK_VERSION,)) -> list[tuple[str, Path]]:

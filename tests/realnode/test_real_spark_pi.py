@@ -69,6 +69,7 @@ def test_spark_pi_runs_on_the_real_kubelet_with_executors_dialling_the_driver_se
     # They dialled the driver by its Service's name, resolved by the node's cluster DNS.
     urls = {env_value(recorder.pods[name], "SPARK_DRIVER_URL") for name in executors}
     (url,) = urls
+    assert url is not None
     assert url.startswith("spark://CoarseGrainedScheduler@") and url.endswith(
         f"-driver-svc.{ns}.svc:7078"
     ), url
