@@ -77,8 +77,8 @@ class ServiceRecords:
         self.client.close()  # ends the watches now, not at their timeout
 
     def _changed(self, kind: str, obj: dict[str, Any]) -> None:
-        if not (self._services.synced.is_set() or kind == "ADDED"):
-            return
+        # Any change of a Service or a pod may move a record: recompute them all (a test
+        # cluster holds a few dozen objects).
         pods = [a for pod in self._pods.snapshot() if (a := _pod_address(pod))]
         text = dns_records(service_addresses(self._services.snapshot(), pods, API_SERVICE_IP))
         with self._lock:

@@ -19,11 +19,14 @@ their mounts and links go with it.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from testenv.processes import ManagedProcess, wait_until
@@ -49,6 +52,89 @@ def cgroup_hierarchies(*, unified: bool = False) -> list[Path]:
             if fields[2] in kinds and fields[1].startswith(str(CGROUP_ROOT)):
                 hierarchies.append(Path(fields[1]))
     return sorted(hierarchies)
+
+
+def registry() -> Path:
+    """One file per running instance, naming its owner and what to sweep if it dies."""
+    default = Path.home() / ".cache" / "sparkk8s-realnode" / "instances"
+    return Path(os.environ.get("SPARKK8S_REALNODE_REGISTRY", default))
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (field 22 of /proc/PID/stat): a pid reused by another
+    process has another one."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _pids_of(ids: set[str], cgroup_name: str) -> set[int]:
+    """Processes in the namespaces `ids` ("net:[…]", "mnt:[…]") or in the cgroup root."""
+    pids: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                held = {os.readlink(f"/proc/{entry}/ns/{kind}") for kind in ("mnt", "net")}
+                if held & ids:
+                    pids.add(int(entry))
+    for hierarchy in cgroup_hierarchies(unified=True):
+        root = hierarchy / cgroup_name
+        if root.is_dir():
+            for procs in root.rglob("cgroup.procs"):
+                with contextlib.suppress(OSError, ValueError):
+                    pids.update(int(line) for line in procs.read_text().split())
+    return pids
+
+
+def _kill_all(find: Callable[[], set[int]], deadline: float) -> None:
+    end = time.monotonic() + deadline
+    while (pids := find()) and time.monotonic() < end:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+
+
+def _remove_cgroups(cgroup_name: str) -> None:
+    for hierarchy in cgroup_hierarchies(unified=True):
+        root = hierarchy / cgroup_name
+        if not root.is_dir():
+            continue
+        # Deepest first: a cgroup goes only once its children have.
+        for directory in sorted(
+            (p for p in root.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
+        ):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        for _ in range(50):
+            try:
+                root.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def sweep_stale() -> list[str]:
+    """Removes what instances whose owner died left (a session SIGKILLed: its children die
+    with it, but containerd's shims and the containers live on in the namespaces): kills
+    their processes by pid, removes their cgroups and folders. Returns the swept names."""
+    swept = []
+    for path in sorted(registry().glob("*.json")):
+        try:
+            entry = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        pid, started = entry["owner"]
+        if _start_time(pid) == started:
+            continue  # its owner is alive: not ours to touch
+        _kill_all(functools.partial(_pids_of, set(entry["ids"]), entry["cgroup"]), 10.0)
+        _remove_cgroups(entry["cgroup"])
+        shutil.rmtree(entry["scratch"], ignore_errors=True)
+        path.unlink(missing_ok=True)
+        swept.append(str(entry["cgroup"]))
+    return swept
 
 
 class NodeNamespaces:
@@ -98,7 +184,27 @@ class NodeNamespaces:
                 f"{completed.stderr.strip()}"
             )
 
+    @property
+    def _registration(self) -> Path:
+        return registry() / f"{self.cgroup_name}.json"
+
+    def _register(self) -> None:
+        """Written before anything is made inside, so that a session killed outright (no
+        teardown runs) is swept by the next node that starts (`sweep_stale`)."""
+        registry().mkdir(parents=True, exist_ok=True)
+        self._registration.write_text(
+            json.dumps(
+                {
+                    "owner": [os.getpid(), _start_time(os.getpid())],
+                    "ids": sorted(self._ids),
+                    "cgroup": self.cgroup_name,
+                    "scratch": str(self.scratch),
+                }
+            )
+        )
+
     def start(self) -> None:
+        sweep_stale()
         self.holder.start()
         own = os.readlink("/proc/self/ns/net")
         wait_until(
@@ -108,6 +214,7 @@ class NodeNamespaces:
             watch=[self.holder],
         )
         self._ids = {os.readlink(self.netns), os.readlink(self.mntns)}
+        self._register()
         self._setup_network()
         self._setup_mounts()
         self._setup_cgroups()
@@ -147,63 +254,16 @@ class NodeNamespaces:
 
     # -- teardown --
 
-    def _our_pids(self) -> set[int]:
-        """Processes in our mount or network namespace, or in our cgroup root."""
-        pids: set[int] = set()
-        if self.holder.pid is None:
-            return pids
-        try:
-            ours = {os.readlink(self.mntns), os.readlink(self.netns)}
-        except OSError:
-            ours = set()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in (os.getpid(), self.holder.pid):
-                continue
-            with contextlib.suppress(OSError):
-                if {
-                    os.readlink(f"/proc/{entry}/ns/mnt"),
-                    os.readlink(f"/proc/{entry}/ns/net"),
-                } & ours:
-                    pids.add(int(entry))
-        for hierarchy in cgroup_hierarchies(unified=True):
-            root = hierarchy / self.cgroup_name
-            if root.is_dir():
-                for procs in root.rglob("cgroup.procs"):
-                    with contextlib.suppress(OSError, ValueError):
-                        pids.update(int(line) for line in procs.read_text().split())
-        return pids
-
     def kill_leftovers(self, deadline: float = 10.0) -> None:
-        end = time.monotonic() + deadline
-        while (pids := self._our_pids()) and time.monotonic() < end:
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.1)
-
-    def _remove_cgroups(self) -> None:
-        for hierarchy in cgroup_hierarchies(unified=True):
-            root = hierarchy / self.cgroup_name
-            if not root.is_dir():
-                continue
-            # Deepest first: a cgroup goes only once its children have.
-            for directory in sorted(
-                (p for p in root.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
-            ):
-                with contextlib.suppress(OSError):
-                    directory.rmdir()
-            for _ in range(50):
-                try:
-                    root.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+        exclude = {os.getpid(), self.holder.pid or 0}
+        _kill_all(lambda: _pids_of(self._ids, self.cgroup_name) - exclude, deadline)
 
     def teardown(self) -> None:
         self.kill_leftovers()
-        self._remove_cgroups()
+        _remove_cgroups(self.cgroup_name)
         self.holder.stop()
         shutil.rmtree(self.scratch / "var-lib", ignore_errors=True)
+        self._registration.unlink(missing_ok=True)
 
     def leftovers(self) -> list[str]:
         """What of this instance is still on the machine (empty after teardown)."""
