@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane hadoop-aws spark-plane screenshots conf-keys toxiproxy tinyproxy s3server kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys toxiproxy tinyproxy s3server kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -26,8 +26,20 @@ constraints:
 	{ sed -n '1,/^# Regenerate/p' $(CONSTRAINTS); .venv-resolve/bin/pip freeze --exclude-editable | grep -v '^-e '; } > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS) && rm -rf .venv-resolve
 
+# The plane's binaries, and the real node's kubelet and pause beside them, in one step
+# sharing the Go build cache (testenv/build.sh).
 controlplane:
 	./testenv/build.sh
+
+# The real node's Debian packages (containerd, runc, CNI plugins, dnsmasq, iptables),
+# downloaded and unpacked into ~/.cache, never installed into the system (9 s cold, once).
+node-packages:
+	./testenv/install_node_packages.sh >/dev/null
+
+# The real node's OCI images (pause, shell, spark:4.3.0) from local files, as docker-archive
+# tars under ~/.cache/sparkk8s-realnode, keyed by their inputs (about 25 s cold, once).
+realnode-images: venv controlplane
+	$(PY) -m testenv.realnode.image >/dev/null
 
 # The fault tests' TCP proxy, built from its Go module into ~/.cache (about a minute, once).
 toxiproxy:
@@ -90,12 +102,12 @@ runtime-image: venv hadoop-aws
 # we declare (AIRFLOW_COMPAT, latest patch), in a second venv built by
 # tests/compat/airflow_venv.sh (cached in ~/.cache/sparkk8s-airflow). Another minor:
 # make test-compat AIRFLOW_COMPAT=3.2.2
-# The full run goes in two lanes at once (tests/run_lanes.sh): tests/e2e then the
-# compatibility suite, beside every other test.
+# The full run goes in two lanes at once (tests/run_lanes.sh): tests/e2e and tests/realnode
+# then the compatibility suite, beside every other test.
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
-test: venv lint controlplane toxiproxy tinyproxy s3server kueue statsd-exporter browser runtime-image
+test: venv lint controlplane node-packages toxiproxy tinyproxy s3server kueue statsd-exporter browser runtime-image realnode-images
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	kueue=$$(./testenv/build_kueue.sh) && \
 	export SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 SPARKK8S_KUEUE_DIR=$$kueue && \

@@ -38,6 +38,7 @@ from testenv.nodeagent.kubelet import AgentConfig
 from testenv.nodeagent.setup import agent_command, node_agent_config
 from testenv.pki import PkiFiles, generate_pki
 from testenv.processes import ManagedProcess, Server, wait_until
+from testenv.realnode.config import egress_selector
 
 STATIC_TOKEN_USER = "sparkk8s-token-user"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -131,12 +132,16 @@ class ControlPlane(Server):
         api_only: bool = False,
         process_node: bool = False,
         images_file: Path | None = None,
+        cluster_egress_socket: Path | None = None,
     ) -> None:
         self.bin_dir = bin_dir or find_binaries()
         self.node_count = node_count
         self.api_only = api_only
         self.process_node = process_node
         self.images_file = images_file
+        # The real node's forward (testenv/realnode): the API server's `cluster` traffic
+        # (to kubelets, pods and Services) goes through its HTTP CONNECT proxy there.
+        self.cluster_egress_socket = cluster_egress_socket
         self.agent: AgentConfig | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-controlplane-"))
         self.static_token = secrets.token_urlsafe(32)
@@ -482,8 +487,16 @@ class ControlPlane(Server):
                 # InternalIP (127.0.0.1) and daemon endpoint port.
                 "--kubelet-preferred-address-types=InternalIP",
                 f"--kubelet-certificate-authority={pki.ca_cert}",
+                *self._egress_args(),
             ],
         )
+
+    def _egress_args(self) -> list[str]:
+        if self.cluster_egress_socket is None:
+            return []
+        config = self.workdir / "egress-selector.json"
+        config.write_text(json.dumps(egress_selector(self.cluster_egress_socket)))
+        return [f"--egress-selector-config-file={config}"]
 
     def _wait_etcd_healthy(self) -> None:
         wait_until(

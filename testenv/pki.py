@@ -151,6 +151,9 @@ def generate_pki(directory: Path) -> PkiFiles:
         x509.DNSName("kubernetes"),
         x509.DNSName("kubernetes.default.svc"),
         x509.IPAddress(ipaddress.IPv4Address("127.0.0.1")),
+        # The `kubernetes` Service's ClusterIP, which in-cluster clients dial by its
+        # KUBERNETES_SERVICE_HOST (the real node's pods reach it through a DNAT rule).
+        x509.IPAddress(ipaddress.IPv4Address("10.96.0.1")),
     ]
     serving = _issue(
         ca_cert,

@@ -2,7 +2,8 @@
 # `make test`'s full run (TESTS=tests) in two lanes at once, one per core of CI's machine:
 #
 #   lane "e2e":  tests/e2e (real Airflow and real Spark: mostly waiting on heartbeats,
-#                deferrals and execution timeouts), then the Airflow compatibility suite
+#                deferrals and execution timeouts) and tests/realnode (the real kubelet,
+#                about a minute), then the Airflow compatibility suite
 #   lane "rest": every other test (the CPU-bound unit, parity and fuzz tests among them)
 #
 #   tests/run_lanes.sh PYTHON COMPAT_COMMAND
@@ -11,7 +12,7 @@
 # lane has the CPU while it waits. Each lane is its own pytest session, so its session
 # fixtures are its own: control planes, the Airflow stack and S3 server on free loopback
 # ports and in their own temp dirs, node agents on a random 127.a.b.0/24 each. Every test
-# still runs, each exactly once: the rest lane is `tests` less tests/e2e.
+# still runs, each exactly once: the rest lane is `tests` less tests/e2e and tests/realnode.
 #
 # The rest lane prints as it goes; the e2e lane's output is kept in a file and printed after
 # it, whole, so neither interleaves, and its pytest summary is the last line. Exits non-zero
@@ -25,9 +26,9 @@ if [ "${3:-}" = --e2e-lane ]; then
     # Its verdicts go to a file of their own ($4), printed before its output: the output's
     # last line stays a pytest summary, as CI reads it.
     rc=0
-    "${pytest[@]}" tests/e2e || rc=$?
-    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in tests/e2e" >>"$4"
-    echo "lane e2e: tests/e2e exit $rc after ${SECONDS}s" >>"$4"
+    "${pytest[@]}" tests/e2e tests/realnode || rc=$?
+    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in tests/e2e tests/realnode" >>"$4"
+    echo "lane e2e: tests/e2e tests/realnode exit $rc after ${SECONDS}s" >>"$4"
     compat_rc=0
     $compat || compat_rc=$?
     echo "lane e2e: compatibility suite exit $compat_rc; the lane took ${SECONDS}s" >>"$4"
@@ -55,11 +56,11 @@ trap stop_lanes INT TERM
 
 # In the background too, so a signal to this script runs the trap at once (bash runs it
 # only after a foreground command ends); its output still streams here.
-"${pytest[@]}" tests --ignore=tests/e2e </dev/null &
+"${pytest[@]}" tests --ignore=tests/e2e --ignore=tests/realnode </dev/null &
 rest_pid=$!
 rest_rc=0
 wait "$rest_pid" || rest_rc=$?
-[ "$rest_rc" -eq 5 ] && echo "make test: no tests were collected outside tests/e2e" >&2
+[ "$rest_rc" -eq 5 ] && echo "make test: no tests were collected outside tests/e2e and tests/realnode" >&2
 rest_seconds=$((SECONDS - started))
 
 e2e_rc=0

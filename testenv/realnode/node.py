@@ -1,0 +1,307 @@
+"""A real node for the test control plane: containerd (with runc and the bridge CNI
+plugin), the real kubelet v1.35.4 and dnsmasq, in namespaces of the instance's own
+(testenv/realnode/namespaces.py), registered as `real-node-0` with our API server.
+
+    node = RealNode()
+    plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket).start()
+    node.start(plane)      # Ready, images imported
+    ...
+    node.stop()            # everything stopped by pid, nothing left behind
+    plane.stop()
+
+The plane stays on the host's loopback; testenv/realnode/forward.py bridges the two ways
+(the kubelet and the pods to the API server, the API server's `cluster` traffic to the
+kubelet and the pods). Images are built from local files (testenv/realnode/image.py) and
+imported with `ctr`; nothing is pulled and image GC is off. Every instance has its own
+scratch folder and cgroup root, so parallel runs never meet.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testenv.admin_client import AdminHttp
+from testenv.controlplane import ControlPlane
+from testenv.pki import PkiFiles, issue_from_ca
+from testenv.processes import ManagedProcess, built_by, wait_until
+from testenv.realnode.cluster_dns import ServiceRecords, dnsmasq_argv
+from testenv.realnode.config import (
+    API_FORWARD_PORT,
+    INSIDE_NETWORKS,
+    NODE_IP,
+    NodePaths,
+    cni_network,
+    containerd_config,
+    kubelet_config,
+)
+from testenv.realnode.forward import ForwardConfig
+from testenv.realnode.image import PAUSE_IMAGE, node_images
+from testenv.realnode.namespaces import NodeNamespaces
+from testenv.runtime_image import SPARK_VERSION
+
+REPO = Path(__file__).resolve().parents[2]
+INSTALL_PACKAGES = REPO / "testenv" / "install_node_packages.sh"
+NODE_NAME = "real-node-0"
+STARTUP_TIMEOUT_SECONDS = 90.0
+
+
+def node_packages() -> Path:
+    """The unpacked Debian packages: $SPARKK8S_NODE_PACKAGES_DIR, else the folder
+    install_node_packages.sh prints."""
+    return built_by(INSTALL_PACKAGES, "SPARKK8S_NODE_PACKAGES_DIR")
+
+
+def _python_module(module: str, *args: str) -> list[str]:
+    """A testenv module run from this checkout, whatever the working directory."""
+    bootstrap = (
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); import runpy; "
+        f"sys.argv = [{module!r}, *sys.argv[1:]]; runpy.run_module({module!r}, run_name='__main__')"
+    )
+    return [sys.executable, "-c", bootstrap, *args]
+
+
+@dataclass
+class RealNode:
+    node_name: str = NODE_NAME
+    spark_versions: tuple[str, ...] = (SPARK_VERSION,)
+    scratch: Path = field(
+        default_factory=lambda: Path(tempfile.mkdtemp(prefix="sparkk8s-realnode-"))
+    )
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.paths = NodePaths(self.scratch)
+        self.instance = secrets.token_hex(4)
+        self.cgroup_root = f"/sparkk8s-realnode-{self.instance}"
+        self._processes: dict[str, ManagedProcess] = {}
+        self._namespaces: NodeNamespaces | None = None
+        self._records: ServiceRecords | None = None
+        self.logs_dir = self.scratch / "logs"
+        self.logs_dir.mkdir(exist_ok=True)
+
+    # -- lifecycle --
+
+    def start(self, plane: ControlPlane) -> RealNode:
+        try:
+            self._start(plane)
+        except Exception as error:
+            tails = self.log_tails()
+            self.stop()
+            raise RuntimeError(f"the real node failed to start: {error}\n{tails}") from error
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stops what it started by pid (the kubelet first, so it starts nothing more), then
+        kills whatever is left in its namespaces and cgroups and removes its folders."""
+        if self._records is not None:
+            self._records.stop()
+        for name in ("kubelet", "dnsmasq", "containerd", "forward"):
+            process = self._processes.get(name)
+            if process is not None:
+                started = time.monotonic()
+                process.stop()
+                self.timings[f"stop {name}"] = round(time.monotonic() - started, 2)
+        if self._namespaces is not None:
+            started = time.monotonic()
+            self._namespaces.teardown()
+            self.timings["teardown"] = round(time.monotonic() - started, 2)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def leftovers(self) -> list[str]:
+        found = self._namespaces.leftovers() if self._namespaces else []
+        found += [f"{name}, pid {p.pid}" for name, p in self._processes.items() if p.running()]
+        if self.scratch.exists():
+            found.append(str(self.scratch))
+        return found
+
+    def log_tails(self, max_bytes: int = 2000) -> str:
+        return "\n".join(
+            f"--- {name} (pid {process.pid}) ---\n{process.log_tail(max_bytes)}"
+            for name, process in self._processes.items()
+        )
+
+    # -- internals --
+
+    def _mark(self, label: str, since: float) -> None:
+        self.timings[label] = round(time.monotonic() - since, 2)
+
+    def _spawn(self, name: str, argv: list[str]) -> ManagedProcess:
+        process = ManagedProcess(name, argv, self.logs_dir / f"{name}.log")
+        self._processes[name] = process
+        process.start()
+        return process
+
+    def _spawn_inside(self, name: str, argv: list[str]) -> ManagedProcess:
+        namespaces = self._ns
+        env = [f"{k}={v}" for k, v in namespaces.tool_env().items() if k != "LD_LIBRARY_PATH"]
+        libs = f"LD_LIBRARY_PATH={namespaces.tool_env()['LD_LIBRARY_PATH']}"
+        # Only dnsmasq and runc need the unpacked libraries; the rest are static.
+        return self._spawn(name, [*namespaces.enter(), "env", *env, libs, *argv])
+
+    @property
+    def _ns(self) -> NodeNamespaces:
+        if self._namespaces is None:
+            raise RuntimeError("the real node has not been started")
+        return self._namespaces
+
+    def _start(self, plane: ControlPlane) -> None:
+        t0 = time.monotonic()
+        packages = node_packages()
+        images = node_images(self.spark_versions)
+        self._mark("packages and images", t0)
+        self._namespaces = NodeNamespaces(self.scratch, packages, self.cgroup_root.lstrip("/"))
+        self._namespaces.start()
+        self._mark("namespaces", t0)
+        self._start_forward(plane)
+        self._start_containerd(packages)
+        self._mark("containerd", t0)
+        self._import_images(packages, images)
+        self._mark("images imported", t0)
+        dnsmasq = self._start_dnsmasq(packages)
+        self._start_kubelet(plane)
+        admin = AdminHttp(
+            plane._apiserver_port, plane.ca_file, plane.admin_cert_file, plane.admin_key_file
+        )
+        self._records = ServiceRecords(admin, self.paths.dns_hosts, dnsmasq).start()
+        wait_until(
+            lambda: _node_ready(admin.json("GET", f"/api/v1/nodes/{self.node_name}")),
+            STARTUP_TIMEOUT_SECONDS,
+            f"node {self.node_name} Ready",
+            watch=list(self._processes.values()),
+        )
+        self._mark("node Ready", t0)
+
+    def _start_forward(self, plane: ControlPlane) -> None:
+        config = ForwardConfig(
+            netns=self._ns.netns,
+            listen=[("127.0.0.1", API_FORWARD_PORT), (NODE_IP, API_FORWARD_PORT)],
+            apiserver=("127.0.0.1", int(plane.server.rsplit(":", 1)[1])),
+            proxy_socket=str(self.paths.egress_socket),
+            inside_networks=INSIDE_NETWORKS,
+        )
+        config_file = self.scratch / "forward.json"
+        config_file.write_text(config.to_json())
+        process = self._spawn(
+            "forward", _python_module("testenv.realnode.forward", str(config_file))
+        )
+        wait_until(
+            lambda: "forwarding" in process.log_tail(), 30, "the node's forward", watch=[process]
+        )
+
+    def _start_containerd(self, packages: Path) -> None:
+        config = self.paths.containerd / "config.toml"
+        self.paths.containerd.mkdir()
+        self.paths.cni_conf.mkdir(parents=True)
+        (self.paths.cni_conf / "10-sparkk8s.conflist").write_text(
+            json.dumps(cni_network(self.paths))
+        )
+        config.write_text(containerd_config(self.paths, packages, PAUSE_IMAGE))
+        process = self._spawn_inside(
+            "containerd",
+            [str(packages / "usr/bin/containerd"), f"--config={config}", "--log-level=info"],
+        )
+        wait_until(self.paths.containerd_socket.exists, 30, "containerd's socket", watch=[process])
+
+    def _ctr(self, packages: Path, *args: str) -> str:
+        completed = subprocess.run(
+            [*self._ns.enter(), str(packages / "usr/bin/ctr"),
+             f"--address={self.paths.containerd_socket}", "--namespace=k8s.io", *args],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if completed.returncode != 0:
+            raise RuntimeError(f"ctr {' '.join(args)}: {completed.stderr.strip()}")
+        return completed.stdout
+
+    def _import_images(self, packages: Path, images: list[tuple[str, Path]]) -> None:
+        for name, tar in images:
+            started = time.monotonic()
+            self._ctr(packages, "images", "import", "--snapshotter=overlayfs", str(tar))
+            self.timings[f"import {name}"] = round(time.monotonic() - started, 2)
+        listed = self._ctr(packages, "images", "list", "--quiet")
+        missing = [name for name, _ in images if name not in listed.split()]
+        if missing:
+            raise RuntimeError(f"ctr imported, yet containerd lists no {missing}: {listed}")
+
+    def _start_dnsmasq(self, packages: Path) -> int:
+        self.paths.dns_hosts.mkdir()
+        process = self._spawn_inside(
+            "dnsmasq", dnsmasq_argv(packages / "usr/sbin/dnsmasq", self.paths.dns_hosts)
+        )
+        wait_until(lambda: "started" in process.log_tail(), 30, "dnsmasq", watch=[process])
+        assert process.pid is not None
+        return process.pid
+
+    def _start_kubelet(self, plane: ControlPlane) -> None:
+        pki: PkiFiles = plane._pki_files
+        directory = self.paths.kubelet
+        directory.mkdir(parents=True)
+        issue_from_ca(pki, directory / "node.crt", directory / "node.key",
+                      f"system:node:{self.node_name}", "system:nodes")  # fmt: skip
+        issue_from_ca(pki, directory / "serving.crt", directory / "serving.key", self.node_name,
+                      server_names=[NODE_IP, self.node_name])  # fmt: skip
+        kubeconfig = directory / "node.kubeconfig"
+        kubeconfig.write_text(json.dumps(_node_kubeconfig(pki, directory)))
+        (self.scratch / "resolv.conf").write_text("")
+        config = directory / "config.json"
+        config.write_text(
+            json.dumps(
+                kubelet_config(self.paths, pki.ca_cert, directory / "serving.crt",
+                               directory / "serving.key", self.cgroup_root)
+            )
+        )  # fmt: skip
+        self._spawn_inside(
+            "kubelet",
+            [
+                str(plane.bin_dir / "kubelet"),
+                f"--config={config}",
+                f"--kubeconfig={kubeconfig}",
+                f"--root-dir={directory / 'root'}",
+                f"--hostname-override={self.node_name}",
+                f"--node-ip={NODE_IP}",
+                "--v=1",
+            ],
+        )
+
+
+def _node_kubeconfig(pki: PkiFiles, directory: Path) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "plane",
+                "cluster": {
+                    "server": f"https://127.0.0.1:{API_FORWARD_PORT}",
+                    "certificate-authority": str(pki.ca_cert),
+                },
+            }
+        ],
+        "users": [
+            {
+                "name": "node",
+                "user": {
+                    "client-certificate": str(directory / "node.crt"),
+                    "client-key": str(directory / "node.key"),
+                },
+            }
+        ],
+        "contexts": [{"name": "node", "context": {"cluster": "plane", "user": "node"}}],
+        "current-context": "node",
+    }
+
+
+def _node_ready(node: dict[str, Any]) -> bool:
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
