@@ -26,9 +26,11 @@ import sys  # noqa: E402
 
 
 def _run(argv: list[str]) -> int:
+    """As the console script runs it: `main()` reads the process's own arguments."""
     from airflow_provider_sparkk8s.cli import submit as cli
 
-    return cli.main(argv)
+    sys.argv = ["sparkk8s-submit", *argv]
+    return cli.main()
 
 
 def list_modules(out_file: str, argv: list[str]) -> int:

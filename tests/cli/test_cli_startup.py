@@ -131,3 +131,29 @@ def test_a_submission_imports_its_steps_and_client_and_nothing_it_does_not_use(
     assert {f"{PACKAGE}.submission.render", f"{PACKAGE}.kube.sync_client"} <= loaded
     assert under(loaded, NEVER) == []
     assert under(loaded, NOT_FOR_A_PLAIN_SUBMISSION) == []
+
+
+def test_the_command_freezes_its_objects_before_exit_and_a_caller_of_main_does_not() -> None:
+    """The interpreter's exit skips frozen objects (benchmarks/cli_phases.py's exit phase);
+    a test or an embedder calling main(argv) keeps a collectable heap."""
+    code = (
+        "import gc, io, sys, contextlib\n"
+        "from airflow_provider_sparkk8s.cli import submit\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert submit.main(['--version']) == 0\n"
+        "    called = gc.get_freeze_count()\n"
+        "    sys.argv = ['sparkk8s-submit', '--version']\n"
+        "    assert submit.main() == 0\n"
+        "print(called, gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(CHECKOUT)},
+        cwd=CHECKOUT,
+        check=True,
+    )
+    called, as_command = (int(n) for n in done.stdout.split())
+    assert called == 0
+    assert as_command > 1000  # every object of the run
