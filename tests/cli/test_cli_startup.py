@@ -23,10 +23,11 @@ from testenv.harness.recorder import RecordingServer
 PACKAGE = "airflow_provider_sparkk8s"
 CHECKOUT = Path(__file__).resolve().parents[2]
 # Never on the command line's path (the operator's stack, heavy libraries, slow lookups).
-NEVER = ("airflow", "httpx", "httpcore", "asyncio", "yaml", "fsspec", "pydantic")
-NEVER += ("importlib.metadata", "pkg_resources", f"{PACKAGE}.version_compat")
-NEVER += tuple(f"{PACKAGE}.{face}" for face in ("operators", "sensors", "triggers", "hooks"))
-NEVER += (f"{PACKAGE}.links",)
+NEVER: tuple[str, ...] = (
+    "airflow", "httpx", "httpcore", "asyncio", "yaml", "fsspec", "pydantic",
+    "importlib.metadata", "pkg_resources", f"{PACKAGE}.version_compat",
+    *(f"{PACKAGE}.{face}" for face in ("operators", "sensors", "triggers", "hooks", "links")),
+)  # fmt: skip
 # Only a submission that gets this far needs them.
 RENDER_AND_CLIENT = (
     f"{PACKAGE}.submission.features",
