@@ -12,7 +12,7 @@ planes: kube-apiserver + etcd alone, and the whole plane; it also reads how much
 process spent per submission.
 
     python -m benchmarks.bench_submit [--runs 5] [--cli-runs 4] [--sequential 100]
-        [--concurrent 200] [--checkout DIR]
+        [--concurrent 200] [--checkout DIR] [--baseline DIR]
 
 Prints a Markdown table (the README's `## Benchmarks` section holds the last one).
 """
@@ -90,34 +90,49 @@ def run_phases(argv: list[str], env: dict[str, str], modules: Path) -> dict[str,
     return phases | {"total": wall}
 
 
-def compare_with_spark_submit(runs: int, cli_runs: int, checkout: Path) -> dict[str, list]:
-    """Each round: spark-submit once, then sparkk8s-submit, its phase split and the
-    interpreter's floor `cli_runs` times each, interleaved (ours are short)."""
+BASELINE = "baseline"  # the samples of --baseline's tree carry this prefix
+
+
+def compare_with_spark_submit(
+    runs: int, cli_runs: int, checkout: Path, baseline: Path | None = None
+) -> dict[str, list]:
+    """Each round: spark-submit once, then sparkk8s-submit, its phase split (and the same
+    two for `baseline`'s tree) and the interpreter's floor, `cli_runs` times each,
+    interleaved (ours are short)."""
     ours = str(Path(sys.executable).with_name("sparkk8s-submit"))
     theirs = str(spark_submit_path(SPARK_LINE))
-    samples: dict[str, list] = {
-        "spark-submit 4.3.0": [], "sparkk8s-submit": [], "phases": [],
-        "python -c pass": [], "python -S -c pass": [],
-    }  # fmt: skip
+    trees = {"": checkout, **({f"{BASELINE} ": baseline} if baseline else {})}
+    samples: dict[str, list] = {"spark-submit 4.3.0": [], "python -c pass": [],
+                                "python -S -c pass": []}  # fmt: skip
+    samples |= {f"{prefix}{name}": [] for prefix in trees for name in ("sparkk8s-submit", "phases")}
+    script = str(CHECKOUT / "benchmarks" / "cli_phases.py")
     with tempfile.TemporaryDirectory() as home, RecordingServer() as server:
         master = ["--master", f"k8s://{server.url}", "--deploy-mode", "cluster"]
         env = oracle_environment(SPARK_LINE, {"SPARK_USER": "bench"}, Path(home))
         env.pop("SPARK_SUBMIT_OPTS", None)  # the oracle's start-up tweak is not spark-submit
-        env["PYTHONPATH"] = str(checkout)  # this checkout's code, not an installed copy's
-        modules = Path(home) / "modules.txt"  # what the command loads, for the phase split
-        run_child([sys.executable, str(CHECKOUT / "benchmarks" / "cli_phases.py"), "list",
-                   str(modules), *master, *APP], env)  # fmt: skip
+        envs, modules = {}, {}
+        for prefix, tree in trees.items():
+            envs[prefix] = env | {"PYTHONPATH": str(tree)}  # that tree's code, not an install's
+            modules[prefix] = Path(home) / f"modules-{len(modules)}.txt"  # for the phase split
+            run_child([sys.executable, script, "list", str(modules[prefix]), *master, *APP],
+                      envs[prefix])  # fmt: skip
         for _ in range(runs):  # alternate, so drift on a shared machine hits both alike
             samples["spark-submit 4.3.0"].append(run_child([theirs, *master, *APP], env))
             for _ in range(cli_runs):
-                samples["sparkk8s-submit"].append(run_child([ours, *master, *APP], env))
-                samples["phases"].append(run_phases([*master, *APP], env, modules))
+                for prefix in trees:
+                    samples[f"{prefix}sparkk8s-submit"].append(
+                        run_child([ours, *master, *APP], envs[prefix])
+                    )
+                    samples[f"{prefix}phases"].append(
+                        run_phases([*master, *APP], envs[prefix], modules[prefix])
+                    )
                 samples["python -c pass"].append(run_child([sys.executable, "-c", "pass"], env))
                 samples["python -S -c pass"].append(
                     run_child([sys.executable, "-S", "-c", "pass"], env)
                 )
         posts = [r for r in server.recording.as_list() if r["method"] == "POST"]
-        assert len(posts) == 1 + runs + 2 * runs * cli_runs, "every run must create a driver"
+        expected = len(trees) * (1 + 2 * runs * cli_runs) + runs
+        assert len(posts) == expected, "every run must create a driver"
     return samples
 
 
@@ -213,29 +228,47 @@ def median(values: list[Sample], attr: str) -> float:
     return statistics.median(getattr(s, attr) for s in values)
 
 
+def _split(samples: dict[str, list], prefix: str) -> dict[str, float]:
+    """Median ms of each phase, the rest (exit), the split run's and the console script's
+    wall, for one tree's samples."""
+    split = samples[f"{prefix}phases"]
+    cells = {name: statistics.median(p[name] for p in split) for name in PHASES}
+    cells["exit"] = statistics.median(p["total"] - sum(p[n] for n in PHASES) for p in split)
+    cells["split wall"] = statistics.median(p["total"] for p in split)
+    cells["wall"] = median(samples[f"{prefix}sparkk8s-submit"], "wall")
+    return {name: value * 1000 for name, value in cells.items()}
+
+
+ROW_LABELS = {
+    **{name: name for name in PHASES},
+    "exit": "exit (the rest: the interpreter's shutdown)",
+    "split wall": "wall of the split run (sum of the above)",
+    "wall": "`sparkk8s-submit` (console script) wall",
+}
+
+
 def phase_table(samples: dict[str, list]) -> list[str]:
-    """sparkk8s-submit's wall split, beside spark-submit's wall in the same rounds."""
-    theirs = median(samples["spark-submit 4.3.0"], "wall")
-    split = samples["phases"]
+    """sparkk8s-submit's wall split (and the baseline's, if one ran), beside spark-submit's
+    wall in the same rounds."""
+    theirs = median(samples["spark-submit 4.3.0"], "wall") * 1000
+    columns = {"": "this checkout"}
+    if f"{BASELINE} phases" in samples:
+        columns = {f"{BASELINE} ": "baseline (--baseline)", **columns}
+    splits = {prefix: _split(samples, prefix) for prefix in columns}
+    runs = len(samples["phases"])
     rows = [
-        f"| sparkk8s-submit, split (median of {len(split)}) | ms | share |",
-        "| --- | ---: | ---: |",
+        f"| sparkk8s-submit, ms (median of {runs}) | " + " | ".join(columns.values()) + " |",
+        "| --- |" + " ---: |" * len(columns),
     ]
-    medians = {name: statistics.median(p[name] for p in split) for name in PHASES}
-    whole = statistics.median(p["total"] for p in split)
-    for name in PHASES:
-        rows.append(f"| {name} | {medians[name] * 1000:.1f} | {medians[name] / whole:.0%} |")
-    rest = statistics.median(p["total"] - sum(p[name] for name in PHASES) for p in split)
+    for key, label in ROW_LABELS.items():
+        rows.append(f"| {label} | " + " | ".join(f"{splits[p][key]:.1f}" for p in columns) + " |")
+    ratios = " | ".join(f"{theirs / splits[p]['wall']:.1f}x" for p in columns)
     rows.append(
-        f"| exit (the rest: the interpreter's shutdown) | {rest * 1000:.1f} | {rest / whole:.0%} |"
+        f"| spark-submit 4.3.0 wall in the same rounds: {theirs:.0f} ms; ratio | {ratios} |"
     )
-    rows.append(f"| wall of the split run | {whole * 1000:.1f} | |")
     for floor in ("python -c pass", "python -S -c pass"):
-        rows.append(f"| floor: `{floor}` | {median(samples[floor], 'wall') * 1000:.1f} | |")
-    ours = median(samples["sparkk8s-submit"], "wall")
-    rows.append(f"| `sparkk8s-submit` (console script) wall | {ours * 1000:.1f} | |")
-    rows.append(f"| spark-submit 4.3.0 wall, same rounds | {theirs * 1000:.0f} | |")
-    rows.append(f"| ratio, wall | {theirs / ours:.1f}x | |")
+        cell = f"{median(samples[floor], 'wall') * 1000:.1f}"
+        rows.append(f"| floor: `{floor}` | " + " | ".join(cell for _ in columns) + " |")
     return [*rows, ""]
 
 
@@ -290,11 +323,17 @@ def main(argv: list[str] | None = None) -> int:
         default=CHECKOUT,
         help="whose sparkk8s-submit part 1 runs (another commit's tree, to compare)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another tree whose sparkk8s-submit runs in the same rounds, for before/after "
+        "(e.g. git archive <commit> airflow_provider_sparkk8s | tar -x -C DIR)",
+    )
     args = parser.parse_args(argv)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load average at the start: {load}", flush=True)
     samples = (
-        compare_with_spark_submit(args.runs, args.cli_runs, args.checkout)
+        compare_with_spark_submit(args.runs, args.cli_runs, args.checkout, args.baseline)
         if args.only != "rate"
         else {}
     )
