@@ -110,7 +110,8 @@ def compare_with_spark_submit(
         master = ["--master", f"k8s://{server.url}", "--deploy-mode", "cluster"]
         env = oracle_environment(SPARK_LINE, {"SPARK_USER": "bench"}, Path(home))
         env.pop("SPARK_SUBMIT_OPTS", None)  # the oracle's start-up tweak is not spark-submit
-        envs, modules = {}, {}
+        envs: dict[str, dict[str, str]] = {}
+        modules: dict[str, Path] = {}
         for prefix, tree in trees.items():
             envs[prefix] = env | {"PYTHONPATH": str(tree)}  # that tree's code, not an install's
             modules[prefix] = Path(home) / f"modules-{len(modules)}.txt"  # for the phase split
