@@ -3,12 +3,16 @@ submissions per second against the real control plane.
 
 Part 1 runs both tools as child processes with the same arguments against the same
 recording endpoint (testenv/harness/recorder.py), alternating, and reads wall time, CPU
-(user + system) and peak RSS from the child's rusage. Part 2 renders and submits in this
+(user + system) and peak RSS from the child's rusage. In the same rounds it splits
+sparkk8s-submit's wall into interpreter, imports, render and requests
+(benchmarks/cli_phases.py) and times the interpreter's floor (`python -c pass`, and
+`python -S -c pass` without `site`). Part 2 renders and submits in this
 process (no child, no JVM), sequentially and from a thread pool, against two fresh control
 planes: kube-apiserver + etcd alone, and the whole plane; it also reads how much CPU each
 process spent per submission.
 
-    python -m benchmarks.bench_submit [--runs 5] [--sequential 100] [--concurrent 200]
+    python -m benchmarks.bench_submit [--runs 5] [--cli-runs 4] [--sequential 100]
+        [--concurrent 200] [--checkout DIR] [--baseline DIR]
 
 Prints a Markdown table (the README's `## Benchmarks` section holds the last one).
 """
@@ -16,6 +20,7 @@ Prints a Markdown table (the README's `## Benchmarks` section holds the last one
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -35,6 +40,8 @@ from testenv.harness.oracle import oracle_environment, spark_submit_path
 from testenv.harness.recorder import RecordingServer
 
 SPARK_LINE = "4.3.0"
+CHECKOUT = Path(__file__).resolve().parent.parent
+PHASES = ("interpreter", "imports", "render", "requests")
 APP = [
     "--name", "spark-pi", "--class", "org.apache.spark.examples.SparkPi",
     "--conf", "spark.kubernetes.container.image=apache/spark:4.0.0",
@@ -72,19 +79,61 @@ def run_child(argv: list[str], env: dict[str, str]) -> Sample:
     return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
-def compare_with_spark_submit(runs: int) -> dict[str, list[Sample]]:
+def run_phases(argv: list[str], env: dict[str, str], modules: Path) -> dict[str, float]:
+    """One sparkk8s-submit run split into PHASES (seconds), plus its wall as `total`."""
+    script = str(CHECKOUT / "benchmarks" / "cli_phases.py")
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        spawn_ns = time.monotonic_ns()  # the child's first clock read is on the same clock
+        wall = run_child([sys.executable, script, "time", str(spawn_ns), str(modules),
+                          out.name, *argv], env).wall  # fmt: skip
+        phases = {name: ns / 1e9 for name, ns in json.loads(Path(out.name).read_text()).items()}
+    return phases | {"total": wall}
+
+
+BASELINE = "baseline"  # the samples of --baseline's tree carry this prefix
+
+
+def compare_with_spark_submit(
+    runs: int, cli_runs: int, checkout: Path, baseline: Path | None = None
+) -> dict[str, list]:
+    """Each round: spark-submit once, then sparkk8s-submit, its phase split (and the same
+    two for `baseline`'s tree) and the interpreter's floor, `cli_runs` times each,
+    interleaved (ours are short)."""
     ours = str(Path(sys.executable).with_name("sparkk8s-submit"))
     theirs = str(spark_submit_path(SPARK_LINE))
-    samples: dict[str, list[Sample]] = {"spark-submit 4.3.0": [], "sparkk8s-submit": []}
+    trees = {"": checkout, **({f"{BASELINE} ": baseline} if baseline else {})}
+    samples: dict[str, list] = {"spark-submit 4.3.0": [], "python -c pass": [],
+                                "python -S -c pass": []}  # fmt: skip
+    samples |= {f"{prefix}{name}": [] for prefix in trees for name in ("sparkk8s-submit", "phases")}
+    script = str(CHECKOUT / "benchmarks" / "cli_phases.py")
     with tempfile.TemporaryDirectory() as home, RecordingServer() as server:
         master = ["--master", f"k8s://{server.url}", "--deploy-mode", "cluster"]
         env = oracle_environment(SPARK_LINE, {"SPARK_USER": "bench"}, Path(home))
         env.pop("SPARK_SUBMIT_OPTS", None)  # the oracle's start-up tweak is not spark-submit
+        envs: dict[str, dict[str, str]] = {}
+        modules: dict[str, Path] = {}
+        for prefix, tree in trees.items():
+            envs[prefix] = env | {"PYTHONPATH": str(tree)}  # that tree's code, not an install's
+            modules[prefix] = Path(home) / f"modules-{len(modules)}.txt"  # for the phase split
+            run_child([sys.executable, script, "list", str(modules[prefix]), *master, *APP],
+                      envs[prefix])  # fmt: skip
         for _ in range(runs):  # alternate, so drift on a shared machine hits both alike
             samples["spark-submit 4.3.0"].append(run_child([theirs, *master, *APP], env))
-            samples["sparkk8s-submit"].append(run_child([ours, *master, *APP], env))
+            for _ in range(cli_runs):
+                for prefix in trees:
+                    samples[f"{prefix}sparkk8s-submit"].append(
+                        run_child([ours, *master, *APP], envs[prefix])
+                    )
+                    samples[f"{prefix}phases"].append(
+                        run_phases([*master, *APP], envs[prefix], modules[prefix])
+                    )
+                samples["python -c pass"].append(run_child([sys.executable, "-c", "pass"], env))
+                samples["python -S -c pass"].append(
+                    run_child([sys.executable, "-S", "-c", "pass"], env)
+                )
         posts = [r for r in server.recording.as_list() if r["method"] == "POST"]
-        assert len(posts) == 2 * runs, "every run must have created a driver pod"
+        expected = len(trees) * (1 + 2 * runs * cli_runs) + runs
+        assert len(posts) == expected, "every run must create a driver"
     return samples
 
 
@@ -176,26 +225,75 @@ def submissions_per_second(
     return rates | {f"CPU ms per submission: {name}": ms for name, ms in cpu_ms.items()}
 
 
-def table(samples: dict[str, list[Sample]], rates: dict[str, dict[str, float]]) -> str:
+def median(values: list[Sample], attr: str) -> float:
+    return statistics.median(getattr(s, attr) for s in values)
+
+
+def _split(samples: dict[str, list], prefix: str) -> dict[str, float]:
+    """Median ms of each phase, the rest (exit), the split run's and the console script's
+    wall, for one tree's samples."""
+    split = samples[f"{prefix}phases"]
+    cells = {name: statistics.median(p[name] for p in split) for name in PHASES}
+    cells["exit"] = statistics.median(p["total"] - sum(p[n] for n in PHASES) for p in split)
+    cells["split wall"] = statistics.median(p["total"] for p in split)
+    cells["wall"] = median(samples[f"{prefix}sparkk8s-submit"], "wall")
+    cells["cpu"] = median(samples[f"{prefix}sparkk8s-submit"], "cpu")  # steadier under load
+    return {name: value * 1000 for name, value in cells.items()}
+
+
+ROW_LABELS = {
+    **{name: name for name in PHASES},
+    "exit": "exit (the rest: the interpreter's shutdown)",
+    "split wall": "wall of the split run (sum of the above)",
+    "wall": "`sparkk8s-submit` (console script) wall",
+    "cpu": "`sparkk8s-submit` (console script) CPU, user + system",
+}
+
+
+def phase_table(samples: dict[str, list]) -> list[str]:
+    """sparkk8s-submit's wall split (and the baseline's, if one ran), beside spark-submit's
+    wall in the same rounds."""
+    theirs = median(samples["spark-submit 4.3.0"], "wall") * 1000
+    columns = {"": "this checkout"}
+    if f"{BASELINE} phases" in samples:
+        columns = {f"{BASELINE} ": "baseline (--baseline)", **columns}
+    splits = {prefix: _split(samples, prefix) for prefix in columns}
+    runs = len(samples["phases"])
+    rows = [
+        f"| sparkk8s-submit, ms (median of {runs}) | " + " | ".join(columns.values()) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    for key, label in ROW_LABELS.items():
+        rows.append(f"| {label} | " + " | ".join(f"{splits[p][key]:.1f}" for p in columns) + " |")
+    ratios = " | ".join(f"{theirs / splits[p]['wall']:.1f}x" for p in columns)
+    rows.append(
+        f"| spark-submit 4.3.0 wall in the same rounds: {theirs:.0f} ms; ratio | {ratios} |"
+    )
+    for floor in ("python -c pass", "python -S -c pass"):
+        cell = f"{median(samples[floor], 'wall') * 1000:.1f}"
+        rows.append(f"| floor: `{floor}` | " + " | ".join(cell for _ in columns) + " |")
+    return [*rows, ""]
+
+
+def table(samples: dict[str, list], rates: dict[str, dict[str, float]]) -> str:
     rows = []
     if samples:
         theirs, ours = samples["spark-submit 4.3.0"], samples["sparkk8s-submit"]
-
-        def median(values: list[Sample], attr: str) -> float:
-            return statistics.median(getattr(s, attr) for s in values)
-
         rows += [
             (
-                f"| per submission (median of {len(ours)}) | spark-submit 4.3.0 | sparkk8s-submit "
-                "| ratio |"
+                f"| per submission (median of {len(theirs)} and {len(ours)}) "
+                "| spark-submit 4.3.0 | sparkk8s-submit | ratio |"
             ),
             "| --- | ---: | ---: | ---: |",
         ]
-        for label, attr, unit in (("wall", "wall", "s"), ("CPU", "cpu", "s"),
-                                  ("peak RSS", "rss_mib", "MiB")):  # fmt: skip
+        for label, attr, unit, digits in (("wall", "wall", "s", 3), ("CPU", "cpu", "s", 3),
+                                          ("peak RSS", "rss_mib", "MiB", 1)):  # fmt: skip
             a, b = median(theirs, attr), median(ours, attr)
-            rows.append(f"| {label} | {a:.2f} {unit} | {b:.2f} {unit} | {a / b:.1f}x |")
+            rows.append(
+                f"| {label} | {a:.{digits}f} {unit} | {b:.{digits}f} {unit} | {a / b:.1f}x |"
+            )
         rows.append("")
+        rows += phase_table(samples)
     if rates:
         planes = list(rates)
         rows.append("| in-process submissions | " + " | ".join(planes) + " |")
@@ -216,13 +314,32 @@ def table(samples: dict[str, list[Sample]], rates: dict[str, dict[str, float]]) 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5, help="spark-submit runs")
+    parser.add_argument("--cli-runs", type=int, default=4, help="sparkk8s-submit runs per round")
     parser.add_argument("--sequential", type=int, default=100)
     parser.add_argument("--concurrent", type=int, default=200)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--only", choices=("compare", "rate"), help="run one part")
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        default=CHECKOUT,
+        help="whose sparkk8s-submit part 1 runs (another commit's tree, to compare)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another tree whose sparkk8s-submit runs in the same rounds, for before/after "
+        "(e.g. git archive <commit> airflow_provider_sparkk8s | tar -x -C DIR)",
+    )
     args = parser.parse_args(argv)
-    samples = compare_with_spark_submit(args.runs) if args.only != "rate" else {}
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"load average at the start: {load}", flush=True)
+    samples = (
+        compare_with_spark_submit(args.runs, args.cli_runs, args.checkout, args.baseline)
+        if args.only != "rate"
+        else {}
+    )
     rates = {}
     if args.only != "compare":
         for label, api_only in PLANES.items():

@@ -18,46 +18,40 @@ resolved conf), after every default and amendment; the caller only says whose cr
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.guardrails import apply_pins, enforce
-from airflow_provider_sparkk8s.application.policy import Policy
-from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
-from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.monitoring.reducer import Pod, is_live
-from airflow_provider_sparkk8s.services import local_inputs, send
-from airflow_provider_sparkk8s.services.pods import DriverPods
-from airflow_provider_sparkk8s.services.uploader import Storage, upload_all
-from airflow_provider_sparkk8s.submission import secret_confs
 from airflow_provider_sparkk8s.submission.arguments import (
     SubmitArguments,
     parse_spark_submit,
     read_text_file,
 )
-from airflow_provider_sparkk8s.submission.conf_typos import typo_warnings
 from airflow_provider_sparkk8s.submission.jar_manifest import read_jar
 from airflow_provider_sparkk8s.submission.local_globs import list_local_files
-from airflow_provider_sparkk8s.submission.naming import SubmissionIds, new_submission_ids
-from airflow_provider_sparkk8s.submission.render import (
-    RenderedSubmission,
-    prepare,
-    render,
-    to_yaml,
-)
-from airflow_provider_sparkk8s.submission.spec import KubeObject
-from airflow_provider_sparkk8s.submission.storage_options import s3a_region_warning
 from airflow_provider_sparkk8s.submission.upload_plan import (
     Upload,
     UploadPlan,
     local_upload_path_warning,
     plan_uploads,
 )
+
+# Parsing is all every command line needs (--help, --version, --kill and --status end
+# there); the render, the feature steps, the client and what only some submissions need (a
+# policy, a dry run, uploads, a 409 to adopt) are imported by the step that uses them:
+# sparkk8s-submit's start-up is most of its wall time.
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.application.policy import Policy
+    from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+    from airflow_provider_sparkk8s.monitoring.reducer import Pod
+    from airflow_provider_sparkk8s.services.pods import DriverPods
+    from airflow_provider_sparkk8s.services.uploader import Storage
+    from airflow_provider_sparkk8s.submission.naming import SubmissionIds
+    from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+    from airflow_provider_sparkk8s.submission.spec import KubeObject
 
 
 class Log(Protocol):
@@ -69,7 +63,7 @@ class Log(Protocol):
 
 
 # (upload path, the rendered submission's properties) -> where the uploads are written.
-StorageFor = Callable[[str | None, Mapping[str, str]], Storage]
+StorageFor = Callable[[str | None, Mapping[str, str]], "Storage"]
 
 
 def now_ms() -> int:
@@ -161,9 +155,16 @@ def plan(
     what was rendered (`application.guardrails`): a broken rule raises `PolicyViolation`
     here, before any upload or request. `provided`: the keys the caller wrote itself, which
     denied keys do not apply to."""
+    from airflow_provider_sparkk8s.services import local_inputs
+    from airflow_provider_sparkk8s.submission.conf_typos import typo_warnings
+    from airflow_provider_sparkk8s.submission.naming import new_submission_ids
+    from airflow_provider_sparkk8s.submission.render import prepare, render
+
     conf = arguments.spark_conf if spark_conf is None else spark_conf
     if policy is not None:
-        conf = apply_pins(policy, conf)
+        from airflow_provider_sparkk8s.application import guardrails
+
+        conf = guardrails.apply_pins(policy, conf)
     driver_conf = prepare(
         conf,
         spark_version=spark_version,
@@ -177,13 +178,16 @@ def plan(
         executor_pod_template=executor_pod_template,
     )
     rendered = render(driver_conf)
-    enforce(policy, driver_conf, rendered, provided)
+    if policy is not None:
+        guardrails.enforce(policy, driver_conf, rendered, provided)
     uploads = plan_uploads(driver_conf)
-    region_warning = (
-        s3a_region_warning(uploads.upload_path, driver_conf.spark_conf, spark_version)
-        if uploads.uploads
-        else None
-    )
+    region_warning = None
+    if uploads.uploads:
+        from airflow_provider_sparkk8s.submission.storage_options import s3a_region_warning
+
+        region_warning = s3a_region_warning(
+            uploads.upload_path, driver_conf.spark_conf, spark_version
+        )
     return Planned(
         rendered,
         uploads,
@@ -197,6 +201,9 @@ def plan(
 def dry_run(planned: Planned) -> DryRun:
     """What `submit` would send, secrets masked as Spark masks conf it prints (a dry run's
     output ends up in terminals, task logs and CI logs)."""
+    from airflow_provider_sparkk8s.application.redaction import redact_objects, redaction_pattern
+    from airflow_provider_sparkk8s.submission.render import to_yaml
+
     redacted = redact_objects(planned.rendered.objects, redaction_pattern(planned.spark_conf))
     policy = planned.policy
     verdict = None
@@ -218,6 +225,10 @@ def submit(
 
     With `adopt_conflict`, a 409 on the driver pod whose holder is live (another worker
     submitted the same task instance first) returns that pod as `adopted`."""
+    from airflow_provider_sparkk8s.services import send
+    from airflow_provider_sparkk8s.services.uploader import upload_all
+    from airflow_provider_sparkk8s.submission import secret_confs
+
     rendered = planned.rendered
     for typo_warning in planned.conf_key_warnings:
         log.warning("%s", typo_warning)
@@ -236,11 +247,14 @@ def submit(
     def uploaded_one(upload: Upload) -> None:
         log.info("Uploaded %s to %s", upload.source, upload.target)
 
-    mount_warning = local_upload_path_warning(
-        planned.uploads, rendered.driver_pod, tempfile.gettempdir()
-    )
-    if mount_warning:
-        log.warning("%s", mount_warning)
+    if planned.uploads.uploads:  # the warning about a local upload path needs tempfile
+        import tempfile
+
+        mount_warning = local_upload_path_warning(
+            planned.uploads, rendered.driver_pod, tempfile.gettempdir()
+        )
+        if mount_warning:
+            log.warning("%s", mount_warning)
 
     # Every upload happens before the first request that creates anything.
     uploaded = upload_all(planned.uploads, storage, on_upload=uploaded_one)
@@ -250,6 +264,8 @@ def submit(
         for left in uploaded.remove():
             log.warning("Could not remove uploaded folder %s", left)
         if adopt_conflict and _is_pod_conflict(error):
+            from airflow_provider_sparkk8s.services.pods import DriverPods
+
             return _adopt_after_conflict(DriverPods(client), rendered, error, log)
         raise
     return Submitted(
@@ -278,6 +294,8 @@ def _adopt_after_conflict(
     pod = pods.get(rendered.namespace, rendered.driver_pod_name)
     if pod is None:
         raise error from None  # gone again already; let the caller retry
+    from airflow_provider_sparkk8s.monitoring.reducer import is_live
+
     if not is_live(pod):
         raise SubmissionError(
             f"driver pod {rendered.namespace}:{rendered.driver_pod_name} already exists "

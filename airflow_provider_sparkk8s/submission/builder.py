@@ -9,6 +9,7 @@ and the Spark container appended last.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -30,7 +31,6 @@ from airflow_provider_sparkk8s.submission.features import (
     mount_volumes,
     network_policy,
     pod_template_config_map,
-    volcano,
 )
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var, volume_mount
 from airflow_provider_sparkk8s.submission.spec import (
@@ -58,8 +58,19 @@ BUILTIN_STEPS: tuple[FeatureStep, ...] = (
     pod_template_config_map.STEP,
     local_dirs.STEP,
 )
-# Spark's optional steps: run when spark.kubernetes.driver.pod.featureSteps names their class.
-OPTIONAL_STEPS: tuple[FeatureStep, ...] = (volcano.STEP,)
+
+
+def _volcano() -> FeatureStep:
+    from airflow_provider_sparkk8s.submission.features import volcano
+
+    return volcano.STEP
+
+
+# Spark's optional steps, by class name: run (and imported) only when
+# spark.kubernetes.driver.pod.featureSteps names their class.
+OPTIONAL_STEPS: dict[str, Callable[[], FeatureStep]] = {
+    "org.apache.spark.deploy.k8s.features.VolcanoFeatureStep": _volcano,
+}
 # Ours (Spark has none of them), after Spark's and before user steps; each does nothing
 # unless its own spark.kubernetes.sparkk8s.* key is true, so spark-submit's objects stay.
 PROVIDER_STEPS: tuple[FeatureStep, ...] = (
@@ -86,9 +97,9 @@ def builtin_steps(conf: DriverConf) -> list[FeatureStep]:
 def user_step(path: str) -> FeatureStep:
     """Spark's own optional step by class name, else the callable at `package.module:function`
     or `package.module.function`."""
-    for optional in OPTIONAL_STEPS:
-        if path == optional.name:
-            return optional
+    optional = OPTIONAL_STEPS.get(path)
+    if optional is not None:
+        return optional()
     return FeatureStep(path, (0, 0, 0), _import_callable(path))
 
 

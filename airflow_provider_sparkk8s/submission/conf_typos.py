@@ -10,7 +10,6 @@ key of another line is not a typo), and a match must be close: a few edits away.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from collections.abc import Iterable
@@ -67,6 +66,8 @@ def near_miss(key: str, spark_version: str) -> str | None:
     """The key of `spark_version`'s line that `key` looks like a typo of, or None."""
     if not key.startswith("spark.") or key in KEYS or OPEN_FAMILIES.match(key):
         return None
+    import difflib  # here: only a key Spark does not define is compared
+
     allowed = 2 if len(key) <= 30 else 3
     candidates = _keys_of(_line_bit(spark_version), len(key), allowed)
     for candidate in difflib.get_close_matches(key, candidates, n=3, cutoff=_CUTOFF):

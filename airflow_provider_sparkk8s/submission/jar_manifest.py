@@ -18,7 +18,6 @@ The shell's `read_jar` finds the manifest's bytes; everything else here is pure.
 from __future__ import annotations
 
 import re
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -102,6 +101,8 @@ def main_class_from_jar(primary: str, read_jar: ReadJar) -> str:
 def read_jar(path: str) -> JarFile:
     """IMPURE: the shell's `read_jar`: the manifest where JarInputStream finds it (the
     first entry in the file, or the second after `META-INF/`)."""
+    import zipfile  # here: only a local jar without --class is read (zipfile pulls in bz2, lzma)
+
     try:
         with zipfile.ZipFile(path) as jar:
             entries = sorted(jar.infolist(), key=lambda entry: entry.header_offset)

@@ -18,6 +18,7 @@ from airflow_provider_sparkk8s.errors import (
     DriverOutOfMemory,
     KubeConnectionError,
 )
+from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
 from testenv.harness.recorder import RecordingServer
 
 MASTER = ["--master", "k8s://https://192.0.2.1:6443", "--deploy-mode", "cluster"]
@@ -285,12 +286,12 @@ def test_help_says_where_credentials_and_the_namespace_come_from() -> None:
 )
 def test_the_exit_code_says_the_failure_kind(terminated: dict, code: int) -> None:
     phase = "Succeeded" if terminated["exitCode"] == 0 else "Failed"
-    state = cli.reduce_application([pod(phase, terminated)], driver_pod_name="d")
+    state = reduce_application([pod(phase, terminated)], driver_pod_name="d")
     assert cli.exit_code_of(state) == code
 
 
 def test_a_vanished_driver_exits_as_infrastructure() -> None:
-    state = cli.reduce_application([], driver_pod_name="d")
+    state = reduce_application([], driver_pod_name="d")
     assert cli.exit_code_of(state) == 4
 
 
