@@ -32,8 +32,7 @@ MEANINGS = {
 UNEXPLAINED_ENDS = frozenset({"Error", "PodFailed", "DriverPodNotFound"})
 
 
-def condition(pod: Mapping[str, Any]) -> tuple[str, str | None] | None:
-    """(reason, message) of the pod's true DisruptionTarget condition, if it has one."""
+def _true_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
     status = pod.get("status")
     conditions = status.get("conditions") if isinstance(status, Mapping) else None
     for entry in conditions if isinstance(conditions, list) else ():
@@ -42,27 +41,27 @@ def condition(pod: Mapping[str, Any]) -> tuple[str, str | None] | None:
             and entry.get("type") == CONDITION
             and entry.get("status") == "True"
         ):
-            reason, message = entry.get("reason"), entry.get("message")
-            return (
-                reason if isinstance(reason, str) and reason else CONDITION,
-                message if isinstance(message, str) and message else None,
-            )
+            return entry
     return None
+
+
+def condition(pod: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """(reason, message) of the pod's true DisruptionTarget condition, if it has one."""
+    entry = _true_condition(pod)
+    if entry is None:
+        return None
+    reason, message = entry.get("reason"), entry.get("message")
+    return (
+        reason if isinstance(reason, str) and reason else CONDITION,
+        message if isinstance(message, str) and message else None,
+    )
 
 
 def marked_at(pod: Mapping[str, Any]) -> str | None:
     """The `lastTransitionTime` of the pod's true DisruptionTarget condition, if it has one."""
-    status = pod.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    for entry in conditions if isinstance(conditions, list) else ():
-        if (
-            isinstance(entry, Mapping)
-            and entry.get("type") == CONDITION
-            and entry.get("status") == "True"
-        ):
-            stamp = entry.get("lastTransitionTime")
-            return stamp if isinstance(stamp, str) else None
-    return None
+    entry = _true_condition(pod)
+    stamp = None if entry is None else entry.get("lastTransitionTime")
+    return stamp if isinstance(stamp, str) else None
 
 
 def marked_after_end(marked: str | None, finished: str | None) -> bool:
