@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+from typing import IO, Self
 
 STOP_DEADLINE_SECONDS = 10.0
 _PR_SET_PDEATHSIG = 1
@@ -49,6 +50,7 @@ class ManagedProcess:
     argv: list[str]
     log_path: Path
     user: str | None = None  # run as this user (PostgreSQL refuses to run as root)
+    env: dict[str, str] | None = None  # added to this process's environment (e.g. its keys)
     _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _log: IO[bytes] | None = field(default=None, repr=False)
 
@@ -70,6 +72,7 @@ class ManagedProcess:
             start_new_session=True,
             preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only async-signal-safe work
             user=self.user,
+            env=None if self.env is None else {**os.environ, **self.env},
         )
 
     def running(self) -> bool:
@@ -136,3 +139,38 @@ def wait_until(
             raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
         time.sleep(interval)
         interval = min(interval * 1.5, 0.5)
+
+
+def built_by(script: Path, env_var: str) -> Path:
+    """$env_var when it is set, else the last line `script` prints: the path of what it
+    built, or found already built, under ~/.cache (its progress goes to stderr)."""
+    configured = os.environ.get(env_var)
+    if configured:
+        return Path(configured)
+    completed = subprocess.run([str(script)], check=True, stdout=subprocess.PIPE, text=True)
+    return Path(completed.stdout.strip().splitlines()[-1])
+
+
+class Server:
+    """A test server used as `with X() as x:`: `start` returns it, `stop` ends it by pid."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()  # a start that failed half-way: what it started, and its folder, go
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
