@@ -115,6 +115,9 @@ class Storage:
             # Options are looked up under the scheme's name, then what it is served as.
             key = SERVED_AS.get(protocol, protocol)
             options = self.options.get(protocol) or self.options.get(key) or {}
+            # A file system of its own: fsspec's instance cache would hand a later submission
+            # one built from the credentials the environment held earlier (a rotated key).
+            options = {**options, "skip_instance_cache": True}
             if key in ("gs", "gcs") and _custom_gcs_endpoint(options):
                 fs = _plain_gcs_filesystem(options)
             else:
