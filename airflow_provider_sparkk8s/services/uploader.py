@@ -146,7 +146,7 @@ def _plain_gcs_filesystem(options: Mapping[str, Any]) -> Any:
     TLS handshake with fake-gcs-server's plain HTTP port fails), the lookup is retried for
     60 s, and not cached when it fails: every call waited a minute. Uploads need only the
     JSON API, which both serve."""
-    from gcsfs.core import GCSFileSystem
+    from gcsfs.core import GCSFileSystem  # type: ignore[import-untyped]
 
     return GCSFileSystem(**options)
 

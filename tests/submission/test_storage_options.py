@@ -145,7 +145,7 @@ def test_a_bad_gcs_key_names_key_and_value(key, value):
 
 
 def test_a_key_file_auth_without_its_file_names_the_missing_key():
-    with pytest.raises(SparkConfError, match="auth.service.account.json.keyfile is not set"):
+    with pytest.raises(SparkConfError, match=r"auth\.service\.account\.json\.keyfile is not set"):
         gcs_options({GS + "auth.type": "SERVICE_ACCOUNT_JSON_KEYFILE"})
 
 
