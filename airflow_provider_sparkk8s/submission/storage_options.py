@@ -113,6 +113,7 @@ def gcs_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
     `endpoint_url`: scheme and host only, as both take it. `auth.type` UNAUTHENTICATED sends
     no credentials; SERVICE_ACCOUNT_JSON_KEYFILE reads the key file named by
     `auth.service.account.json.keyfile` (a path on this machine: the secret stays in the file).
+    Without `auth.type`, the 2.x connector's `auth.null.enable` and key file count the same.
     """
     options: dict[str, Any] = {}
     root_url = spark_conf.get(GS_ROOT_URL)
@@ -129,6 +130,8 @@ def gcs_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
         if auth_type.strip().upper() not in GS_AUTH_TYPES:
             raise SparkConfError(GS_AUTH_TYPE, auth_type, "one of " + ", ".join(GS_AUTH_TYPES))
         auth_type = auth_type.strip().upper()
+    if auth_type is None:
+        auth_type = _gcs_2x_auth_type(spark_conf)
     if auth_type == "UNAUTHENTICATED":
         options["token"] = "anon"
     elif auth_type == "SERVICE_ACCOUNT_JSON_KEYFILE":
@@ -142,6 +145,18 @@ def gcs_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
     if spark_conf.get(GS_PROJECT):
         options["project"] = spark_conf[GS_PROJECT]
     return options
+
+
+def _gcs_2x_auth_type(spark_conf: Mapping[str, str]) -> str | None:
+    """The 2.x connector's (the one for Hadoop 3.3 and Spark 3.5) boolean switches, which 3.x
+    replaced by `auth.type`: `auth.null.enable`, else a key file with the service account on."""
+    if _true(spark_conf.get(GS + "auth.null.enable"), False):
+        return "UNAUTHENTICATED"
+    if spark_conf.get(GS_KEYFILE) and _true(
+        spark_conf.get(GS + "auth.service.account.enable"), True
+    ):
+        return "SERVICE_ACCOUNT_JSON_KEYFILE"
+    return None
 
 
 def spark_conf_storage_options(spark_conf: Mapping[str, str]) -> dict[str, dict[str, Any]]:

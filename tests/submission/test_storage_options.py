@@ -155,3 +155,14 @@ def test_gcs_keys_are_read_only_for_a_gs_upload_path():
     assert "gs" not in spark_conf_storage_options(s3_path)
     with pytest.raises(SparkConfError):
         spark_conf_storage_options({"spark.kubernetes.file.upload.path": "gs://b/u", **bad})
+
+
+def test_the_2x_connectors_switches_count_without_auth_type():
+    assert gcs_options({GS + "auth.null.enable": "true"}) == {"token": "anon"}
+    keyfile = {GS + "auth.service.account.json.keyfile": "/k.json"}
+    assert gcs_options(keyfile) == {"token": "/k.json"}
+    off = {**keyfile, GS + "auth.service.account.enable": "false"}
+    assert gcs_options(off) == {}
+    # auth.type (3.x) wins over the 2.x switches.
+    both = {GS + "auth.null.enable": "true", GS + "auth.type": "APPLICATION_DEFAULT"}
+    assert gcs_options(both) == {}
