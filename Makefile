@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys toxiproxy tinyproxy s3server kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -52,6 +52,16 @@ tinyproxy:
 
 s3server:
 	./testenv/build_s3.sh >/dev/null
+
+# fake-gcs-server, the GCS emulator of the gs:// upload tests, from its Go module at a pinned
+# release into ~/.cache (measured: 4 min 53 s cold at load 11-16 on 2 cores, 34 MB; 0.05 s warm).
+gcs-server:
+	./testenv/build_gcs.sh >/dev/null
+
+# Azurite, the Azure Blob emulator of the abfs:// upload tests, from the npm registry at a
+# pinned release into ~/.cache (measured: 45 s cold, 186 MB, 374 packages; 0.04 s warm).
+azurite:
+	./testenv/install_azurite.sh >/dev/null
 
 # Kueue's manager (the quota tests' admission controller) from its Go module at a pinned
 # release, with its CRDs, into ~/.cache (about three minutes cold on two cores, once).
@@ -107,10 +117,12 @@ runtime-image: venv hadoop-aws
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
-test: venv lint controlplane node-packages toxiproxy tinyproxy s3server kueue statsd-exporter browser runtime-image realnode-images
+test: venv lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser runtime-image realnode-images
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
-	kueue=$$(./testenv/build_kueue.sh) && \
+	kueue=$$(./testenv/build_kueue.sh) && gcs=$$(./testenv/build_gcs.sh) && \
+	azurite=$$(./testenv/install_azurite.sh) && \
 	export SPARKK8S_TESTENV_BIN=$$bin SPARKK8S_S3_SERVER_BIN=$$s3 SPARKK8S_KUEUE_DIR=$$kueue && \
+	export SPARKK8S_GCS_SERVER_BIN=$$gcs SPARKK8S_AZURITE_BLOB_JS=$$azurite && \
 	if [ "$(TESTS)" = tests ]; then \
 		./tests/run_lanes.sh $(PY) "$(MAKE) --no-print-directory test-compat"; \
 	else \

@@ -50,6 +50,7 @@ class ManagedProcess:
     argv: list[str]
     log_path: Path
     user: str | None = None  # run as this user (PostgreSQL refuses to run as root)
+    env: dict[str, str] | None = None  # added to this process's environment (e.g. its keys)
     _popen: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _log: IO[bytes] | None = field(default=None, repr=False)
 
@@ -71,6 +72,7 @@ class ManagedProcess:
             start_new_session=True,
             preexec_fn=_die_with_parent(),  # noqa: PLW1509 - only async-signal-safe work
             user=self.user,
+            env=None if self.env is None else {**os.environ, **self.env},
         )
 
     def running(self) -> bool:

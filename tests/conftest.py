@@ -16,7 +16,9 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from testenv.azurite import Azurite
 from testenv.controlplane import ControlPlane
+from testenv.gcsserver import GcsServer
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.runtime_image import RUNTIME_VERSIONS, spark_image
@@ -65,6 +67,22 @@ def s3_server() -> Iterator[S3Server]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[GcsServer]:
+    """A real GCS emulator (fake-gcs-server) on loopback, once per session; binary from
+    $SPARKK8S_GCS_SERVER_BIN, else testenv/build_gcs.sh builds or reuses it."""
+    with GcsServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[Azurite]:
+    """A real Azure Blob emulator (Azurite's blob service) on loopback, once per session;
+    from $SPARKK8S_AZURITE_BLOB_JS, else testenv/install_azurite.sh installs or reuses it."""
+    with Azurite() as server:
+        yield server
 
 
 def _interrupt(signum: int, frame: object) -> None:

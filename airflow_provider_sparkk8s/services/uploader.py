@@ -7,7 +7,8 @@ short write is caught; on any failure every `spark-upload-<uuid>` folder written
 removed and the error says what was left, if anything could not be.
 
 Backends are optional extras: `[s3]` (s3fs: `s3://`, `s3a://`), `[gcs]` (gcsfs: `gs://`),
-`[azure]` (adlfs: `abfs://`, `abfss://`, `az://`); `file://` and plain paths need nothing.
+`[azure]` (adlfs: `abfs://`, `abfss://`, `az://`, and hadoop-azure's `wasb://`, `wasbs://`,
+served as abfs://); `file://` and plain paths need nothing.
 Credentials live in `Storage` only: never in a message, a log line or a repr.
 """
 
@@ -41,7 +42,12 @@ BACKENDS = {
     "abfs": ("azure", "adlfs"),
     "abfss": ("azure", "adlfs"),
     "az": ("azure", "adlfs"),
+    "wasb": ("azure", "adlfs"),
+    "wasbs": ("azure", "adlfs"),
 }
+# The fsspec protocol a scheme is served as: s3fs knows no s3a://, adlfs no wasb(s)://
+# (`wasbs://container@account.blob.core.windows.net/path` is the same blob to adlfs).
+SERVED_AS = {"s3a": "s3", "wasb": "abfs", "wasbs": "abfs"}
 DISTRIBUTION = "airflow-provider-sparkk8s"
 
 
@@ -60,7 +66,10 @@ def check_backend(url: str) -> None:
     if protocol == "file":
         return
     if protocol not in BACKENDS:
-        accepted = "s3a://, s3://, gs://, abfs://, abfss://, az://, file:// or a local path"
+        accepted = (
+            "s3a://, s3://, gs://, abfs://, abfss://, az://, wasb://, wasbs://, file:// "
+            "or a local path"
+        )
         raise SparkConfError(UPLOAD_PATH_KEY, url, accepted)
     extra, module = BACKENDS[protocol]
     if importlib.util.find_spec(module) is None:
@@ -103,11 +112,19 @@ class Storage:
         if fs is None:
             import fsspec
 
-            # s3fs serves s3a:// as s3://; options are looked up under either name.
-            key = "s3" if protocol == "s3a" else protocol
+            # Options are looked up under the scheme's name, then what it is served as.
+            key = SERVED_AS.get(protocol, protocol)
             options = self.options.get(protocol) or self.options.get(key) or {}
-            fs = fsspec.filesystem(key, **options)
+            # A file system of its own: fsspec's instance cache would hand a later submission
+            # one built from the credentials the environment held earlier (a rotated key).
+            options = {**options, "skip_instance_cache": True}
+            if key in ("gs", "gcs") and _custom_gcs_endpoint(options):
+                fs = _plain_gcs_filesystem(options)
+            else:
+                fs = fsspec.filesystem(key, **options)
             self.filesystems[protocol] = fs
+        if protocol in ("wasb", "wasbs"):
+            url = "abfs://" + url.split("://", 1)[1]
         return fs, fs._strip_protocol(url)
 
     def scrub(self, text: str) -> str:
@@ -115,6 +132,23 @@ class Storage:
             if secret:
                 text = text.replace(secret, "***")
         return text
+
+
+def _custom_gcs_endpoint(options: Mapping[str, Any]) -> bool:
+    return bool(options.get("endpoint_url") or os.environ.get("STORAGE_EMULATOR_HOST"))
+
+
+def _plain_gcs_filesystem(options: Mapping[str, Any]) -> Any:
+    """gcsfs' JSON-API file system, for an endpoint that is not Google's (an emulator).
+
+    gcsfs 2026.x serves gs:// by default with a subclass that first asks the Storage Control
+    gRPC API for each bucket's layout, at the same host; an emulator does not serve it (the
+    TLS handshake with fake-gcs-server's plain HTTP port fails), the lookup is retried for
+    60 s, and not cached when it fails: every call waited a minute. Uploads need only the
+    JSON API, which both serve."""
+    from gcsfs.core import GCSFileSystem  # type: ignore[import-untyped]
+
+    return GCSFileSystem(**options)
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """fsspec options for the upload path from what a spark-submit user already has: pure.
 
 spark-submit uploads through Hadoop's file system, configured by `spark.hadoop.fs.s3a.*`
-keys; a user who has them set expects the same submission to work here. What they do not
-set is left to the backend's own lookup in the environment (s3fs: `AWS_ACCESS_KEY_ID`,
-`AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_ENDPOINT_URL`, `AWS_PROFILE`; gcsfs:
-`GOOGLE_APPLICATION_CREDENTIALS`; adlfs: `AZURE_STORAGE_*`), which is how
-`sparkk8s-submit` gets credentials.
+keys (S3A) and `spark.hadoop.fs.gs.*` keys (the GCS connector); a user who has them set
+expects the same submission to work here. What they do not set is left to the backend's own
+lookup in the environment (s3fs: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+`AWS_SESSION_TOKEN`, `AWS_ENDPOINT_URL`, `AWS_PROFILE`; gcsfs:
+`GOOGLE_APPLICATION_CREDENTIALS`, `STORAGE_EMULATOR_HOST`; adlfs: `AZURE_STORAGE_*`, among
+them `AZURE_STORAGE_CONNECTION_STRING`, the only way to an emulator's endpoint), which is
+how `sparkk8s-submit` gets credentials.
 """
 
 from __future__ import annotations
@@ -14,10 +16,27 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.spark_line import check_spark_version
+from airflow_provider_sparkk8s.submission.upload_plan import UPLOAD_PATH_KEY
 
 S3A = "spark.hadoop.fs.s3a."
 SECRET_S3A_KEYS = ("secret.key", "session.token")
+GS = "spark.hadoop.fs.gs."
+GS_ROOT_URL = GS + "storage.root.url"
+GS_AUTH_TYPE = GS + "auth.type"
+GS_KEYFILE = GS + "auth.service.account.json.keyfile"
+GS_PROJECT = GS + "project.id"
+# The GCS connector's (3.x) auth types; those it resolves from the machine are left to
+# gcsfs' own lookup, which finds the same application-default or metadata credentials.
+GS_AUTH_TYPES = (
+    "UNAUTHENTICATED",
+    "SERVICE_ACCOUNT_JSON_KEYFILE",
+    "APPLICATION_DEFAULT",
+    "COMPUTE_ENGINE",
+    "ACCESS_TOKEN_PROVIDER",
+    "USER_CREDENTIALS",
+)
 
 
 def _true(value: str | None, default: bool) -> bool:
@@ -87,9 +106,67 @@ def secret_values(spark_conf: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(value for name in SECRET_S3A_KEYS if (value := spark_conf.get(S3A + name)))
 
 
+def gcs_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
+    """gcsfs keyword arguments from the GCS connector's `spark.hadoop.fs.gs.*` keys.
+
+    `storage.root.url` is the connector's endpoint (an emulator's, or a private one), gcsfs'
+    `endpoint_url`: scheme and host only, as both take it. `auth.type` UNAUTHENTICATED sends
+    no credentials; SERVICE_ACCOUNT_JSON_KEYFILE reads the key file named by
+    `auth.service.account.json.keyfile` (a path on this machine: the secret stays in the file).
+    Without `auth.type`, the 2.x connector's `auth.null.enable` and key file count the same.
+    """
+    options: dict[str, Any] = {}
+    root_url = spark_conf.get(GS_ROOT_URL)
+    if root_url:
+        parts = urlsplit(root_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/"):
+            raise SparkConfError(
+                GS_ROOT_URL, root_url, "an http:// or https:// URL with no path, such as "
+                "https://storage.googleapis.com/",
+            )  # fmt: skip
+        options["endpoint_url"] = f"{parts.scheme}://{parts.netloc}"
+    auth_type = spark_conf.get(GS_AUTH_TYPE)
+    if auth_type is not None:
+        if auth_type.strip().upper() not in GS_AUTH_TYPES:
+            raise SparkConfError(GS_AUTH_TYPE, auth_type, "one of " + ", ".join(GS_AUTH_TYPES))
+        auth_type = auth_type.strip().upper()
+    if auth_type is None:
+        auth_type = _gcs_2x_auth_type(spark_conf)
+    if auth_type == "UNAUTHENTICATED":
+        options["token"] = "anon"
+    elif auth_type == "SERVICE_ACCOUNT_JSON_KEYFILE":
+        keyfile = spark_conf.get(GS_KEYFILE)
+        if not keyfile:
+            raise SparkConfError(
+                GS_KEYFILE, None, "the path of a service account's JSON key file",
+                f"{GS_AUTH_TYPE}=SERVICE_ACCOUNT_JSON_KEYFILE reads it",
+            )  # fmt: skip
+        options["token"] = keyfile
+    if spark_conf.get(GS_PROJECT):
+        options["project"] = spark_conf[GS_PROJECT]
+    return options
+
+
+def _gcs_2x_auth_type(spark_conf: Mapping[str, str]) -> str | None:
+    """The 2.x connector's (the one for Hadoop 3.3 and Spark 3.5) boolean switches, which 3.x
+    replaced by `auth.type`: `auth.null.enable`, else a key file with the service account on."""
+    if _true(spark_conf.get(GS + "auth.null.enable"), False):
+        return "UNAUTHENTICATED"
+    if spark_conf.get(GS_KEYFILE) and _true(
+        spark_conf.get(GS + "auth.service.account.enable"), True
+    ):
+        return "SERVICE_ACCOUNT_JSON_KEYFILE"
+    return None
+
+
 def spark_conf_storage_options(spark_conf: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """Options per fsspec protocol (only S3 has Hadoop keys worth mapping)."""
-    return {"s3": s3_options(spark_conf)}
+    """Options per fsspec protocol. The GCS keys are read (and refused when wrong) only for
+    a gs:// upload path, as Hadoop reads a store's keys only when it is used."""
+    options: dict[str, dict[str, Any]] = {"s3": s3_options(spark_conf)}
+    upload_path = spark_conf.get(UPLOAD_PATH_KEY) or ""
+    if upload_path.startswith(("gs://", "gcs://")):
+        options["gs"] = options["gcs"] = gcs_options(spark_conf)
+    return options
 
 
 def s3_options_from_connection(

@@ -1,13 +1,17 @@
-"""fsspec options from the spark.hadoop.fs.s3a.* keys a spark-submit user already has."""
+"""fsspec options from the spark.hadoop.fs.s3a.* and fs.gs.* keys a spark-submit user already
+has."""
 
 from __future__ import annotations
 
 import pytest
 
+from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.storage_options import (
+    gcs_options,
     s3_options,
     s3a_region_warning,
     secret_values,
+    spark_conf_storage_options,
 )
 
 S3A = "spark.hadoop.fs.s3a."
@@ -102,3 +106,63 @@ def test_a_bucket_s_own_endpoint_counts():
     conf = {S3A + "bucket.apps.endpoint": "minio:9000"}
     assert s3a_region_warning("s3a://apps/up", conf, "4.1.0") is not None
     assert s3a_region_warning("s3a://other/up", conf, "4.1.0") is None
+
+
+GS = "spark.hadoop.fs.gs."
+
+
+def test_gcs_root_url_auth_type_and_project():
+    conf = {
+        GS + "storage.root.url": "http://127.0.0.1:4443/",
+        GS + "auth.type": "unauthenticated",
+        GS + "project.id": "p1",
+    }
+    assert gcs_options(conf) == {
+        "endpoint_url": "http://127.0.0.1:4443",
+        "token": "anon",
+        "project": "p1",
+    }
+    keyfile = {GS + "auth.type": "SERVICE_ACCOUNT_JSON_KEYFILE"}
+    keyfile[GS + "auth.service.account.json.keyfile"] = "/secrets/key.json"
+    assert gcs_options(keyfile) == {"token": "/secrets/key.json"}
+    # Credentials the connector finds on the machine: gcsfs' own lookup finds them too.
+    assert gcs_options({GS + "auth.type": "APPLICATION_DEFAULT"}) == {}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("storage.root.url", "storage.googleapis.com"),
+        ("storage.root.url", "ftp://127.0.0.1/"),
+        ("storage.root.url", "https://127.0.0.1/storage/v1/"),
+        ("auth.type", "OAUTH"),
+    ],
+)
+def test_a_bad_gcs_key_names_key_and_value(key, value):
+    with pytest.raises(SparkConfError) as error:
+        gcs_options({GS + key: value})
+    assert f"{GS}{key}={value!r}" in str(error.value)
+
+
+def test_a_key_file_auth_without_its_file_names_the_missing_key():
+    with pytest.raises(SparkConfError, match=r"auth\.service\.account\.json\.keyfile is not set"):
+        gcs_options({GS + "auth.type": "SERVICE_ACCOUNT_JSON_KEYFILE"})
+
+
+def test_gcs_keys_are_read_only_for_a_gs_upload_path():
+    bad = {GS + "auth.type": "OAUTH"}
+    s3_path = {"spark.kubernetes.file.upload.path": "s3a://b/u", **bad}
+    assert "gs" not in spark_conf_storage_options(s3_path)
+    with pytest.raises(SparkConfError):
+        spark_conf_storage_options({"spark.kubernetes.file.upload.path": "gs://b/u", **bad})
+
+
+def test_the_2x_connectors_switches_count_without_auth_type():
+    assert gcs_options({GS + "auth.null.enable": "true"}) == {"token": "anon"}
+    keyfile = {GS + "auth.service.account.json.keyfile": "/k.json"}
+    assert gcs_options(keyfile) == {"token": "/k.json"}
+    off = {**keyfile, GS + "auth.service.account.enable": "false"}
+    assert gcs_options(off) == {}
+    # auth.type (3.x) wins over the 2.x switches.
+    both = {GS + "auth.null.enable": "true", GS + "auth.type": "APPLICATION_DEFAULT"}
+    assert gcs_options(both) == {}
