@@ -23,24 +23,28 @@ MAX_DATAGRAM_BYTES = 1432
 class MetricsBatch:
     """Counters summed, gauges at their last value, timers in order, per wire name."""
 
-    __slots__ = ("_counters", "_gauges", "_timers")
+    __slots__ = ("_counters", "_gauges", "_timers", "added")
 
     def __init__(self) -> None:
         self._counters: dict[str, int] = {}
         self._gauges: dict[str, float] = {}
         self._timers: list[tuple[str, float]] = []
+        self.added = 0  # measurements taken, summed ones included (the sink's cheap bound)
 
     def __len__(self) -> int:
         return len(self._counters) + len(self._gauges) + len(self._timers)
 
     def incr(self, stat: str, count: int) -> None:
         self._counters[stat] = self._counters.get(stat, 0) + count
+        self.added += 1
 
     def gauge(self, stat: str, value: float) -> None:
         self._gauges[stat] = value
+        self.added += 1
 
     def timing(self, stat: str, milliseconds: float) -> None:
         self._timers.append((stat, milliseconds))
+        self.added += 1
 
     def lines(self) -> list[str]:
         """StatsD lines, as the statsd client formats them (counters, then gauges, then

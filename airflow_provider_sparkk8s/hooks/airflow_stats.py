@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 # How long the trigger's event loop holds metrics before it writes them: well under a
 # StatsD server's own flush interval (10 s by default), so no server flush sees less.
 FLUSH_SECONDS = 1.0
-# Held beyond this, the metrics are written at once (memory stays bounded in a burst).
+# Measurements held beyond this are written at once (memory stays bounded in a burst).
 MAX_HELD = 512
 # Wire names remembered; past this the memory starts again (tags are per task, so this is
 # reached only by a deployment with that many tasks sending at once).
@@ -193,7 +193,7 @@ class BatchedStatsdSink:
         self._names.after_fork()
 
     def _held(self) -> None:
-        if len(self._batch) >= MAX_HELD:
+        if self._batch.added >= MAX_HELD:
             self.flush()
             return
         now = self._clock()
