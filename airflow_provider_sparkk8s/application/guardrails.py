@@ -298,7 +298,7 @@ class _Checker:
                 self.refuse(key, have, f"pinned {key}={self.shown(key, want)!r}")
 
     def places(self, rendered: RenderedSubmission) -> None:
-        policy, pod = self.policy, rendered.driver_pod
+        policy, pod, template = self.policy, rendered.driver_pod, self.template
         if policy.allowed_namespaces is not None and not _matches(
             rendered.namespace, policy.allowed_namespaces
         ):
@@ -314,9 +314,10 @@ class _Checker:
             executor_sa = self.conf.get(EXECUTOR_SA_KEY)  # else the driver's, as Spark does
             if executor_sa is not None and not _matches(executor_sa, allowed):
                 self.refuse(EXECUTOR_SA_KEY, executor_sa, rule)
-            for account in self.template.service_accounts if self.template else ():
-                if not _matches(account, allowed):
-                    self.refuse(f"{self.template.key} (its service account)", account, rule)
+            if template is not None:
+                for account in template.service_accounts:
+                    if not _matches(account, allowed):
+                        self.refuse(f"{template.key} (its service account)", account, rule)
         if policy.allowed_image_registries is not None:
             allowed = policy.allowed_image_registries
             rule = f"allowed_image_registries {list(allowed)}"
@@ -329,11 +330,11 @@ class _Checker:
             )
             if executor and not _registry_allowed(executor, allowed):
                 self.refuse(self._image_key(executor, "executor"), executor, rule)
-            template = self.template
-            for container in (*template.sidecars, *template.init_containers) if template else ():
-                image = str(container.get("image") or "")
-                if image and not _registry_allowed(image, allowed):
-                    self.refuse(f"{template.key} (a container's image)", image, rule)
+            if template is not None:
+                for container in (*template.sidecars, *template.init_containers):
+                    image = str(container.get("image") or "")
+                    if image and not _registry_allowed(image, allowed):
+                        self.refuse(f"{template.key} (a container's image)", image, rule)
 
     def _image_key(self, image: str, role: str) -> str:
         for key in (f"spark.kubernetes.{role}.container.image", "spark.kubernetes.container.image"):

@@ -183,7 +183,7 @@ def assert_metrics_arrived(exporter: StatsdExporter, tags: dict[str, str]) -> No
     def count(name: str, **more: str) -> float:
         return exporter.samples().get((name, frozenset({**tags, **more}.items())), 0.0)
 
-    expected = (
+    expected: tuple[tuple[str, dict[str, str]], ...] = (
         ("airflow_sparkk8s_submit_latency_count", {}),
         ("airflow_sparkk8s_driver_time_to_running_count", {}),
         ("airflow_sparkk8s_application_duration_count", {"state": "succeeded"}),
