@@ -248,3 +248,22 @@ def test_a_write_that_fails_is_dropped_and_the_next_one_goes():
     sink.incr("a", 1, {})  # no event loop: written at once, and the write fails
     sink.incr("b", 1, {})
     assert sent == ["b:1|c"]
+
+
+def test_a_backend_without_a_statsd_client_keeps_the_per_call_sink(monkeypatch):
+    """DogStatsD's and OpenTelemetry's loggers (no `statsd` client): one Stats call each."""
+    from airflow_provider_sparkk8s.hooks import airflow_stats
+
+    class OtelLike:
+        def incr(self, *args: object, **kwargs: object) -> None: ...
+
+        gauge = timing = incr
+
+    monkeypatch.setattr(airflow_stats, "metrics_configured", lambda: True)
+    monkeypatch.setattr(airflow_stats, "stats_backend", OtelLike)
+    monkeypatch.setattr(airflow_stats, "stats", OtelLike)
+    airflow_metrics.cache_clear()
+    try:
+        assert type(airflow_metrics()) is airflow_stats.AirflowStatsSink
+    finally:
+        airflow_metrics.cache_clear()
