@@ -133,6 +133,7 @@ __all__ = [
     "openlineage_lineage",
     "openlineage_spark",
     "stats",
+    "stats_backend",
     "time_delta_trigger",
     "xcom_value",
 ]
@@ -281,6 +282,18 @@ def stats() -> Any:
     if backend_module is not None and getattr(backend_module, "_factory", True) is None:
         _initialise(sdk_stats)
     return sdk_stats.Stats
+
+
+def stats_backend() -> Any:
+    """The logger object behind `stats()` (Airflow's `SafeStatsdLogger` when `[metrics]`
+    says StatsD), built now if this process has not used Stats yet."""
+    facade = stats()
+    module = sys.modules.get(getattr(facade.incr, "__module__", ""))
+    get_backend = getattr(module, "_get_backend", None)
+    if callable(get_backend):  # 3.2+: module-level state
+        return get_backend()
+    getattr(facade, "incr")  # noqa: B009 - 3.0, 3.1: the metaclass builds its instance on use
+    return getattr(facade, "instance", None)
 
 
 def _initialise(sdk_stats: Any) -> None:

@@ -13,7 +13,11 @@ The executors are not objects we send (the driver creates them), so what they wo
 for is computed from the conf as Spark's BasicExecutorFeatureStep reads it: cores (or
 `request.cores`), memory plus overhead, PySpark and off-heap memory, GPUs; their count is
 `spark.executor.instances`, or `spark.dynamicAllocation.maxExecutors` with dynamic
-allocation (unset: unbounded, which any executor or core ceiling refuses).
+allocation (unset: unbounded, which any executor or core ceiling refuses). An executor pod
+template (`spark.kubernetes.executor.podTemplateFile`, or the operator's dict) is read as
+the driver will read it: its side-car and init containers keep their images and requests
+beside Spark's container, its labels go on every executor, and an account it names is the
+executors' (`ExecutorTemplate`).
 
 Keys the face wrote itself (`provided`: the operator's task identity, its generated pod
 name, the connection's namespace) and the submitter's own keys are not the author's input,
@@ -33,6 +37,7 @@ from airflow_provider_sparkk8s.application.policy import SUBMITTER_KEYS, Policy
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.errors import PolicyViolation
 from airflow_provider_sparkk8s.submission import conf_values as cv
+from airflow_provider_sparkk8s.submission import pod_template
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 
@@ -72,6 +77,63 @@ def quantity(value: Any) -> float:
     if not match or match.group(2) not in _SUFFIX:
         return 0.0
     return float(match.group(1)) * _SUFFIX[match.group(2)]
+
+
+@dataclass(frozen=True)
+class ExecutorTemplate:
+    """What an executor pod template adds to every executor. Spark's container (the one
+    `spark.kubernetes.executor.podTemplateContainerName` names, else the first) takes the
+    conf's image, cores and memory; the others run as written."""
+
+    key: str  # how the violation names the template
+    spark_container: Mapping[str, Any]
+    sidecars: tuple[Mapping[str, Any], ...]
+    init_containers: tuple[Mapping[str, Any], ...]
+    labels: Mapping[str, str]
+    # What its spec names in `serviceAccountName` or the older `serviceAccount`: Spark 3.5
+    # keeps the older field over the conf's accounts, newer lines either; both are checked.
+    service_accounts: tuple[str, ...]
+
+    def sidecar_requests(self, resource: str) -> float:
+        return sum(_container_request(c, resource) for c in self.sidecars)
+
+    def gpus(self, conf_amount: int) -> int:
+        """The conf's GPUs replace the Spark container's own; side-cars keep theirs."""
+        spark = conf_amount or _gpu_limits(self.spark_container)
+        return spark + sum(_gpu_limits(c) for c in self.sidecars)
+
+
+def executor_template(conf: DriverConf) -> ExecutorTemplate | None:
+    template = pod_template.executor_template(conf)
+    if template is None:
+        return None
+    key = (
+        "executor_pod_template"
+        if conf.executor_pod_template is not None
+        else pod_template.EXECUTOR_TEMPLATE_KEY
+    )
+    split = pod_template.select_spark_container(
+        template, conf.get("spark.kubernetes.executor.podTemplateContainerName")
+    )
+    spec = split.pod.get("spec") or {}
+    accounts = (spec.get("serviceAccountName"), spec.get("serviceAccount"))
+    return ExecutorTemplate(
+        key=key,
+        spark_container=split.container,
+        sidecars=tuple(spec.get("containers") or ()),
+        init_containers=tuple(spec.get("initContainers") or ()),
+        labels=dict((split.pod.get("metadata") or {}).get("labels") or {}),
+        service_accounts=tuple(dict.fromkeys(str(a) for a in accounts if a)),
+    )
+
+
+def _container_request(container: Mapping[str, Any], resource: str) -> float:
+    return quantity(((container.get("resources") or {}).get("requests") or {}).get(resource, 0))
+
+
+def _gpu_limits(container: Mapping[str, Any]) -> int:
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return int(sum(quantity(v) for k, v in limits.items() if str(k).endswith("/gpu")))
 
 
 @dataclass(frozen=True)
@@ -137,22 +199,31 @@ def executor_memory_mib(conf: DriverConf) -> int:
     return memory + overhead + pyspark + off_heap
 
 
-def footprint(conf: DriverConf, rendered: RenderedSubmission) -> Footprint:
+def footprint(
+    conf: DriverConf, rendered: RenderedSubmission, template: ExecutorTemplate | None = None
+) -> Footprint:
+    """`template`: the executor pod template, whose side-cars add to every executor."""
     spark_conf = conf.spark_conf
     executors, key = executor_count(spark_conf)
     request = spark_conf.get("spark.kubernetes.executor.request.cores")
     executor_cores = (
         quantity(request) if request else float(cv.get_int(spark_conf, "spark.executor.cores", 1))
     )
+    executor_memory = executor_memory_mib(conf)
+    executor_gpus = cv.get_int(spark_conf, "spark.executor.resource.gpu.amount", 0)
+    if template is not None:
+        executor_cores += template.sidecar_requests("cpu")
+        executor_memory += int(template.sidecar_requests("memory") // 2**20)
+        executor_gpus = template.gpus(executor_gpus)
     return Footprint(
         executors=executors,
         executors_key=key,
         driver_cores=_requests(rendered.driver_pod, "cpu"),
         executor_cores=executor_cores,
         driver_memory_mib=int(_requests(rendered.driver_pod, "memory") // 2**20),
-        executor_memory_mib=executor_memory_mib(conf),
+        executor_memory_mib=executor_memory,
         driver_gpus=cv.get_int(spark_conf, "spark.driver.resource.gpu.amount", 0),
-        executor_gpus=cv.get_int(spark_conf, "spark.executor.resource.gpu.amount", 0),
+        executor_gpus=executor_gpus,
     )
 
 
@@ -185,8 +256,15 @@ def _matches(value: str, globs: tuple[str, ...]) -> bool:
 
 
 class _Checker:
-    def __init__(self, policy: Policy, conf: DriverConf, provided: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        conf: DriverConf,
+        provided: Mapping[str, str],
+        template: ExecutorTemplate | None,
+    ) -> None:
         self.policy = policy
+        self.template = template
         self.conf = conf.spark_conf
         self.pattern = redaction_pattern(self.conf)
         self.provided = provided
@@ -220,7 +298,7 @@ class _Checker:
                 self.refuse(key, have, f"pinned {key}={self.shown(key, want)!r}")
 
     def places(self, rendered: RenderedSubmission) -> None:
-        policy, pod = self.policy, rendered.driver_pod
+        policy, pod, template = self.policy, rendered.driver_pod, self.template
         if policy.allowed_namespaces is not None and not _matches(
             rendered.namespace, policy.allowed_namespaces
         ):
@@ -236,6 +314,10 @@ class _Checker:
             executor_sa = self.conf.get(EXECUTOR_SA_KEY)  # else the driver's, as Spark does
             if executor_sa is not None and not _matches(executor_sa, allowed):
                 self.refuse(EXECUTOR_SA_KEY, executor_sa, rule)
+            if template is not None:
+                for account in template.service_accounts:
+                    if not _matches(account, allowed):
+                        self.refuse(f"{template.key} (its service account)", account, rule)
         if policy.allowed_image_registries is not None:
             allowed = policy.allowed_image_registries
             rule = f"allowed_image_registries {list(allowed)}"
@@ -248,6 +330,11 @@ class _Checker:
             )
             if executor and not _registry_allowed(executor, allowed):
                 self.refuse(self._image_key(executor, "executor"), executor, rule)
+            if template is not None:
+                for container in (*template.sidecars, *template.init_containers):
+                    image = str(container.get("image") or "")
+                    if image and not _registry_allowed(image, allowed):
+                        self.refuse(f"{template.key} (a container's image)", image, rule)
 
     def _image_key(self, image: str, role: str) -> str:
         for key in (f"spark.kubernetes.{role}.container.image", "spark.kubernetes.container.image"):
@@ -264,13 +351,18 @@ class _Checker:
         ):
             value = unbounded if fp.executors is None else count
             self.found.append((fp.executors_key, value, f"max_executors {policy.max_executors}"))
+        each = "executors x " + (
+            "({} + the executor pod template's side-cars)" if self.template else "{}"
+        )
         for name, ceiling, driver, executor, unit, keys in (
             ("max_cores", policy.max_cores, fp.driver_cores, fp.executor_cores, "cores",
-             "the driver pod's cpu request + executors x spark.executor.cores"),
+             "the driver pod's cpu request + " + each.format("spark.executor.cores")),
             ("max_memory", policy.max_memory_mib, fp.driver_memory_mib, fp.executor_memory_mib,
-             "MiB", "the driver pod's memory request + executors x (executor memory + overhead)"),
+             "MiB", "the driver pod's memory request + "
+             + each.format("(executor memory + overhead)")),
             ("max_gpus", policy.max_gpus, fp.driver_gpus, fp.executor_gpus, "GPUs",
-             "spark.driver.resource.gpu.amount + executors x spark.executor.resource.gpu.amount"),
+             "spark.driver.resource.gpu.amount + "
+             + each.format("spark.executor.resource.gpu.amount")),
         ):  # fmt: skip
             if ceiling is None:
                 continue
@@ -290,7 +382,8 @@ class _Checker:
         for label in self.policy.required_labels:
             if label not in driver_labels:
                 self.found.append((DRIVER_LABEL_PREFIX + label, "<unset>", "required_labels"))
-            if EXECUTOR_LABEL_PREFIX + label not in self.conf:
+            in_template = self.template is not None and label in self.template.labels
+            if EXECUTOR_LABEL_PREFIX + label not in self.conf and not in_template:
                 self.found.append((EXECUTOR_LABEL_PREFIX + label, "<unset>", "required_labels"))
 
 
@@ -305,10 +398,11 @@ def violations(
     provided: Mapping[str, str] | None = None,
 ) -> list[Violation]:
     """Every rule the submission breaks, in a fixed order (keys, places, ceilings, labels)."""
-    checker = _Checker(policy, conf, provided or {})
+    template = executor_template(conf)
+    checker = _Checker(policy, conf, provided or {}, template)
     checker.keys()
     checker.places(rendered)
-    checker.ceilings(footprint(conf, rendered))
+    checker.ceilings(footprint(conf, rendered, template))
     checker.labels(rendered)
     return checker.found
 

@@ -131,12 +131,14 @@ def look_metrics(
         found.append(Measurement("incr", PENDING, 1, {"reason": state.reason or "Pending"}))
     found.extend(_new_executor_failures(before, state))
     started_before = before is not None and (before.state == "running" or before.terminal)
-    if not started_before and (state.state == "running" or state.terminal):
-        driver = _driver(step.pods, state)
-        if driver is not None:
-            found.extend(_start_times(driver, state, driver_container))
-    if step.final is not None and state.terminal:
-        driver = _driver(step.pods, state)
+    starts = not started_before and (state.state == "running" or state.terminal)
+    ends = step.final is not None and state.terminal
+    if not (starts or ends):  # most looks: nothing more to read
+        return tuple(found)
+    driver = _driver(step.pods, state)
+    if starts and driver is not None:
+        found.extend(_start_times(driver, state, driver_container))
+    if ends:
         created = _created(driver)
         finished = _seconds(state.finished_at)
         if created is not None and finished is not None:
@@ -195,7 +197,12 @@ def _start_times(driver: Pod, state: ApplicationState, container: str) -> list[M
 
 
 def _driver(pods: Sequence[Pod], state: ApplicationState) -> Pod | None:
-    return next((p for p in pods if objects.name(p) == state.driver_pod), None)
+    # Read directly, not through objects.name: the pods are the API server's dicts here.
+    wanted = state.driver_pod
+    for pod in pods:
+        if (pod.get("metadata") or {}).get("name") == wanted:
+            return pod
+    return None
 
 
 def _created(pod: Pod | None) -> float | None:

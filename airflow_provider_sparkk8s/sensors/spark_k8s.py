@@ -234,7 +234,10 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     def poke(self, context: Any) -> bool | PokeReturnValue:
         step = self._look()
         state = None if step is None else step.following.state
-        if step is None or state is None or not _has_driver(step.pods):
+        # A driver gone with its end known (evicted, preempted...: the follower read the
+        # DisruptionTarget condition in this poke's catch-up or the poke before) ends as such.
+        ended = state is not None and state.state in ("succeeded", "failed")
+        if step is None or state is None or not (_has_driver(step.pods) or ended):
             if self._seen_driver:
                 raise InfrastructureFailure(
                     f"[infrastructure] the driver of {self._what()} disappeared before the "

@@ -179,14 +179,6 @@ def pod_set_spec(spec: Mapping[str, Any]) -> KubeObject:
     return reduced
 
 
-def _executor_template(conf: DriverConf) -> KubeObject | None:
-    text = pod_template.executor_template_text(conf)
-    if text is None:
-        return None
-    key = pod_template.EXECUTOR_TEMPLATE_KEY
-    return pod_template.parse_template(key, conf.get(key) or "(dict)", text)
-
-
 def pod_sets(
     conf: DriverConf, driver_pod: Mapping[str, Any], driver_conf: Mapping[str, str]
 ) -> list[KubeObject]:
@@ -201,7 +193,9 @@ def pod_sets(
     ]
     count = er.executor_count(driver_conf)
     if count > 0:
-        spec = er.executor_pod_spec(driver_conf, conf.spark_version, _executor_template(conf))
+        spec = er.executor_pod_spec(
+            driver_conf, conf.spark_version, pod_template.executor_template(conf)
+        )
         sets.append(
             {"name": EXECUTOR_POD_SET, "count": count, "template": {"spec": pod_set_spec(spec)}}
         )

@@ -365,3 +365,12 @@ def executor_template_text(conf: DriverConf) -> str | None:
     text = file_text(conf, EXECUTOR_TEMPLATE_KEY, path, content)
     parse_template(EXECUTOR_TEMPLATE_KEY, path, text)
     return text
+
+
+def executor_template(conf: DriverConf) -> KubeObject | None:
+    """The executor pod template as the driver will read it (the operator's dict, or the
+    file `spark.kubernetes.executor.podTemplateFile` names), parsed; None when unset."""
+    text = executor_template_text(conf)
+    if text is None:
+        return None
+    return parse_template(EXECUTOR_TEMPLATE_KEY, conf.get(EXECUTOR_TEMPLATE_KEY) or "(dict)", text)

@@ -215,3 +215,92 @@ def test_a_pin_holds_for_keys_the_face_wrote_too() -> None:
     conf = {"spark.kubernetes.container.image": "a/b:4.0.1", "spark.kubernetes.namespace": "x"}
     with pytest.raises(PolicyViolation, match=r"pinned spark\.kubernetes\.namespace='team-a'"):
         plan(conf, rules, provided={"spark.kubernetes.namespace": "x"})
+
+
+EXECUTOR_TEMPLATE = {
+    "metadata": {"labels": {"team": "etl"}},
+    "spec": {
+        "serviceAccountName": "root-sa",
+        "initContainers": [{"name": "fetch", "image": "busybox:1.36"}],
+        "containers": [
+            # Spark's container (the first): the conf's image replaces this one.
+            {"name": "spark", "image": "evil.example/spark:1"},
+            {
+                "name": "proxy",
+                "image": "evil.example/proxy:1",
+                "resources": {
+                    "requests": {"cpu": "500m", "memory": "256Mi"},
+                    "limits": {"nvidia.com/gpu": "1"},
+                },
+            },
+        ],
+    },
+}
+TEMPLATE_RULES = {
+    "allowed_image_registries": ["docker.io/apache"],
+    "allowed_service_accounts": ["spark-*"],
+    "required_labels": ["team"],
+}
+IMAGE = {"spark.kubernetes.container.image": "apache/spark:4.0.1",
+         "spark.kubernetes.driver.label.team": "etl",
+         "spark.kubernetes.authenticate.driver.serviceAccountName": "spark-driver"}  # fmt: skip
+
+
+def test_an_executor_template_is_checked_as_the_driver_will_read_it() -> None:
+    rules = parse_policy(TEMPLATE_RULES, "p")
+    with pytest.raises(PolicyViolation) as caught:
+        plan(IMAGE, rules, executor_pod_template=EXECUTOR_TEMPLATE)
+    rule = "allowed_image_registries ['docker.io/apache']"
+    assert caught.value.violations == [
+        ("executor_pod_template (its service account)", "root-sa",
+         "allowed_service_accounts ['spark-*']"),
+        ("executor_pod_template (a container's image)", "evil.example/proxy:1", rule),
+        ("executor_pod_template (a container's image)", "busybox:1.36", rule),
+    ]  # fmt: skip
+    # The template's label is on every executor: no required_labels breach for them.
+
+
+def test_an_executor_template_file_is_read_too_with_the_older_account_field(tmp_path) -> None:
+    import yaml
+
+    template = {"spec": {"serviceAccount": "root-sa", "containers": [{"name": "spark"}]}}
+    path = tmp_path / "executor.yaml"
+    path.write_text(yaml.safe_dump(template))
+    rules = parse_policy({"allowed_service_accounts": ["spark-*"]}, "p")
+    conf = {**IMAGE, "spark.kubernetes.executor.podTemplateFile": str(path)}
+    with pytest.raises(PolicyViolation) as caught:
+        plan(conf, rules)
+    assert caught.value.violations == [
+        ("spark.kubernetes.executor.podTemplateFile (its service account)", "root-sa",
+         "allowed_service_accounts ['spark-*']"),
+    ]  # fmt: skip
+
+
+def test_an_executor_templates_side_cars_count_in_every_executors_share() -> None:
+    rules = parse_policy({"max_cores": 3.5, "max_memory": "4g", "max_gpus": 1}, "p")
+    conf = {**IMAGE, "spark.executor.instances": "2", "spark.driver.cores": "1"}
+    with pytest.raises(PolicyViolation) as caught:
+        plan(conf, rules, executor_pod_template=EXECUTOR_TEMPLATE)
+    side_cars = " + the executor pod template's side-cars)"
+    # Per executor: 1 core + the proxy's 0.5; 1g + 384m overhead + the proxy's 256Mi; 1 GPU.
+    assert caught.value.violations == [
+        ("the driver pod's cpu request + executors x (spark.executor.cores" + side_cars,
+         "1 + 2 x 1.5 = 4 cores", "max_cores 3.5"),
+        ("the driver pod's memory request + executors x ((executor memory + overhead)"
+         + side_cars, "1408 + 2 x 1664 = 4736 MiB", "max_memory 4096"),
+        ("spark.driver.resource.gpu.amount + executors x (spark.executor.resource.gpu.amount"
+         + side_cars, "0 + 2 x 1 = 2 GPUs", "max_gpus 1"),
+    ]  # fmt: skip
+
+
+def test_an_executor_template_the_policy_allows_renders_as_without_a_policy() -> None:
+    allowed = {
+        "metadata": {"labels": {"team": "etl"}},
+        "spec": {
+            "serviceAccountName": "spark-etl",
+            "containers": [{"name": "spark"}, {"name": "log", "image": "apache/fluent-bit:3"}],
+        },
+    }
+    rules = parse_policy(TEMPLATE_RULES, "p")
+    with_policy = plan(IMAGE, rules, executor_pod_template=allowed)
+    assert with_policy.rendered == plan(IMAGE, executor_pod_template=allowed).rendered

@@ -4,7 +4,9 @@ Its DAGs folder holds the repository's `dags/` and the e2e DAGs, each linked in,
 failure of the provider-free probe DAG points at the stack and a failure of the Spark
 DAGs points at the provider. Its `spark_k8s_default` connection reaches the runtime plane
 (real Spark on the node agent) as the documented submitter (docs/rbac.yaml), in a namespace
-of its own; the drivers run as the documented `spark` account.
+of its own; the drivers run as the documented `spark` account. Its `[metrics]` sends StatsD
+(InfluxDB-style tags) to a real statsd_exporter (`stack_statsd`), as a deployment would, so
+a test can read what the real triggerer and worker sent.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from testenv.harness.waiting import wait_for
+from testenv.statsd_exporter import StatsdExporter
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
@@ -53,8 +56,28 @@ def create_namespace(plane: Any, name: str) -> None:
 
 
 @pytest.fixture(scope="session")
+def stack_statsd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StatsdExporter]:
+    """Prometheus' statsd_exporter, which every component of the stack sends metrics to."""
+    with StatsdExporter(tmp_path_factory.mktemp("statsd")) as exporter:
+        yield exporter
+
+
+def statsd_environment(exporter: StatsdExporter) -> dict[str, str]:
+    """`[metrics]` as a deployment's airflow.cfg would say it (tests/support/statsd.py)."""
+    return {
+        "AIRFLOW__METRICS__STATSD_ON": "True",
+        "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+        "AIRFLOW__METRICS__STATSD_PORT": str(exporter.udp_port),
+        "AIRFLOW__METRICS__STATSD_PREFIX": "airflow",
+        "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",
+    }
+
+
+@pytest.fixture(scope="session")
 def airflow(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+    stack_statsd: StatsdExporter,
 ) -> Iterator[AirflowStack]:
     root = tmp_path_factory.mktemp("airflow")
     dags = root / "dags"
@@ -62,7 +85,7 @@ def airflow(
     (dags / "examples").symlink_to(REPO / "dags", target_is_directory=True)
     (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
     started = time.monotonic()
-    stack = launch_stack(root / "home", dags)
+    stack = launch_stack(root / "home", dags, extra_env=statsd_environment(stack_statsd))
     try:
         # The control plane starts while Airflow's components boot.
         plane = request.getfixturevalue("runtime_plane")

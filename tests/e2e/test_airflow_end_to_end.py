@@ -18,6 +18,7 @@ from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from testenv.harness import kube
+from testenv.statsd_exporter import StatsdExporter
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
@@ -143,10 +144,11 @@ SPARK_PI_LOG: list[str] = []
 
 
 def test_spark_pi_runs_real_spark_defers_succeeds_and_pushes_its_xcom(
-    airflow: AirflowStack, runtime_plane: Any
+    airflow: AirflowStack, runtime_plane: Any, stack_statsd: StatsdExporter
 ) -> None:
     """The example DAG dags/spark_pi.py, as a user would run it: a real driver and two real
-    executors on the node agent, as the documented submitter and driver identities."""
+    executors on the node agent, as the documented submitter and driver identities. The
+    worker and the real triggerer report its metrics through Airflow's StatsD client."""
     dag_id, task_id = "spark_pi", "spark_pi"
     recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
@@ -170,6 +172,30 @@ def test_spark_pi_runs_real_spark_defers_succeeds_and_pushes_its_xcom(
         assert sum(result["executors"]["counts"].values()) == 2, result["executors"]
         assert result["executors"]["failures"] == []
         SPARK_PI_LOG.extend(lines)
+    tags = {"namespace": E2E_NAMESPACE, "dag_id": dag_id, "task_id": task_id}
+    assert_metrics_arrived(stack_statsd, tags)
+
+
+def assert_metrics_arrived(exporter: StatsdExporter, tags: dict[str, str]) -> None:
+    """The submission's latency (the worker), the driver's time to Running and the run's
+    duration (the trigger, in the triggerer's runner process), tagged with the task."""
+
+    def count(name: str, **more: str) -> float:
+        return exporter.samples().get((name, frozenset({**tags, **more}.items())), 0.0)
+
+    expected: tuple[tuple[str, dict[str, str]], ...] = (
+        ("airflow_sparkk8s_submit_latency_count", {}),
+        ("airflow_sparkk8s_driver_time_to_running_count", {}),
+        ("airflow_sparkk8s_application_duration_count", {"state": "succeeded"}),
+    )
+    wait_for(
+        lambda: True if all(count(name, **more) == 1.0 for name, more in expected) else None,
+        timeout=30,
+        what=f"the run's metrics in statsd_exporter ({[name for name, _ in expected]})",
+    )
+    duration = count("airflow_sparkk8s_application_duration_sum", state="succeeded")
+    running = count("airflow_sparkk8s_driver_time_to_running_sum")
+    assert duration >= running >= 0 and duration > 0
 
 
 def test_spark_pi_task_log_holds_the_real_driver_log(airflow: AirflowStack) -> None:

@@ -6,7 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from airflow_provider_sparkk8s.errors import ApplicationFailed, KubeApiError, SparkConfError
+from airflow_provider_sparkk8s.errors import (
+    ApplicationFailed,
+    InfrastructureFailure,
+    KubeApiError,
+    SparkConfError,
+)
 from airflow_provider_sparkk8s.objects import newest_driver
 from airflow_provider_sparkk8s.sensors import spark_k8s as sensor_module
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
@@ -131,6 +136,20 @@ def test_a_driver_that_disappears_between_pokes_fails(monkeypatch):
     client.pods = []
     with pytest.raises(ApplicationFailed, match="disappeared"):
         s.poke({})
+
+
+def test_a_driver_marked_for_eviction_then_gone_fails_as_evicted(monkeypatch):
+    """The previous poke saw the Eviction API's DisruptionTarget condition on the running
+    driver; the next lists no pod (deleted before its container's end was reported)."""
+    evicting = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+    client = FakeClient([pod("d", phase="Running", containers=[running()], conditions=[evicting])])
+    s = sensor(client, monkeypatch, application_id=APP)
+    assert s.poke({}) is False
+    client.pods = []
+    with pytest.raises(InfrastructureFailure) as caught:
+        s.poke({})
+    assert caught.value.reason == "EvictionByEvictionAPI"
+    assert "disappeared" not in str(caught.value)
 
 
 def test_deferrable_mode_defers_to_the_application_trigger(monkeypatch):

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from airflow_provider_sparkk8s.errors import ApplicationFailed
+from airflow_provider_sparkk8s.errors import ApplicationFailed, InfrastructureFailure
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from airflow_provider_sparkk8s.version_compat import TaskDeferred
 from testenv.harness.kube import request
@@ -91,3 +91,36 @@ async def test_deferrable_mode_hands_the_wait_to_the_trigger(conn_id, namespace,
     )
     payload = await asyncio.wait_for(task, 60)
     assert sensor.execute_complete({}, payload)["state"] == "succeeded"
+
+
+def test_poke_mode_reports_an_evicted_driver_gone_before_the_next_poke_as_evicted(
+    conn_id, namespace, kube_admin
+):
+    """The Eviction API marks the running driver (DisruptionTarget) and deletes it; KWOK
+    removes it at once, so the next poke lists no driver. Its catch-up replays the versions
+    since the last poke from the API server's watch cache, the condition among them."""
+    app = new_app_id()
+    create(kube_admin, namespace, spark_pod("evicted-driver", app, annotations={HOLD: "true"}))
+    wait_for_pod(
+        kube_admin, namespace, "evicted-driver", lambda p: phase(p) == "Running", 60, "Running"
+    )
+    sensor = SparkK8sApplicationSensor(
+        task_id="wait", application_id=app, namespace=namespace, kubernetes_conn_id=conn_id
+    )
+    assert sensor.poke({}) is False  # running
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "evicted-driver"},
+    }
+    request(kube_admin, "POST", f"/api/v1/namespaces/{namespace}/pods/evicted-driver/eviction",
+            eviction)  # fmt: skip
+    wait_for(
+        lambda: request(kube_admin, "GET", f"/api/v1/namespaces/{namespace}/pods")["items"] == [],
+        30,
+        "the evicted driver gone",
+    )
+    with pytest.raises(InfrastructureFailure) as caught:
+        sensor.poke({})
+    assert caught.value.reason == "EvictionByEvictionAPI", caught.value
+    assert "evicted" in str(caught.value)

@@ -49,6 +49,8 @@ def fresh_stats(monkeypatch: pytest.MonkeyPatch) -> None:
     if legacy is not None and hasattr(meta, "factory"):  # 3.0, 3.1: the class picks its backend
         monkeypatch.delattr(meta, "factory")
         monkeypatch.setattr(meta, "instance", None)
+        # The metaclass keeps the backend it built on the class itself, not on the meta.
+        monkeypatch.setattr(legacy.Stats, "instance", None, raising=False)
         # Re-runs the metaclass's choice of backend, from the config as it is now.
         meta.__init__(legacy.Stats)  # type: ignore[misc]
     airflow_metrics.cache_clear()
