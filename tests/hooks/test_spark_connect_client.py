@@ -3,7 +3,7 @@ tests/runtime/test_connect_server_runtime.py)."""
 
 from __future__ import annotations
 
-import collections
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -11,9 +11,14 @@ pytest.importorskip("grpc")
 
 from airflow_provider_sparkk8s.hooks.spark_connect_client import _bearer_interceptor, token_of
 
-Details = collections.namedtuple(
-    "Details", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")
-)
+
+class Details(NamedTuple):  # grpc's ClientCallDetails is a namedtuple of these fields
+    method: str
+    timeout: Any
+    metadata: Any
+    credentials: Any
+    wait_for_ready: Any
+    compression: Any
 
 
 def test_every_call_kind_carries_the_bearer_token_and_keeps_its_metadata():
@@ -37,5 +42,7 @@ def test_no_connection_no_token():
 
 
 def test_the_token_comes_from_the_connection_password(monkeypatch):
-    monkeypatch.setenv("AIRFLOW_CONN_CONNECT_TOKEN", '{"conn_type": "spark_connect", "password": "pw"}')
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_CONNECT_TOKEN", '{"conn_type": "spark_connect", "password": "pw"}'
+    )
     assert token_of({"token_conn_id": "connect_token"}) == "pw"

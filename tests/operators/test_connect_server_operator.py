@@ -40,7 +40,10 @@ def test_the_setup_needs_an_image(monkeypatch):
 def test_the_trigger_round_trips_its_kwargs_which_name_no_token():
     trigger = SparkK8sConnectServerTrigger("spark_k8s_default", "ns", "srv-driver", 15002, 600.0)
     classpath, kwargs = trigger.serialize()
-    assert classpath == "airflow_provider_sparkk8s.triggers.connect_server.SparkK8sConnectServerTrigger"
+    assert (
+        classpath
+        == "airflow_provider_sparkk8s.triggers.connect_server.SparkK8sConnectServerTrigger"
+    )
     assert SparkK8sConnectServerTrigger(**kwargs).serialize() == (classpath, kwargs)
     assert set(kwargs) == {
         "kubernetes_conn_id", "namespace", "driver_pod", "port", "timeout_seconds", "poll_interval",

@@ -76,7 +76,7 @@ def test_the_watcher_runs_its_program_beside_the_driver():
 
 
 def test_bad_input_fails_before_any_request():
-    with pytest.raises(SparkConfError, match="4.0 or later"):
+    with pytest.raises(SparkConfError, match=r"4\.0 or later"):
         plan(version="3.5.9")
-    with pytest.raises(SparkConfError, match="spark.connect.authenticate.token"):
+    with pytest.raises(SparkConfError, match=r"spark\.connect\.authenticate\.token"):
         plan(**{"spark.connect.authenticate.token": "in-clear"})
