@@ -3,8 +3,9 @@
 
 Every few seconds it reads the driver's status API (`/api/v1/applications/<id>/jobs` on the
 pod's address) and tries the gRPC port: the server is up once both answer (the status API
-answers first, before the Connect service has started), and active while a job runs or the
-job count grows. After
+answers first, before the Connect service has started), and active while a job runs or a
+job newer than the last one seen appears (by job id: the status API keeps only the last
+`spark.ui.retainedJobs`, so a count would stop growing). After
 IDLE_TIMEOUT_SECONDS without activity, or MAX_LIFETIME_SECONDS after it started, it deletes
 its own pod with the pod's service account (the driver's Role deletes pods), which takes the
 executors, Service, ConfigMap and Secret with it. When the driver's status API stops answering
@@ -37,7 +38,7 @@ class Activity:
 
     started: float
     last_active: float
-    jobs_seen: int = 0
+    newest_job: int = -1
     answered: bool = False
     failures: int = 0
 
@@ -46,13 +47,14 @@ def observe(previous: Activity, now: float, jobs: list[dict] | None) -> Activity
     """Pure: one look's jobs (None: the status API did not answer)."""
     if jobs is None:
         return Activity(
-            previous.started, previous.last_active, previous.jobs_seen, previous.answered,
+            previous.started, previous.last_active, previous.newest_job, previous.answered,
             previous.failures + 1,
         )  # fmt: skip
     running = any(job.get("status") == "RUNNING" for job in jobs)
-    active = running or len(jobs) > previous.jobs_seen
+    newest = max((int(job.get("jobId", -1)) for job in jobs), default=-1)
+    active = running or newest > previous.newest_job
     last_active = now if active else previous.last_active
-    return Activity(previous.started, last_active, max(len(jobs), previous.jobs_seen), True, 0)
+    return Activity(previous.started, last_active, max(newest, previous.newest_job), True, 0)
 
 
 def verdict(activity: Activity, now: float, idle_timeout: float, max_lifetime: float) -> str | None:

@@ -9,8 +9,8 @@ from pathlib import Path
 from airflow_provider_sparkk8s.services import connect_idle_watch as watch
 from airflow_provider_sparkk8s.services.connect_server import watcher_source
 
-RUNNING = [{"status": "RUNNING"}]
-DONE = [{"status": "SUCCEEDED"}]
+RUNNING = [{"jobId": 0, "status": "RUNNING"}]
+DONE = [{"jobId": 0, "status": "SUCCEEDED"}]
 
 
 def test_a_server_that_never_answered_is_not_idle_until_its_lifetime_ends():
@@ -27,8 +27,11 @@ def test_idle_counts_from_the_last_job():
     activity = watch.observe(activity, 45, DONE)  # same count, none running
     assert activity.last_active == 20
     assert watch.verdict(activity, 50, 30, 600) == "idle"
-    activity = watch.observe(activity, 50, [*DONE, *DONE])  # a new job finished between looks
-    assert watch.verdict(activity, 60, 30, 600) is None
+    activity = watch.observe(activity, 50, [*DONE, {"jobId": 1, "status": "SUCCEEDED"}])
+    assert watch.verdict(activity, 60, 30, 600) is None  # a new job ran between two looks
+    # The status API keeps the newest jobs only: a newer id counts, not a longer list.
+    activity = watch.observe(activity, 90, [{"jobId": 2, "status": "SUCCEEDED"}])
+    assert activity.last_active == 90
 
 
 def test_a_driver_that_stops_answering_has_ended():
