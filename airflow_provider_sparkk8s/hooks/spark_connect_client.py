@@ -6,6 +6,11 @@ goes as gRPC call metadata (`authorization: Bearer <token>`, what Spark's pre-sh
 interceptor reads). pyspark's own channel builder would open TLS whenever a `token` is in the
 URL and the host is not `localhost`, while the server speaks plaintext gRPC; so this helper
 sends the header itself on a plaintext channel, unless `use_ssl=True` asks for TLS.
+
+Before connecting it reads the server's driver pod through the spark_k8s connection and
+tries its port (the setup's readiness rule): a server that ended (killed, failed, or gone by
+its idle timeout) fails the client task with the pod and the reason, not with a gRPC
+"connection refused".
 """
 
 from __future__ import annotations
@@ -13,6 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from airflow_provider_sparkk8s.application import connect_server as rules
+from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
+from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.connect_server import look
+from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret
 
 
@@ -50,14 +61,37 @@ def _bearer_interceptor(token: str) -> Any:
     return Bearer()
 
 
+def check_server(published: Mapping[str, Any], pods: DriverPods) -> None:
+    """Raise ConnectServerUnavailable unless the published server is ready."""
+    pod = pods.get(str(published["namespace"]), str(published["driver_pod"]))
+    state = look(pod, int(published["port"]))
+    if not isinstance(state, rules.Ready):
+        why = state.reason if isinstance(state, rules.Ended) else state.detail
+        raise ConnectServerUnavailable(
+            f"Spark Connect server {published['namespace']}:{published['driver_pod']} "
+            f"({published['url']}) is not serving: {why}"
+        )
+
+
 def remote_session(
-    published: Mapping[str, Any], *, token: str | None = None, use_ssl: bool = False
+    published: Mapping[str, Any],
+    *,
+    token: str | None = None,
+    use_ssl: bool = False,
+    kubernetes_conn_id: str | None = DEFAULT_CONN_ID,
 ) -> Any:
     """A SparkSession (Spark Connect) on the published server; `token` overrides the
-    connection's."""
+    connection's. `kubernetes_conn_id=None` skips the look at the server's pod (a worker
+    without access to its namespace)."""
     from pyspark.sql.connect.client import DefaultChannelBuilder
     from pyspark.sql.connect.session import SparkSession
 
+    if kubernetes_conn_id is not None:
+        hook = SparkK8sHook(kubernetes_conn_id)
+        try:
+            check_server(published, DriverPods(hook.get_client()))
+        finally:
+            hook.close()
     token = token if token is not None else token_of(published)
     url = str(published["url"])
     builder = DefaultChannelBuilder(url + ("/;use_ssl=true" if use_ssl else ""))

@@ -161,6 +161,12 @@ def test_the_idle_timeout_ends_a_server_whose_teardown_never_ran(
     assert published["driver_pod"] in _pods(runtime_admin, ns)
     # No teardown: the watcher beside the driver deletes the pod, and its objects go with it.
     wait_for(lambda: _pods(runtime_admin, ns) == [], 180, "the idle server gone", interval=1)
+    # A client task after that fails with the pod and why, not a gRPC connection error.
+    from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
+    from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
+
+    with pytest.raises(ConnectServerUnavailable, match=published["driver_pod"] + ".* gone"):
+        remote_session(published)
     REAL_SPARK_TIMINGS["Connect idle server: ready"] = ready
     REAL_SPARK_TIMINGS["Connect idle server: gone by its idle timeout"] = time.monotonic() - started
     wait_for(
