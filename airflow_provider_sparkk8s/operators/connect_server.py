@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_sparkk8s.application import connect_server as rules
-from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.errors import ConnectServerUnavailable, SparkConfError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services import connect_server
@@ -176,7 +176,8 @@ class SparkK8sConnectServerOperator(BaseOperator):  # type: ignore[misc]
             connect_server.teardown(
                 DriverPods(hook.get_client()), server.namespace, server.driver_pod
             )
-            raise RuntimeError(f"Spark Connect server {server.driver_pod}: {event.get('reason')}")
+            where = f"{server.namespace}:{server.driver_pod}"
+            raise ConnectServerUnavailable(f"Spark Connect server {where}: {event.get('reason')}")
         host = rules.host_for(
             self.address, rules.Ready(str(event["pod_ip"])), server.service, server.namespace
         )
@@ -203,5 +204,7 @@ class SparkK8sConnectServerOperator(BaseOperator):  # type: ignore[misc]
             DriverPods(hook.get_client()), published["namespace"], published["driver_pod"]
         )
         if left:
-            raise RuntimeError(f"Spark Connect server's pods still present: {', '.join(left)}")
+            raise ConnectServerUnavailable(
+                f"Spark Connect server's pods still present after its deletion: {', '.join(left)}"
+            )
         self.log.info("Spark Connect server %s deleted", published["driver_pod"])

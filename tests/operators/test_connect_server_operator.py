@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.errors import ConnectServerUnavailable, SparkConfError
+from airflow_provider_sparkk8s.operators import connect_server as operator_module
 from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
 from airflow_provider_sparkk8s.triggers.connect_server import SparkK8sConnectServerTrigger
 
@@ -48,3 +49,26 @@ def test_the_trigger_round_trips_its_kwargs_which_name_no_token():
     assert set(kwargs) == {
         "kubernetes_conn_id", "namespace", "driver_pod", "port", "timeout_seconds", "poll_interval",
     }  # fmt: skip
+
+
+def test_a_server_that_ended_before_ready_is_deleted_and_fails_the_task(monkeypatch):
+    deleted = []
+    monkeypatch.setattr(
+        operator_module.connect_server, "teardown", lambda pods, ns, pod: deleted.append((ns, pod))
+    )
+    monkeypatch.setattr(operator_module.SparkK8sHook, "get_client", lambda self: object())
+    operator = SparkK8sConnectServerOperator(task_id="server", token_conn_id="c")
+    server = {"application_id": "spark-1", "namespace": "ns", "driver_pod": "srv-driver",
+              "service": "srv-driver-svc", "port": 15002}  # fmt: skip
+    event = {"status": "ended", "reason": "the driver pod srv-driver ended: Failed, Error"}
+    with pytest.raises(ConnectServerUnavailable, match="ns:srv-driver: the driver pod"):
+        operator.execute_complete({}, event, server)
+    assert deleted == [("ns", "srv-driver")]
+
+
+def test_a_ready_event_publishes_the_url_and_no_token():
+    operator = SparkK8sConnectServerOperator(task_id="server", token_conn_id="c")
+    server = {"application_id": "spark-1", "namespace": "ns", "driver_pod": "srv-driver",
+              "service": "srv-driver-svc", "port": 15002}  # fmt: skip
+    published = operator.execute_complete({}, {"status": "ready", "pod_ip": "10.1.2.3"}, server)
+    assert published == {**server, "url": "sc://srv-driver-svc.ns.svc:15002", "token_conn_id": "c"}
