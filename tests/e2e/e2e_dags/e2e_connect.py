@@ -1,7 +1,10 @@
 """A Spark Connect server as the DAG's resource (docs/connect.md): setup, two PySpark client
 tasks through pyspark-client, teardown, in a namespace of its own (so "nothing left" is
 checked whole). The token is the password of the `e2e_connect_token` connection the test
-creates; the worker reaches the server by the pod's address (it is outside cluster DNS)."""
+creates; the worker reaches the server by the pod's address (it is outside cluster DNS).
+`e2e_connect_killed`: the server's pod is killed after setup (deleted at once, as a node
+loss would), so the client task after it fails with the reason, and the teardown still runs
+and leaves nothing."""
 
 from __future__ import annotations
 
@@ -14,26 +17,31 @@ from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectSe
 
 CONNECT_NAMESPACE = "airflow-e2e-connect"  # tests/e2e/airflow_stack.py names it too
 
-with DAG("e2e_connect", schedule=None, catchup=False, start_date=datetime.datetime(2024, 1, 1)):
+START = datetime.datetime(2024, 1, 1)
+SERVER: dict[str, Any] = {
+    "namespace": CONNECT_NAMESPACE,
+    "image": "sparkk8s/spark:4.2.1",
+    "token_conn_id": "e2e_connect_token",
+    "address": "pod_ip",
+    "idle_timeout": 600,
+    "max_lifetime": 1200,
+    "startup_timeout": 300,
+}
+DRIVER_CONF = {
+    "spark.kubernetes.authenticate.driver.serviceAccountName": "spark",
+    "spark.driver.memory": "512m",
+    "spark.executor.memory": "512m",
+}
+
+with DAG("e2e_connect", schedule=None, catchup=False, start_date=START):
     server = SparkK8sConnectServerOperator(
         task_id="connect_server",
-        namespace=CONNECT_NAMESPACE,
-        image="sparkk8s/spark:4.2.1",
-        conf={
-            "spark.kubernetes.authenticate.driver.serviceAccountName": "spark",
-            "spark.driver.memory": "512m",
-            "spark.executor.memory": "512m",
-            "spark.executor.instances": "1",
-        },
-        token_conn_id="e2e_connect_token",
-        address="pod_ip",
-        idle_timeout=600,
-        max_lifetime=1200,
-        startup_timeout=300,
+        conf={**DRIVER_CONF, "spark.executor.instances": "1"},
+        **SERVER,
     )
 
     @task
-    def count_range(published: dict[str, Any]) -> int:
+    def count_range(published: Any) -> int:
         from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
 
         spark = remote_session(published)
@@ -43,7 +51,7 @@ with DAG("e2e_connect", schedule=None, catchup=False, start_date=datetime.dateti
             spark.stop()
 
     @task
-    def small_join(published: dict[str, Any]) -> list[list[Any]]:
+    def small_join(published: Any) -> list[list[Any]]:
         from pyspark.sql import functions
 
         from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
@@ -65,3 +73,43 @@ with DAG("e2e_connect", schedule=None, catchup=False, start_date=datetime.dateti
     )
     clients = [count_range(server.output), small_join(server.output)]
     server >> clients >> stop.as_teardown(setups=server)
+
+
+with DAG("e2e_connect_killed", schedule=None, catchup=False, start_date=START):
+    doomed = SparkK8sConnectServerOperator(
+        task_id="connect_server",
+        # No executor: this server only has to start and be killed.
+        conf={
+            **DRIVER_CONF,
+            "spark.dynamicAllocation.enabled": "true",
+            "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+            "spark.dynamicAllocation.minExecutors": "0",
+            "spark.dynamicAllocation.initialExecutors": "0",
+        },
+        **SERVER,
+    )
+
+    @task
+    def kill_server(published: Any) -> None:
+        from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+        from airflow_provider_sparkk8s.services.pods import DriverPods
+
+        pods = DriverPods(SparkK8sHook().get_client())
+        pods.delete(published["namespace"], published["driver_pod"], grace_period_seconds=0)
+        assert not pods.wait_gone(published["namespace"], [published["driver_pod"]], 60)
+
+    @task
+    def client_after_the_kill(published: Any) -> int:
+        from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
+
+        spark = remote_session(published)  # fails: the server is gone
+        return int(spark.range(3).count())
+
+    cleanup = SparkK8sConnectServerOperator(
+        task_id="connect_teardown",
+        mode="teardown",
+        namespace=CONNECT_NAMESPACE,
+        server_task_id="connect_server",
+    )
+    killed = kill_server(doomed.output)
+    doomed >> killed >> client_after_the_kill(doomed.output) >> cleanup.as_teardown(setups=doomed)
