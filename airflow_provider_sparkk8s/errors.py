@@ -68,6 +68,11 @@ class SubmissionError(SparkK8sError):
     """A submission failed half-way; what was created has been removed."""
 
 
+class ConnectServerUnavailable(SparkK8sError):
+    """A client found its Spark Connect server ended or not serving; the message names the
+    driver pod and why (application/connect_server.readiness)."""
+
+
 class ApplicationFailed(SparkK8sError):
     """The Spark application ended in failure; the message carries the driver's reason.
 

@@ -114,6 +114,7 @@ def provider_info() -> dict:
                 "python-modules": [
                     "airflow_provider_sparkk8s.operators.spark_k8s",
                     "airflow_provider_sparkk8s.operators.driver_cleanup",
+                    "airflow_provider_sparkk8s.operators.connect_server",
                 ],
             }
         ],
@@ -126,7 +127,10 @@ def provider_info() -> dict:
         "triggers": [
             {
                 "integration-name": "Spark on Kubernetes",
-                "python-modules": ["airflow_provider_sparkk8s.triggers.spark_k8s"],
+                "python-modules": [
+                    "airflow_provider_sparkk8s.triggers.spark_k8s",
+                    "airflow_provider_sparkk8s.triggers.connect_server",
+                ],
             }
         ],
         "extra-links": [

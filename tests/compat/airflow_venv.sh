@@ -56,13 +56,14 @@ overlay_venv() {
 
 # The test extra as pip requirement lines, minus what the compatibility suite never uses and
 # what makes pip backtrack for many minutes against an older Airflow's pins: Airflow itself,
-# its providers, s3fs, gcsfs and adlfs (the upload tests run on 3.3 only) and the linters.
+# its providers, s3fs, gcsfs and adlfs (the upload tests run on 3.3 only), pyspark-client
+# (the Connect client tests too) and the linters.
 test_requirements() {
     python3 - "$repo/pyproject.toml" <<'EOF'
 import re, sys, tomllib
 project = tomllib.load(open(sys.argv[1], "rb"))["project"]
 for requirement in project["dependencies"] + project["optional-dependencies"]["test"]:
-    if not re.match(r"(apache-airflow\b|ruff\b|mypy\b|s3fs\b|gcsfs\b|adlfs\b)", requirement):
+    if not re.match(r"(apache-airflow\b|ruff\b|mypy\b|s3fs\b|gcsfs\b|adlfs\b|pyspark-client\b)", requirement):
         print(requirement)
 EOF
 }

@@ -46,6 +46,8 @@ E2E_NAMESPACE = "airflow-e2e"
 E2E_KILL_NAMESPACE = "airflow-e2e-kill"
 # The namespace of the timeout DAGs (tests/e2e/e2e_dags/e2e_timeouts.py names it too).
 E2E_TIMEOUT_NAMESPACE = "airflow-e2e-timeout"
+# The namespace of the Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py names it too).
+E2E_CONNECT_NAMESPACE = "airflow-e2e-connect"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}
 

@@ -24,6 +24,7 @@ from kubernetes import config as k8s_config
 from testenv.harness.waiting import wait_for
 from testenv.statsd_exporter import StatsdExporter
 from tests.e2e.airflow_stack import (
+    E2E_CONNECT_NAMESPACE,
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
     E2E_TIMEOUT_NAMESPACE,
@@ -89,13 +90,18 @@ def airflow(
     try:
         # The control plane starts while Airflow's components boot.
         plane = request.getfixturevalue("runtime_plane")
-        for name in (E2E_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE):
+        for name in (
+            E2E_NAMESPACE,
+            E2E_KILL_NAMESPACE,
+            E2E_TIMEOUT_NAMESPACE,
+            E2E_CONNECT_NAMESPACE,
+        ):
             create_namespace(plane, name)
         kubeconfig = submitter_kubeconfig(
             plane,
             E2E_NAMESPACE,
             root / "submitter.kubeconfig",
-            also=(E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE),
+            also=(E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE, E2E_CONNECT_NAMESPACE),
         )
         stack.wait_healthy(timeout=300)
         extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}

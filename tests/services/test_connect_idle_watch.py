@@ -1,0 +1,77 @@
+"""The idle watcher's decisions (the program itself runs in the driver pod: the real-Spark
+test tests/runtime/test_connect_server_runtime.py watches it end a server)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from airflow_provider_sparkk8s.services import connect_idle_watch as watch
+from airflow_provider_sparkk8s.services.connect_server import watcher_source
+
+RUNNING = [{"jobId": 0, "status": "RUNNING"}]
+DONE = [{"jobId": 0, "status": "SUCCEEDED"}]
+
+
+def test_a_server_that_never_answered_is_not_idle_until_its_lifetime_ends():
+    activity = watch.observe(watch.Activity(0, 0), 100, None)
+    assert watch.verdict(activity, 100, idle_timeout=30, max_lifetime=600) is None
+    assert watch.verdict(activity, 600, idle_timeout=30, max_lifetime=600) == "lifetime"
+
+
+def test_idle_counts_from_the_last_job():
+    activity = watch.observe(watch.Activity(0, 0), 10, [])
+    assert watch.verdict(activity, 29, 30, 600) is None
+    activity = watch.observe(activity, 20, RUNNING)  # a job runs: active
+    assert watch.verdict(activity, 45, 30, 600) is None
+    activity = watch.observe(activity, 45, DONE)  # same count, none running
+    assert activity.last_active == 20
+    assert watch.verdict(activity, 50, 30, 600) == "idle"
+    activity = watch.observe(activity, 50, [*DONE, {"jobId": 1, "status": "SUCCEEDED"}])
+    assert watch.verdict(activity, 60, 30, 600) is None  # a new job ran between two looks
+    # The status API keeps the newest jobs only: a newer id counts, not a longer list.
+    activity = watch.observe(activity, 90, [{"jobId": 2, "status": "SUCCEEDED"}])
+    assert activity.last_active == 90
+
+
+def test_a_driver_that_stops_answering_has_ended():
+    activity = watch.observe(watch.Activity(0, 0), 1, [])
+    for now in (2, 3):
+        activity = watch.observe(activity, now, None)
+        assert watch.verdict(activity, now, 300, 600) is None
+    activity = watch.observe(activity, 4, None)
+    assert watch.verdict(activity, 4, 300, 600) == "driver gone"
+
+
+def test_the_program_is_standard_library_only():
+    source = watcher_source()
+    assert source == Path(watch.__file__).read_text()
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert imported <= {
+        "__future__",
+        "json",
+        "os",
+        "socket",
+        "ssl",
+        "sys",
+        "time",
+        "urllib",
+        "dataclasses",
+    }
+
+
+def test_a_terminated_spark_container_is_read_from_the_pods_status():
+    def pod(state):
+        return {"status": {"containerStatuses": [
+            {"name": "connect-idle-watch", "state": {"running": {}}},
+            {"name": "spark-kubernetes-driver", "state": state},
+        ]}}  # fmt: skip
+
+    assert watch.driver_terminated(pod({"terminated": {"exitCode": 1}}))
+    assert not watch.driver_terminated(pod({"running": {}}))
+    assert not watch.driver_terminated({"status": {}})
