@@ -17,20 +17,10 @@ from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 from testenv.harness.recorder import InjectedFailure, RecordingServer
 from testenv.s3server import S3Server
+from tests.storage.cases import local_app
 from tests.support.driver_conf import make_conf
 
 S3A = "spark.hadoop.fs.s3a."
-
-
-def local_app(tmp_path: Path) -> dict[str, bytes]:
-    contents = {
-        "etl.py": b"from helpers import greet\nprint(greet('s3'))\n",
-        "helpers.py": b"def greet(name):\n    return 'hello ' + name\n",
-        "env.tar.gz": secrets.token_bytes(300_000),  # binary, and more than one read buffer
-    }
-    for name, content in contents.items():
-        (tmp_path / name).write_bytes(content)
-    return contents
 
 
 def argv(server: RecordingServer, tmp_path: Path, bucket: str, *conf: str) -> list[str]:
