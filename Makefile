@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -117,7 +117,16 @@ runtime-image: venv hadoop-aws
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
-test: venv lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser runtime-image realnode-images
+# What the full run needs, built and fetched side by side (make -j4): on a cold machine the Go
+# builds keep the two cores busy while Maven, npm, pip's layer and the Go module downloads wait
+# on the network. The steps that use apt run one after another (order-only prerequisites):
+# apt-get update takes a lock the others would fail on.
+TEST_DEPS := lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser runtime-image realnode-images
+test-deps: $(TEST_DEPS)
+tinyproxy: | node-packages
+browser: | tinyproxy
+test: venv
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	kueue=$$(./testenv/build_kueue.sh) && gcs=$$(./testenv/build_gcs.sh) && \
 	azurite=$$(./testenv/install_azurite.sh) && \
