@@ -115,9 +115,15 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     for wrong in (None, "not-the-token"):
         stranger = dict(published, token_conn_id=None)
         session = remote_session(stranger, token=wrong)
-        with pytest.raises(SparkConnectGrpcException) as refused:
-            session.range(3).count()
+        try:
+            with pytest.raises(SparkConnectGrpcException) as refused:
+                session.range(3).count()
+        finally:
+            # Closed now: an open client's exit handler would call the torn-down server
+            # at interpreter exit, retrying with backoff, and hold the test session open.
+            session.stop()
         assert "UNAUTHENTICATED" in str(refused.value), str(refused.value)[:500]
+        assert session.client.is_closed
 
     teardown = SparkK8sConnectServerOperator(
         task_id="teardown", mode="teardown", server_task_id="server", namespace=ns
