@@ -121,8 +121,8 @@ def test_failed_submission_removes_the_uploads(cluster, dag_folder, tmp_path):
     assert files_under(up) == [] and cluster.pods == {}
 
 
-def test_upload_conn_id_with_a_real_s3_server(cluster, dag_folder, s3_server, monkeypatch):
-    bucket = s3_server.make_bucket("op-" + secrets.token_hex(3))
+def s3_uploads_connection(s3_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `s3_uploads` Airflow connection (aws) to the test's S3 server."""
     connection = {
         "conn_type": "aws",
         "login": s3_server.access_key,
@@ -130,6 +130,11 @@ def test_upload_conn_id_with_a_real_s3_server(cluster, dag_folder, s3_server, mo
         "extra": {"endpoint_url": s3_server.endpoint},
     }
     monkeypatch.setenv("AIRFLOW_CONN_S3_UPLOADS", json.dumps(connection))
+
+
+def test_upload_conn_id_with_a_real_s3_server(cluster, dag_folder, s3_server, monkeypatch):
+    bucket = s3_server.make_bucket("op-" + secrets.token_hex(3))
+    s3_uploads_connection(s3_server, monkeypatch)
     cluster.on_list = progress(driver_status("finished"))
     ti = FakeTaskInstance(task_id="etl")
     operator = operator_in_dag(
@@ -156,13 +161,7 @@ def test_failed_submission_leaves_no_object_in_s3(cluster, dag_folder, s3_server
     """The refused driver's uploads are removed through the same connection they went by,
     and the error names neither credential."""
     bucket = s3_server.make_bucket("opfail-" + secrets.token_hex(3))
-    connection = {
-        "conn_type": "aws",
-        "login": s3_server.access_key,
-        "password": s3_server.secret_key,
-        "extra": {"endpoint_url": s3_server.endpoint},
-    }
-    monkeypatch.setenv("AIRFLOW_CONN_S3_UPLOADS", json.dumps(connection))
+    s3_uploads_connection(s3_server, monkeypatch)
     uploaded_at_create: list[dict[str, bytes]] = []
 
     def refuse(c: FakeCluster, pod: dict) -> None:

@@ -4,20 +4,18 @@ driver's settings point, and that a failure anywhere leaves no object behind."""
 from __future__ import annotations
 
 import io
-import re
 import secrets
 from pathlib import Path
 
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from airflow_provider_sparkk8s.errors import SubmissionError
 from airflow_provider_sparkk8s.services.uploader import Storage, UploadError, upload_all
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
-from testenv.harness.recorder import InjectedFailure, RecordingServer
+from testenv.harness.recorder import RecordingServer
 from testenv.s3server import S3Server
-from tests.storage.cases import local_app
+from tests.storage.cases import REFUSALS, local_app, refused_submission_leaves_nothing
 from tests.support.driver_conf import make_conf
 
 S3A = "spark.hadoop.fs.s3a."
@@ -105,27 +103,19 @@ def test_credentials_from_the_environment(s3_server, tmp_path, monkeypatch):
     assert len(s3_server.objects(bucket)) == 3
 
 
-# The driver pod refused (the first request after the uploads), or its ConfigMap refused
-# once the pod exists (applied after it, as Spark creates it; the pod is deleted again).
-@pytest.mark.parametrize(("method", "refused"), [("POST", "/pods$"), ("PATCH", "/configmaps/")])
-def test_failed_submission_leaves_no_object(s3_server, tmp_path, method, refused):
+@pytest.mark.parametrize("refusal", REFUSALS, ids=["pod", "configmap"])
+def test_failed_submission_leaves_no_object(s3_server, tmp_path, refusal):
     bucket = s3_server.make_bucket("fail-" + secrets.token_hex(3))
-    local_app(tmp_path)
-    with RecordingServer() as api:
-        api.fail(InjectedFailure(method, refused, 403))
-        with pytest.raises(SubmissionError):
-            run(
-                argv(api, tmp_path, bucket, *s3a_conf(s3_server)),
-                environ={},
-                out=io.StringIO(),
-                err=io.StringIO(),
-            )
-        recorded = [(r["method"], r["path"]) for r in api.recording.as_list()]
-    assert any(m == method and re.search(refused, path) for m, path in recorded)
-    if method == "PATCH":
-        assert any(m == "POST" and path.endswith("/pods") for m, path in recorded)
-        assert any(m == "DELETE" and "/pods/" in path for m, path in recorded)
-    assert s3_server.objects(bucket) == {}
+    conf = {
+        S3A + "endpoint": s3_server.endpoint,
+        S3A + "access.key": s3_server.access_key,
+        S3A + "secret.key": s3_server.secret_key,
+        S3A + "path.style.access": "true",
+    }
+    refused_submission_leaves_nothing(
+        tmp_path, f"s3a://{bucket}/uploads", conf, refusal,
+        lambda: s3_server.objects(bucket), secret=s3_server.secret_key,
+    )  # fmt: skip
 
 
 def test_upload_interrupted_half_way_leaves_no_object(s3_server, tmp_path):
