@@ -109,6 +109,29 @@ def s3a_region_warning(
     )
 
 
+def gcs_connector_warning(
+    upload_path: str | None, spark_conf: Mapping[str, str], spark_version: str
+) -> str | None:
+    """A warning when the driver will read `gs://` uploads on Spark 4.2 or later (Hadoop 3.5)
+    with no `spark.hadoop.fs.gs.impl`. Hadoop 3.5's core-default.xml names its own GCS file
+    system there (hadoop-gcp, which Spark's distribution does not ship) and sets
+    `fs.gs.block.size=64m`, which Google's gcs-connector reads as a plain number: the driver
+    fails (ClassNotFoundException, then NumberFormatException), while our gcsfs upload goes
+    through. Never refused: an image may carry hadoop-gcp itself."""
+    if not upload_path or not upload_path.startswith("gs://"):
+        return None
+    if check_spark_version(spark_version)[:2] < (4, 2) or spark_conf.get(GS + "impl"):
+        return None
+    return (
+        f"{UPLOAD_PATH_KEY}={upload_path} on Spark {spark_version} (Hadoop 3.5): its "
+        f"core-default.xml names Hadoop's own GCS file system for gs://, which Spark's "
+        f"distribution does not ship. With Google's gcs-connector in the image, set "
+        f"{GS}impl=com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem and "
+        f"{GS}block.size=67108864 (in bytes: the connector cannot read Hadoop's 64m), or the "
+        f"driver cannot read its uploads."
+    )
+
+
 def secret_values(spark_conf: Mapping[str, str]) -> tuple[str, ...]:
     """The credential values found in the conf, to scrub from error messages."""
     s3 = tuple(value for name in SECRET_S3A_KEYS if (value := spark_conf.get(S3A + name)))
