@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: chaos postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -99,11 +99,17 @@ lint: venv
 hadoop-aws: venv
 	$(PY) -m testenv.hadoop_aws --all >/dev/null
 
+# The GCS connector of each real-Spark line (gcs-connector's shaded jar, at the release line
+# built for the line's Hadoop: testenv/gcs_connector.py) through Maven into ~/.cache
+# (testenv/fetch_gcs_connector.sh; two releases, 38 and 41 MB).
+gcs-connector: venv
+	$(PY) -m testenv.gcs_connector --all >/dev/null
+
 # The node agent's Spark images: pyspark 4.3.0, 4.2.1, 4.1.4, 4.0.5 and 3.5.9 (the parity
 # oracle's cached installs) laid out as Spark images with our entrypoint and programs, under ~/.cache; no-op
-# once present; their jars include the S3A connector. `make demo` builds only its own
-# (4.3.0) when it starts.
-runtime-image: venv hadoop-aws
+# once present; their jars include the S3A and GCS connectors. `make demo` builds only its
+# own (4.3.0) when it starts.
+runtime-image: venv hadoop-aws gcs-connector
 	$(PY) -m testenv.runtime_image --all >/dev/null
 
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.

@@ -17,6 +17,8 @@ a digest of our files, built under a lock and renamed into place when complete:
     opt/spark/jars/*.jar                    -> the package's jars, and the S3A connector's
                                             (hadoop-aws at the release's Hadoop version and
                                             the AWS SDK modules it loads, testenv/hadoop_aws.py)
+                                            and the GCS connector's shaded jar (the release
+                                            line for that Hadoop, testenv/gcs_connector.py)
     opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
     opt/entrypoint.sh                       testenv/image/entrypoint.sh
     opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py, oom.py)
@@ -37,7 +39,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from testenv import hadoop_aws
+from testenv import gcs_connector, hadoop_aws
 
 REPOSITORY = "sparkk8s/spark"
 SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's)
@@ -101,8 +103,11 @@ def _java_home() -> str:
 
 def _sources_digest() -> str:
     digest = hashlib.sha256()
-    # The connector's fetch script decides which jars an image gains: a change rebuilds.
+    # The connectors' fetch scripts and release picks decide which jars an image gains: a
+    # change rebuilds.
     digest.update(hadoop_aws.FETCH_SCRIPT.read_bytes())
+    digest.update(gcs_connector.FETCH_SCRIPT.read_bytes())
+    digest.update(repr(sorted(gcs_connector.RELEASES.items())).encode())
     for path in sorted(IMAGE_SOURCES.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(IMAGE_SOURCES)).encode())
@@ -133,8 +138,9 @@ def _build_examples_jar(tree: Path, package: Path) -> None:
 
 
 def _link_jars(jars: Path, package_jars: Path) -> None:
-    """The distribution's jars, then the S3A connector's that it lacks, as the Dockerfile
-    of a user's image would copy them into $SPARK_HOME/jars."""
+    """The distribution's jars, then the S3A connector's that it lacks and the GCS
+    connector's shaded jar, as the Dockerfile of a user's image would copy them into
+    $SPARK_HOME/jars."""
     jars.mkdir()
     shipped = sorted(path.name for path in package_jars.iterdir())
     for name in shipped:
@@ -145,6 +151,10 @@ def _link_jars(jars: Path, package_jars: Path) -> None:
     connector = hadoop_aws.fetch(hadoop)
     for name in hadoop_aws.jars_to_add((p.name for p in connector.glob("*.jar")), shipped):
         (jars / name).symlink_to(connector / name)
+    release = gcs_connector.release_for(hadoop)
+    if release is not None:
+        for path in gcs_connector.fetch(release).glob("*.jar"):
+            (jars / path.name).symlink_to(path)
 
 
 def _build_tree(tree: Path, package: Path) -> None:

@@ -181,20 +181,25 @@ def plan(
     if policy is not None:
         guardrails.enforce(policy, driver_conf, rendered, provided)
     uploads = plan_uploads(driver_conf)
-    region_warning = None
+    storage_warnings: tuple[str, ...] = ()
     if uploads.uploads:
-        from airflow_provider_sparkk8s.submission.storage_options import s3a_region_warning
-
-        region_warning = s3a_region_warning(
-            uploads.upload_path, driver_conf.spark_conf, spark_version
+        from airflow_provider_sparkk8s.submission.storage_options import (
+            gcs_connector_warning,
+            s3a_region_warning,
         )
+
+        found = (
+            check(uploads.upload_path, driver_conf.spark_conf, spark_version)
+            for check in (s3a_region_warning, gcs_connector_warning)
+        )
+        storage_warnings = tuple(warning for warning in found if warning)
     return Planned(
         rendered,
         uploads,
         driver_conf.spark_conf,
         tuple(typo_warnings(conf, spark_version)),
         policy,
-        (region_warning,) if region_warning else (),
+        storage_warnings,
     )
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 DEFAULT_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
 # Always masked as well: OpenLineage's transport API key (`...transport.auth.apiKey`), which
-# the operator injects and Spark's default pattern does not cover.
-ALWAYS_REDACTED = r"(?i:api[._-]?key)"
+# the operator injects, and hadoop-azure's shared keys (`spark.hadoop.fs.azure.account.key.
+# <host>`, which the upload reads too): Spark's default pattern covers neither.
+ALWAYS_REDACTED = r"(?i:api[._-]?key|account[.]key)"
 _GLOBAL_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
 
 

@@ -1,7 +1,8 @@
 """fsspec options for the upload path from what a spark-submit user already has: pure.
 
 spark-submit uploads through Hadoop's file system, configured by `spark.hadoop.fs.s3a.*`
-keys (S3A) and `spark.hadoop.fs.gs.*` keys (the GCS connector); a user who has them set
+keys (S3A), `spark.hadoop.fs.gs.*` keys (the GCS connector) and `spark.hadoop.fs.azure.*`
+keys (hadoop-azure: submission/azure_options.py); a user who has them set
 expects the same submission to work here. What they do not set is left to the backend's own
 lookup in the environment (s3fs: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 `AWS_SESSION_TOKEN`, `AWS_ENDPOINT_URL`, `AWS_PROFILE`; gcsfs:
@@ -17,6 +18,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission.azure_options import (
+    SCHEMES as AZURE_SCHEMES,
+)
+from airflow_provider_sparkk8s.submission.azure_options import (
+    azure_options,
+    azure_secret_values,
+)
 from airflow_provider_sparkk8s.submission.spark_line import check_spark_version
 from airflow_provider_sparkk8s.submission.upload_plan import UPLOAD_PATH_KEY
 
@@ -101,9 +109,33 @@ def s3a_region_warning(
     )
 
 
+def gcs_connector_warning(
+    upload_path: str | None, spark_conf: Mapping[str, str], spark_version: str
+) -> str | None:
+    """A warning when the driver will read `gs://` uploads on Spark 4.2 or later (Hadoop 3.5)
+    with no `spark.hadoop.fs.gs.impl`. Hadoop 3.5's core-default.xml names its own GCS file
+    system there (hadoop-gcp, which Spark's distribution does not ship) and sets
+    `fs.gs.block.size=64m`, which Google's gcs-connector reads as a plain number: the driver
+    fails (ClassNotFoundException, then NumberFormatException), while our gcsfs upload goes
+    through. Never refused: an image may carry hadoop-gcp itself."""
+    if not upload_path or not upload_path.startswith("gs://"):
+        return None
+    if check_spark_version(spark_version)[:2] < (4, 2) or spark_conf.get(GS + "impl"):
+        return None
+    return (
+        f"{UPLOAD_PATH_KEY}={upload_path} on Spark {spark_version} (Hadoop 3.5): its "
+        f"core-default.xml names Hadoop's own GCS file system for gs://, which Spark's "
+        f"distribution does not ship. With Google's gcs-connector in the image, set "
+        f"{GS}impl=com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem and "
+        f"{GS}block.size=67108864 (in bytes: the connector cannot read Hadoop's 64m), or the "
+        f"driver cannot read its uploads."
+    )
+
+
 def secret_values(spark_conf: Mapping[str, str]) -> tuple[str, ...]:
     """The credential values found in the conf, to scrub from error messages."""
-    return tuple(value for name in SECRET_S3A_KEYS if (value := spark_conf.get(S3A + name)))
+    s3 = tuple(value for name in SECRET_S3A_KEYS if (value := spark_conf.get(S3A + name)))
+    return s3 + azure_secret_values(spark_conf)
 
 
 def gcs_options(spark_conf: Mapping[str, str]) -> dict[str, Any]:
@@ -160,12 +192,16 @@ def _gcs_2x_auth_type(spark_conf: Mapping[str, str]) -> str | None:
 
 
 def spark_conf_storage_options(spark_conf: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """Options per fsspec protocol. The GCS keys are read (and refused when wrong) only for
-    a gs:// upload path, as Hadoop reads a store's keys only when it is used."""
+    """Options per fsspec protocol. The GCS and Azure keys are read (and refused when wrong)
+    only for an upload path in that store, as Hadoop reads a store's keys only when it is
+    used."""
     options: dict[str, dict[str, Any]] = {"s3": s3_options(spark_conf)}
     upload_path = spark_conf.get(UPLOAD_PATH_KEY) or ""
     if upload_path.startswith(("gs://", "gcs://")):
         options["gs"] = options["gcs"] = gcs_options(spark_conf)
+    if upload_path.startswith(tuple(f"{scheme}://" for scheme in AZURE_SCHEMES)):
+        azure = azure_options(spark_conf, upload_path)
+        options |= dict.fromkeys(AZURE_SCHEMES, azure)
     return options
 
 

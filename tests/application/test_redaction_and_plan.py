@@ -46,6 +46,14 @@ def test_the_users_redaction_regex_is_honoured():
     assert pattern.search("spark.mykey") and not pattern.search("spark.password")
 
 
+def test_hadoop_azures_account_keys_are_masked_whatever_the_users_regex():
+    """Spark's default pattern misses `fs.azure.account.key.<host>`; a dry run masks it."""
+    for conf in ({}, {"spark.redaction.regex": "(?i)mykey"}):
+        pattern = redaction_pattern(conf)
+        assert pattern.search("spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net")
+        assert not pattern.search("spark.hadoop.fs.azure.account.auth.type")
+
+
 def test_kubernetes_parameters_win_and_identity_labels_and_pod_name_are_added():
     parsed = {"spark.app.name": "Load Job", "spark.kubernetes.namespace": "from-conf",
               "spark.kubernetes.container.image": "conf/image:1"}  # fmt: skip

@@ -1,8 +1,9 @@
 """The Spark images builder (testenv/runtime_image.py): one images file naming
 `sparkk8s/spark:<version>` for each version asked, each the tree of that pyspark release
-with the S3A connector of its Hadoop version in its jars. Stand-in pyspark installs (the
-layout install_spark.sh leaves) and a stand-in connector folder keep it fast and offline
-(the real jars are read by tests/runtime/test_s3a_uploads_real_spark.py)."""
+with the S3A and GCS connectors of its Hadoop version in its jars. Stand-in pyspark installs
+(the layout install_spark.sh leaves) and stand-in connector folders keep it fast and offline
+(the real jars are read by tests/runtime/test_s3a_uploads_real_spark.py and
+test_gcs_uploads_real_spark.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testenv import hadoop_aws, runtime_image
+from testenv import gcs_connector, hadoop_aws, runtime_image
 from testenv.nodeagent.images import load_images
 
 
@@ -57,12 +58,26 @@ def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         FETCHED.append(hadoop)
         return fake_connector(tmp_path / "connectors", hadoop)
 
+    def fetch_gcs(release: str) -> Path:
+        FETCHED_GCS.append(release)
+        folder = tmp_path / "connectors" / f"gcs-connector-{release}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"gcs-connector-{release}-shaded.jar").write_text(release)
+        return folder
+
     monkeypatch.setattr(hadoop_aws, "fetch", fetch)
+    monkeypatch.setattr(gcs_connector, "fetch", fetch_gcs)
+    FETCHED_GCS.clear()
     return tmp_path / "parity"
 
 
 JAVAC_CALLS: list[str] = []
 FETCHED: list[str] = []
+FETCHED_GCS: list[str] = []
+GCS_JAR = {
+    "4.3.0": "gcs-connector-4.0.4-shaded.jar",
+    "3.5.9": "gcs-connector-hadoop3-2.2.22-shaded.jar",
+}
 
 
 def test_each_version_names_its_own_distribution(caches: Path):
@@ -74,11 +89,13 @@ def test_each_version_names_its_own_distribution(caches: Path):
         spark = Path(image.tree) / "opt" / "spark"
         jars = sorted(path.name for path in (spark / "jars").iterdir())
         hadoop = HADOOP[version]
-        # The distribution's jars, and the connector's of its own Hadoop release, less the
-        # one the distribution already ships (its own httpclient stays the only one).
+        # The distribution's jars, and the S3A connector's of its own Hadoop release, less
+        # the one the distribution already ships (its own httpclient stays the only one),
+        # and the GCS connector's shaded jar of the release line for that Hadoop.
         assert jars == sorted(
             [f"spark-core-{version}.jar", f"hadoop-client-api-{hadoop}.jar",
-             "httpclient-4.5.14.jar", f"hadoop-aws-{hadoop}.jar", "s3-2.35.4.jar"]
+             "httpclient-4.5.14.jar", f"hadoop-aws-{hadoop}.jar", "s3-2.35.4.jar",
+             GCS_JAR[version]]
         )  # fmt: skip
         core = f"spark-core-{version}.jar"
         assert (spark / "jars" / core).resolve() == (package / "jars" / core).resolve()
@@ -90,6 +107,7 @@ def test_each_version_names_its_own_distribution(caches: Path):
     # Each image's examples jar is built against its own release's jars.
     assert sorted(JAVAC_CALLS) == sorted(f"pyspark:{package}" for package in packages.values())
     assert sorted(FETCHED) == ["3.3.4", "3.5.0"]
+    assert sorted(FETCHED_GCS) == ["4.0.4", "hadoop3-2.2.22"]
 
 
 def test_the_default_is_4_3_0_alone(caches: Path):
@@ -105,7 +123,28 @@ def test_a_distribution_without_a_hadoop_client_gains_no_connector(caches: Path)
     image = load_images(runtime_image.spark_image())["sparkk8s/spark:4.3.0"]
     assert image.tree is not None
     jars = sorted(path.name for path in (Path(image.tree) / "opt/spark/jars").iterdir())
-    assert jars == ["httpclient-4.5.14.jar", "spark-core-4.3.0.jar"] and FETCHED == []
+    assert jars == ["httpclient-4.5.14.jar", "spark-core-4.3.0.jar"]
+    assert FETCHED == [] and FETCHED_GCS == []
+
+
+def test_the_gcs_connectors_emulator_conf_follows_the_hadoop_line():
+    """What a driver needs to read gs:// from an emulator with no credentials: 2.x's switches
+    on Hadoop 3.3, auth.type after; on Hadoop 3.5 the connector in place of the file system
+    core-default.xml names, and the block size in bytes (it reads no units)."""
+    endpoint = "http://127.0.0.1:4443"
+    spark35, spark40, spark43 = (
+        gcs_connector.hadoop_conf(hadoop, endpoint) for hadoop in ("3.3.4", "3.4.1", "3.5.0")
+    )
+    gs = "spark.hadoop.fs.gs."
+    for conf in (spark35, spark40, spark43):
+        assert conf[gs + "storage.root.url"] == endpoint + "/"
+    assert spark35[gs + "auth.null.enable"] == "true"
+    assert spark35[gs + "auth.service.account.enable"] == "false"
+    assert gs + "auth.type" not in spark35
+    assert spark40 == {gs + "storage.root.url": endpoint + "/", gs + "auth.type": "UNAUTHENTICATED"}
+    assert spark43[gs + "impl"] == "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
+    assert int(spark43[gs + "block.size"]) == 64 * 1024 * 1024
+    assert gcs_connector.release_for("3.2.4") is None
 
 
 def test_connector_jars_the_distribution_ships_are_left_out():

@@ -2,13 +2,15 @@
 hadoop-azure's URL forms (`abfs://container@account.dfs.core.windows.net/...` and
 `wasbs://container@account.blob.core.windows.net/...`): what lands, byte for byte, that a
 refused submission leaves no object, that the operator's driver takes its uploads along,
-and that the account key is echoed nowhere. The emulator's endpoint reaches adlfs as a user's
-would: AZURE_STORAGE_CONNECTION_STRING (no Hadoop key names an emulator's blob endpoint).
-The account and its key are random per run (testenv/azurite.py), so the key is a real
-secret to look for."""
+and that the account key is echoed nowhere. The emulator's endpoint and key reach adlfs as a
+user's would: AZURE_STORAGE_CONNECTION_STRING, or hadoop-azure's own keys in the Spark conf
+(`fs.azure.abfs.endpoint` with `always.use.https=false`, the account key or a SAS named
+after the path's host: submission/azure_options.py). The account and its key are random
+per run (testenv/azurite.py), so the key is a real secret to look for."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import logging
 import secrets
@@ -31,6 +33,7 @@ from tests.storage.cases import (
 from tests.triggers.spark_pods import connection_for
 
 HOSTS = {"abfs": "dfs.core.windows.net", "wasbs": "blob.core.windows.net"}
+AZ = "spark.hadoop.fs.azure."
 
 
 @pytest.fixture
@@ -39,8 +42,78 @@ def container(azurite: Azurite, monkeypatch: pytest.MonkeyPatch) -> str:
     return azurite.make_container("apps-" + secrets.token_hex(3))
 
 
+@pytest.fixture
+def bare_container(azurite: Azurite, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A container, and no AZURE_STORAGE_* in the environment: the Spark conf must do."""
+    for name in ("CONNECTION_STRING", "ACCOUNT_NAME", "ACCOUNT_KEY", "SAS_TOKEN"):
+        monkeypatch.delenv(f"AZURE_STORAGE_{name}", raising=False)
+    return azurite.make_container("keys-" + secrets.token_hex(3))
+
+
 def upload_path(azurite: Azurite, container: str, scheme: str = "abfs") -> str:
     return f"{scheme}://{container}@{azurite.account}.{HOSTS[scheme]}/uploads"
+
+
+def hadoop_keys(azurite: Azurite, scheme: str, credential: dict[str, str]) -> dict[str, str]:
+    """hadoop-azure's keys for the emulator: its endpoint over HTTP and `credential` (the
+    key names' `{host}` is the upload path's host)."""
+    host = f"{azurite.account}.{HOSTS[scheme]}"
+    return {
+        AZ + "abfs.endpoint": f"127.0.0.1:{azurite.port}",
+        AZ + "always.use.https": "false",
+        **{name.format(host=host): value for name, value in credential.items()},
+    }
+
+
+@pytest.mark.parametrize("scheme", ["abfs", "wasbs"])
+def test_hadoop_azures_account_key_signs_the_upload(azurite, bare_container, tmp_path, scheme):
+    key_name = AZ + "account.key.{host}"
+    conf = hadoop_keys(azurite, scheme, {key_name: azurite.account_key})
+    props = submit_and_check_uploads(
+        tmp_path, upload_path(azurite, bare_container, scheme), conf,
+        lambda: azurite.objects(bare_container),
+    )  # fmt: skip
+    # The driver's hadoop-azure is handed the same key, as spark-submit hands it on.
+    assert props[key_name.format(host=f"{azurite.account}.{HOSTS[scheme]}")] == azurite.account_key
+
+
+def test_an_abfs_fixed_sas_signs_the_upload(azurite, bare_container, tmp_path):
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+
+    sas = generate_account_sas(
+        azurite.account, azurite.account_key,
+        resource_types=ResourceTypes(container=True, object=True),
+        permission=AccountSasPermissions(read=True, write=True, delete=True, list=True, create=True),
+        expiry=datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1),
+    )  # fmt: skip
+    conf = hadoop_keys(azurite, "abfs", {AZ + "sas.fixed.token.{host}": sas})
+    submit_and_check_uploads(
+        tmp_path, upload_path(azurite, bare_container), conf,
+        lambda: azurite.objects(bare_container),
+    )  # fmt: skip
+
+
+def test_a_wrong_hadoop_account_key_fails_without_echoing_it(
+    azurite, bare_container, tmp_path, caplog
+):
+    """The key from the Spark conf, refused by the service: nothing written, and the key in
+    no message, no output and no log record (at DEBUG, where the SDK logs its requests)."""
+    caplog.set_level(logging.DEBUG)
+    local_app(tmp_path)
+    wrong = secrets.token_bytes(64).hex()  # hex is valid base64: it signs, and is refused
+    conf = hadoop_keys(azurite, "abfs", {AZ + "account.key.{host}": wrong})
+    with RecordingServer() as api:
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.raises(UploadError) as error:
+            run(
+                argv(api, tmp_path, upload_path(azurite, bare_container), conf),
+                environ={}, out=out, err=err,
+            )  # fmt: skip
+        recorded = api.recording.as_list()
+    assert "could not upload" in str(error.value)
+    seen = str(error.value) + out.getvalue() + err.getvalue() + caplog.text
+    assert wrong not in seen and azurite.account_key not in seen
+    assert recorded == [] and azurite.objects(bare_container) == {}
 
 
 @pytest.mark.parametrize("scheme", ["abfs", "wasbs"])

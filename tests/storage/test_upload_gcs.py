@@ -169,3 +169,25 @@ def test_the_operators_driver_takes_its_gcs_uploads_along(
         tmp_path, connection_for(monkeypatch, kubeconfig), namespace, kube_admin, conf,
         lambda: gcs_server.objects(bucket),
     )  # fmt: skip
+
+
+def test_a_spark_4_3_submission_warns_until_the_connector_is_named(gcs_server, tmp_path):
+    """Spark 4.3's Hadoop 3.5 names a gs:// file system Spark does not ship: the upload goes
+    through and the CLI warns, until `fs.gs.impl` names the connector the image carries."""
+    bucket = new_bucket(gcs_server, "warn")
+    local_app(tmp_path)
+    image = {"spark.kubernetes.container.image": "apache/spark:4.3.0"}
+    errors = []
+    for extra in ({}, {GS + "impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"}):
+        with RecordingServer() as api:
+            err = io.StringIO()
+            conf = {**gs_conf(gcs_server), **image, **extra}
+            code = run(
+                argv(api, tmp_path, f"gs://{bucket}/uploads", conf),
+                environ={}, out=io.StringIO(), err=err,
+            ).exit_code  # fmt: skip
+        assert code == 0, err.getvalue()
+        errors.append(err.getvalue())
+    assert f"{GS}impl=com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem" in errors[0]
+    assert f"{GS}block.size=67108864" in errors[0]
+    assert f"{GS}impl" not in errors[1]

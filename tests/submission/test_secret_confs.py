@@ -198,3 +198,13 @@ def test_every_env_entry_of_a_moved_driver_env_comes_from_the_secret() -> None:
     result = secret_confs.with_env_from_secret(container, (ref, extra))
     assert result["env"] == [ref, ref, {"name": "OTHER", "value": "kept"}, extra]
     assert container["env"][1]["value"] == "planted-db-8"  # the input is not changed
+
+
+def test_a_hadoop_azure_account_key_moves_too() -> None:
+    """Spark's default redaction regex misses `fs.azure.account.key.<host>`; ours masks it,
+    so it leaves the ConfigMap like the other `spark.hadoop.*` secrets."""
+    key = "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net"
+    result = rendered({key: "planted-azure-7", secret_confs.ENABLED_KEY: "true"})
+    assert "planted-azure-7" not in properties(result)
+    assert f"{key}=${{env.SPARKK8S_CONF_" in properties(result)
+    assert result.objects[0]["kind"] == "Secret"

@@ -7,6 +7,7 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.storage_options import (
+    gcs_connector_warning,
     gcs_options,
     s3_options,
     s3a_region_warning,
@@ -166,3 +167,19 @@ def test_the_2x_connectors_switches_count_without_auth_type():
     # auth.type (3.x) wins over the 2.x switches.
     both = {GS + "auth.null.enable": "true", GS + "auth.type": "APPLICATION_DEFAULT"}
     assert gcs_options(both) == {}
+
+
+def test_gs_uploads_on_hadoop_35_warn_without_the_connectors_impl():
+    """Spark 4.2+ ships Hadoop 3.5, whose core-default.xml names a gs:// file system Spark
+    does not ship (tests/runtime/test_gcs_uploads_real_spark.py sets the keys it names)."""
+    warning = gcs_connector_warning("gs://apps/up", {}, "4.3.0")
+    assert warning is not None
+    assert (
+        "spark.hadoop.fs.gs.impl=com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem" in warning
+    )
+    assert "spark.hadoop.fs.gs.block.size=67108864" in warning
+    assert gcs_connector_warning("gs://apps/up", {}, "4.2.1") is not None
+    set_impl = {"spark.hadoop.fs.gs.impl": "org.apache.hadoop.fs.gs.GoogleHadoopFileSystem"}
+    assert gcs_connector_warning("gs://apps/up", set_impl, "4.3.0") is None
+    assert gcs_connector_warning("gs://apps/up", {}, "4.1.4") is None
+    assert gcs_connector_warning("s3a://apps/up", {}, "4.3.0") is None

@@ -1,0 +1,85 @@
+"""Real Spark reads what the operator uploaded to GCS: the operator (worker-side wait, no
+upload connection: the `spark.hadoop.fs.gs.*` keys alone, as spark-submit reads them) puts
+the main `.py`, `--py-files`, `--files`, `--archives` and `--jars` into a fake-gcs-server
+bucket under `spark.kubernetes.file.upload.path=gs://...`; pyspark 4.3.0's driver, in a pod
+of the node agent, downloads them through the image's GCS connector (testenv/gcs_connector.py)
+with the same keys: the emulator's root URL over plain HTTP, no credentials, and on its
+Hadoop 3.5 the connector named in place of the file system core-default.xml names. Its
+executor imports the module, reads the `--files` text and the unpacked archive it fetched
+from the driver, and reads the uploaded text itself straight from the bucket. Each
+partition's line names the executor pod it ran on, and the uploads go with the driver.
+The steps are the S3 test's (tests/runtime/object_store_app.py)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from testenv import gcs_connector
+from testenv.admin_client import AdminHttp
+from testenv.gcsserver import GcsServer
+from testenv.hadoop_aws import hadoop_version
+from testenv.runtime_image import SPARK_VERSION, distribution_jars, pyspark_venv
+from tests.operators.fakes import FakeTaskInstance
+from tests.runtime.object_store_app import Observer, check_the_run, operator_app, write_app
+from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS
+from tests.triggers.spark_pods import connection_for
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
+
+
+def test_driver_and_executor_read_the_gcs_uploads(
+    runtime_plane, runtime_namespace, submitter, gcs_server: GcsServer, monkeypatch, capfd, tmp_path
+):  # type: ignore[no-untyped-def]
+    namespace, gcs = runtime_namespace, gcs_server
+    admin = AdminHttp.from_kubeconfig(runtime_plane.admin_kubeconfig)
+    bucket = gcs.make_bucket("apps-" + secrets.token_hex(3))
+    marker = secrets.token_hex(6)
+    paths = write_app(tmp_path / "src", marker)
+    upload_path = f"gs://{bucket}/uploads"
+    # The image's Hadoop, read from its jars as the image builder reads it.
+    hadoop = hadoop_version(distribution_jars(pyspark_venv(SPARK_VERSION)))
+    assert hadoop is not None
+    gs_conf = gcs_connector.hadoop_conf(hadoop, gcs.endpoint)
+    conf = {
+        **BASE_CONF,
+        "spark.executor.instances": "1",
+        "spark.kubernetes.file.upload.path": upload_path,
+        **gs_conf,
+    }
+    operator = SparkK8sSubmitOperator(
+        task_id="gcs_etl",
+        **operator_app(paths, marker, upload_path),
+        name="gcs-etl",
+        conf=conf,
+        namespace=namespace,
+        kubernetes_conn_id=connection_for(monkeypatch, submitter),
+        deferrable=False,
+        poll_interval=1.0,
+        startup_timeout=300,
+        on_finish_action="delete_pod",
+        log_tail_lines=2000,
+    )
+    ti = FakeTaskInstance(task_id="gcs_etl")
+    started = time.monotonic()
+    with Observer(admin, namespace, lambda: gcs.objects(bucket)) as seen:
+        result = operator.execute({"ti": ti})
+    REAL_SPARK_TIMINGS["gcs uploads: operator execute (submit to driver deleted)"] = (
+        time.monotonic() - started
+    )
+    log = "".join(capfd.readouterr())  # the task log (Airflow's structlog writes to stderr)
+    assert result["state"] == "succeeded", log[-4000:]
+
+    check_the_run(log, seen, paths, marker, gcs.objects(bucket))
+
+    # The driver's connector was handed the keys our upload read, and the uploaded paths.
+    (conf_map_name,) = (
+        v["configMap"]["name"] for v in seen.driver_pod()["spec"]["volumes"] if "configMap" in v
+    )
+    properties = load_java_properties(seen.configmaps[conf_map_name]["data"]["spark.properties"])
+    assert {key: properties[key] for key in gs_conf} == gs_conf
+    assert properties["spark.submit.pyFiles"].startswith(f"{upload_path}/spark-upload-")
