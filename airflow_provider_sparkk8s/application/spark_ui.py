@@ -103,13 +103,15 @@ class TaskInstanceUi:
     run_id: str
     task_id: str
     map_index: int = -1
+    # The path Airflow itself is served under ([api] base_url's), "" at the host's root.
+    root: str = ""
 
     @property
     def base(self) -> str:
-        """The UI's path under Airflow's root, without a trailing slash (Spark adds "/jobs/")."""
+        """The UI's path from the host's root, without a trailing slash (Spark adds "/jobs/")."""
         segments = (self.dag_id, self.run_id, self.task_id, str(self.map_index))
         quoted = "/".join(quote(segment, safe="") for segment in segments)
-        return f"{PLUGIN_PREFIX}{UI_ROUTE}/{quoted}"
+        return f"{self.root.rstrip('/')}{PLUGIN_PREFIX}{UI_ROUTE}/{quoted}"
 
     def reserved_segment(self) -> str | None:
         """An id that Spark's UI scripts would mistake for a proxy path, if any."""
@@ -117,6 +119,11 @@ class TaskInstanceUi:
             if segment in _SPARK_RESERVED_SEGMENTS:
                 return segment
         return None
+
+
+def root_path(base_url: str | None) -> str:
+    """The path of Airflow's `[api] base_url` (`https://host/airflow/` -> `/airflow`)."""
+    return urlsplit(base_url or "").path.rstrip("/")
 
 
 def ui_port(conf: Mapping[str, Any]) -> int:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
@@ -57,6 +58,7 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     SparkUiTarget,
     TaskInstanceUi,
     proxied_by_us,
+    root_path,
     ui_port,
     with_proxy_base,
 )
@@ -497,8 +499,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         if not self.spark_ui_proxy:
             return injected
-        ref = TaskInstanceRef.from_context(context)
-        ui = TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index)
+        ui = _task_ui(TaskInstanceRef.from_context(context))
         if ui.reserved_segment():
             self.log.warning(
                 "The Spark UI through Airflow: %r is a path segment Spark's UI scripts read as "
@@ -515,13 +516,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             task_ids=ti.task_id, key=SPARK_UI_XCOM_KEY, map_indexes=ti.map_index
         )
         if self.spark_ui_proxy and SparkUiTarget.from_xcom(published) is not None:
-            ref = TaskInstanceRef.from_context(context)
-            self._ui_base = TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index).base
+            self._ui_base = _task_ui(TaskInstanceRef.from_context(context)).base
 
     def _remember_ui_target(self, submitted: Mapping[str, Any], ref: TaskInstanceRef) -> None:
         """Where the driver's UI will be (its pod comes with the driver), if the submitted
         conf routes the UI's links through Airflow."""
-        base = TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index).base
+        base = _task_ui(ref).base
         routed = self.spark_ui_proxy and proxied_by_us(submitted, base)
         self._ui_target = (
             SparkUiTarget(self.kubernetes_conn_id, "", "", ui_port(submitted)) if routed else None
@@ -769,8 +769,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         templates = link_templates(extras, configured_templates())
         if self._ui_base is not None and SPARK_UI_TEMPLATE_KEY not in templates:
             # No UI of the deployment's own: the one through Airflow (plugins/spark_ui.py).
-            root = airflow_conf.get("api", "base_url", fallback="") or ""
-            templates[SPARK_UI_TEMPLATE_KEY] = root.rstrip("/") + self._ui_base + "/"
+            origin = urlsplit(_api_base_url())._replace(path="", query="", fragment="")
+            templates[SPARK_UI_TEMPLATE_KEY] = urlunsplit(origin) + self._ui_base + "/"
         return link_urls(templates, values)
 
     # ------------------------------------------------------------------ waiting
@@ -1081,6 +1081,16 @@ class SparkK8sSubmitOperator(BaseOperator):
             },
         )
         raise TaskDeferralTimeout(message)
+
+
+def _api_base_url() -> str:
+    return airflow_conf.get("api", "base_url", fallback="") or ""
+
+
+def _task_ui(ref: TaskInstanceRef) -> TaskInstanceUi:
+    """The task instance's Spark UI path, under the path Airflow is served at."""
+    root = root_path(_api_base_url())
+    return TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index, root=root)
 
 
 def _listed_first(

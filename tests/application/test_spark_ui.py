@@ -26,6 +26,9 @@ BASE = "/sparkk8s/ui/etl/manual__2026-12-02T01%3A02%3A03%2B00%3A00/pi/-1"
 def test_the_base_quotes_each_id_and_ends_without_a_slash():
     assert TI.base == BASE
     assert TaskInstanceUi("a b", "r/1", "t", 3).base == "/sparkk8s/ui/a%20b/r%2F1/t/3"
+    behind = TaskInstanceUi("d", "r", "t", root=spark_ui.root_path("https://h/airflow/"))
+    assert behind.base == "/airflow/sparkk8s/ui/d/r/t/-1"
+    assert spark_ui.root_path("http://127.0.0.1:8080") == spark_ui.root_path(None) == ""
 
 
 def test_the_upstream_prefix_is_the_api_servers_pod_proxy():
