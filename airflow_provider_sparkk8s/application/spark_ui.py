@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 
@@ -33,6 +33,9 @@ PROXY_BASE_KEY = "spark.ui.proxyBase"
 REVERSE_PROXY_KEY = "spark.ui.reverseProxy"
 UI_ENABLED_KEY = "spark.ui.enabled"
 UI_PORT_KEY = "spark.ui.port"
+# What Go's URL escaping leaves as it is in a path: kube-apiserver re-escapes every link it
+# rewrites so, and a base quoted the same way reads the same after its rewrite.
+_GO_PATH_SAFE = "$&+,:;=@"
 # Spark's UI scripts look for these path segments to find a standalone or history app id.
 _SPARK_RESERVED_SEGMENTS = ("proxy", "history")
 
@@ -110,7 +113,7 @@ class TaskInstanceUi:
     def base(self) -> str:
         """The UI's path from the host's root, without a trailing slash (Spark adds "/jobs/")."""
         segments = (self.dag_id, self.run_id, self.task_id, str(self.map_index))
-        quoted = "/".join(quote(segment, safe="") for segment in segments)
+        quoted = "/".join(quote(segment, safe=_GO_PATH_SAFE) for segment in segments)
         return f"{self.root.rstrip('/')}{PLUGIN_PREFIX}{UI_ROUTE}/{quoted}"
 
     def reserved_segment(self) -> str | None:
@@ -181,17 +184,28 @@ def forwarded_request_headers(headers: Iterable[tuple[str, str]]) -> dict[str, s
     return forwarded
 
 
+def api_server_form(path: str) -> str:
+    """`path` as kube-apiserver writes it back after prefixing it (Go's `URL.String` of
+    the unescaped path): the same as `path` unless an id held a `/` or other escapes."""
+    return quote(unquote(path), safe="/" + _GO_PATH_SAFE)
+
+
+def _bases(base: str) -> tuple[str, ...]:
+    """The base as Spark wrote it and as the API server may have rewritten it."""
+    return tuple(dict.fromkeys((base, api_server_form(base))))
+
+
 def browser_location(location: str, upstream_prefix: str, base: str) -> str:
     """A Location header as the browser must follow it (see the module docstring)."""
     parts = urlsplit(location)
-    if parts.netloc:  # another host: not the API server's rewrite of ours
-        return location
     path = parts.path
-    for prefix in (upstream_prefix + base, upstream_prefix):
+    for prefix in (*(upstream_prefix + form for form in _bases(base)), upstream_prefix):
         if path == prefix or path.startswith(prefix + "/"):
+            # The API server's own rewrite (it may name itself as the host): the browser
+            # resolves the path against Airflow's origin.
             path = base + path[len(prefix) :]
-            break
-    return urlunsplit(("", "", path, parts.query, parts.fragment))
+            return urlunsplit(("", "", path, parts.query, parts.fragment))
+    return location
 
 
 def response_headers(
@@ -226,10 +240,12 @@ class LinkRewriter:
 
     def __init__(self, upstream_prefix: str, base: str):
         prefix, ours = upstream_prefix.encode(), base.encode()
-        self._pattern = re.compile(re.escape(prefix) + b"(?:" + re.escape(ours) + b")?")
+        forms = sorted((form.encode() for form in _bases(base)), key=len, reverse=True)
+        alternatives = b"|".join(re.escape(form) for form in forms)
+        self._pattern = re.compile(re.escape(prefix) + b"(?:" + alternatives + b")?")
         self._base = ours
         # A match starting this far from the end is decided: all of its longest form is in.
-        self._longest = len(prefix) + len(ours)
+        self._longest = len(prefix) + len(forms[0])
         self._pending = b""
 
     def feed(self, chunk: bytes) -> bytes:

@@ -20,11 +20,12 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 TARGET = SparkUiTarget("spark_k8s_default", "team-a", "pi-1a2b-driver", 4040)
 UPSTREAM = "/api/v1/namespaces/team-a/pods/pi-1a2b-driver:4040/proxy"
 TI = TaskInstanceUi("etl", "manual__2026-12-02T01:02:03+00:00", "pi", -1)
-BASE = "/sparkk8s/ui/etl/manual__2026-12-02T01%3A02%3A03%2B00%3A00/pi/-1"
+BASE = "/sparkk8s/ui/etl/manual__2026-12-02T01:02:03+00:00/pi/-1"
 
 
-def test_the_base_quotes_each_id_and_ends_without_a_slash():
+def test_the_base_quotes_each_id_as_the_api_server_would_and_ends_without_a_slash():
     assert TI.base == BASE
+    assert spark_ui.api_server_form(BASE) == BASE  # unchanged by its rewrite
     assert TaskInstanceUi("a b", "r/1", "t", 3).base == "/sparkk8s/ui/a%20b/r%2F1/t/3"
     behind = TaskInstanceUi("d", "r", "t", root=spark_ui.root_path("https://h/airflow/"))
     assert behind.base == "/airflow/sparkk8s/ui/d/r/t/-1"
@@ -104,6 +105,8 @@ def test_only_listed_request_headers_reach_the_driver_and_never_airflows_cookie(
         # A link Spark wrote under proxyBase, prefixed by the API server.
         (UPSTREAM + BASE + "/jobs/job/?id=1", BASE + "/jobs/job/?id=1"),
         (UPSTREAM, BASE),
+        # As kube-apiserver 1.35 answers it: naming itself as the host.
+        ("http://127.0.0.1:6443" + UPSTREAM + "/jobs/", BASE + "/jobs/"),
         (BASE + "/stages/", BASE + "/stages/"),
         ("https://elsewhere.example/x", "https://elsewhere.example/x"),
         (UPSTREAM + "x/", UPSTREAM + "x/"),  # not the prefix, only a name that starts alike
@@ -159,6 +162,17 @@ def _rewrite(chunks: list[bytes]) -> bytes:
 
 def test_html_links_map_back_under_the_base():
     assert _rewrite([PAGE]) == EXPECTED
+
+
+def test_a_base_the_api_server_rewrote_differently_maps_back_too():
+    """An id with a `/`: the API server writes the unescaped path back, `r/1` for `r%2F1`."""
+    base = TaskInstanceUi("etl", "r/1", "pi").base
+    assert base == "/sparkk8s/ui/etl/r%2F1/pi/-1"
+    rewritten = UPSTREAM + "/sparkk8s/ui/etl/r/1/pi/-1/jobs/"
+    rewriter = LinkRewriter(UPSTREAM, base)
+    page = rewriter.feed(f'<a href="{rewritten}">'.encode()) + rewriter.flush()
+    assert page == f'<a href="{base}/jobs/">'.encode()
+    assert spark_ui.browser_location(rewritten, UPSTREAM, base) == base + "/jobs/"
 
 
 @given(st.lists(st.integers(min_value=0, max_value=len(PAGE)), max_size=12))

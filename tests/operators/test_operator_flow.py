@@ -659,7 +659,7 @@ def test_the_spark_ui_goes_through_airflow_by_default_and_the_users_proxy_base_w
     ti = FakeTaskInstance(run_id="manual__2026-12-02T01:00:00+00:00")
     operator = make_operator(conf={"spark.ui.port": "4050"})
     result = operator.execute(context(ti))
-    base = "/sparkk8s/ui/etl/manual__2026-12-02T01%3A00%3A00%2B00%3A00/spark_pi/-1"
+    base = "/sparkk8s/ui/etl/manual__2026-12-02T01:00:00+00:00/spark_pi/-1"
     properties = _submitted_properties(cluster)
     assert properties["spark.ui.proxyBase"] == base
     assert ti.xcom["spark_ui"] == {
