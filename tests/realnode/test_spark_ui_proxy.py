@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -98,6 +99,26 @@ def _ui_pod(base: str) -> dict:
     }
 
 
+@contextmanager
+def plugin_client(
+    plane: ControlPlane, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[TestClient]:
+    """The plugin's app mounted as the api-server mounts it, its auth let through, its
+    target the pod `ui-driver`, through a real `spark_k8s` connection (here the plane's
+    admin; docs/spark_ui.md: the api-server's connection needs `get` on pods/proxy)."""
+    extra = {"kube_config_path": str(plane.admin_kubeconfig), "namespace": ns}
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_UI_TEST", json.dumps({"conn_type": "spark_k8s", "extra": extra})
+    )
+    target = SparkUiTarget("spark_ui_test", ns, "ui-driver", 4040)
+    app = plugin.build_app(read_check=lambda: None)
+    app.dependency_overrides[plugin.published_target] = lambda: target
+    root = FastAPI()
+    root.mount("/sparkk8s", app)
+    with TestClient(root) as client:
+        yield client
+
+
 @pytest.fixture
 def ui_client(
     real_plane: ControlPlane,
@@ -106,35 +127,28 @@ def ui_client(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[TestClient]:
     ns = real_namespace
-    # The api-server's connection: here the plane's admin (docs/spark_ui.md: pods/proxy get).
-    extra = {"kube_config_path": str(real_plane.admin_kubeconfig), "namespace": ns}
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_SPARK_UI_TEST", json.dumps({"conn_type": "spark_k8s", "extra": extra})
-    )
     started = time.monotonic()
     kube.request(real_admin, "POST", f"/api/v1/namespaces/{ns}/pods", _ui_pod(BASE))
-    target = SparkUiTarget("spark_ui_test", ns, "ui-driver", 4040)
-    app = plugin.build_app(read_check=lambda: None)
-    app.dependency_overrides[plugin.published_target] = lambda: target
-    root = FastAPI()
-    root.mount("/sparkk8s", app)
-    with TestClient(root) as client:
+    try:
+        with plugin_client(real_plane, ns, monkeypatch) as client:
 
-        def serving() -> bool | None:
-            response = client.get(BASE + "/api/v1/applications")
-            return True if response.status_code == 200 else None
+            def serving() -> bool | None:
+                response = client.get(BASE + "/api/v1/applications")
+                return True if response.status_code == 200 else None
 
-        wait_for(serving, 180, "the UI pod to answer through the pod proxy")
-        REAL_SPARK_TIMINGS["real node, UI proxy: pod create -> first page"] = (
-            time.monotonic() - started
-        )
-        yield client
-    _delete_and_wait(real_admin, ns)
+            wait_for(serving, 180, "the UI pod to answer through the pod proxy")
+            REAL_SPARK_TIMINGS["real node, UI proxy: pod create -> first page"] = (
+                time.monotonic() - started
+            )
+            yield client
+    finally:
+        _delete_and_wait(real_admin, ns)
 
 
 def _delete_and_wait(api: ApiClient, ns: str) -> None:
     pods = f"/api/v1/namespaces/{ns}/pods"
-    if kube.request(api, "GET", pods)["items"]:
+    items = kube.request(api, "GET", pods)["items"]
+    if any(not pod["metadata"].get("deletionTimestamp") for pod in items):
         kube.request(api, "DELETE", f"{pods}/ui-driver")
     wait_for(lambda: not kube.request(api, "GET", pods)["items"] or None, 60, "ui-driver gone")
 
@@ -200,3 +214,108 @@ def test_a_gone_driver_answers_the_api_servers_error_not_a_crash(
 
     answer = wait_for(gone, 60, "the proxy to answer an error for the deleted pod")
     assert answer.status_code in (404, 502, 503), answer.text
+
+
+# A real Spark driver (4.3.0, local mode in one pod: the UI is the driver's whatever the
+# cluster manager) that keeps its UI up; spark-submit sets the conf as system properties,
+# where Spark's UI reads spark.ui.proxyBase, as in a cluster-mode driver pod.
+SPARK_APP = """
+import time
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+print("counted", spark.range(1000).count(), flush=True)
+time.sleep(900)
+"""
+SPARK_COMMAND = (
+    'printf "%s" "$APP" > /tmp/ui_app.py && exec /opt/spark/bin/spark-submit --master "local[1]" '
+    '--driver-memory 512m --conf spark.ui.proxyBase="$BASE" /tmp/ui_app.py'
+)
+
+
+def _spark_pod(base: str) -> dict:
+    pod = _ui_pod(base)
+    container = pod["spec"]["containers"][0]
+    container["command"] = ["/bin/sh", "-c", SPARK_COMMAND]
+    container["env"] = [{"name": "BASE", "value": base}, {"name": "APP", "value": SPARK_APP}]
+    container["resources"] = {"requests": {"cpu": "200m", "memory": "600Mi"}}
+    return pod
+
+
+def _median_seconds(get: Any, path: str, times: int = 9) -> float:
+    took = []
+    for _ in range(times):
+        started = time.perf_counter()
+        assert get(path).status_code == 200
+        took.append(time.perf_counter() - started)
+    return sorted(took)[times // 2]
+
+
+def test_a_real_spark_drivers_ui_through_the_plugin(
+    real_plane: ControlPlane,
+    real_namespace: str,
+    real_admin: ApiClient,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    ns = real_namespace
+    started = time.monotonic()
+    kube.request(real_admin, "POST", f"/api/v1/namespaces/{ns}/pods", _spark_pod(BASE))
+    target = SparkUiTarget("spark_ui_test", ns, "ui-driver", 4040)
+    try:
+        with plugin_client(real_plane, ns, monkeypatch) as client:
+            answers: list[tuple[int, str, bytes]] = []
+
+            def listed() -> Any:
+                # While Spark starts, its UI may answer before its REST API is mounted.
+                response = client.get(BASE + "/api/v1/applications")
+                kind = response.headers.get("content-type", "")
+                answers.append((response.status_code, kind, response.content[:300]))
+                ready = response.status_code == 200 and kind.startswith("application/json")
+                return (response.json() or None) if ready else None
+
+            try:
+                (application,) = wait_for(listed, 300, "the Spark driver's REST API")
+            finally:
+                print("answers while Spark started:", sorted(set(answers))[-5:])
+            REAL_SPARK_TIMINGS["real node, Spark UI: pod create -> REST API"] = (
+                time.monotonic() - started
+            )
+            assert application["name"] == "ui_app.py", application
+
+            redirect = client.get(BASE + "/", follow_redirects=False)
+            assert redirect.status_code == 302, redirect.text
+            assert redirect.headers["location"] == BASE + "/jobs/"
+            jobs = client.get(BASE + "/jobs/")
+            assert jobs.status_code == 200, jobs.text
+            html = jobs.text
+            assert "Spark Jobs" in html, html[:2000]
+            assert f'href="{BASE}/static/webui.css"' in html, html[:3000]
+            assert f'href="{BASE}/environment/"' in html, html[:3000]
+            assert f"setUIRoot('{BASE}')" in html
+            assert "/api/v1/namespaces/" not in html
+            css = client.get(BASE + "/static/webui.css")
+            assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+            assert len(css.content) > 1000
+            executors = client.get(f"{BASE}/api/v1/applications/{application['id']}/executors")
+            assert [e["id"] for e in executors.json()] == ["driver"], executors.text
+
+            # The application's one job (count) runs and the REST API lists it.
+            def job_statuses() -> Any:
+                answer = client.get(f"{BASE}/api/v1/applications/{application['id']}/jobs")
+                statuses = [job["status"] for job in answer.json()]
+                return statuses if statuses and "RUNNING" not in statuses else None
+
+            assert wait_for(job_statuses, 120, "the count job to end") == ["SUCCEEDED"]
+
+            # What the plugin adds to the API server's own proxy (printed, not asserted).
+            with kube.session(real_admin) as direct:
+                upstream = target.upstream_prefix + "/api/v1/applications"
+                through_api_server = _median_seconds(direct.get, upstream)
+                through_plugin = _median_seconds(client.get, BASE + "/api/v1/applications")
+            REAL_SPARK_TIMINGS["Spark UI REST median: API server's proxy alone (ms)"] = (
+                through_api_server * 1000
+            )
+            REAL_SPARK_TIMINGS["Spark UI REST median: through the plugin (ms)"] = (
+                through_plugin * 1000
+            )
+    finally:
+        _delete_and_wait(real_admin, ns)
