@@ -10,12 +10,12 @@ services/spark_ui_proxy.py's.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse, StreamingResponse
-from starlette.background import BackgroundTask
-from starlette.concurrency import run_in_threadpool
 
 from airflow_provider_sparkk8s.application.spark_ui import (
     PLUGIN_PREFIX,
@@ -28,9 +28,8 @@ from airflow_provider_sparkk8s.application.spark_ui import (
 )
 from airflow_provider_sparkk8s.errors import KubeConnectionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
-from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
-from airflow_provider_sparkk8s.services.spark_ui_proxy import open_spark_ui
+from airflow_provider_sparkk8s.services.spark_ui_proxy import KubeClients, open_spark_ui
 from airflow_provider_sparkk8s.version_compat import (
     airflow_plugin_class,
     conf,
@@ -87,8 +86,7 @@ def build_app(read_check: Any = None) -> FastAPI:
         rest: str,
         target: SparkUiTarget = Depends(published_target),  # noqa: B008 - FastAPI's idiom
     ) -> Any:
-        settings = await run_in_threadpool(app.state.settings_for, target.conn_id)
-        client = AsyncKubeClient(settings)
+        client = await clients_of(app).get(target.conn_id)
         try:
             answer = await open_spark_ui(
                 client,
@@ -100,14 +98,10 @@ def build_app(read_check: Any = None) -> FastAPI:
                 headers=request.headers.items(),
             )
         except UnsafePath as error:
-            await client.aclose()
             raise HTTPException(400, str(error)) from None
         except KubeConnectionError as error:
-            await client.aclose()
             raise HTTPException(502, str(error)) from None
-        response = StreamingResponse(
-            answer.body, status_code=answer.status, background=BackgroundTask(client.aclose)
-        )
+        response = StreamingResponse(answer.body, status_code=answer.status)
         response.raw_headers = [
             (name.lower().encode("latin-1"), value.encode("latin-1"))
             for name, value in answer.headers
@@ -115,7 +109,17 @@ def build_app(read_check: Any = None) -> FastAPI:
         return response
 
     app.state.settings_for = connection_settings
+    app.state.clients = weakref.WeakKeyDictionary()
     return app
+
+
+def clients_of(app: FastAPI) -> KubeClients:
+    """The app's clients on the running event loop (an httpx client serves one loop)."""
+    loop = asyncio.get_running_loop()
+    pool = app.state.clients.get(loop)
+    if pool is None:
+        pool = app.state.clients[loop] = KubeClients(app.state.settings_for)
+    return pool
 
 
 AirflowPlugin: Any = airflow_plugin_class()
