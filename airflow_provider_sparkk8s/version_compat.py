@@ -122,8 +122,10 @@ __all__ = [
     "TaskDeferred",
     "TriggerEvent",
     "aget_connection_extra",
+    "airflow_plugin_class",
     "amask_secrets",
     "conf",
+    "dag_reader_dependency",
     "is_deferral_timeout",
     "mask_secret",
     "metrics_configured",
@@ -134,6 +136,7 @@ __all__ = [
     "openlineage_spark",
     "stats",
     "stats_backend",
+    "task_instance_xcom",
     "time_delta_trigger",
     "xcom_value",
 ]
@@ -307,3 +310,55 @@ def _initialise(sdk_stats: Any) -> None:
         )
     else:  # 3.2: the factory takes the Stats class, no legacy names
         sdk_stats.initialize(factory=stats_utils.get_stats_factory(sdk_stats.Stats))  # type: ignore[call-arg]
+
+
+# --- the api-server's side: the Spark UI plugin (plugins/spark_ui.py) -------------------
+
+
+def airflow_plugin_class() -> Any:
+    """Airflow's AirflowPlugin base class (the same module on 3.0-3.3)."""
+    from airflow.plugins_manager import AirflowPlugin
+
+    return AirflowPlugin
+
+
+def dag_reader_dependency() -> Any:
+    """A FastAPI dependency that lets a request through only if Airflow's auth manager
+    allows its user (the api-server's JWT: `Authorization: Bearer` or the `_token` cookie)
+    to read the task instances of the path's `dag_id`: 401 without a user, 403 otherwise.
+    Airflow's own public routes use this same check (`requires_access_dag`)."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    return requires_access_dag(method="GET", access_entity=DagAccessEntity.TASK_INSTANCE)
+
+
+def task_instance_xcom(dag_id: str, run_id: str, task_id: str, map_index: int, key: str) -> Any:
+    """One XCom value of a task instance, read from the metadata DB (the api-server has no
+    task context); None when there is none."""
+    import json
+
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    query = (
+        select(XComModel.value)
+        .where(
+            XComModel.dag_id == dag_id,
+            XComModel.run_id == run_id,
+            XComModel.task_id == task_id,
+            XComModel.map_index == map_index,
+            XComModel.key == key,
+        )
+        .limit(1)
+    )
+    with create_session() as session:
+        value = session.scalar(query)
+    # The execution API stores the task's JSON text; older rows may hold the value itself.
+    if isinstance(value, (str, bytes)):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

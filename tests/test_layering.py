@@ -1,6 +1,7 @@
 """Imports point down: every top folder of the package is one layer, checked against one table.
 
 Layers, top to bottom (docs/architecture.md draws the same map):
+- plugins: the api-server's face (the Spark UI's FastAPI app); may use hooks;
 - operators, sensors: the Airflow faces a DAG uses; may use triggers, hooks and links;
 - triggers: may use hooks; cli: the command-line face, no Airflow;
 - hooks, links: the Airflow faces over the services;
@@ -29,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
 # Top folder (or top-level module) -> layer; one row a folder, no exceptions.
 LAYER_OF: dict[str, str] = {
+    "plugins": "plugins",
     "operators": "operators",
     "sensors": "sensors",
     "triggers": "triggers",
@@ -50,6 +52,7 @@ LAYER_OF: dict[str, str] = {
 CORE = {"application", "monitoring", "submission", "base"}
 BELOW_FACES = {"compat", "services", "kube", *CORE}
 MAY_IMPORT: dict[str, set[str]] = {
+    "plugins": {"hooks", *BELOW_FACES},
     "operators": {"triggers", "hooks", "links", *BELOW_FACES},
     "sensors": {"triggers", "hooks", "links", *BELOW_FACES},
     "triggers": {"hooks", *BELOW_FACES},

@@ -30,6 +30,7 @@ from airflow_provider_sparkk8s.kube.decoding import (
     decode_watch_line,
     next_step,
 )
+from airflow_provider_sparkk8s.kube.error_mapping import connection_error
 from airflow_provider_sparkk8s.kube.proxy import Proxy
 from airflow_provider_sparkk8s.kube.request import KubeRequest, build_request, watch_params
 from airflow_provider_sparkk8s.kube.retries import RetryPolicy
@@ -141,6 +142,26 @@ class AsyncKubeClient(SenderBase):
             log.debug("stream %s ended: %s", path, type(error).__name__)
         finally:
             await response.aclose()
+
+    async def open_proxied(
+        self, method: str, path: str, query: str, headers: Mapping[str, str]
+    ) -> httpx.Response:
+        """One proxied request (pods/proxy, services/proxy), streamed and tried once: its
+        answer is the proxied server's, whatever the status. The caller closes it."""
+        request = build_request(method, path)
+        await self.tokens.aprepare()
+        sent = {**self.headers_for(request), **headers}
+        http_request = self._http.build_request(
+            method,
+            path + (f"?{query}" if query else ""),
+            headers=sent,
+            extensions=dict(self._extensions),
+        )
+        try:
+            return await self._http.send(http_request, stream=True)
+        except httpx.TransportError as error:
+            failure = transport_failure(error)
+            raise connection_error(request, failure, self.settings) from error
 
     async def watch(
         self,

@@ -21,8 +21,10 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
@@ -49,6 +51,17 @@ from airflow_provider_sparkk8s.application.spark_submit_args import (
     SubmitParameters,
     spark_submit_argv,
 )
+from airflow_provider_sparkk8s.application.spark_ui import (
+    XCOM_KEY as SPARK_UI_XCOM_KEY,
+)
+from airflow_provider_sparkk8s.application.spark_ui import (
+    SparkUiTarget,
+    TaskInstanceUi,
+    proxied_by_us,
+    root_path,
+    ui_port,
+    with_proxy_base,
+)
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     namespace_of,
@@ -74,6 +87,7 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.links.spark_k8s import (
     LINKS,
+    SPARK_UI_TEMPLATE_KEY,
     configured_templates,
     link_templates,
     link_urls,
@@ -175,6 +189,10 @@ class SparkK8sSubmitOperator(BaseOperator):
         amazon provider). None: the ``spark.hadoop.fs.s3a.*`` keys and the environment.
     :param keep_uploaded_files: keep the uploaded files when ``on_finish_action`` deletes the
         driver (by default they go with it).
+    :param spark_ui_proxy: serve the live Spark UI through Airflow (docs/spark_ui.md): sets
+        ``spark.ui.proxyBase`` to the task instance's path under the provider's plugin
+        (unless ``conf`` sets it, or ``spark.ui.reverseProxy``) and publishes where the
+        driver's UI is (XCom ``spark_ui``). False: Spark's own links (a port-forward).
     """
 
     template_fields: Sequence[str] = (
@@ -279,6 +297,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         dry_run: bool = False,
         upload_conn_id: str | None = None,
         keep_uploaded_files: bool = False,
+        spark_ui_proxy: bool = True,
         **kwargs: Any,
     ) -> None:
         if RETRY_POLICIES and kwargs.get("retry_policy") is None:
@@ -349,6 +368,10 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.render_only = dry_run
         self.upload_conn_id = upload_conn_id
         self.keep_uploaded_files = keep_uploaded_files
+        self.spark_ui_proxy = spark_ui_proxy
+        # Where this run's driver UI is, once the submitted conf routes it through Airflow.
+        self._ui_target: SparkUiTarget | None = None
+        self._ui_base: str | None = None
         parent_default, transport_default = openlineage.default_switches()
         self.openlineage_inject_parent_job_info = (
             parent_default
@@ -466,13 +489,44 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
 
     def _spark_conf(self, context: Any) -> dict[str, Any]:
-        """`conf` with OpenLineage's parent job and transport information, when asked for."""
-        return openlineage.inject(
+        """`conf` with OpenLineage's parent job and transport information, when asked for,
+        and the Spark UI's path under Airflow (the operator's alone: not the CLI's)."""
+        injected = openlineage.inject(
             self.conf,
             context,
             parent_job=self.openlineage_inject_parent_job_info,
             transport=self.openlineage_inject_transport_info,
         )
+        if not self.spark_ui_proxy:
+            return injected
+        ui = _task_ui(TaskInstanceRef.from_context(context))
+        if ui.reserved_segment():
+            self.log.warning(
+                "The Spark UI through Airflow: %r is a path segment Spark's UI scripts read as "
+                "their own proxy's, so its executors page may stay empty; rename the DAG or "
+                "task to avoid it",
+                ui.reserved_segment(),
+            )
+        return with_proxy_base(injected, ui.base)
+
+    def _resume_ui_base(self, context: Any) -> None:
+        """After a deferral: the UI goes through Airflow if the try published its target."""
+        ti = context["ti"]
+        published = ti.xcom_pull(
+            task_ids=ti.task_id, key=SPARK_UI_XCOM_KEY, map_indexes=ti.map_index
+        )
+        if self.spark_ui_proxy and SparkUiTarget.from_xcom(published) is not None:
+            self._ui_base = _task_ui(TaskInstanceRef.from_context(context)).base
+
+    def _remember_ui_target(self, submitted: Mapping[str, Any], ref: TaskInstanceRef) -> None:
+        """Where the driver's UI will be (its pod comes with the driver), if the submitted
+        conf routes the UI's links through Airflow."""
+        base = _task_ui(ref).base
+        routed = self.spark_ui_proxy and proxied_by_us(submitted, base)
+        self._ui_target = (
+            SparkUiTarget(self.kubernetes_conn_id, "", "", ui_port(submitted)) if routed else None
+        )
+        self._ui_base = base if routed else None
 
     # ------------------------------------------------------------------ execute
 
@@ -543,6 +597,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             task = self._task_submission(ref, namespace, master, conf, policy=policy)
             first = task.plan(1)  # before any request: bad input fails here, nothing sent
             self._queue_timeout = (kueue.queue_timeout_seconds(first.spark_conf),)
+            self._remember_ui_target(first.spark_conf, ref)
             namespace_listed = first.rendered.namespace
             drivers = self._list_drivers(pods, ref, namespace_listed)
             memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
@@ -688,6 +743,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         links work while the task is deferred)."""
         ti = context["ti"]
         ti.xcom_push(key=APPLICATION_XCOM_KEY, value=app.to_kwargs())
+        if self._ui_target is not None:
+            target = replace(self._ui_target, namespace=app.namespace, driver_pod=app.driver_pod)
+            ti.xcom_push(key=SPARK_UI_XCOM_KEY, value=target.to_xcom())
         self.link_urls = self._link_urls(app)
         for key, url in self.link_urls.items():
             ti.xcom_push(key=key, value=url)
@@ -708,7 +766,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             "submission_id": app.submission_id,
             "conn_id": self.kubernetes_conn_id,
         }
-        return link_urls(link_templates(extras, configured_templates()), values)
+        templates = link_templates(extras, configured_templates())
+        if self._ui_base is not None and SPARK_UI_TEMPLATE_KEY not in templates:
+            # No UI of the deployment's own: the one through Airflow (plugins/spark_ui.py).
+            origin = urlsplit(_api_base_url())._replace(path="", query="", fragment="")
+            templates[SPARK_UI_TEMPLATE_KEY] = urlunsplit(origin) + self._ui_base + "/"
+        return link_urls(templates, values)
 
     # ------------------------------------------------------------------ waiting
 
@@ -841,6 +904,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             streamed = False
         self._tracked = app
         if self.link_urls is None:  # resumed in a new process
+            self._resume_ui_base(context)
             self.link_urls = self._link_urls(app)
         with self._driver_pods(self._hook()) as pods:
             if needs_driver_exception(event):
@@ -1017,6 +1081,16 @@ class SparkK8sSubmitOperator(BaseOperator):
             },
         )
         raise TaskDeferralTimeout(message)
+
+
+def _api_base_url() -> str:
+    return airflow_conf.get("api", "base_url", fallback="") or ""
+
+
+def _task_ui(ref: TaskInstanceRef) -> TaskInstanceUi:
+    """The task instance's Spark UI path, under the path Airflow is served at."""
+    root = root_path(_api_base_url())
+    return TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index, root=root)
 
 
 def _listed_first(

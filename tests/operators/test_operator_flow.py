@@ -643,3 +643,46 @@ def test_the_cost_goes_to_the_xcom_one_log_line_and_an_openlineage_run_facet(clu
     assert facet["_schemaURL"].endswith("#/$defs/RunFacet")
     # Without a cost (an event of an older trigger) there is no facet and no line.
     assert make_operator().get_openlineage_facets_on_failure(None) is None
+
+
+def _submitted_properties(cluster: FakeCluster) -> dict[str, str]:
+    (config_map,) = [
+        json.loads(a["content"]) for a in cluster.applied if "/configmaps/" in a["path"]
+    ]
+    return load_java_properties(config_map["data"]["spark.properties"])
+
+
+def test_the_spark_ui_goes_through_airflow_by_default_and_the_users_proxy_base_wins(cluster):
+    """The operator (not the CLI) routes the UI's links under the task instance's path,
+    publishes where the driver's UI is, and links it; a user's spark.ui.proxyBase wins."""
+    cluster.on_list = progress(driver_status("finished"))
+    ti = FakeTaskInstance(run_id="manual__2026-12-02T01:00:00+00:00")
+    operator = make_operator(conf={"spark.ui.port": "4050"})
+    result = operator.execute(context(ti))
+    base = "/sparkk8s/ui/etl/manual__2026-12-02T01:00:00+00:00/spark_pi/-1"
+    properties = _submitted_properties(cluster)
+    assert properties["spark.ui.proxyBase"] == base
+    assert ti.xcom["spark_ui"] == {
+        "conn_id": "spark_k8s_default",
+        "namespace": "team-a",
+        "driver_pod": result["driver_pod"],
+        "port": 4050,
+    }
+    assert ti.xcom[SparkUiLink().xcom_key] == base + "/"
+
+    cluster.applied.clear()
+    cluster.on_list = progress(driver_status("finished"))
+    own = FakeTaskInstance(run_id="manual__2")
+    make_operator(conf={"spark.ui.proxyBase": "/mine"}).execute(context(own))
+    properties = _submitted_properties(cluster)
+    assert properties["spark.ui.proxyBase"] == "/mine"
+    assert "spark_ui" not in own.xcom and SparkUiLink().xcom_key not in own.xcom
+
+
+def test_spark_ui_proxy_off_leaves_the_conf_as_spark_submit_would(cluster):
+    cluster.on_list = progress(driver_status("finished"))
+    ti = FakeTaskInstance()
+    make_operator(spark_ui_proxy=False).execute(context(ti))
+    properties = _submitted_properties(cluster)
+    assert "spark.ui.proxyBase" not in properties
+    assert "spark_ui" not in ti.xcom

@@ -78,6 +78,9 @@ def test_license_classifiers_and_no_invented_urls(wheel: Path, metadata: Message
         ).decode()
     assert "provider_info = airflow_provider_sparkk8s:get_provider_info" in entry_points
     assert "sparkk8s-submit = airflow_provider_sparkk8s.cli.submit:main" in entry_points
+    # Every Airflow component loads it, whatever [core] lazy_discover_providers says.
+    plugin = "sparkk8s_spark_ui = airflow_provider_sparkk8s.plugins.spark_ui:SparkK8sUiPlugin"
+    assert f"[airflow.plugins]\n{plugin}" in entry_points
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,136 @@
+"""A real Airflow api-server alone, with the Spark UI plugin, for the plugin's tests: its own
+AIRFLOW_HOME and migrated SQLite DB, SimpleAuthManager users given by the test, and rows
+written straight into the DB through Airflow's models (no scheduler, no DAG processor)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import httpx
+
+from tests.e2e.airflow_stack import AIRFLOW_BIN, airflow_environment, free_port, wait_for
+
+PLUGIN_ENTRY_POINT = "sparkk8s_spark_ui"
+
+
+def plugin_installed() -> bool:
+    """Whether the venv's install declares our `airflow.plugins` entry point (a reinstall
+    after pyproject.toml changed); otherwise the plugins folder loads it."""
+    return any(ep.name == PLUGIN_ENTRY_POINT for ep in entry_points(group="airflow.plugins"))
+
+
+@dataclass
+class ApiServer:
+    base_url: str
+    env: dict[str, str]
+    passwords: dict[str, str]
+
+    def token(self, user: str) -> str:
+        response = httpx.post(
+            f"{self.base_url}/auth/token",
+            json={"username": user, "password": self.passwords[user]},
+            timeout=60,
+        )
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+    def run_python(self, code: str) -> str:
+        """Run `code` with the server's configuration (its DB), in a fresh interpreter."""
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+
+@contextmanager
+def api_server(
+    home: Path, users: Mapping[str, str], extra_env: Mapping[str, str] = {}, rows: str = ""
+) -> Iterator[ApiServer]:
+    """`users`: {name: "role" or "role:team1|team2"}; passwords are generated. `rows`:
+    Python run on the migrated DB before the server starts (its teams must exist first)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dags").mkdir(exist_ok=True)
+    plugins = home / "plugins"
+    plugins.mkdir(exist_ok=True)
+    if not plugin_installed():
+        (plugins / "sparkk8s_spark_ui.py").write_text(
+            "from airflow_provider_sparkk8s.plugins.spark_ui import SparkK8sUiPlugin  # noqa\n"
+        )
+    passwords = {name: f"pw-{name}-{os.urandom(4).hex()}" for name in users}
+    (home / "passwords.json").write_text(json.dumps(passwords))
+    port = free_port()
+    env = airflow_environment(
+        home,
+        home / "dags",
+        port,
+        {
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(
+                f"{name}:{spec}" for name, spec in users.items()
+            ),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins),
+            **extra_env,
+        },
+    )
+    subprocess.run(
+        [str(AIRFLOW_BIN), "db", "migrate"], env=env, capture_output=True, check=True, timeout=300
+    )
+    server = ApiServer(f"http://127.0.0.1:{port}", env, passwords)
+    if rows:
+        server.run_python(rows)
+    log = (home / "api-server.log").open("ab")
+    process = subprocess.Popen(
+        [
+            str(AIRFLOW_BIN),
+            "api-server",
+            "--workers",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+
+        def up() -> bool | None:
+            if process.poll() is not None:
+                raise RuntimeError((home / "api-server.log").read_text()[-3000:])
+            return (
+                True
+                if httpx.get(f"{server.base_url}/api/v2/monitor/health", timeout=5).is_success
+                else None
+            )
+
+        wait_for(up, timeout=240, what="the api-server to answer")
+        yield server
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
