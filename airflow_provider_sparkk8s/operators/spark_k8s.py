@@ -497,7 +497,9 @@ class SparkK8sSubmitOperator(BaseOperator):
             parent_job=self.openlineage_inject_parent_job_info,
             transport=self.openlineage_inject_transport_info,
         )
-        if not self.spark_ui_proxy:
+        # A Spark UI URL template means the deployment routes the UI its own way (an
+        # ingress): its links must stay as Spark makes them.
+        if not self.spark_ui_proxy or SPARK_UI_TEMPLATE_KEY in self._link_templates():
             return injected
         ui = _task_ui(TaskInstanceRef.from_context(context))
         if ui.reserved_segment():
@@ -750,8 +752,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         for key, url in self.link_urls.items():
             ti.xcom_push(key=key, value=url)
 
-    def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
-        """{link XCom key: URL} for the configured URL templates."""
+    def _link_templates(self) -> dict[str, str]:
+        """The URL templates the connection's extras or `[sparkk8s]` configure."""
         extras: Mapping[str, Any] = {}
         try:
             extras = connection_extras(
@@ -759,6 +761,10 @@ class SparkK8sSubmitOperator(BaseOperator):
             )
         except Exception:  # noqa: BLE001 - links are a convenience; never fail the task for them
             extras = {}
+        return link_templates(extras, configured_templates())
+
+    def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
+        """{link XCom key: URL} for the configured URL templates."""
         values = {
             "namespace": app.namespace,
             "driver_pod": app.driver_pod,
@@ -766,7 +772,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             "submission_id": app.submission_id,
             "conn_id": self.kubernetes_conn_id,
         }
-        templates = link_templates(extras, configured_templates())
+        templates = self._link_templates()
         if self._ui_base is not None and SPARK_UI_TEMPLATE_KEY not in templates:
             # No UI of the deployment's own: the one through Airflow (plugins/spark_ui.py).
             origin = urlsplit(_api_base_url())._replace(path="", query="", fragment="")

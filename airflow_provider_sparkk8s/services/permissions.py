@@ -77,6 +77,13 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
         ),
     ),
     *_rows(
+        "pods",
+        ("get",),
+        "the live Spark UI through Airflow's plugin (the api-server's requests)",
+        subresource="proxy",
+        needed_only_for="the Spark UI through Airflow (docs/spark_ui.md)",
+    ),
+    *_rows(
         "workloads",
         _OWNED,
         "the prebuilt Workload, applied before the driver pod, deleted on roll-back and kill",

@@ -159,7 +159,7 @@ def test_test_connection_all_granted(monkeypatch: pytest.MonkeyPatch) -> None:
     reviews = [json.loads(r.body) for r in server.requests if r.method == "POST"]
     assert {r["spec"]["resourceAttributes"]["namespace"] for r in reviews} == {"jobs"}
     # Every permission of the table is asked for, the feature-dependent ones too.
-    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 14 == 34
+    assert len(reviews) == len(SUBMITTER_PERMISSIONS) == len(REQUIRED_ACCESS) + 15 == 35
     assert {
         (
             r["spec"]["resourceAttributes"]["verb"],

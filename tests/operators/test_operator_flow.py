@@ -686,3 +686,15 @@ def test_spark_ui_proxy_off_leaves_the_conf_as_spark_submit_would(cluster):
     properties = _submitted_properties(cluster)
     assert "spark.ui.proxyBase" not in properties
     assert "spark_ui" not in ti.xcom
+
+
+def test_a_spark_ui_url_template_keeps_the_uis_links_as_spark_makes_them(cluster):
+    """A deployment that routes the UI itself (an ingress named by the connection's
+    template) gets no proxyBase: its links would otherwise point under Airflow."""
+    cluster.hook.extra = {"spark_ui_url_template": "https://spark/{driver_pod}"}  # type: ignore[attr-defined]
+    cluster.on_list = progress(driver_status("finished"))
+    ti = FakeTaskInstance()
+    result = make_operator().execute(context(ti))
+    assert "spark.ui.proxyBase" not in _submitted_properties(cluster)
+    assert "spark_ui" not in ti.xcom
+    assert ti.xcom[SparkUiLink().xcom_key] == f"https://spark/{result['driver_pod']}"
