@@ -70,14 +70,19 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
-def _pids_of(ids: set[str], cgroup_name: str) -> set[int]:
-    """Processes in the namespaces `ids` ("net:[…]", "mnt:[…]") or in the cgroup root."""
+def _pids_of(ids: set[str], cgroup_name: str, exe_under: Path | None = None) -> set[int]:
+    """Processes in the namespaces `ids` ("net:[…]", "mnt:[…]") or in the cgroup root. With
+    `exe_under`, a namespace counts only for programs from that folder: a dead namespace's
+    number is reused by the next namespace made (another session's pod, say)."""
     pids: set[int] = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError):
                 held = {os.readlink(f"/proc/{entry}/ns/{kind}") for kind in ("mnt", "net")}
-                if held & ids:
+                if held & ids and (
+                    exe_under is None
+                    or Path(os.readlink(f"/proc/{entry}/exe")).is_relative_to(exe_under)
+                ):
                     pids.add(int(entry))
     for hierarchy in cgroup_hierarchies(unified=True):
         root = hierarchy / cgroup_name
@@ -129,7 +134,11 @@ def sweep_stale() -> list[str]:
         pid, started = entry["owner"]
         if _start_time(pid) == started:
             continue  # its owner is alive: not ours to touch
-        _kill_all(functools.partial(_pids_of, set(entry["ids"]), entry["cgroup"]), 10.0)
+        # Its namespaces may be gone and their numbers reused: by namespace, only its own
+        # programs (the shims live on there); the containers are in its cgroup root.
+        packages = Path(entry["packages"]) if "packages" in entry else None
+        ids = set(entry["ids"]) if packages is not None else set()
+        _kill_all(functools.partial(_pids_of, ids, entry["cgroup"], packages), 10.0)
         _remove_cgroups(entry["cgroup"])
         shutil.rmtree(entry["scratch"], ignore_errors=True)
         path.unlink(missing_ok=True)
@@ -199,6 +208,7 @@ class NodeNamespaces:
                     "ids": sorted(self._ids),
                     "cgroup": self.cgroup_name,
                     "scratch": str(self.scratch),
+                    "packages": str(self.packages),
                 }
             )
         )
