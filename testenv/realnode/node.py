@@ -4,7 +4,8 @@ plugin), the real kubelet v1.35.4 and dnsmasq, in namespaces of the instance's o
 
     node = RealNode()
     plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket).start()
-    node.start(plane)      # Ready, images imported
+    node.start(plane)      # Ready, images imported (pause, shell, spark:4.3.0)
+    node.ensure_spark_image("3.5.9")   # another line's image, imported on first use
     ...
     node.stop()            # everything stopped by pid, nothing left behind
     plane.stop()
@@ -44,7 +45,7 @@ from testenv.realnode.config import (
     kubelet_config,
 )
 from testenv.realnode.forward import ForwardConfig
-from testenv.realnode.image import PAUSE_IMAGE, node_images
+from testenv.realnode.image import PAUSE_IMAGE, build_image, node_images, spark_spec
 from testenv.realnode.namespaces import NodeNamespaces
 from testenv.runtime_image import SPARK_VERSION
 
@@ -85,6 +86,8 @@ class RealNode:
         self._processes: dict[str, ManagedProcess] = {}
         self._namespaces: NodeNamespaces | None = None
         self._records: ServiceRecords | None = None
+        self._packages: Path | None = None
+        self._imported: set[str] = set()  # the image names containerd holds
         self.logs_dir = self.scratch / "logs"
         self.logs_dir.mkdir(exist_ok=True)
 
@@ -126,6 +129,20 @@ class RealNode:
             found.append(str(self.scratch))
         return found
 
+    def ensure_spark_image(self, version: str) -> str:
+        """The name of the Spark image of `version` on this node: built unless cached, and
+        imported the first time a test asks for it (an import takes 11-37 s, so a session
+        imports only the lines its tests run, once each)."""
+        spec = spark_spec(version)
+        if spec.name not in self._imported:
+            if self._packages is None:
+                raise RuntimeError("the real node has not been started")
+            started = time.monotonic()
+            tar = build_image(spec)
+            self.timings[f"build {spec.name}"] = round(time.monotonic() - started, 2)
+            self._import_images(self._packages, [(spec.name, tar)])
+        return spec.name
+
     def log_tails(self, max_bytes: int = 2000) -> str:
         return "\n".join(
             f"--- {name} (pid {process.pid}) ---\n{process.log_tail(max_bytes)}"
@@ -158,7 +175,7 @@ class RealNode:
 
     def _start(self, plane: ControlPlane) -> None:
         t0 = time.monotonic()
-        packages = node_packages()
+        packages = self._packages = node_packages()
         images = node_images(self.spark_versions)
         self._mark("packages and images", t0)
         self._namespaces = NodeNamespaces(self.scratch, packages, self.cgroup_root.lstrip("/"))
@@ -233,6 +250,7 @@ class RealNode:
         missing = [name for name, _ in images if name not in listed.split()]
         if missing:
             raise RuntimeError(f"ctr imported, yet containerd lists no {missing}: {listed}")
+        self._imported.update(name for name, _ in images)
 
     def _start_dnsmasq(self, packages: Path) -> int:
         self.paths.dns_hosts.mkdir()

@@ -50,7 +50,8 @@ def test_pi_runs_on_two_real_executors_and_the_cli_exits_0(
     assert sorted(i for _, i in registered_executors(log)) == ["1", "2"]
     assert all(name in log for name in executors)  # the tasks ran there (pi.py names them)
     # Spark 4.3 sets spark.kubernetes.executor.useDriverPodIP by default: the executors dialled
-    # the driver pod's address (tests/runtime/test_spark_lines.py runs the Service-name path).
+    # the driver pod's address (tests/realnode/test_real_spark_pi.py runs the Service-name
+    # path, on every line).
     driver_ip = recorder.pods[driver]["status"]["podIP"]
     urls = {env_value(recorder.pods[name], "SPARK_DRIVER_URL") for name in executors}
     assert urls == {f"spark://CoarseGrainedScheduler@{driver_ip}:7078"}
