@@ -38,7 +38,7 @@ node-packages:
 
 # The real node's OCI images (pause, shell, and spark:<v> for 4.3.0, 3.5.9, 4.0.5, 4.1.4 and
 # 4.2.1) from local files, as docker-archive tars under ~/.cache/sparkk8s-realnode, keyed by
-# their inputs (each Spark one 0.6-0.8 GB and about 25 s cold, once).
+# their inputs (each Spark one 0.6-0.8 GB, built in 12-20 s cold at load 12, once).
 realnode-images: venv controlplane
 	$(PY) -m testenv.realnode.image --all >/dev/null
 

@@ -3,10 +3,11 @@ as the documented submitter) against the real API server reads the line from the
 (`sparkk8s/spark:<version>`, as for an official Spark image) and builds that line's objects;
 the kubelet runs the driver and two executors from that line's OCI image, built from the
 parity oracle's pyspark install (testenv/realnode/image.py) and imported on first use, as
-user 185. The executors dial the driver by its Service name, which only cluster DNS
-(dnsmasq and the Service records testenv/realnode/cluster_dns.py writes) can resolve: 3.5
-and 4.0 have no `spark.kubernetes.executor.useDriverPodIP`, 4.1 and 4.2 default it to false,
-and 4.3 (which dials the driver's pod IP by default) is told false.
+user 185. Before 4.3 the executors dial the driver by its Service name, which only cluster
+DNS (dnsmasq and the Service records testenv/realnode/cluster_dns.py writes) can resolve: 3.5
+and 4.0 have no `spark.kubernetes.executor.useDriverPodIP`, and 4.1 and 4.2 default it to
+false. 4.3 defaults it to true: its executors dial the driver pod's address on the node's
+bridge (on the node agent, a loopback address).
 
 The node has the machine's 2 CPUs, so the pods ask for a fraction of a core each; Spark's
 default (1 per pod) would leave an executor Pending."""
@@ -66,7 +67,7 @@ def test_every_line_is_named_here():
 
 
 @pytest.mark.parametrize("version", sorted(LINES))
-def test_spark_pi_runs_on_the_real_kubelet_with_executors_dialling_the_driver_service(
+def test_spark_pi_runs_on_the_real_kubelet_on_every_line(
     version: str,
     real_node: RealNode,
     real_plane: ControlPlane,
@@ -79,8 +80,6 @@ def test_spark_pi_runs_on_the_real_kubelet_with_executors_dialling_the_driver_se
     image = real_node.ensure_spark_image(version)
     assert image == f"docker.io/{image_name(version)}"
     conf = {**SMALL_PODS, "spark.kubernetes.container.image": image_name(version)}
-    if version == SPARK_VERSION:
-        conf["spark.kubernetes.executor.useDriverPodIP"] = "false"
     recorder = PodRecorder(real_plane, ns).start()
     started = time.monotonic()
     name = "pi" + version.replace(".", "")
@@ -91,6 +90,8 @@ def test_spark_pi_runs_on_the_real_kubelet_with_executors_dialling_the_driver_se
     assert done.returncode == 0, output
     # The tag said the line: no "does not say its Spark release" fallback to 4.3.
     assert "warning" not in output, output
+    # The states as sparkk8s-submit printed them while it waited (on stderr, as spark-submit).
+    assert "(phase: Running)" in output
     assert "finished: succeeded, Completed, exit code 0" in output
 
     (driver,) = recorder.names("driver")
@@ -121,11 +122,13 @@ def test_spark_pi_runs_on_the_real_kubelet_with_executors_dialling_the_driver_se
     )["items"]
     owners = [ref["name"] for policy in policies for ref in policy["metadata"]["ownerReferences"]]
     assert owners == ([driver] if has_policy else [])
-    # Each executor dialled the driver by its Service's name (spark.driver.host, which
-    # spark-submit set in the driver's properties), resolved by the node's cluster DNS, not
-    # by the driver pod's address.
+    # Before 4.3, each executor dialled the driver by its Service's name (spark.driver.host,
+    # which spark-submit set in the driver's properties), resolved by the node's cluster DNS;
+    # 4.3's by the driver pod's address.
     host = driver_properties(real_admin, pod)["spark.driver.host"]
     assert host.endswith(f"-driver-svc.{ns}.svc"), host
+    if version == SPARK_VERSION:
+        host = pod["status"]["podIP"]
     driver_url = f"spark://CoarseGrainedScheduler@{host}:7078"
     urls = [env_value(recorder.pods[name], "SPARK_DRIVER_URL") for name in executors]
     assert urls == [driver_url, driver_url]
