@@ -14,7 +14,11 @@ the import saves), and cached under ~/.cache/sparkk8s-realnode/images keyed by i
 Libraries come from `ldd` of every ELF file the image holds; symlinks are followed, so the
 image holds files only (Debian's JDK points into /etc).
 
-    python -m testenv.realnode.image [VERSION ...]   # builds and prints the tars
+    python -m testenv.realnode.image [VERSION ...]   # builds and prints the tars (4.3.0)
+    python -m testenv.realnode.image --all           # every line a real-node test runs
+
+A node imports pause, shell and spark:4.3.0 when it starts; another line's image only when a
+test asks for it (`RealNode.ensure_spark_image`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 
 from testenv.binaries import find_binaries
 from testenv.runtime_image import (
+    RUNTIME_VERSIONS,
     SPARK_VERSION,
     pyspark_venv,
     spark_image,
@@ -405,5 +410,7 @@ def node_images(versions: Iterable[str] = (SPARK_VERSION,)) -> list[tuple[str, P
 
 
 if __name__ == "__main__":
-    for name, path in node_images(sys.argv[1:] or (SPARK_VERSION,)):
+    arguments = sys.argv[1:]
+    versions = RUNTIME_VERSIONS if arguments == ["--all"] else (arguments or (SPARK_VERSION,))
+    for name, path in node_images(versions):
         print(name, path)

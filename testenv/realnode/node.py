@@ -4,7 +4,9 @@ plugin), the real kubelet v1.35.4 and dnsmasq, in namespaces of the instance's o
 
     node = RealNode()
     plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket).start()
-    node.start(plane)      # Ready, images imported
+    node.start(plane)      # Ready, images imported (pause, shell, spark:4.3.0)
+    node.prefetch_spark_images(["3.5.9"])  # imported in the background, meanwhile
+    node.ensure_spark_image("3.5.9")   # another line's image, imported on first use
     ...
     node.stop()            # everything stopped by pid, nothing left behind
     plane.stop()
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +47,7 @@ from testenv.realnode.config import (
     kubelet_config,
 )
 from testenv.realnode.forward import ForwardConfig
-from testenv.realnode.image import PAUSE_IMAGE, node_images
+from testenv.realnode.image import PAUSE_IMAGE, build_image, node_images, spark_spec
 from testenv.realnode.namespaces import NodeNamespaces
 from testenv.runtime_image import SPARK_VERSION
 
@@ -85,6 +88,11 @@ class RealNode:
         self._processes: dict[str, ManagedProcess] = {}
         self._namespaces: NodeNamespaces | None = None
         self._records: ServiceRecords | None = None
+        self._packages: Path | None = None
+        self._imported: set[str] = set()  # the image names containerd holds
+        self._image_lock = threading.Lock()  # one build or import at a time
+        self._prefetch: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.logs_dir = self.scratch / "logs"
         self.logs_dir.mkdir(exist_ok=True)
 
@@ -105,6 +113,9 @@ class RealNode:
     def stop(self) -> None:
         """Stops what it started by pid (the kubelet first, so it starts nothing more), then
         kills whatever is left in its namespaces and cgroups and removes its folders."""
+        self._stopping.set()
+        if self._prefetch is not None:
+            self._prefetch.join()  # an import under way ends first: it runs in the namespaces
         if self._records is not None:
             self._records.stop()
         for name in ("kubelet", "dnsmasq", "containerd", "forward"):
@@ -125,6 +136,39 @@ class RealNode:
         if self.scratch.exists():
             found.append(str(self.scratch))
         return found
+
+    def ensure_spark_image(self, version: str) -> str:
+        """The name of the Spark image of `version` on this node: built unless cached, and
+        imported the first time a test asks for it (an import takes 11-37 s, so a session
+        imports only the lines its tests run, once each)."""
+        with self._image_lock:
+            spec = spark_spec(version)
+            if spec.name not in self._imported:
+                if self._packages is None:
+                    raise RuntimeError("the real node has not been started")
+                started = time.monotonic()
+                tar = build_image(spec)
+                self.timings[f"build {spec.name}"] = round(time.monotonic() - started, 2)
+                self._import_images(self._packages, [(spec.name, tar)])
+            return spec.name
+
+    def prefetch_spark_images(self, versions: list[str]) -> None:
+        """Imports those lines' images in a thread, one after the other, while tests use the
+        node: an import mostly waits on the disk, so a test that asks for its line later
+        waits for less (or nothing). A failure here is left for `ensure_spark_image` to
+        raise in the test that needs the image."""
+
+        def run() -> None:
+            for version in versions:
+                if self._stopping.is_set():
+                    return
+                try:
+                    self.ensure_spark_image(version)
+                except Exception:  # noqa: BLE001 - the test asking for it retries and raises
+                    return
+
+        self._prefetch = threading.Thread(target=run, name="image-prefetch", daemon=True)
+        self._prefetch.start()
 
     def log_tails(self, max_bytes: int = 2000) -> str:
         return "\n".join(
@@ -158,7 +202,7 @@ class RealNode:
 
     def _start(self, plane: ControlPlane) -> None:
         t0 = time.monotonic()
-        packages = node_packages()
+        packages = self._packages = node_packages()
         images = node_images(self.spark_versions)
         self._mark("packages and images", t0)
         self._namespaces = NodeNamespaces(self.scratch, packages, self.cgroup_root.lstrip("/"))
@@ -233,6 +277,7 @@ class RealNode:
         missing = [name for name, _ in images if name not in listed.split()]
         if missing:
             raise RuntimeError(f"ctr imported, yet containerd lists no {missing}: {listed}")
+        self._imported.update(name for name, _ in images)
 
     def _start_dnsmasq(self, packages: Path) -> int:
         self.paths.dns_hosts.mkdir()

@@ -45,7 +45,7 @@ def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SPARKK8S_PARITY_HOME", str(tmp_path / "parity"))
     monkeypatch.setenv("SPARKK8S_RUNTIME_CACHE", str(tmp_path / "runtime"))
     # The stand-in jars cannot compile the JVM example: record the call instead (the real
-    # javac build runs in tests/runtime/test_jvm_example.py).
+    # javac build runs in tests/realnode/test_real_spark_cli.py).
     monkeypatch.setattr(
         runtime_image,
         "_build_examples_jar",

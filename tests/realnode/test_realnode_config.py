@@ -8,6 +8,7 @@ import json
 import tarfile
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,6 +25,7 @@ from testenv.realnode.config import (
 )
 from testenv.realnode.forward import ForwardConfig, connect_target, where
 from testenv.realnode.image import Layout, _with_libraries, write_layer
+from tests.realnode.conftest import spark_lines_of
 
 
 def test_containerd_config_is_toml_with_everything_under_the_instance_folder(tmp_path: Path):
@@ -140,3 +142,18 @@ def test_libraries_go_where_the_loader_looks_in_a_merged_usr_image():
     libc = [arc for arc in layout.files if arc.endswith("/libc.so.6")]
     assert libc == ["usr/lib/x86_64-linux-gnu/libc.so.6"]  # the soname, under /usr
     assert "usr/lib64/ld-linux-x86-64.so.2" in layout.files
+
+
+def test_the_prefetched_lines_are_those_the_node_tests_ask_for_in_their_order():
+    def item(fixtures: tuple[str, ...], version: str | None = None) -> SimpleNamespace:
+        callspec = SimpleNamespace(params={"version": version}) if version else None
+        return SimpleNamespace(fixturenames=fixtures, callspec=callspec)
+
+    items = [
+        item(("real_plane",)),
+        item(("real_node", "real_plane"), "4.1.4"),
+        item(("runtime_plane",), "3.5.9"),  # not a real-node test
+        item(("real_node",), "3.5.9"),
+        item(("real_node",), "4.1.4"),
+    ]
+    assert spark_lines_of(items) == ["4.1.4", "3.5.9"]  # type: ignore[arg-type]
