@@ -316,6 +316,7 @@ def child_main(args: argparse.Namespace) -> None:
             "seconds": clock.seconds,
             "wrapper_seconds": clock.wrapper_seconds,
             "calls": clock.calls,
+            "by_name": clock.by_name,
         }
     Path(args.result).write_text(json.dumps(result))
 
@@ -724,6 +725,8 @@ def metrics_line(results: list[PeerResult]) -> str:
         f"\nmetrics on / off, CPU in the trigger loop: {on.cpu_loop:.2f} s / {off.cpu_loop:.2f} s"
         f" = {ratio:.4f} ({100 * (ratio - 1):+.1f} %); statsd_exporter counted "
         f"{on.durations_scraped} application durations of {on.apps} (0: --statsd-target socket)"
+        f"; the garbage collector after READY: off {off.gc_per_change_ms * off.apps / 1000:.2f} s"
+        f", on {on.gc_per_change_ms * on.apps / 1000:.2f} s"
     )
 
 
@@ -865,7 +868,10 @@ def clock_line(results: list[PeerResult]) -> str:
     if on is None or on.metrics_clock is None:
         return ""
     clock = on.metrics_clock
-    calls = ", ".join(f"{name} {count}" for name, count in clock["calls"].items())
+    spent = clock.get("by_name", {})
+    calls = ", ".join(
+        f"{name} {count} ({spent.get(name, 0.0):.3f} s)" for name, count in clock["calls"].items()
+    )
     return (
         f"metrics path inside the on child's loop: {clock['seconds']:.3f} s of CPU of "
         f"{on.cpu_loop:.2f} s = {100 * clock['seconds'] / on.cpu_loop:.2f} % (wrappers' own "

@@ -12,7 +12,7 @@ the deployment's `[metrics]` section configured.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal, NamedTuple, Protocol
 
@@ -54,6 +54,9 @@ class MetricsSink(Protocol):
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None: ...
 
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run `work` (which derives and sends metrics) when the sink next writes, or now."""
+
 
 class NoMetrics:
     """The sink of a deployment without metrics (and of code run outside Airflow)."""
@@ -67,6 +70,9 @@ class NoMetrics:
         return None
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None:
+        return None
+
+    def defer(self, work: Callable[[], None]) -> None:
         return None
 
 

@@ -5,9 +5,9 @@ whatever the machine's load does to two processes at once (caches, frequency, wh
 beside whom): several percent between runs on a shared host. The share of one process's
 own CPU that its metrics code takes does not depend on that: both parts are measured in the
 same process at the same moments. Wrapped here, for the run of a `with` block: where the
-trigger derives, tags and sends an application's metrics, where the store sends its
-gauges and relists, and the sink's flush. Nested entries count once (a send inside a
-flush-triggering send). The clock is the thread's CPU time (the loop runs on one thread;
+trigger hands a look's metrics to the sink (derived, tagged and sent there or at its
+flush), where the store sends its gauges and relists, and the sink's flush. Nested entries
+count once (a send inside a flush). The clock is the thread's CPU time (the loop runs on one thread;
 a wait is not counted), and what the wrappers cost themselves is measured and taken off.
 """
 
@@ -25,12 +25,14 @@ from typing import Any
 class MetricsClock:
     seconds: float = 0.0  # CPU inside the metrics path, wrappers' own cost taken off
     calls: dict[str, int] = field(default_factory=dict)  # entries, by wrapped name
+    by_name: dict[str, float] = field(default_factory=dict)  # CPU of the outermost entries
     wrapper_seconds: float = 0.0  # what one empty wrapped call costs, times the entries
     _depth: int = 0
     _raw: float = 0.0
 
     def wrap(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
         self.calls.setdefault(label, 0)
+        self.by_name.setdefault(label, 0.0)
 
         @functools.wraps(function)
         def clocked(*args: Any, **kwargs: Any) -> Any:
@@ -42,7 +44,9 @@ class MetricsClock:
             try:
                 return function(*args, **kwargs)
             finally:
-                self._raw += time.thread_time() - started
+                spent = time.thread_time() - started
+                self._raw += spent
+                self.by_name[label] += spent
                 self._depth -= 1
 
         return clocked
@@ -74,6 +78,7 @@ def clocked_metrics() -> Iterator[MetricsClock]:
         (trigger, "_metric_tags", trigger._metric_tags),
         (store, "send", store.send),
         (store.SnapshotStore, "report_states", store.SnapshotStore.report_states),
+        (airflow_stats.BatchedStatsdSink, "defer", airflow_stats.BatchedStatsdSink.defer),
         (airflow_stats.BatchedStatsdSink, "flush", airflow_stats.BatchedStatsdSink.flush),
     ]
     for owner, name, original in replaced:
