@@ -10,6 +10,16 @@ InfluxDB-style tags: the per-call sink over Airflow's `Stats` (what the provider
 the batched sink), then the batched one. The datagrams go to a bound UDP socket nothing reads
 (the sender's own cost, as with a StatsD server on another host). The trigger benchmark's
 `--metrics-pair` measures the same inside the whole triggerer loop, with its spread.
+
+CPU time on a loaded machine moves by tens of percent between runs; instructions do not.
+`--only` runs one sink, so valgrind can count what the metrics add, per application:
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null python -m \
+        benchmarks.bench_metrics_sink --apps 1000 --only off     # then --only batched
+
+(PYTHONHASHSEED=0 for both). The totals also move with the garbage collector's passes
+and with the interpreter's start (about 10 M instructions between two runs of one mode at
+1,000 applications), so take the difference between 1,000 and 2,000 applications per mode.
 """
 
 from __future__ import annotations
@@ -59,6 +69,14 @@ def cpu_per_application(sink: Any, steps: list[tuple[Any, Any]], apps: int) -> f
     return 1e6 * asyncio.run(follow()) / apps
 
 
+SINKS = (
+    ("off", "metrics off"),
+    ("derived", "derived, then dropped"),
+    ("per-call", "per-call sink (Airflow's Stats per metric)"),
+    ("batched", "batched sink"),
+)
+
+
 class Dropping:
     """Takes every metric and does nothing: what deriving them costs, without a sink."""
 
@@ -73,6 +91,8 @@ class Dropping:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--apps", type=int, default=10000)
+    # One sink only, for an instruction count under valgrind (see the module's docstring).
+    parser.add_argument("--only", choices=[label for label, _ in SINKS])
     args = parser.parse_args()
     unread = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     unread.bind(("127.0.0.1", 0))
@@ -99,12 +119,16 @@ def main() -> None:
         send_datagram(data)
 
     print(f"{args.apps} applications, two looks each, Airflow {airflow_version}")
-    for label, sink in (
-        ("metrics off", NO_METRICS),
-        ("derived, then dropped", Dropping()),
-        ("per-call sink (Airflow's Stats per metric)", AirflowStatsSink(stats())),
-        ("batched sink", batched),
-    ):
+    sinks = {
+        "off": NO_METRICS,
+        "derived": Dropping(),
+        "per-call": AirflowStatsSink(stats()),
+        "batched": batched,
+    }
+    for key, label in SINKS:
+        if args.only not in (None, key):
+            continue
+        sink = sinks[key]
         client._send = counted if sink is batched else send_datagram
         print(f"  {label:<45} {cpu_per_application(sink, steps, args.apps):6.1f} us CPU")
     print(f"  the batched sink wrote {sum(written)} metrics in {len(written)} datagrams")

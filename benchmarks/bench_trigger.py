@@ -40,6 +40,11 @@ metrics on / off, and how many application durations the exporter counted:
 
     python -m benchmarks.bench_trigger --metrics-pair --apps 10000 --changes-per-second 100
 
+`--pairs N` makes N such runs, each on a fresh control plane, alternating which child starts
+first, and prints the median change. `--clock-metrics` also clocks the metrics path inside
+each child's own loop (benchmarks/harness/metrics_clock.py): its share of that child's CPU,
+which the machine's load does not skew as it skews two processes against each other.
+
 KubernetesPodTrigger comes from apache-airflow-providers-cncf-kubernetes, installed with
 `pip install --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles`
 (its release pins kubernetes<37; the tests need 37).
@@ -57,6 +62,7 @@ import math
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -296,9 +302,22 @@ def quiet_logs() -> None:
 def child_main(args: argparse.Namespace) -> None:
     quiet_logs()
     names = json.loads(Path(args.names_file).read_text())
-    result = asyncio.run(
-        run_child(args.child, args.namespace, names, args.warmup, args.deadline, args.resync)
-    )
+    clocking = contextlib.nullcontext(None)
+    if args.clock_metrics:
+        from benchmarks.harness.metrics_clock import clocked_metrics
+
+        clocking = clocked_metrics()  # type: ignore[assignment]
+    with clocking as clock:
+        result = asyncio.run(
+            run_child(args.child, args.namespace, names, args.warmup, args.deadline, args.resync)
+        )
+    if clock is not None:
+        result["metrics_clock"] = {
+            "seconds": clock.seconds,
+            "wrapper_seconds": clock.wrapper_seconds,
+            "calls": clock.calls,
+            "by_name": clock.by_name,
+        }
     Path(args.result).write_text(json.dumps(result))
 
 
@@ -325,8 +344,10 @@ class PeerResult:
     gc_per_change_ms: float = 0.0
     plane_cpu: dict[str, float] | None = None  # seconds over the tracking window, by process
     load: str = ""
+    load_before: str = ""
     metrics_on: bool = False
     durations_scraped: int = 0  # application.duration samples statsd_exporter counted
+    metrics_clock: dict[str, Any] | None = None  # --clock-metrics: the metrics path's CPU
 
 
 def admin_api(plane: Any) -> Any:
@@ -541,6 +562,7 @@ def _measure(
     names_file = workdir / f"{namespace}-names.json"
     before, before_all = read_requests(plane.metrics_text())
     cpu_before = plane_cpu(plane)
+    load_before = load_average()
     started: list[tuple[str, _Child]] = []
     for peer, env in children:
         argv = [
@@ -561,6 +583,7 @@ def _measure(
             str(args.deadline),
             "--resync",
             str(args.resync),
+            *(["--clock-metrics"] if getattr(args, "clock_metrics", False) else []),
         ]
         started.append((peer, _Child(argv, env)))
     for peer, child in started:
@@ -618,8 +641,10 @@ def _measure(
                     **{name: cpu_after[name] - cpu_before.get(name, 0.0) for name in cpu_after},
                 },
                 load=load_average(),
+                load_before=load_before,
                 metrics_on=bool(result.get("metrics_on")),
                 durations_scraped=durations if peer == "ours-metrics" else 0,
+                metrics_clock=result.get("metrics_clock"),
             )
         )
     return results
@@ -700,6 +725,8 @@ def metrics_line(results: list[PeerResult]) -> str:
         f"\nmetrics on / off, CPU in the trigger loop: {on.cpu_loop:.2f} s / {off.cpu_loop:.2f} s"
         f" = {ratio:.4f} ({100 * (ratio - 1):+.1f} %); statsd_exporter counted "
         f"{on.durations_scraped} application durations of {on.apps} (0: --statsd-target socket)"
+        f"; the garbage collector after READY: off {off.gc_per_change_ms * off.apps / 1000:.2f} s"
+        f", on {on.gc_per_change_ms * on.apps / 1000:.2f} s"
     )
 
 
@@ -796,20 +823,59 @@ def run_scale(args: argparse.Namespace) -> None:
 
 
 def run_metrics_pair(args: argparse.Namespace) -> None:
-    """Metrics off and on, two children following the same applications at once."""
+    """Metrics off and on, two children following the same applications at once; with
+    `--pairs N`, N such runs, each on a fresh control plane, the order the children start in
+    alternating (off first, then on first: ABAB), and the median of the changes."""
     from testenv.controlplane import ControlPlane
 
     nodes = max(3, math.ceil(args.apps / 200) + 1)
-    with ControlPlane(node_count=nodes) as plane, tempfile.TemporaryDirectory() as tmp:
-        results = measure_together(plane, ["ours", "ours-metrics"], args.apps, args, Path(tmp))
-        for result in results:
-            print(f"{result.peer}: {result}", file=sys.stderr, flush=True)
-    print(table(results))
-    print(metrics_line(results))
-    print(
-        f"\n{args.apps} applications followed by both children at once (API requests are "
-        f"theirs together), statuses written {pace(args)}, warm-up {args.warmup:g}s, "
-        f"resync {args.resync:g}s; machine: {os.cpu_count()} CPUs, load {results[-1].load}"
+    changes: list[float] = []
+    for index in range(args.pairs):
+        order = ["ours", "ours-metrics"] if index % 2 == 0 else ["ours-metrics", "ours"]
+        with ControlPlane(node_count=nodes) as plane, tempfile.TemporaryDirectory() as tmp:
+            results = measure_together(plane, order, args.apps, args, Path(tmp))
+            for result in results:
+                print(f"{result.peer}: {result}", file=sys.stderr, flush=True)
+        print(f"\n## Pair {index + 1} of {args.pairs}, started {' then '.join(order)}\n")
+        print(table(results))
+        print(metrics_line(results))
+        print(clock_line(results))
+        print(
+            f"\n{args.apps} applications followed by both children at once (API requests "
+            f"are theirs together), statuses written {pace(args)}, warm-up {args.warmup:g}s, "
+            f"resync {args.resync:g}s; machine: {os.cpu_count()} CPUs, load at the start "
+            f"{results[0].load_before}, at the end {results[-1].load}",
+            flush=True,
+        )
+        changes.append(metrics_change(results))
+    if len(changes) > 1:
+        listed = ", ".join(f"{100 * c:+.1f} %" for c in changes)
+        print(
+            f"\nmetrics on / off over {len(changes)} pairs: {listed}; median "
+            f"{100 * statistics.median(changes):+.1f} %"
+        )
+
+
+def metrics_change(results: list[PeerResult]) -> float:
+    on = next(r for r in results if r.peer == "ours-metrics")
+    off = next(r for r in results if r.peer == "ours")
+    return on.cpu_loop / off.cpu_loop - 1
+
+
+def clock_line(results: list[PeerResult]) -> str:
+    """The on child's metrics path, clocked inside its own loop (`--clock-metrics`)."""
+    on = next((r for r in results if r.peer == "ours-metrics"), None)
+    if on is None or on.metrics_clock is None:
+        return ""
+    clock = on.metrics_clock
+    spent = clock.get("by_name", {})
+    calls = ", ".join(
+        f"{name} {count} ({spent.get(name, 0.0):.3f} s)" for name, count in clock["calls"].items()
+    )
+    return (
+        f"metrics path inside the on child's loop: {clock['seconds']:.3f} s of CPU of "
+        f"{on.cpu_loop:.2f} s = {100 * clock['seconds'] / on.cpu_loop:.2f} % (wrappers' own "
+        f"{clock['wrapper_seconds']:.3f} s taken off; entries: {calls})"
     )
 
 
@@ -832,6 +898,9 @@ def main() -> None:
     parser.add_argument("--executors-at", type=int, default=0)
     parser.add_argument("--kpt-apps", type=int, default=0)
     parser.add_argument("--metrics-pair", action="store_true")
+    parser.add_argument("--pairs", type=int, default=1)  # --metrics-pair runs, ABAB
+    # Clock the metrics path inside each child's loop (benchmarks/harness/metrics_clock.py).
+    parser.add_argument("--clock-metrics", action="store_true")
     # exporter: a real statsd_exporter on loopback (the kernel wakes it for every datagram,
     # in the sender's time); socket: a bound UDP socket nothing reads (the sender's own cost,
     # as when the StatsD server runs on another host).

@@ -12,10 +12,9 @@ the deployment's `[metrics]` section configured.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.follower import Step
@@ -55,6 +54,9 @@ class MetricsSink(Protocol):
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None: ...
 
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run `work` (which derives and sends metrics) when the sink next writes, or now."""
+
 
 class NoMetrics:
     """The sink of a deployment without metrics (and of code run outside Airflow)."""
@@ -70,12 +72,17 @@ class NoMetrics:
     def timing(self, name: str, seconds: float, tags: Tags) -> None:
         return None
 
+    def defer(self, work: Callable[[], None]) -> None:
+        return None
+
 
 NO_METRICS: MetricsSink = NoMetrics()
 
 
-@dataclass(frozen=True, slots=True)
-class Measurement:
+class Measurement(NamedTuple):
+    """A tuple, not a frozen dataclass: a follower makes one per timer, and a frozen
+    dataclass's __init__ (one object.__setattr__ per field) costs three times as much."""
+
     kind: Kind
     name: str
     value: float
@@ -129,7 +136,8 @@ def look_metrics(
     found: list[Measurement] = []
     if step.transition is not None and state.state == "pending":
         found.append(Measurement("incr", PENDING, 1, {"reason": state.reason or "Pending"}))
-    found.extend(_new_executor_failures(before, state))
+    if state.executors.failures:
+        found.extend(_new_executor_failures(before, state))
     started_before = before is not None and (before.state == "running" or before.terminal)
     starts = not started_before and (state.state == "running" or state.terminal)
     ends = step.final is not None and state.terminal
@@ -171,8 +179,6 @@ def _new_executor_failures(
     before: ApplicationState | None, state: ApplicationState
 ) -> list[Measurement]:
     failures = state.executors.failures
-    if not failures:
-        return []
     known = {f.pod_name for f in before.executors.failures} if before is not None else set()
     return [
         Measurement("incr", EXECUTOR_FAILURES, 1, {"reason": f.reason or "Error"})
@@ -189,10 +195,10 @@ def _start_times(driver: Pod, state: ApplicationState, container: str) -> list[M
     started = _seconds(state.started_at) or _container_started(driver, container)
     if started is not None:
         found.append(Measurement("timing", TIME_TO_RUNNING, max(0.0, started - created), {}))
-    queue = objects.labels(driver).get(objects.KUEUE_QUEUE_LABEL)
-    admitted = _seconds((driver.get("status") or {}).get("startTime"))
-    if queue and admitted is not None:
-        found.append(Measurement("timing", QUEUE_WAIT, max(0.0, admitted - created), {}))
+    if objects.labels(driver).get(objects.KUEUE_QUEUE_LABEL):
+        admitted = _seconds((driver.get("status") or {}).get("startTime"))
+        if admitted is not None:
+            found.append(Measurement("timing", QUEUE_WAIT, max(0.0, admitted - created), {}))
     return found
 
 

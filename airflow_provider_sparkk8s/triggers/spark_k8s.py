@@ -22,6 +22,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s.application.follower import (
     Following,
+    Step,
     known_cluster_queue,
     note_queue,
     observe,
@@ -303,9 +304,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         subscription.state = None if state is None else state.state
         metrics = self._metrics()
         if metrics.enabled:
-            measured = look_metrics(before.state, step, self.driver_container)
-            if measured:
-                send(metrics, measured, self._metric_tags())
+            metrics.defer(functools.partial(self._send_metrics, metrics, before.state, step))
         if logs is not None and state is not None:
             logs.saw(state)
             if step.final is not None:
@@ -316,6 +315,13 @@ class SparkK8sApplicationTrigger(BaseTrigger):
                 "Spark application %s: %s", self.application_id, step.transition.describe()
             )
         return step.final
+
+    def _send_metrics(
+        self, metrics: MetricsSink, before: ApplicationState | None, step: Step
+    ) -> None:
+        measured = look_metrics(before, step, self.driver_container)
+        if measured:
+            send(metrics, measured, self._metric_tags())
 
     def _log_stream(self, pods: AsyncPods) -> DriverLogStream:
         # From the submission on: a follower that restarts re-reads at most this run's log.

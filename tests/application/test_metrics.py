@@ -97,6 +97,12 @@ def test_a_kueue_driver_reports_its_gated_wait_from_creation_to_start_time():
     )
 
 
+def test_a_driver_no_queue_holds_reports_no_queue_wait_though_it_has_a_start_time():
+    started = pod("d", phase="Running", conditions=SCHEDULED, containers=[running()])
+    started["status"]["startTime"] = "2026-01-01T00:00:03Z"
+    assert follow([[started]])[0] == (Measurement("timing", TIME_TO_RUNNING, 5.0, {}),)
+
+
 def test_each_failed_executor_counts_once_by_its_reason():
     driver = pod("d", phase="Running", conditions=SCHEDULED, containers=[running()])
 

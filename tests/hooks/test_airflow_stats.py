@@ -267,3 +267,70 @@ def test_a_backend_without_a_statsd_client_keeps_the_per_call_sink(monkeypatch):
         assert type(airflow_metrics()) is airflow_stats.AirflowStatsSink
     finally:
         airflow_metrics.cache_clear()
+
+
+def recording_sink(sent: list[str], on_send: Any = None) -> BatchedStatsdSink:
+    class Client:
+        _prefix = None
+
+        def _send(self, data: str) -> None:
+            sent.append(data)
+            if on_send is not None:
+                on_send()
+
+    class Logger:
+        statsd: Any = Client()
+
+        def incr(self, stat: str, count: int, *, tags: dict[str, str]) -> None:
+            self.statsd.incr(stat, count)
+
+        gauge = timing = incr
+
+    return BatchedStatsdSink(Logger(), flush_seconds=0.05)
+
+
+def failing_derivation() -> None:
+    raise ZeroDivisionError
+
+
+def test_in_the_event_loop_deferred_work_runs_at_the_flush_and_its_metrics_go_with_it():
+    sent: list[str] = []
+    ran: list[str] = []
+
+    async def follow() -> list[str]:
+        written = asyncio.Event()
+        sink = recording_sink(sent, written.set)
+
+        def look() -> None:
+            ran.append("derived")
+            sink.incr("derived", 1, {})
+
+        sink.incr("first", 1, {})
+        sink.defer(look)
+        sink.defer(failing_derivation)  # dropped; the rest still goes
+        assert ran == [] and sent == []  # held within the turn: nothing derived yet
+        await asyncio.wait_for(written.wait(), 10)  # the loop runs on and flushes
+        return sent
+
+    assert asyncio.run(follow()) == ["first:1|c\nderived:1|c"]
+    assert ran == ["derived"]
+
+
+def test_outside_an_event_loop_deferred_work_runs_and_is_written_at_once():
+    sent: list[str] = []
+    sink = recording_sink(sent)
+    sink.defer(lambda: sink.incr("now", 1, {}))
+    assert sent == ["now:1|c"]
+
+
+def test_a_forked_child_drops_the_parents_deferred_work():
+    sent: list[str] = []
+    sink = recording_sink(sent)
+
+    async def hold() -> None:
+        sink.defer(lambda: sink.incr("parents", 1, {}))
+        sink.forget()  # what the fork hook does in the child
+
+    asyncio.run(hold())
+    sink.flush()
+    assert sent == []

@@ -471,6 +471,9 @@ class RecordingSink:
     def incr(self, name: str, count: int, tags: Any) -> None:
         self.sent.append((name, count, dict(tags)))
 
+    def defer(self, work: Any) -> None:
+        work()
+
     def gauge(self, name: str, value: float, tags: Any) -> None:
         self.sent.append((name, value, dict(tags)))
 
