@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import tarfile
 import threading
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from testenv.admin_client import AdminHttp
+from tests.operators.fakes import FakeTaskInstance
+from tests.support.real_spark import REAL_SPARK_TIMINGS
 
 PROGRAM = """\
 import os
@@ -173,3 +177,38 @@ def check_the_run(
         assert greeting == f"uploaded-{marker} from-files archive=unpacked-{marker}"
         read_from_bucket += [word for word in read.strip("[]").split(",") if word]
     assert read_from_bucket == ["from-files"]
+
+
+def run_the_operator(
+    store: str,
+    app: dict[str, Any],
+    objects: Callable[[], dict[str, bytes]],
+    admin: AdminHttp,
+    capfd: Any,
+    **arguments: Any,
+) -> tuple[dict[str, Any], dict[str, Any], str, Observer]:
+    """The operator waiting in the worker for the program `app` (operator_app), watched by an
+    Observer of the namespace and the bucket: its result, its XComs, the task log, and what
+    was seen."""
+    task_id = f"{store}_etl"
+    operator = SparkK8sSubmitOperator(
+        task_id=task_id,
+        **app,
+        name=f"{store}-etl",
+        deferrable=False,
+        poll_interval=1.0,
+        startup_timeout=300,
+        on_finish_action="delete_pod",
+        log_tail_lines=2000,
+        **arguments,
+    )
+    ti = FakeTaskInstance(task_id=task_id)
+    started = time.monotonic()
+    with Observer(admin, arguments["namespace"], objects) as seen:
+        result = operator.execute({"ti": ti})
+    REAL_SPARK_TIMINGS[f"{store} uploads: operator execute (submit to driver deleted)"] = (
+        time.monotonic() - started
+    )
+    log = "".join(capfd.readouterr())  # the task log (Airflow's structlog writes to stderr)
+    assert result["state"] == "succeeded", log[-4000:]
+    return result, ti.xcom, log, seen

@@ -13,20 +13,17 @@ The steps are the S3 test's (tests/runtime/object_store_app.py)."""
 from __future__ import annotations
 
 import secrets
-import time
 
 import pytest
 
-from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv import gcs_connector
 from testenv.admin_client import AdminHttp
 from testenv.gcsserver import GcsServer
 from testenv.hadoop_aws import hadoop_version
 from testenv.runtime_image import SPARK_VERSION, distribution_jars, pyspark_venv
-from tests.operators.fakes import FakeTaskInstance
-from tests.runtime.object_store_app import Observer, check_the_run, operator_app, write_app
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS
+from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
+from tests.support.real_spark import BASE_CONF
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
@@ -51,28 +48,16 @@ def test_driver_and_executor_read_the_gcs_uploads(
         "spark.kubernetes.file.upload.path": upload_path,
         **gs_conf,
     }
-    operator = SparkK8sSubmitOperator(
-        task_id="gcs_etl",
-        **operator_app(paths, marker, upload_path),
-        name="gcs-etl",
+    _, _, log, seen = run_the_operator(
+        "gcs",
+        operator_app(paths, marker, upload_path),
+        lambda: gcs.objects(bucket),
+        admin,
+        capfd,
         conf=conf,
         namespace=namespace,
         kubernetes_conn_id=connection_for(monkeypatch, submitter),
-        deferrable=False,
-        poll_interval=1.0,
-        startup_timeout=300,
-        on_finish_action="delete_pod",
-        log_tail_lines=2000,
     )
-    ti = FakeTaskInstance(task_id="gcs_etl")
-    started = time.monotonic()
-    with Observer(admin, namespace, lambda: gcs.objects(bucket)) as seen:
-        result = operator.execute({"ti": ti})
-    REAL_SPARK_TIMINGS["gcs uploads: operator execute (submit to driver deleted)"] = (
-        time.monotonic() - started
-    )
-    log = "".join(capfd.readouterr())  # the task log (Airflow's structlog writes to stderr)
-    assert result["state"] == "succeeded", log[-4000:]
 
     check_the_run(log, seen, paths, marker, gcs.objects(bucket))
 

@@ -16,17 +16,14 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import time
 
 import pytest
 
-from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
-from tests.operators.fakes import FakeTaskInstance
-from tests.runtime.object_store_app import Observer, check_the_run, operator_app, write_app
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS
+from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
+from tests.support.real_spark import BASE_CONF
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
@@ -80,29 +77,17 @@ def test_driver_and_executor_read_the_s3_uploads_with_credentials_from_a_secret(
             for var, key in refs.items()
         },
     }
-    operator = SparkK8sSubmitOperator(
-        task_id="s3a_etl",
-        **operator_app(paths, marker, upload_path),
-        name="s3a-etl",
+    result, xcom, log, seen = run_the_operator(
+        "s3a",
+        operator_app(paths, marker, upload_path),
+        lambda: s3.objects(bucket),
+        admin,
+        capfd,
         conf=conf,
         namespace=namespace,
         kubernetes_conn_id=connection_for(monkeypatch, submitter),
         upload_conn_id="s3_uploads",
-        deferrable=False,
-        poll_interval=1.0,
-        startup_timeout=300,
-        on_finish_action="delete_pod",
-        log_tail_lines=2000,
     )
-    ti = FakeTaskInstance(task_id="s3a_etl")
-    started = time.monotonic()
-    with Observer(admin, namespace, lambda: s3.objects(bucket)) as seen:
-        result = operator.execute({"ti": ti})
-    REAL_SPARK_TIMINGS["s3a uploads: operator execute (submit to driver deleted)"] = (
-        time.monotonic() - started
-    )
-    log = "".join(capfd.readouterr())  # the task log (Airflow's structlog writes to stderr)
-    assert result["state"] == "succeeded", log[-4000:]
 
     # What was uploaded, read by the driver and its executor (whose own S3A client read the
     # bucket with the Secret's credentials), and gone with the driver.
@@ -129,4 +114,4 @@ def test_driver_and_executor_read_the_s3_uploads_with_credentials_from_a_secret(
     for value in (s3.secret_key, s3.access_key):
         assert value not in stored
         assert value not in log
-        assert value not in json.dumps([result, ti.xcom], default=str)
+        assert value not in json.dumps([result, xcom], default=str)

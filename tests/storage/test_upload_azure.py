@@ -65,6 +65,30 @@ def hadoop_keys(azurite: Azurite, scheme: str, credential: dict[str, str]) -> di
     }
 
 
+def refused_upload_echoes_nothing(
+    azurite: Azurite,
+    container: str,
+    tmp_path: Path,
+    conf: dict[str, str],
+    wrong: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The CLI's upload refused by the service: no request to Kubernetes, no object, and
+    neither the wrong key nor the real one in the error, the output or the log."""
+    with RecordingServer() as api:
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.raises(UploadError) as error:
+            run(
+                argv(api, tmp_path, upload_path(azurite, container), conf),
+                environ={}, out=out, err=err,
+            )  # fmt: skip
+        recorded = api.recording.as_list()
+    assert "could not upload" in str(error.value)
+    seen = str(error.value) + out.getvalue() + err.getvalue() + caplog.text
+    assert wrong not in seen and azurite.account_key not in seen
+    assert recorded == [] and azurite.objects(container) == {}
+
+
 @pytest.mark.parametrize("scheme", ["abfs", "wasbs"])
 def test_hadoop_azures_account_key_signs_the_upload(azurite, bare_container, tmp_path, scheme):
     key_name = AZ + "account.key.{host}"
@@ -102,18 +126,7 @@ def test_a_wrong_hadoop_account_key_fails_without_echoing_it(
     local_app(tmp_path)
     wrong = secrets.token_bytes(64).hex()  # hex is valid base64: it signs, and is refused
     conf = hadoop_keys(azurite, "abfs", {AZ + "account.key.{host}": wrong})
-    with RecordingServer() as api:
-        out, err = io.StringIO(), io.StringIO()
-        with pytest.raises(UploadError) as error:
-            run(
-                argv(api, tmp_path, upload_path(azurite, bare_container), conf),
-                environ={}, out=out, err=err,
-            )  # fmt: skip
-        recorded = api.recording.as_list()
-    assert "could not upload" in str(error.value)
-    seen = str(error.value) + out.getvalue() + err.getvalue() + caplog.text
-    assert wrong not in seen and azurite.account_key not in seen
-    assert recorded == [] and azurite.objects(bare_container) == {}
+    refused_upload_echoes_nothing(azurite, bare_container, tmp_path, conf, wrong, caplog)
 
 
 @pytest.mark.parametrize("scheme", ["abfs", "wasbs"])
@@ -144,18 +157,7 @@ def test_a_wrong_account_key_fails_without_echoing_it(
     local_app(tmp_path)
     wrong = secrets.token_bytes(64).hex()  # hex is valid base64: it signs, and is refused
     monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite.connection_string_with(wrong))
-    with RecordingServer() as api:
-        out, err = io.StringIO(), io.StringIO()
-        with pytest.raises(UploadError) as error:
-            run(
-                argv(api, tmp_path, upload_path(azurite, container), {}),
-                environ={}, out=out, err=err,
-            )  # fmt: skip
-        recorded = api.recording.as_list()
-    assert "could not upload" in str(error.value)
-    seen = str(error.value) + out.getvalue() + err.getvalue() + caplog.text
-    assert wrong not in seen and azurite.account_key not in seen
-    assert recorded == [] and azurite.objects(container) == {}
+    refused_upload_echoes_nothing(azurite, container, tmp_path, {}, wrong, caplog)
 
 
 @pytest.mark.controlplane
