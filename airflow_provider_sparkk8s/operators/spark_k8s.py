@@ -497,11 +497,11 @@ class SparkK8sSubmitOperator(BaseOperator):
             parent_job=self.openlineage_inject_parent_job_info,
             transport=self.openlineage_inject_transport_info,
         )
+        ui = _task_ui(TaskInstanceRef.from_context(context))
         # A Spark UI URL template means the deployment routes the UI its own way (an
         # ingress): its links must stay as Spark makes them.
-        if not self.spark_ui_proxy or SPARK_UI_TEMPLATE_KEY in self._link_templates():
+        if not self._routes_ui(injected, ui.base):
             return injected
-        ui = _task_ui(TaskInstanceRef.from_context(context))
         if ui.reserved_segment():
             self.log.warning(
                 "The Spark UI through Airflow: %r is a path segment Spark's UI scripts read as "
@@ -513,12 +513,23 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def _resume_ui_base(self, context: Any) -> None:
         """After a deferral: the UI goes through Airflow if the try published its target."""
+        base = _task_ui(TaskInstanceRef.from_context(context)).base
+        # Asked only where the submission would have routed it: Airflow logs a missing XCom
+        # as an error in the task log.
+        if not self._routes_ui(self.conf, base):
+            return
         ti = context["ti"]
         published = ti.xcom_pull(
             task_ids=ti.task_id, key=SPARK_UI_XCOM_KEY, map_indexes=ti.map_index
         )
-        if self.spark_ui_proxy and SparkUiTarget.from_xcom(published) is not None:
-            self._ui_base = _task_ui(TaskInstanceRef.from_context(context)).base
+        if SparkUiTarget.from_xcom(published) is not None:
+            self._ui_base = base
+
+    def _routes_ui(self, conf: Mapping[str, Any], base: str) -> bool:
+        """Whether a submission of `conf` routes the UI's links through Airflow."""
+        if not self.spark_ui_proxy or SPARK_UI_TEMPLATE_KEY in self._link_templates():
+            return False
+        return proxied_by_us(with_proxy_base(conf, base), base)
 
     def _remember_ui_target(self, submitted: Mapping[str, Any], ref: TaskInstanceRef) -> None:
         """Where the driver's UI will be (its pod comes with the driver), if the submitted
