@@ -104,7 +104,7 @@ def test_spark_pi_runs_on_the_real_kubelet_on_every_line(
     for each in (driver, *executors):
         seen = recorder.pods[each]
         assert seen["spec"]["nodeName"] == "real-node-0", each
-        assert ipaddress.ip_address(seen["status"]["podIP"]) in ipaddress.ip_network(POD_SUBNET)
+        assert ipaddress.ip_address(recorder.pod_ips[each]) in ipaddress.ip_network(POD_SUBNET)
         (status,) = seen["status"]["containerStatuses"]
         assert status["containerID"].startswith("containerd://"), status
         assert status["image"].endswith(image_name(version)), status

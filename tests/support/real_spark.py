@@ -121,6 +121,9 @@ class PodRecorder:
     label_selector: str | None = None
     events: list[PodEvent] = field(default_factory=list)
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)  # last seen, by name
+    # The address each pod was given, by name: a status written after its sandbox went may
+    # no longer hold it.
+    pod_ips: dict[str, str] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _started: float = 0.0
     _before: set[str] = field(default_factory=set)  # pods that existed at start()
@@ -170,6 +173,8 @@ class PodRecorder:
         phase = (pod.get("status") or {}).get("phase")
         before = self.pods.get(name)
         self.pods[name] = pod
+        if ip := (pod.get("status") or {}).get("podIP"):
+            self.pod_ips.setdefault(name, ip)
         if event["type"] == "DELETED" or before is None or before["status"].get("phase") != phase:
             self.events.append(
                 PodEvent(
