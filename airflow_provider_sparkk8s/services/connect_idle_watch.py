@@ -144,11 +144,12 @@ def main() -> int:
                   f"{max_lifetime:.0f}s lifetime)", flush=True)  # fmt: skip
             try:
                 _own_pod(namespace, name, method="DELETE")
+                return 0
             except OSError as error:
-                # activeDeadlineSeconds still ends the pod.
-                print(f"could not delete the driver pod: {error}", file=sys.stderr, flush=True)
-                return 1
-            return 0
+                # Tried again next round (a busy API server times out); activeDeadlineSeconds
+                # still ends the pod if it never answers.
+                print(f"could not delete the driver pod, trying again: {error}",
+                      file=sys.stderr, flush=True)  # fmt: skip
         time.sleep(POLL_SECONDS)
 
 

@@ -75,3 +75,30 @@ def test_a_terminated_spark_container_is_read_from_the_pods_status():
     assert watch.driver_terminated(pod({"terminated": {"exitCode": 1}}))
     assert not watch.driver_terminated(pod({"running": {}}))
     assert not watch.driver_terminated({"status": {}})
+
+
+def test_a_refused_delete_is_tried_again_next_round(monkeypatch, capsys):
+    """A busy API server that times out the watcher's DELETE does not leave the idle server
+    up until its lifetime: the watcher tries again after its next look."""
+    clock = iter(float(t) for t in range(0, 1000, 10))
+    monkeypatch.setattr(watch.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(watch.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(watch, "_port_open", lambda host, port: True)
+    monkeypatch.setattr(watch, "_jobs", lambda base: DONE)
+    deletes: list[str] = []
+
+    def own_pod(namespace: str, name: str, method: str = "GET") -> dict:
+        deletes.append(method)
+        if len(deletes) == 1:
+            raise TimeoutError("timed out")
+        return {}
+
+    monkeypatch.setattr(watch, "_own_pod", own_pod)
+    for key, value in {
+        "IDLE_TIMEOUT_SECONDS": "15", "MAX_LIFETIME_SECONDS": "600", "POD_IP": "10.0.0.9",
+        "POD_NAMESPACE": "ns", "POD_NAME": "server-driver",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    assert watch.main() == 0
+    assert deletes == ["DELETE", "DELETE"]
+    assert "trying again: timed out" in capsys.readouterr().err
