@@ -25,6 +25,7 @@ from kubernetes.client import ApiClient
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
+from testenv.harness.waiting import wait_for
 from testenv.realnode.config import POD_SUBNET
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import RUNTIME_VERSIONS, SPARK_VERSION, image_name
@@ -130,13 +131,18 @@ def test_spark_pi_runs_on_the_real_kubelet_on_every_line(
     host = driver_properties(real_admin, pod)["spark.driver.host"]
     assert host.endswith(f"-driver-svc.{ns}.svc"), host
     if version == SPARK_VERSION:
-        host = pod["status"]["podIP"]
+        host = recorder.pod_ips[driver]
     driver_url = f"spark://CoarseGrainedScheduler@{host}:7078"
     urls = [env_value(recorder.pods[name], "SPARK_DRIVER_URL") for name in executors]
     assert urls == [driver_url, driver_url]
-    # Spark removed its executors when it stopped; the driver pod stays.
-    remaining = kube.request(real_admin, "GET", f"/api/v1/namespaces/{ns}/pods")["items"]
-    assert [p["metadata"]["name"] for p in remaining] == [driver]
+
+    # Spark removed its executors when it stopped (their deletion takes their grace period);
+    # the driver pod stays.
+    def pod_names() -> list[str]:
+        items = kube.request(real_admin, "GET", f"/api/v1/namespaces/{ns}/pods")["items"]
+        return [p["metadata"]["name"] for p in items]
+
+    wait_for(lambda: pod_names() == [driver], 90, "only the driver pod left")
 
     running = recorder.first("driver", "Running")
     first_executor = recorder.first("executor", "Running")
