@@ -17,18 +17,13 @@ from testenv.runtime_image import EXAMPLES_JAR, JAVA_PI_CLASS
 from tests.support.real_spark import (
     FAIL,
     REAL_SPARK_TIMINGS,
+    SMALL_PODS,
     PodRecorder,
     driver_log,
     submit_with_cli,
 )
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
-# The node has the machine's 2 CPUs: Spark's default request (1 per pod) would leave an
-# executor Pending.
-SMALL_PODS = {
-    "spark.kubernetes.driver.request.cores": "200m",
-    "spark.kubernetes.executor.request.cores": "200m",
-}
 
 
 def test_a_python_exception_fails_the_application_and_the_cli_exits_1(

@@ -32,6 +32,7 @@ from testenv.runtime_image import RUNTIME_VERSIONS, SPARK_VERSION, image_name
 from tests.support.real_spark import (
     PI,
     REAL_SPARK_TIMINGS,
+    SMALL_PODS,
     PodRecorder,
     driver_log,
     env_value,
@@ -40,10 +41,6 @@ from tests.support.real_spark import (
 )
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
-SMALL_PODS = {
-    "spark.kubernetes.driver.request.cores": "200m",
-    "spark.kubernetes.executor.request.cores": "200m",
-}
 BASE_PORTS = {"driver-rpc-port", "blockmanager", "spark-ui"}
 # version -> (the driver's container ports, whether a NetworkPolicy guards the executors)
 LINES = {

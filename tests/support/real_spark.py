@@ -110,6 +110,14 @@ class PodEvent:
     kind: str  # ADDED, MODIFIED, DELETED
 
 
+# The real node has the machine's 2 CPUs: Spark's default request (1 per pod) would leave an
+# executor Pending there.
+SMALL_PODS = {
+    "spark.kubernetes.driver.request.cores": "200m",
+    "spark.kubernetes.executor.request.cores": "200m",
+}
+
+
 @dataclass
 class PodRecorder:
     """Watches a namespace's pods from a thread (as admin: an observer, not a participant)
