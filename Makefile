@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: chaos bench-triggerer postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -187,6 +187,14 @@ bench: venv controlplane
 	# PYTHONDONTWRITEBYTECODE may be set), so compile it as an install would.
 	$(PY) -m compileall -q airflow_provider_sparkk8s
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_submit
+
+# One real Airflow triggerer on PostgreSQL following N deferred tasks of ours, then as many of
+# the peer's (KubernetesPodOperator, deferrable; its provider pip-installed with --target into
+# ~/.cache/sparkk8s-bench, not into the venv): benchmarks/bench_real_triggerer.py. Not in CI.
+BENCH_TRIGGERER_APPS ?= 1000,3000
+bench-triggerer: venv controlplane postgres
+	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_real_triggerer \
+		--apps $(BENCH_TRIGGERER_APPS) --peers ours,kpo
 
 # The heavy runs: two Airflow triggerers on PostgreSQL with one SIGKILLed, the fault table
 # with 1,000 applications per fault (about 15 minutes), and

@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
 
@@ -34,8 +35,12 @@ def server_bin_dir() -> Path:
 
 
 class Postgres(Server):
-    def __init__(self, bin_dir: Path | None = None) -> None:
+    def __init__(
+        self, bin_dir: Path | None = None, settings: Mapping[str, str] | None = None
+    ) -> None:
         self.bin_dir = bin_dir or server_bin_dir()
+        # More `-c name=value` for the server (a benchmark preloads pg_stat_statements).
+        self.settings = dict(settings or {})
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-postgres-"))
         self.port = free_port()
         self.user = "postgres" if os.geteuid() == 0 else None
@@ -70,6 +75,7 @@ class Postgres(Server):
                 *("-p", str(self.port), "-k", str(sockets)),
                 *("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"),
                 *("-c", "max_connections=200"),
+                *(arg for item in self.settings.items() for arg in ("-c", "=".join(item))),
             ],
             self.workdir / "postgres.log",
             user=self.user,

@@ -1,0 +1,463 @@
+"""Many deferred tasks of ours in one real Airflow triggerer (issue 28, item 1).
+
+Real Airflow 3 (api-server, scheduler with the LocalExecutor, dag-processor, one
+triggerer) on PostgreSQL, on the KWOK control plane. For each N:
+
+1. a DAG of N `SparkK8sSubmitOperator` tasks, deferrable; KWOK holds each driver Running;
+2. the run is triggered; its tasks submit and defer;
+3. once all N are deferred, a quiet window (`--hold` s): what N held applications cost;
+4. the drivers are released at a steady pace (`--changes-per-second`); a watch notes when
+   each driver's phase turned terminal, and the task's `end_date` in the database ends it.
+
+Measured, over the quiet window and the release window each: the triggerer's CPU (its
+process group: supervisor and trigger runner), the scheduler's own CPU and its executor's
+(the workers and the task processes they ran), SQL statements (pg_stat_statements), and
+kube-apiserver read requests (GET, LIST, WATCH, every resource: KWOK's and the controllers'
+included, the same at every N); the triggerer's PSS growth per deferred application; and
+change -> final state in the database, p50 and p99.
+
+    python -m benchmarks.bench_real_triggerer --apps 100,300,1000 [--changes-per-second 5]
+
+Airflow's own cadences are its defaults here (heartbeats 5 s), not the e2e tests' 1 s.
+Prints a Markdown table (the README's Benchmarks section holds the last one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.process_groups import GroupCpu, group_cpu, group_pss_kib
+
+DAG_ID = "bench_triggerer"
+WARMUP_DAG_ID = "bench_triggerer_warmup"
+NAMESPACE = "bench-triggerer"
+READ_VERBS = ("GET", "LIST", "WATCH")
+TASK_ID_LABEL = "sparkk8s.io/task-id"
+TERMINAL = ("Succeeded", "Failed")
+PEERS = {"ours": "SparkK8sSubmitOperator", "kpo": "KubernetesPodOperator"}
+
+# Each DAG file holds the measured DAG (N tasks) and a one-task warm-up DAG, run first so the
+# triggerer has loaded the trigger's code before its memory is read.
+DAG_HEADER = '''"""{apps} deferred tasks whose pods KWOK holds Running (bench_real_triggerer)."""
+import datetime
+
+from airflow.sdk import DAG
+{imports}
+for dag_id, count, prefix in (("{dag_id}", {apps}, "app_"), ("{warmup_id}", 1, "warmup_")):
+    with DAG(
+        dag_id,
+        schedule=None,
+        catchup=False,
+        start_date=datetime.datetime(2024, 1, 1),
+        max_active_tasks=count,
+    ):
+        for index in range(count):
+'''
+IMPORTS = {
+    "ours": "from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator\n",
+    "kpo": "from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator\n",
+}
+TASKS = {
+    "ours": """            SparkK8sSubmitOperator(
+                task_id=f"{prefix}{index}",
+                application="local:///opt/spark/examples/jars/spark-examples.jar",
+                java_class="org.apache.spark.examples.SparkPi",
+                image="apache/spark:4.0.0",
+                deferrable=True,
+                conf={"spark.kubernetes.driver.annotation.kwok.sparkk8s.io/hold": "true"},
+            )
+""",
+    # The peer: KubernetesPodOperator, deferrable, its pod labelled as our drivers are so one
+    # watch serves both; no logs (KWOK has none), pods deleted at the end as by default.
+    "kpo": """            KubernetesPodOperator(
+                task_id=f"{prefix}{index}",
+                name=f"{prefix[:-1]}-{index}",
+                namespace="{namespace}",
+                image="busybox",
+                kubernetes_conn_id="kubernetes_bench",
+                deferrable=True,
+                get_logs=False,
+                annotations={"kwok.sparkk8s.io/hold": "true"},
+                labels={"spark-role": "driver", "sparkk8s.io/task-id": f"{prefix}{index}"},
+            )
+""",
+}
+
+
+def dag_file(peer: str, apps: int) -> str:
+    header = DAG_HEADER.format(
+        apps=apps, dag_id=DAG_ID, warmup_id=WARMUP_DAG_ID, imports=IMPORTS[peer]
+    )
+    return header + TASKS[peer].replace("{namespace}", NAMESPACE)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    at: float
+    triggerer: GroupCpu
+    scheduler: GroupCpu
+    statements: int
+    reads: int
+
+    def per_minute(self, later: Snapshot) -> dict[str, float]:
+        minutes = (later.at - self.at) / 60
+        return {
+            "triggerer_cpu_s": later.triggerer.leader
+            + later.triggerer.others
+            - self.triggerer.leader
+            - self.triggerer.others,
+            "scheduler_cpu_s": later.scheduler.leader - self.scheduler.leader,
+            "executor_cpu_s": later.scheduler.others - self.scheduler.others,
+            "statements_per_min": (later.statements - self.statements) / minutes,
+            "reads_per_min": (later.reads - self.reads) / minutes,
+            "seconds": later.at - self.at,
+        }
+
+
+def read_requests(metrics_text: str) -> int:
+    total = 0
+    for line in metrics_text.splitlines():
+        if line.startswith("apiserver_request_total{"):
+            verb = re.search(r'verb="([^"]*)"', line)
+            if verb and verb.group(1) in READ_VERBS:
+                total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
+
+
+class Database:
+    """Direct reads of Airflow's metadata database (not through the API: its own load)."""
+
+    def __init__(self, port: int) -> None:
+        import psycopg2
+
+        self.connection = psycopg2.connect(
+            host="127.0.0.1", port=port, user="airflow", dbname="postgres"
+        )
+        self.connection.autocommit = True
+
+    def one(self, sql: str, *params: Any) -> Any:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone() if cursor.description else None
+        return row[0] if row else None
+
+    def states(self, run_id: str, dag_id: str = DAG_ID) -> dict[str, int]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                "select state, count(*) from task_instance where dag_id = %s and run_id = %s"
+                " group by state",
+                (dag_id, run_id),
+            )
+            return {str(state): int(count) for state, count in cursor.fetchall()}
+
+    def end_dates(self, run_id: str) -> dict[str, tuple[str, float]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                "select task_id, state, extract(epoch from end_date) from task_instance"
+                " where dag_id = %s and run_id = %s",
+                (DAG_ID, run_id),
+            )
+            return {t: (str(s), float(e or 0)) for t, s, e in cursor.fetchall()}
+
+    def statements(self) -> int:
+        # Our own probes are left out by their text (each names task_instance or this view).
+        return int(
+            self.one(
+                "select coalesce(sum(calls), 0) from pg_stat_statements"
+                " where query not like '%%task_instance where dag_id%%'"
+                " and query not like '%%pg_stat_statements%%'"
+            )
+        )
+
+
+class TerminalWatch(threading.Thread):
+    """Notes, by task id, when each driver's phase was first seen terminal."""
+
+    def __init__(self, plane: Any) -> None:
+        super().__init__(daemon=True)
+        from kubernetes import config as k8s_config
+
+        self.api = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+        self.seen: dict[str, float] = {}
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        from kubernetes import client as k8s_client
+        from kubernetes import watch
+
+        core = k8s_client.CoreV1Api(self.api)
+        while not self.stopping.is_set():
+            stream = watch.Watch().stream(
+                core.list_namespaced_pod,
+                NAMESPACE,
+                label_selector="spark-role=driver",
+                timeout_seconds=30,
+            )
+            for event in stream:
+                pod = event["object"]
+                task = (pod.metadata.labels or {}).get(TASK_ID_LABEL)
+                if task and pod.status.phase in TERMINAL:
+                    self.seen.setdefault(task, time.time())
+
+
+def admin_api(plane: Any) -> Any:
+    from kubernetes import config as k8s_config
+
+    return k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+
+
+def driver_names(plane: Any, task_prefix: str) -> list[str]:
+    from testenv.harness.kube import request
+
+    body = request(
+        admin_api(plane),
+        "GET",
+        f"/api/v1/namespaces/{NAMESPACE}/pods",
+        params={"labelSelector": "spark-role=driver"},
+    )
+    return [
+        item["metadata"]["name"]
+        for item in body["items"]
+        if item["metadata"]["labels"].get(TASK_ID_LABEL, "").startswith(task_prefix)
+        and item["status"].get("phase") not in TERMINAL
+    ]
+
+
+def release(plane: Any, names: list[str], per_second: float) -> None:
+    """Lets KWOK end each held driver (exit 0 after 100 ms), at a steady pace."""
+    from testenv.harness.kube import session
+
+    body = {
+        "metadata": {
+            "annotations": {"kwok.sparkk8s.io/hold": "false", "kwok.sparkk8s.io/run-ms": "100"}
+        }
+    }
+    headers = {"Content-Type": "application/merge-patch+json"}
+    start = time.monotonic()
+    with session(admin_api(plane), timeout=60) as client:
+        for index, name in enumerate(names):
+            delay = start + index / per_second - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}"
+            client.patch(path, json=body, headers=headers).raise_for_status()
+
+
+def airflow_settings(apps: int, postgres_url: str, parallelism: int) -> dict[str, str]:
+    return {
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres_url,
+        "AIRFLOW__CORE__PARALLELISM": str(parallelism),
+        "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": str(apps),
+        "AIRFLOW__CORE__DEFAULT_POOL_TASK_SLOT_COUNT": str(max(128, apps)),
+        "AIRFLOW__TRIGGERER__CAPACITY": str(max(1000, apps)),
+        # Airflow's defaults, where the e2e stack shortens them for the tests' sake.
+        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "5",
+        "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "5",
+        # The peer's provider import alone passed the default 30 s on a loaded machine.
+        "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "300",
+        "AIRFLOW__DAG_PROCESSOR__DAG_FILE_PROCESSOR_TIMEOUT": "600",
+    }
+
+
+def snapshot(plane: Any, stack: Any, database: Database) -> Snapshot:
+    return Snapshot(
+        at=time.monotonic(),
+        triggerer=group_cpu(stack.processes["triggerer"].pid),
+        scheduler=group_cpu(stack.processes["scheduler"].pid),
+        statements=database.statements(),
+        reads=read_requests(plane.metrics_text()),
+    )
+
+
+def wait_until(probe: Any, timeout: float, what: str, stack: Any) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stack.check_alive()
+        found = probe()
+        if found:
+            return found
+        time.sleep(1.0)
+    raise TimeoutError(f"{what} after {timeout:.0f}s")
+
+
+def run_size(peer: str, apps: int, args: argparse.Namespace) -> dict[str, Any]:
+    from testenv.controlplane import ControlPlane
+    from testenv.postgres import Postgres
+    from tests.e2e.airflow_stack import REPO, launch_stack
+
+    preload = {"shared_preload_libraries": "pg_stat_statements"}
+    nodes = max(3, math.ceil(apps / 200) + 1)
+    with (
+        ControlPlane(node_count=nodes) as plane,
+        Postgres(settings=preload) as postgres,
+        tempfile.TemporaryDirectory(prefix="sparkk8s-bench-triggerer-") as tmp,
+    ):
+        dags = Path(tmp, "dags")
+        dags.mkdir()
+        (dags / "bench_triggerer.py").write_text(dag_file(peer, apps))
+        settings = airflow_settings(apps, postgres.sqlalchemy_url, args.parallelism)
+        if peer == "kpo":
+            settings["PYTHONPATH"] = f"{REPO}:{peer_site()}"
+        stack = launch_stack(Path(tmp, "home"), dags, extra_env=settings, timeout=600)
+        try:
+            return measure(plane, stack, postgres, peer, apps, args)
+        finally:
+            stack.stop()
+
+
+def peer_site() -> Path:
+    """The peer's provider, beside (not in) the venv: pip --target into ~/.cache, once."""
+    site = Path.home() / ".cache/sparkk8s-bench/cncf-kubernetes"
+    if not (site / "airflow/providers/cncf/kubernetes").is_dir():
+        packages = ["apache-airflow-providers-cncf-kubernetes", "kubernetes_asyncio", "aiofiles"]
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
+        subprocess.run([*pip, str(site), *packages], check=True)
+    return site
+
+
+def put_connections(stack: Any, plane: Any) -> None:
+    extra = json.dumps({"kube_config_path": str(plane.admin_kubeconfig), "namespace": NAMESPACE})
+    stack.put_connection("spark_k8s_default", "spark_k8s", extra=extra)
+    stack.put_connection("kubernetes_bench", "kubernetes", extra=extra)
+
+
+def run_dag(stack: Any, database: Database, dag_id: str, count: int, timeout: float) -> str:
+    """Triggers `dag_id` and returns its run id once its `count` tasks are deferred."""
+    with stack.client() as client:
+        stack.wait_dag(client, dag_id, timeout=900)
+        run_id = str(stack.trigger(client, dag_id))
+    wait_until(
+        lambda: database.states(run_id, dag_id).get("deferred", 0) >= count,
+        timeout,
+        f"{count} tasks of {dag_id} deferred",
+        stack,
+    )
+    return run_id
+
+
+def wait_ended(
+    stack: Any, database: Database, dag_id: str, run_id: str, count: int, t: float
+) -> None:
+    def ended() -> bool:
+        states = database.states(run_id, dag_id)
+        return sum(states.get(s, 0) for s in ("success", "failed")) >= count
+
+    wait_until(ended, t, f"{count} tasks of {dag_id} ended", stack)
+
+
+def measure(
+    plane: Any, stack: Any, postgres: Any, peer: str, apps: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    from tests.e2e.conftest import create_namespace
+
+    create_namespace(plane, NAMESPACE)
+    stack.wait_healthy(timeout=600)
+    database = Database(postgres.port)
+    database.one("create extension if not exists pg_stat_statements")
+    put_connections(stack, plane)
+    watch = TerminalWatch(plane)
+    watch.start()
+    # The warm-up: one task deferred and released, so the trigger's code is loaded.
+    warm_run = run_dag(stack, database, WARMUP_DAG_ID, 1, args.deadline)
+    release(plane, driver_names(plane, "warmup_"), args.changes_per_second)
+    wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
+    triggerer = stack.processes["triggerer"].pid
+    idle_pss = group_pss_kib(triggerer)
+    triggered = time.monotonic()
+    run_id = run_dag(stack, database, DAG_ID, apps, args.deadline)
+    deferred_s = time.monotonic() - triggered
+    quiet_from = snapshot(plane, stack, database)
+    time.sleep(args.hold)  # a measured window, not a wait for something
+    quiet_to = snapshot(plane, stack, database)
+    held_pss = group_pss_kib(triggerer)
+    release(plane, driver_names(plane, "app_"), args.changes_per_second)
+    wait_ended(stack, database, DAG_ID, run_id, apps, args.deadline)
+    release_to = snapshot(plane, stack, database)
+    watch.stopping.set()
+    ends = database.end_dates(run_id)
+    delays = [end - watch.seen[task] for task, (_, end) in ends.items() if task in watch.seen]
+    return {
+        "peer": peer,
+        "apps": apps,
+        "deferred_s": deferred_s,
+        "pss_per_app_kib": (held_pss - idle_pss) / apps,
+        "quiet": quiet_from.per_minute(quiet_to),
+        "release": quiet_to.per_minute(release_to),
+        "p50": percentile(delays, 0.50),
+        "p99": percentile(delays, 0.99),
+        "timed": len(delays),
+        "failed": sum(1 for state, _ in ends.values() if state != "success"),
+        "load": os.getloadavg()[0],
+    }
+
+
+def table(rows: list[dict[str, Any]], per_second: float) -> str:
+    header = (
+        "| peer | N | all deferred after | triggerer PSS per app | change -> final state p50 / p99"
+    )
+    header += " | triggerer CPU per change | held: SQL/min, API reads/min, triggerer CPU/min"
+    header += " | release: SQL/min, API reads/min | scheduler CPU / executor CPU (release)"
+    header += " | not success | load |"
+    lines = [header, "| --- |" + " ---: |" * 10]
+    for row in rows:
+        quiet, during = row["quiet"], row["release"]
+        held_cpu = 60 * quiet["triggerer_cpu_s"] / quiet["seconds"]
+        lines.append(
+            f"| {PEERS[row['peer']]} | {row['apps']:,} | {row['deferred_s']:.0f} s"
+            f" | {row['pss_per_app_kib']:.1f} KiB"
+            f" | {row['p50']:.2f} / {row['p99']:.2f} s"
+            f" | {1000 * during['triggerer_cpu_s'] / row['apps']:.1f} ms"
+            f" | {quiet['statements_per_min']:,.0f}, {quiet['reads_per_min']:,.0f},"
+            f" {held_cpu:.2f} s"
+            f" | {during['statements_per_min']:,.0f}, {during['reads_per_min']:,.0f}"
+            f" | {during['scheduler_cpu_s']:.1f} s / {during['executor_cpu_s']:.1f} s"
+            f" | {row['failed']} | {row['load']:.1f} |"
+        )
+    lines.append("")
+    lines.append(f"Drivers released at {per_second:g} a second; timed: the tasks whose change")
+    lines.append("the watch saw (every one, unless a row says otherwise).")
+    for row in rows:
+        if row["timed"] != row["apps"]:
+            lines.append(f"- {row['peer']} N={row['apps']}: {row['timed']} timed")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--apps", default="100", help="sizes, comma separated")
+    parser.add_argument("--peers", default="ours", help="ours, kpo, or both: ours,kpo")
+    parser.add_argument("--changes-per-second", type=float, default=5.0)
+    parser.add_argument("--hold", type=float, default=60.0, help="the quiet window, s")
+    parser.add_argument("--parallelism", type=int, default=8, help="[core] parallelism")
+    parser.add_argument("--deadline", type=float, default=3600.0)
+    args = parser.parse_args()
+    rows = []
+    sizes = [int(n) for n in args.apps.split(",")]
+    for apps, peer in ((n, p) for n in sizes for p in args.peers.split(",")):
+        row = run_size(peer, apps, args)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        rows.append(row)
+    print(table(rows, args.changes_per_second))
+
+
+if __name__ == "__main__":
+    main()

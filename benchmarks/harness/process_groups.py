@@ -1,0 +1,56 @@
+"""CPU and memory of a whole process group: an Airflow component started in a session of
+its own (tests/e2e/airflow_stack.py), with the workers and runners it forks."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import psutil
+
+
+@dataclass(frozen=True)
+class GroupCpu:
+    leader: float  # the component's own process
+    others: float  # what it forked: live members, and the children they have reaped
+
+
+def members(pgid: int) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == pgid:
+                found.append(process)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return found
+
+
+def group_cpu(pgid: int) -> GroupCpu:
+    """User + system seconds. A member's reaped children count in its own figure, so a task
+    process that ran and exited under the LocalExecutor's worker is not lost."""
+    leader = others = 0.0
+    for process in members(pgid):
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        own = times.user + times.system
+        reaped = times.children_user + times.children_system
+        if process.pid == pgid:
+            leader += own
+            others += reaped
+        else:
+            others += own + reaped
+    return GroupCpu(leader, others)
+
+
+def group_pss_kib(pgid: int) -> int:
+    """Proportional set size summed over the group: shared pages split, not counted twice."""
+    total = 0
+    for process in members(pgid):
+        try:
+            total += process.memory_full_info().pss // 1024
+        except psutil.Error:
+            continue
+    return total
