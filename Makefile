@@ -165,7 +165,10 @@ test-compat: controlplane
 spark-plane: venv controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m testenv.spark_plane
 
-demo: venv controlplane
+# `make demo`: the example DAG through Airflow on the real node (the kubelet built by
+# `controlplane`, the Debian packages of `node-packages`); its Spark 4.3.0 image is built from
+# pyspark when the demo starts, unless cached (the other lines' images are not needed).
+demo: venv controlplane node-packages
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m demo
 
 # The conf keys each Spark line defines (the typo warnings' "did you mean"), read from the

@@ -4,9 +4,10 @@ The task submits the application, defers to the triggerer while it runs (streami
 driver's log into the task log), and pushes the application id, driver pod, final state,
 exit code, duration and executor summary to XCom.
 
-The image: `make demo` and the tests run `sparkk8s/spark:4.3.0`, the local process runtime's
-Spark 4.3.0 (testenv/runtime_image.py), which holds this Monte Carlo Pi program at
-/opt/sparkk8s/examples/pi.py (source: testenv/image/examples/pi.py). On a cluster, use a Spark
+The image: `make demo` and the tests run `sparkk8s/spark:4.3.0`, an OCI image of Spark 4.3.0
+laid out from pyspark's distribution as the apache/spark images are (testenv/realnode/image.py),
+which holds this Monte Carlo Pi program at /opt/sparkk8s/examples/pi.py (source:
+testenv/image/examples/pi.py). On a cluster, use a Spark
 4.3 image with Python that holds the program, and a driver service account with the
 `spark-driver` Role of docs/rbac.yaml.
 """
@@ -38,7 +39,13 @@ with DAG(
         driver_memory="512m",
         executor_memory="512m",
         num_executors=2,
-        conf={"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+        conf={
+            "spark.kubernetes.authenticate.driver.serviceAccountName": "spark",
+            # A quarter of a core each (Spark asks for a whole one a pod): `make demo`'s node
+            # has this machine's 2 CPUs, and the driver and two executors must fit on it.
+            "spark.kubernetes.driver.request.cores": "250m",
+            "spark.kubernetes.executor.request.cores": "250m",
+        },
         deferrable=True,
         startup_timeout=300,
         run_timeout=1800,

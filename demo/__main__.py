@@ -1,19 +1,24 @@
-"""`make demo`: the PySpark Pi example DAG through the real Airflow, on real Spark.
+"""`make demo`: the PySpark Pi example DAG through the real Airflow, on real Spark, on a real
+kubelet.
 
-Starts etcd, kube-apiserver, the controllers, the scheduler and the node agent (testenv: a
-kubelet that runs pods as local processes), with the Spark 4.3.0 image from pyspark
-(testenv/runtime_image.py). The namespace gets docs/rbac.yaml as documented: Airflow submits
-as the `airflow` service account with the submitter Role, the driver runs as `spark` with the
-driver Role. Then `airflow dags test spark_pi` runs with AIRFLOW_HOME in the repo's ignored
-`.airflow/` (SQLite); `dags test` runs the deferred task's trigger in-process.
+Starts etcd, kube-apiserver, the controllers and the scheduler, and the real node
+(testenv/realnode): the kubelet v1.35.4 built from Kubernetes' Go module, Debian's containerd
+and runc, the bridge CNI plugin and dnsmasq as cluster DNS, in a network and mount namespace
+this run makes and removes. The Spark 4.3.0 OCI image is laid out from pyspark's distribution
+(testenv/realnode/image.py), built once and imported into containerd. The namespace gets
+docs/rbac.yaml as documented: Airflow submits as the `airflow` service account with the
+submitter Role, the driver runs as `spark` with the driver Role. Then `airflow dags test
+spark_pi` runs with AIRFLOW_HOME in the repo's ignored `.airflow/` (SQLite); `dags test` runs
+the deferred task's trigger in-process.
 
 Printed, all as it happens: the objects that appear in the namespace (the operator's driver
 pod, Service, NetworkPolicy and ConfigMap; the driver's executor pods and ConfigMap), every
 state change of each pod, who deleted each object (the operator, the driver, or the garbage
 collector once the driver pod is gone), the task's own lines, the notable lines of the real
 driver log the trigger streams (Spark's start-up, executors registering, the computed Pi),
-then the application's final state, and the final XCom. The whole
-Airflow log is kept in `.airflow/`. Everything started here is stopped by its pid at the end.
+then the application's final state, the final XCom, and the node the pods ran on with the
+kubelet and container runtime its Node object reports. The whole Airflow log is kept in
+`.airflow/`. Everything started here is stopped by its pid at the end.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
-from testenv.runtime_image import spark_image
+from testenv.realnode.node import RealNode
 from testenv.spark_plane import open_namespace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,13 +47,16 @@ SUBMITTER = "airflow"  # the service account Airflow submits as (docs/rbac.yaml)
 # Said plainly: what runs for real, and what stands in for a cluster's machinery.
 REAL_AND_STAND_INS = (
     "  Real: Airflow (`dags test`), kube-apiserver, etcd, the controller manager and the\n"
-    "  scheduler, every request and object the operator sends, and Spark 4.3.0 itself: a\n"
-    "  driver and two executor JVMs that compute Pi and log what they do.\n"
-    "  Stand-ins: no container runtime. The node agent (testenv/nodeagent) is the node's\n"
-    "  kubelet and runs each pod as processes in a mount namespace on this machine; an\n"
-    "  image is a directory tree (pyspark's Spark distribution, our entrypoint and pi.py).\n"
-    "  pi.py seeds each partition's generator with the partition's number: the same figure\n"
-    "  every run is expected (the same samples), not a sign of a cached result."
+    "  scheduler, every request and object the operator sends, the kubelet (v1.35.4, from\n"
+    "  Kubernetes' own source), containerd and runc running each pod's containers from an\n"
+    "  OCI image, pod addresses on a bridge, cluster DNS, and Spark 4.3.0 itself: a driver\n"
+    "  and two executor JVMs that compute Pi and log what they do.\n"
+    "  Stand-ins: one node, in a network namespace this run makes on this machine (nothing\n"
+    "  leaves it); dnsmasq answers for the Services instead of CoreDNS, and one DNAT rule\n"
+    "  takes the `kubernetes` Service to the API server instead of kube-proxy. The image is\n"
+    "  built from local files (a JRE, Python, pyspark's Spark, our entrypoint and pi.py), not\n"
+    "  pulled. pi.py seeds each partition's generator with the partition's number: the same\n"
+    "  figure every run is expected (the same samples), not a sign of a cached result."
 )
 # Lines of the Airflow run worth showing; the whole log is kept in .airflow/.
 INTERESTING = (
@@ -174,6 +182,7 @@ class ClusterWatcher:
         self.client = client
         self.stopped = threading.Event()
         self.seen: dict[str, str] = {}
+        self.pod_nodes: dict[str, str] = {}  # pod name -> the node the scheduler bound it to
         self.driver_gone = threading.Event()  # after it, owned objects go with their owner
         self._lock = threading.Lock()
         self.threads = [
@@ -209,6 +218,8 @@ class ClusterWatcher:
         ):
             return
         key = f"{kind}/{metadata.get('name')}"
+        if kind == "Pod" and (node := (obj.get("spec") or {}).get("nodeName")):
+            self.pod_nodes[str(metadata.get("name"))] = node
         # A watch that restarts replays ADDED for what exists: show changes only.
         kind_of_change = "gone" if event["type"] == "DELETED" else "present"
         summary = kind_of_change if kind != "Pod" else f"{kind_of_change} {pod_summary(obj)}"
@@ -275,6 +286,19 @@ def pod_summary(pod: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def node_report(pod_nodes: dict[str, str], nodes: dict[str, dict[str, Any]]) -> list[str]:
+    """Which node each pod ran on, and that node's kubelet and container runtime as its Node
+    object's `status.nodeInfo` says (the kubelet reports them; nothing here names them)."""
+    lines = []
+    for node in sorted(set(pod_nodes.values())):
+        pods = sorted(pod for pod, on in pod_nodes.items() if on == node)
+        info = (nodes.get(node) or {}).get("status", {}).get("nodeInfo") or {}
+        lines.append(f"  node {node}: {', '.join(pods)}")
+        for key in ("kubeletVersion", "containerRuntimeVersion", "osImage", "kernelVersion"):
+            lines.append(f"    status.nodeInfo.{key}: {info.get(key, '(not reported)')}")
+    return lines or ["  no pod was bound to a node"]
+
+
 def final_xcoms() -> dict[str, Any]:
     with sqlite3.connect(AIRFLOW_HOME / "airflow.db") as db:
         rows = db.execute(
@@ -301,18 +325,26 @@ def main() -> int:
     log = AIRFLOW_HOME / "demo-dags-test.log"
     say(f"Starting Airflow (`airflow dags test {DAG_ID}`, waiting for the cluster)...")
     run = AirflowCommand("dags", "test", DAG_ID, env=env, log=log, gate=gate)
-    say("Finding the Spark 4.3.0 image for the node agent (built from pyspark once, cached)...")
-    images = spark_image()
     say(
         "Starting the local control plane (etcd, kube-apiserver, controllers, scheduler) and "
-        "the node agent that runs pods as processes..."
+        "the real node (kubelet, containerd, runc, dnsmasq in a network namespace of its own; "
+        "the Spark 4.3.0 image is built from pyspark once, cached, and imported)..."
     )
     say(REAL_AND_STAND_INS)
+    node = RealNode()
     plane: ControlPlane | None = None
     watcher: ClusterWatcher | None = None
     try:
-        plane = ControlPlane(node_count=0, process_node=True, images_file=images).start()
+        plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket)
+        plane.start()
         say(f"  control plane ready in {plane.startup_seconds:.1f}s at {plane.server}")
+        node.start(plane)
+        say(
+            f"  node {node.node_name} Ready {node.timings['node Ready']:.1f}s after its start "
+            f"(of which the images' build or cache look-up "
+            f"{node.timings['packages and images']:.1f}s, their import into containerd "
+            f"{node.timings['images imported'] - node.timings['containerd']:.1f}s)"
+        )
         # The administrator's part: the namespace and docs/rbac.yaml. The watcher below only
         # observes; Airflow submits with the submitter's token, the driver runs as `spark`.
         open_namespace(plane, NAMESPACE, kubeconfig, SUBMITTER, token_seconds=3600)
@@ -328,6 +360,13 @@ def main() -> int:
         say("Final XCom of the spark_pi task:")
         say(json.dumps(xcoms.get("return_value") or xcoms.get("spark_application"), indent=2))
         state = (xcoms.get("spark_application") or {}).get("state")
+        say("Where the pods ran, as the API server reports it:")
+        nodes = {
+            name: admin.request("GET", f"/api/v1/nodes/{name}")
+            for name in set(watcher.pod_nodes.values())
+        }
+        for line in node_report(watcher.pod_nodes, nodes):
+            say(line)
         say(f"Full Airflow log: {log}")
         say(f"Demo finished in {time.monotonic() - started:.1f}s: application {state}")
         return 0 if code == 0 and state == "succeeded" else 1
@@ -337,6 +376,9 @@ def main() -> int:
         run.stop()
         if watcher is not None:
             watcher.stop()
+        node.stop()
+        if left := node.leftovers():
+            say(f"The real node left behind: {left}")
         if plane is not None:
             plane.stop()
 

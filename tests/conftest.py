@@ -21,6 +21,7 @@ from testenv.controlplane import ControlPlane
 from testenv.gcsserver import GcsServer
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.realnode.node import RealNode
 from testenv.runtime_image import RUNTIME_VERSIONS, spark_image
 from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
@@ -56,6 +57,51 @@ def runtime_plane() -> Iterator[ControlPlane]:
     nothing real lands on a fake node."""
     images = spark_image(*RUNTIME_VERSIONS)
     yield from _session_plane(node_count=0, process_node=True, images_file=images)
+
+
+@pytest.fixture(scope="session")
+def real_node() -> Iterator[RealNode]:
+    """The real node (testenv/realnode), started once the plane is (`real_plane` starts
+    both): one a session, shared by tests/realnode and tests/e2e."""
+    node = RealNode()
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+def spark_lines_of(items: list[pytest.Item]) -> list[str]:
+    """The Spark lines the session's real-node tests ask for (their `version` parameter),
+    in the order they run, each once."""
+    lines: list[str] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        version = callspec.params.get("version") if callspec else None
+        uses_node = "real_node" in getattr(item, "fixturenames", ())
+        if uses_node and isinstance(version, str) and version not in lines:
+            lines.append(version)
+    return lines
+
+
+@pytest.fixture(scope="session")
+def real_plane(real_node: RealNode, request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    """etcd, kube-apiserver, controller manager and scheduler, no KWOK node: the real node
+    is the only one. Its API server sends kubelet and pod traffic through the node's forward.
+    Once the node is Ready, the images of the lines this session's tests run are imported in
+    the background while the first tests run."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    plane = ControlPlane(node_count=0, cluster_egress_socket=real_node.paths.egress_socket)
+    plane.start()
+    try:
+        real_node.start(plane)
+        real_node.prefetch_spark_images(spark_lines_of(request.session.items))
+        yield plane
+    finally:
+        real_node.stop()
+        leftovers = real_node.leftovers()
+        plane.stop()
+        signal.signal(signal.SIGTERM, previous)
+        assert not leftovers, f"the real node left behind: {leftovers}"
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demo.__main__ import WATCHED, deleted_by, made_by
+from demo.__main__ import WATCHED, deleted_by, made_by, node_report
 
 
 def _obj(kind: str, name: str, role: str | None = None, owned: bool = False) -> dict[str, Any]:
@@ -32,3 +32,15 @@ def test_the_deleter_is_named_not_the_creator() -> None:
 
 def test_the_network_policy_is_watched() -> None:
     assert ("/apis/networking.k8s.io/v1", "networkpolicies") in WATCHED
+
+
+def test_the_node_report_names_each_pods_node_and_what_its_kubelet_reports() -> None:
+    node = {
+        "status": {"nodeInfo": {"kubeletVersion": "v9.9.9", "containerRuntimeVersion": "x://1"}}
+    }
+    lines = node_report({"pi-driver": "n1", "pi-exec-1": "n1"}, {"n1": node})
+    assert lines[0] == "  node n1: pi-driver, pi-exec-1"
+    assert "    status.nodeInfo.kubeletVersion: v9.9.9" in lines
+    assert "    status.nodeInfo.containerRuntimeVersion: x://1" in lines
+    assert "    status.nodeInfo.osImage: (not reported)" in lines
+    assert node_report({}, {}) == ["  no pod was bound to a node"]

@@ -270,7 +270,9 @@ class NodeNamespaces:
 
     # -- teardown --
 
-    def kill_leftovers(self, deadline: float = 10.0) -> None:
+    def kill_leftovers(self, deadline: float = 30.0) -> None:
+        # 30 s, not 10: at load 35 a process in the mount namespace outlived 10 s of SIGKILLs
+        # once (the e2e lost-executor run; which process it was went unrecorded).
         exclude = {os.getpid(), self.holder.pid or 0}
         _kill_all(lambda: _pids_of(self._ids, self.cgroup_name) - exclude, deadline)
 
@@ -295,7 +297,8 @@ class NodeNamespaces:
                 with contextlib.suppress(OSError):
                     held = {os.readlink(f"/proc/{entry}/ns/{kind}") for kind in ("net", "mnt")}
                     if held & self._ids:
-                        found.append(f"pid {entry} in {sorted(held & self._ids)}")
+                        name = Path(f"/proc/{entry}/comm").read_text().strip()
+                        found.append(f"pid {entry} ({name}) in {sorted(held & self._ids)}")
         with open("/proc/self/mountinfo") as mounts:
             found += [line.strip() for line in mounts if str(self.scratch) in line]
         return found

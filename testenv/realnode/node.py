@@ -170,6 +170,19 @@ class RealNode:
         self._prefetch = threading.Thread(target=run, name="image-prefetch", daemon=True)
         self._prefetch.start()
 
+    def container_pid(self, container_id: str) -> int:
+        """The host pid of a running container's first process (`containerd://<id>`, as a
+        pod's status names it), from containerd's task list: the node has no pid namespace
+        of its own, so a test can signal that process as a kernel's OOM killer would."""
+        if self._packages is None:
+            raise RuntimeError("the real node has not been started")
+        task = container_id.removeprefix("containerd://")
+        for line in self._ctr(self._packages, "tasks", "list").splitlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 2 and fields[0] == task:
+                return int(fields[1])
+        raise LookupError(f"containerd runs no task {task}")
+
     def log_tails(self, max_bytes: int = 2000) -> str:
         return "\n".join(
             f"--- {name} (pid {process.pid}) ---\n{process.log_tail(max_bytes)}"

@@ -48,6 +48,10 @@ E2E_KILL_NAMESPACE = "airflow-e2e-kill"
 E2E_TIMEOUT_NAMESPACE = "airflow-e2e-timeout"
 # The namespace of the Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py names it too).
 E2E_CONNECT_NAMESPACE = "airflow-e2e-connect"
+# The connection of the DAGs that run on the real node (tests/e2e/e2e_dags/e2e_spark.py names
+# it too): the real kubelet, containerd and runc (testenv/realnode), in E2E_NAMESPACE and
+# E2E_KILL_NAMESPACE of that plane. `spark_k8s_default` stays on the node agent.
+E2E_REAL_CONN = "spark_k8s_real"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}
 

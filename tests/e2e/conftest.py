@@ -4,7 +4,10 @@ Its DAGs folder holds the repository's `dags/` and the e2e DAGs, each linked in,
 failure of the provider-free probe DAG points at the stack and a failure of the Spark
 DAGs points at the provider. Its `spark_k8s_default` connection reaches the runtime plane
 (real Spark on the node agent) as the documented submitter (docs/rbac.yaml), in a namespace
-of its own; the drivers run as the documented `spark` account. Its `[metrics]` sends StatsD
+of its own; the drivers run as the documented `spark` account. When a collected test asks
+for `real_plane`, its `spark_k8s_real` connection reaches the real node's plane (the real
+kubelet, containerd and runc: tests/conftest.py's session node, the one tests/realnode
+uses) the same way; the DAGs of tests/e2e/e2e_dags/e2e_spark.py run there. Its `[metrics]` sends StatsD
 (InfluxDB-style tags) to a real statsd_exporter (`stack_statsd`), as a deployment would, so
 a test can read what the real triggerer and worker sent.
 """
@@ -27,6 +30,7 @@ from tests.e2e.airflow_stack import (
     E2E_CONNECT_NAMESPACE,
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
+    E2E_REAL_CONN,
     E2E_TIMEOUT_NAMESPACE,
     E2E_TIMINGS,
     AirflowStack,
@@ -103,9 +107,20 @@ def airflow(
             root / "submitter.kubeconfig",
             also=(E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE, E2E_CONNECT_NAMESPACE),
         )
+        real_kubeconfig = None
+        if any("real_plane" in getattr(item, "fixturenames", ()) for item in request.session.items):
+            real = request.getfixturevalue("real_plane")
+            for name in (E2E_NAMESPACE, E2E_KILL_NAMESPACE):
+                create_namespace(real, name)
+            real_kubeconfig = submitter_kubeconfig(
+                real, E2E_NAMESPACE, root / "real-submitter.kubeconfig", also=(E2E_KILL_NAMESPACE,)
+            )
         stack.wait_healthy(timeout=300)
         extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}
         stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        if real_kubeconfig is not None:
+            extra = {"kube_config_path": str(real_kubeconfig), "namespace": E2E_NAMESPACE}
+            stack.put_connection(E2E_REAL_CONN, "spark_k8s", extra=json.dumps(extra))
         E2E_TIMINGS["Airflow + control plane up (s)"] = time.monotonic() - started
         E2E_TIMINGS.update({f"Airflow {key}": value for key, value in stack.timings.items()})
         yield stack

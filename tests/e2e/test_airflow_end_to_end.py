@@ -1,6 +1,7 @@
 """DAG runs through the real Airflow 3.3: REST trigger, scheduler, LocalExecutor worker,
 deferral into the triggerer, resumption, XCom, task logs; the Spark DAGs run real Spark on
-the node agent (the runtime plane)."""
+the real node (the real kubelet, containerd and runc: `real_plane`, connection
+`spark_k8s_real`), the executor lost to a SIGKILL of its container's process."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from kubernetes import config as k8s_config
 
 from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import KubeApiError
@@ -18,6 +20,7 @@ from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from testenv.harness import kube
+from testenv.realnode.node import RealNode
 from testenv.statsd_exporter import StatsdExporter
 from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
@@ -26,7 +29,7 @@ from tests.e2e.airflow_stack import (
     AirflowStack,
     wait_for,
 )
-from tests.support.real_spark import PodRecorder, container_pid
+from tests.support.real_spark import PodRecorder
 from tests.support.waits import start_poking, start_worker_wait
 from tests.triggers.spark_pods import connection_for
 
@@ -144,13 +147,14 @@ SPARK_PI_LOG: list[str] = []
 
 
 def test_spark_pi_runs_real_spark_defers_succeeds_and_pushes_its_xcom(
-    airflow: AirflowStack, runtime_plane: Any, stack_statsd: StatsdExporter
+    airflow: AirflowStack, real_plane: Any, stack_statsd: StatsdExporter
 ) -> None:
-    """The example DAG dags/spark_pi.py, as a user would run it: a real driver and two real
-    executors on the node agent, as the documented submitter and driver identities. The
-    worker and the real triggerer report its metrics through Airflow's StatsD client."""
-    dag_id, task_id = "spark_pi", "spark_pi"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    """The example DAG dags/spark_pi.py's task (as `e2e_spark_pi`, on the real node's
+    connection), as a user would run it: a real driver and two real executors on the real
+    kubelet, as the documented submitter and driver identities. The worker and the real
+    triggerer report its metrics through Airflow's StatsD client."""
+    dag_id, task_id = "e2e_spark_pi", "spark_pi"
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
         run, lines = run_dag(airflow, client, dag_id, task_id, "SparkPi example", "success")
         recorder.stop()
@@ -169,6 +173,8 @@ def test_spark_pi_runs_real_spark_defers_succeeds_and_pushes_its_xcom(
         # before its driver ended.
         executors = recorder.reached("executor", "Running")
         assert len(executors) == 2, recorder.events
+        for name in (*recorder.names("driver"), *executors):
+            assert recorder.pods[name]["spec"]["nodeName"] == "real-node-0", name
         assert sum(result["executors"]["counts"].values()) == 2, result["executors"]
         assert result["executors"]["failures"] == []
         SPARK_PI_LOG.extend(lines)
@@ -213,7 +219,9 @@ def test_spark_pi_task_log_holds_the_real_driver_log(airflow: AirflowStack) -> N
     assert any(line.endswith(("-exec-1", "-exec-2")) for line in driver if "computed on" in line)
 
 
-def test_failing_application_fails_the_task_with_its_exception(airflow: AirflowStack) -> None:
+def test_failing_application_fails_the_task_with_its_exception(
+    airflow: AirflowStack, real_plane: Any
+) -> None:
     dag_id, task_id = "e2e_spark_failure", "spark_fails"
     with airflow.client() as client:
         run, lines = run_dag(airflow, client, dag_id, task_id, "failing application", "failed")
@@ -226,10 +234,11 @@ def test_failing_application_fails_the_task_with_its_exception(airflow: AirflowS
 
 
 def test_killing_a_deferred_task_deletes_the_driver_and_everything_it_made(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any
 ) -> None:
     dag_id, task_id = "e2e_spark_kill", "spark_killed"
-    recorder = PodRecorder(runtime_plane, E2E_KILL_NAMESPACE).start()
+    admin = k8s_config.new_client_from_config(config_file=str(real_plane.admin_kubeconfig))
+    recorder = PodRecorder(real_plane, E2E_KILL_NAMESPACE).start()
     with airflow.client() as client:
         airflow.wait_dag(client, dag_id)
         run_id = airflow.trigger(client, dag_id)
@@ -254,7 +263,7 @@ def test_killing_a_deferred_task_deletes_the_driver_and_everything_it_made(
         # The trigger deletes the driver; the garbage collector takes its executors, its
         # Service and its ConfigMaps (owned by the driver pod).
         wait_for(
-            lambda: not kube.request(runtime_admin, "GET", f"{namespace}/pods")["items"] or None,
+            lambda: not kube.request(admin, "GET", f"{namespace}/pods")["items"] or None,
             timeout=120,
             what="the killed application's pods to go",
         )
@@ -266,12 +275,10 @@ def test_killing_a_deferred_task_deletes_the_driver_and_everything_it_made(
         wait_for(
             lambda: (
                 (
-                    not kube.request(runtime_admin, "GET", f"{namespace}/services")["items"]
+                    not kube.request(admin, "GET", f"{namespace}/services")["items"]
                     and [
                         c["metadata"]["name"]
-                        for c in kube.request(runtime_admin, "GET", f"{namespace}/configmaps")[
-                            "items"
-                        ]
+                        for c in kube.request(admin, "GET", f"{namespace}/configmaps")["items"]
                     ]
                     == ["kube-root-ca.crt"]
                 )
@@ -281,16 +288,18 @@ def test_killing_a_deferred_task_deletes_the_driver_and_everything_it_made(
             what="the driver's Service and ConfigMaps to be collected",
         )
         assert task_instance(client, dag_id, run_id, task_id)["state"] == "failed"
+    admin.close()
 
 
 def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
-    airflow: AirflowStack, runtime_plane: Any, monkeypatch: pytest.MonkeyPatch
+    airflow: AirflowStack, real_plane: Any, real_node: RealNode, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The trigger counts the lost executor; beside it, the operator's wait in a worker
     (deferrable=False) and the sensor in poke mode, run from here on the same application,
-    report the same executors."""
+    report the same executors. The executor's JVM (its container's first process, found
+    through containerd) is SIGKILLed from the host, as the kernel's OOM killer would."""
     dag_id, task_id = "e2e_spark_lost_executor", "spark_loses_an_executor"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
         airflow.wait_dag(client, dag_id)
         started = time.monotonic()
@@ -301,14 +310,14 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
             running = recorder.reached("executor", "Running")
             if driver is None or len(running) < 2:
                 return None
-            log = runtime_log(runtime_plane, E2E_NAMESPACE, driver)
+            log = runtime_log(real_plane, E2E_NAMESPACE, driver)
             if "Starting task" not in log:
                 return None
             return recorder.pods[next(n for n in running if n.endswith("-exec-1"))]
 
         victim = wait_for(first_executor_computing, timeout=300, what="executors computing")
         app = tracked_from_pod(recorder.pods[recorder.names("driver")[0]], adopted=False)
-        conn_id = connection_for(monkeypatch, airflow.home.parent / "submitter.kubeconfig")
+        conn_id = connection_for(monkeypatch, airflow.home.parent / "real-submitter.kubeconfig")
         waited = start_worker_wait(monkeypatch, conn_id, app)
         sensor = SparkK8sApplicationSensor(
             task_id="poke",
@@ -317,7 +326,9 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
             kubernetes_conn_id=conn_id,
         )
         poked = start_poking(sensor, interval=2, timeout=600)
-        os.kill(container_pid(victim), signal.SIGKILL)  # the executor's JVM dies mid-job
+        (container,) = victim["status"]["containerStatuses"]
+        victim_pid = real_node.container_pid(container["containerID"])
+        os.kill(victim_pid, signal.SIGKILL)  # the executor's JVM dies mid-job
         run = airflow.wait_run(client, dag_id, run_id, timeout=600)
         E2E_TIMINGS["lost executor: trigger -> run " + run["state"]] = time.monotonic() - started
         recorder.stop()
@@ -327,10 +338,8 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
         # Spark asked for a replacement: a third executor ran, and the summary shows the loss.
         assert len(recorder.reached("executor", "Running")) == 3, recorder.events
         assert sum(result["executors"]["counts"].values()) == 3, result["executors"]
-        # Shown with a failure: what the agent saw of the executors, and what was killed.
-        agent_log = (runtime_plane.logs_dir / "node-agent.log").read_text()
-        print(f"killed pid {container_pid(victim)} of {victim['metadata']['name']}")
-        print("\n".join(line for line in agent_log.splitlines() if "-exec-" in line))
+        # Shown with a failure: what was killed, and what the trigger made of the executors.
+        print(f"killed pid {victim_pid} of {victim['metadata']['name']}")
         print(result["executors"])
         (lost,) = result["executors"]["failures"]
         assert lost["pod_name"] == victim["metadata"]["name"]

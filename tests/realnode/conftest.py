@@ -1,10 +1,10 @@
 """The real node (testenv/realnode): a control plane whose only node is the real kubelet
 v1.35.4 with containerd and runc, in namespaces this session makes and removes. Nothing
-starts until a test asks for `real_plane`."""
+starts until a test asks for `real_plane`. The session fixtures `real_node` and `real_plane`
+are in tests/conftest.py, so tests/e2e's Airflow stack shares this session's one node."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,53 +13,10 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from testenv.controlplane import ControlPlane
-from testenv.realnode.node import RealNode
-from tests.conftest import _fresh_namespace, _interrupt
+from tests.conftest import _fresh_namespace, spark_lines_of
 from tests.support.real_spark import REAL_SPARK_TIMINGS, submitter_kubeconfig
 
-
-@pytest.fixture(scope="session")
-def real_node() -> Iterator[RealNode]:
-    """The node, started once the plane is (`real_plane` starts both)."""
-    node = RealNode()
-    try:
-        yield node
-    finally:
-        node.stop()
-
-
-def spark_lines_of(items: list[pytest.Item]) -> list[str]:
-    """The Spark lines the session's real-node tests ask for (their `version` parameter),
-    in the order they run, each once."""
-    lines: list[str] = []
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        version = callspec.params.get("version") if callspec else None
-        uses_node = "real_node" in getattr(item, "fixturenames", ())
-        if uses_node and isinstance(version, str) and version not in lines:
-            lines.append(version)
-    return lines
-
-
-@pytest.fixture(scope="session")
-def real_plane(real_node: RealNode, request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
-    """etcd, kube-apiserver, controller manager and scheduler, no KWOK node: the real node
-    is the only one. Its API server sends kubelet and pod traffic through the node's forward.
-    Once the node is Ready, the images of the lines this session's tests run are imported in
-    the background while the first tests run."""
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    plane = ControlPlane(node_count=0, cluster_egress_socket=real_node.paths.egress_socket)
-    plane.start()
-    try:
-        real_node.start(plane)
-        real_node.prefetch_spark_images(spark_lines_of(request.session.items))
-        yield plane
-    finally:
-        real_node.stop()
-        leftovers = real_node.leftovers()
-        plane.stop()
-        signal.signal(signal.SIGTERM, previous)
-        assert not leftovers, f"the real node left behind: {leftovers}"
+__all__ = ["spark_lines_of"]  # tests/realnode/test_realnode_config.py imports it from here
 
 
 @pytest.fixture
