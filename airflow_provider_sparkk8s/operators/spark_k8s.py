@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
+from airflow_provider_sparkk8s.application import event_log
 from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
@@ -86,6 +87,7 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 )
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.links.spark_k8s import (
+    CONFIG_SECTION,
     LINKS,
     SPARK_UI_TEMPLATE_KEY,
     configured_templates,
@@ -193,6 +195,15 @@ class SparkK8sSubmitOperator(BaseOperator):
         ``spark.ui.proxyBase`` to the task instance's path under the provider's plugin
         (unless ``conf`` sets it, or ``spark.ui.reverseProxy``) and publishes where the
         driver's UI is (XCom ``spark_ui``). False: Spark's own links (a port-forward).
+    :param event_log_dir: the folder of Spark's event log (a shared path or object storage,
+        ``s3a://logs/spark-events``) that a History Server reads: sets
+        ``spark.eventLog.enabled`` and ``spark.eventLog.dir``. None: the connection's
+        ``event_log_dir`` extra, else ``[sparkk8s] event_log_dir``, else no event log. The
+        user's own ``spark.eventLog.*`` keys win (``spark.eventLog.enabled=false`` turns it off).
+    :param event_log_rolling_max_file_size: roll the event log in files of this size
+        (``128m``; at least ``10m``): ``spark.eventLog.rolling.enabled`` and
+        ``spark.eventLog.rolling.maxFileSize``. None: the connection's extra of that name, else
+        ``[sparkk8s]``'s, else one file.
     """
 
     template_fields: Sequence[str] = (
@@ -215,6 +226,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         "keytab",
         "principal",
         "properties_file",
+        "event_log_dir",
     )
     # A templated value naming a .yaml/.yml/.json file in the DAG folder or the DAG's
     # template_searchpath (or by absolute path) is read and rendered with Jinja; pod
@@ -298,6 +310,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         upload_conn_id: str | None = None,
         keep_uploaded_files: bool = False,
         spark_ui_proxy: bool = True,
+        event_log_dir: str | None = None,
+        event_log_rolling_max_file_size: str | None = None,
         **kwargs: Any,
     ) -> None:
         if RETRY_POLICIES and kwargs.get("retry_policy") is None:
@@ -369,6 +383,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.upload_conn_id = upload_conn_id
         self.keep_uploaded_files = keep_uploaded_files
         self.spark_ui_proxy = spark_ui_proxy
+        self.event_log_dir = event_log_dir
+        self.event_log_rolling_max_file_size = event_log_rolling_max_file_size
         # Where this run's driver UI is, once the submitted conf routes it through Airflow.
         self._ui_target: SparkUiTarget | None = None
         self._ui_base: str | None = None
@@ -490,13 +506,15 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def _spark_conf(self, context: Any) -> dict[str, Any]:
         """`conf` with OpenLineage's parent job and transport information, when asked for,
-        and the Spark UI's path under Airflow (the operator's alone: not the CLI's)."""
+        the event log the platform asks for, and the Spark UI's path under Airflow (the
+        operator's alone: not the CLI's)."""
         injected = openlineage.inject(
             self.conf,
             context,
             parent_job=self.openlineage_inject_parent_job_info,
             transport=self.openlineage_inject_transport_info,
         )
+        injected = event_log.with_event_log(injected, self._event_log())
         ui = _task_ui(TaskInstanceRef.from_context(context))
         # A Spark UI URL template means the deployment routes the UI its own way (an
         # ingress): its links must stay as Spark makes them.
@@ -524,6 +542,23 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         if SparkUiTarget.from_xcom(published) is not None:
             self._ui_base = base
+
+    def _event_log(self) -> event_log.EventLogChoice:
+        """The event log folder and rolling size: the parameters, the connection's extras,
+        then `[sparkk8s]`."""
+        try:
+            extras = connection_extras(
+                self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
+            )
+        except Exception:  # noqa: BLE001 - a dry run needs no connection; a real run fails on it next
+            extras = {}
+        config = {
+            option: airflow_conf.get(CONFIG_SECTION, option, fallback=None)
+            for option in (event_log.DIR_OPTION, event_log.ROLLING_OPTION)
+        }
+        return event_log.choose(
+            self.event_log_dir, self.event_log_rolling_max_file_size, extras, config
+        )
 
     def _routes_ui(self, conf: Mapping[str, Any], base: str) -> bool:
         """Whether a submission of `conf` routes the UI's links through Airflow."""

@@ -698,3 +698,34 @@ def test_a_spark_ui_url_template_keeps_the_uis_links_as_spark_makes_them(cluster
     assert "spark.ui.proxyBase" not in _submitted_properties(cluster)
     assert "spark_ui" not in ti.xcom
     assert ti.xcom[SparkUiLink().xcom_key] == f"https://spark/{result['driver_pod']}"
+
+
+def test_the_event_log_goes_where_the_operator_or_the_connection_says(cluster, monkeypatch):
+    """The operator's event_log_dir wins over the connection's extra; the user's
+    spark.eventLog.* keys win over both; the CLI path adds nothing (tests/parity)."""
+    cluster.hook.extra = {  # type: ignore[attr-defined]
+        "event_log_dir": "s3a://platform/events",
+        "event_log_rolling_max_file_size": "64m",
+    }
+    cluster.on_list = progress(driver_status("finished"))
+    make_operator().execute(context(FakeTaskInstance(run_id="r1")))
+    properties = _submitted_properties(cluster)
+    assert properties["spark.eventLog.enabled"] == "true"
+    assert properties["spark.eventLog.dir"] == "s3a://platform/events"
+    assert properties["spark.eventLog.rolling.maxFileSize"] == "64m"
+
+    cluster.applied.clear()
+    cluster.on_list = progress(driver_status("finished"))
+    make_operator(
+        event_log_dir="file:/shared/mine", conf={"spark.eventLog.rolling.enabled": "false"}
+    ).execute(context(FakeTaskInstance(run_id="r2")))
+    properties = _submitted_properties(cluster)
+    assert properties["spark.eventLog.dir"] == "file:/shared/mine"
+    assert properties["spark.eventLog.rolling.enabled"] == "false"
+    assert "spark.eventLog.rolling.maxFileSize" not in properties
+
+
+def test_a_relative_event_log_dir_fails_before_any_request(cluster):
+    with pytest.raises(AirflowFailException, match="event_log_dir"):
+        make_operator(event_log_dir="spark-events").execute(context())
+    assert cluster.applied == []
