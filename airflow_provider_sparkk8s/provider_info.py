@@ -180,6 +180,17 @@ def provider_info() -> dict:
                         "example": "128m",
                         "default": "",
                     },
+                    "history_server_url": {
+                        "description": "A Spark History Server's URL the workers reach "
+                        "(http://spark-history.spark-history.svc:18080): after the driver "
+                        "ends, the run summary is read from its REST API, for submissions "
+                        "with an event log through a connection without a history_server_url "
+                        "extra; empty: no run summary. See docs/spark_ui.md.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "http://spark-history.spark-history.svc:18080",
+                        "default": "",
+                    },
                     "driver_pod_url_template": {
                         "description": "URL of the driver pod (for example in a Kubernetes "
                         "dashboard); no link when empty.",

@@ -99,3 +99,8 @@ def with_event_log(conf: Mapping[str, Any], choice: EventLogChoice) -> dict[str,
         merged.setdefault(ROLLING_ENABLED_KEY, "true")
         merged.setdefault(ROLLING_SIZE_KEY, choice.rolling_max_file_size)
     return merged
+
+
+def enabled(conf: Mapping[str, Any]) -> bool:
+    """Whether a submission of `conf` writes an event log (Spark's default: no)."""
+    return str(conf.get(ENABLED_KEY, "false")).strip().lower() == "true"

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from airflow_provider_sparkk8s.application import event_log
+from airflow_provider_sparkk8s.application import event_log, run_summary
 from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
@@ -105,6 +105,7 @@ from airflow_provider_sparkk8s.services.driver_removal import (
     delete_driver,
 )
 from airflow_provider_sparkk8s.services.following import OnLook, follow_application
+from airflow_provider_sparkk8s.services.history_server import read_run_summary, url_fetcher
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
@@ -128,6 +129,8 @@ from airflow_provider_sparkk8s.version_compat import (
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 APPLICATION_XCOM_KEY = "spark_application"
+# The History Server the run summary reads: the connection's extra, else `[sparkk8s]`'s.
+HISTORY_SERVER_URL_OPTION = "history_server_url"
 # A master URL for dry runs without a reachable connection: only printed, never called.
 IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
 
@@ -204,6 +207,12 @@ class SparkK8sSubmitOperator(BaseOperator):
         (``128m``; at least ``10m``): ``spark.eventLog.rolling.enabled`` and
         ``spark.eventLog.rolling.maxFileSize``. None: the connection's extra of that name, else
         ``[sparkk8s]``'s, else one file.
+    :param run_summary: after the driver ends, when its event log is on and a History Server
+        is configured (the connection's ``history_server_url`` extra, else
+        ``[sparkk8s] history_server_url``), read the application from the History Server's
+        REST API: a short table in the task log and XCom ``run_summary`` (jobs, stages,
+        tasks, bytes, spill, GC time, the slowest stage and its skew). A failure to read it
+        only warns.
     """
 
     template_fields: Sequence[str] = (
@@ -312,6 +321,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         spark_ui_proxy: bool = True,
         event_log_dir: str | None = None,
         event_log_rolling_max_file_size: str | None = None,
+        run_summary: bool = True,
         **kwargs: Any,
     ) -> None:
         if RETRY_POLICIES and kwargs.get("retry_policy") is None:
@@ -385,6 +395,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.spark_ui_proxy = spark_ui_proxy
         self.event_log_dir = event_log_dir
         self.event_log_rolling_max_file_size = event_log_rolling_max_file_size
+        self.run_summary = run_summary
         # Where this run's driver UI is, once the submitted conf routes it through Airflow.
         self._ui_target: SparkUiTarget | None = None
         self._ui_base: str | None = None
@@ -987,6 +998,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
+        self._push_run_summary(ti, app, event)
         self._cost = outcome.xcom.get("cost")
         if self._cost:
             self.log.info("%s", cost_line(self._cost))
@@ -1002,6 +1014,40 @@ class SparkK8sSubmitOperator(BaseOperator):
             outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
+
+    def _push_run_summary(self, ti: Any, app: TrackedApplication, event: Mapping[str, Any]) -> None:
+        """The run summary from the History Server, into the task log and XCom
+        `run_summary`, when the driver ran with an event log and a server is configured.
+        Never fails the task: the application's outcome is decided already."""
+        if not self.run_summary or not run_summary.worth_reading(event):
+            return
+        url = self._connection_or_config(HISTORY_SERVER_URL_OPTION)
+        if url is None or not event_log.enabled(self._spark_conf_logged()):
+            return
+        try:
+            summary = read_run_summary(url_fetcher(url), app.application_id)
+        except Exception as error:  # noqa: BLE001 - a summary is a convenience
+            self.log.warning("No run summary of %s: %s", app.application_id, error)
+            return
+        self.log.info("%s", run_summary.table(summary))
+        ti.xcom_push(key=run_summary.XCOM_KEY, value=summary.to_xcom())
+
+    def _spark_conf_logged(self) -> dict[str, Any]:
+        """`conf` with the event log keys it was submitted with (a resume has no plan)."""
+        return event_log.with_event_log(self.conf, self._event_log())
+
+    def _connection_or_config(self, option: str) -> str | None:
+        """The connection's extra `option`, else `[sparkk8s] option` (None when empty)."""
+        try:
+            extras = connection_extras(
+                self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
+            )
+        except Exception:  # noqa: BLE001 - then the config alone
+            extras = {}
+        for value in (extras.get(option), airflow_conf.get(CONFIG_SECTION, option, fallback=None)):
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage's extractor asks when the task ends: the `sparkk8s_cost` run facet."""

@@ -85,6 +85,7 @@ def test_provider_info_declares_the_links_and_the_config_section():
         "policy",
         "event_log_dir",
         "event_log_rolling_max_file_size",
+        "history_server_url",
     }
 
 
