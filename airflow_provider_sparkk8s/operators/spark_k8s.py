@@ -557,12 +557,8 @@ class SparkK8sSubmitOperator(BaseOperator):
     def _event_log(self) -> event_log.EventLogChoice:
         """The event log folder and rolling size: the parameters, the connection's extras,
         then `[sparkk8s]`."""
-        try:
-            extras = connection_extras(
-                self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
-            )
-        except Exception:  # noqa: BLE001 - a dry run needs no connection; a real run fails on it next
-            extras = {}
+        # A dry run needs no connection; a real run fails on an unreadable one next.
+        extras = self._connection_extras()
         config = {
             option: airflow_conf.get(CONFIG_SECTION, option, fallback=None)
             for option in (event_log.DIR_OPTION, event_log.ROLLING_OPTION)
@@ -809,16 +805,20 @@ class SparkK8sSubmitOperator(BaseOperator):
         for key, url in self.link_urls.items():
             ti.xcom_push(key=key, value=url)
 
-    def _link_templates(self) -> dict[str, str]:
-        """The URL templates the connection's extras or `[sparkk8s]` configure."""
-        extras: Mapping[str, Any] = {}
+    def _connection_extras(self) -> dict[str, Any]:
+        """The connection's extras, or none when it cannot be read (the callers' values are
+        defaults and conveniences: the submission reads the connection itself)."""
         try:
-            extras = connection_extras(
+            return connection_extras(
                 self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
             )
-        except Exception:  # noqa: BLE001 - links are a convenience; never fail the task for them
-            extras = {}
-        return link_templates(extras, configured_templates())
+        except Exception:  # noqa: BLE001 - see the docstring
+            return {}
+
+    def _link_templates(self) -> dict[str, str]:
+        """The URL templates the connection's extras or `[sparkk8s]` configure."""
+        # Links are a convenience: an unreadable connection never fails the task for them.
+        return link_templates(self._connection_extras(), configured_templates())
 
     def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
         """{link XCom key: URL} for the configured URL templates."""
@@ -1038,12 +1038,7 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def _connection_or_config(self, option: str) -> str | None:
         """The connection's extra `option`, else `[sparkk8s] option` (None when empty)."""
-        try:
-            extras = connection_extras(
-                self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
-            )
-        except Exception:  # noqa: BLE001 - then the config alone
-            extras = {}
+        extras = self._connection_extras()
         for value in (extras.get(option), airflow_conf.get(CONFIG_SECTION, option, fallback=None)):
             if isinstance(value, str) and value.strip():
                 return value.strip()
