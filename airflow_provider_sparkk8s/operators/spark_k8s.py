@@ -1021,8 +1021,15 @@ class SparkK8sSubmitOperator(BaseOperator):
         Never fails the task: the application's outcome is decided already."""
         if not self.run_summary or not run_summary.worth_reading(event):
             return
+        if not event_log.enabled(self._spark_conf_logged()):
+            return
         url = self._connection_or_config(HISTORY_SERVER_URL_OPTION)
-        if url is None or not event_log.enabled(self._spark_conf_logged()):
+        if url is None:
+            self.log.info(
+                "No run summary: the event log is on, but no History Server is configured "
+                "(history_server_url on connection %r or in [sparkk8s])",
+                self.kubernetes_conn_id,
+            )
             return
         try:
             summary = read_run_summary(url_fetcher(url), app.application_id)

@@ -5,7 +5,13 @@ summary (task log table, XCom `run_summary`) holds what the History Server's RES
 reports for the same application, read here on our own.
 
 The program makes every figure something: a shuffle, a task that fails once and is retried,
-a job that fails, a skewed stage, a text file written and read back."""
+a job that fails, a skewed stage, a text file written and read back.
+
+Then the driver is gone (deleted at the end), and the same Spark UI link, through the
+plugin's app with the task's real connection, serves the application from that History
+Server: the API server's 404 for the pod sends the browser to the application's page
+there, whose links are under the task instance's base, and the REST API under the base is
+the History Server's."""
 
 from __future__ import annotations
 
@@ -18,12 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
+from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget, TaskInstanceUi
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
+from testenv.harness.waiting import wait_for
 from testenv.history_server import HistoryServer
 from tests.operators.fakes import FakeTaskInstance
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS
+from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SUBMITTER
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 
@@ -159,6 +170,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     written = sorted(p.relative_to(history.log_dir) for p in history.log_dir.rglob("*"))
     print("event log:", [str(p) for p in written])
     assert any(app_id in str(p) and len(p.parts) == 2 for p in written), written
+    assert "run_summary" in ti.xcom, log[-3000:]
     summary = ti.xcom["run_summary"]
     expected = rest_figures(history, app_id)
     assert {key: summary[key] for key in expected} == expected
@@ -184,3 +196,55 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     assert (slowest["stage_id"], slowest["attempt_id"]) in walls
     assert f"Run summary of {app_id}" in log and "slowest stage" in log
     print(log[log.index("Run summary of") :].split("\n\n")[0][:1500])
+    grant_pod_proxy(runtime_plane, runtime_namespace)
+    check_the_link_serves_the_history(history, ti, app_id)
+
+
+def grant_pod_proxy(plane: ControlPlane, namespace: str) -> None:
+    """The api-server's connection's one extra right (docs/spark_ui.md): `get` on pods/proxy,
+    granted to the submitter's identity here, as a platform team would."""
+    admin = AdminHttp.from_kubeconfig(plane.admin_kubeconfig)
+    rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
+    name = {"name": "spark-ui-proxy", "namespace": namespace}
+    rule = {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["get"]}
+    admin.json("POST", f"{rbac}/roles", {"kind": "Role", "metadata": name, "rules": [rule]})
+    admin.json("POST", f"{rbac}/rolebindings", {
+        "kind": "RoleBinding",
+        "metadata": name,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "spark-ui-proxy"},
+        "subjects": [{"kind": "ServiceAccount", "name": SUBMITTER, "namespace": namespace}],
+    })  # fmt: skip
+
+
+def check_the_link_serves_the_history(
+    history: HistoryServer, ti: FakeTaskInstance, app_id: str
+) -> None:
+    # Imported here: the plugin's module loads the api-server's own parts, which the
+    # operator's run above (a worker's) must not have loaded.
+    from airflow_provider_sparkk8s.plugins import spark_ui as plugin
+
+    target = SparkUiTarget.from_xcom(ti.xcom["spark_ui"])
+    assert target is not None
+    app = plugin.build_app(read_check=lambda: None)  # Airflow's check: tests/plugins
+    app.dependency_overrides[plugin.published_target] = lambda: target
+    app.state.application_id_for = lambda *ids: ti.xcom["spark_application"]["application_id"]
+    root = FastAPI()
+    root.mount("/sparkk8s", app)
+    base = TaskInstanceUi(ti.dag_id, ti.run_id, ti.task_id, ti.map_index).base
+    with TestClient(root) as client:
+        answers: list[Any] = []
+
+        def granted() -> bool:  # RBAC's informer takes the new binding in a moment
+            answers.append(client.get(base + "/jobs/", follow_redirects=False))
+            return bool(answers[-1].status_code != 403)
+
+        wait_for(granted, 30, "the pods/proxy grant to count")
+        first = answers[-1]
+        assert first.status_code == 302, first.text[:500]
+        assert first.headers["location"] == f"{base}/history/{app_id}/jobs/"
+        page = client.get(first.headers["location"], follow_redirects=False)
+        assert page.status_code == 200, page.text[:500]
+        assert f"{base}/static/" in page.text, page.text[:2000]
+        assert f"{base}/history/{app_id}/stages/" in page.text, page.text[:2000]
+        jobs = client.get(f"{base}/api/v1/applications/{app_id}/jobs")
+        assert jobs.status_code == 200 and jobs.json() == history.api(f"applications/{app_id}/jobs")
