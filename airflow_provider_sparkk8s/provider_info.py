@@ -162,6 +162,35 @@ def provider_info() -> dict:
                         '"max_executors": 20}',
                         "default": "",
                     },
+                    "event_log_dir": {
+                        "description": "Spark's event log folder (a shared path or object "
+                        "storage) for submissions through a connection without an "
+                        "event_log_dir extra, unless the operator's event_log_dir is set; "
+                        "empty: no event log. See docs/spark_ui.md.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "s3a://logs/spark-events",
+                        "default": "",
+                    },
+                    "event_log_rolling_max_file_size": {
+                        "description": "Roll the event log in files of this size (at least "
+                        "10m); empty: one file per application.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "128m",
+                        "default": "",
+                    },
+                    "history_server_url": {
+                        "description": "A Spark History Server's URL the workers reach "
+                        "(http://spark-history.spark-history.svc:18080): after the driver "
+                        "ends, the run summary is read from its REST API, for submissions "
+                        "with an event log through a connection without a history_server_url "
+                        "extra; empty: no run summary. See docs/spark_ui.md.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "http://spark-history.spark-history.svc:18080",
+                        "default": "",
+                    },
                     "driver_pod_url_template": {
                         "description": "URL of the driver pod (for example in a Kubernetes "
                         "dashboard); no link when empty.",

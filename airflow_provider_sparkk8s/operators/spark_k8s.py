@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
+from airflow_provider_sparkk8s.application import event_log, run_summary
 from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
@@ -86,6 +87,7 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 )
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.links.spark_k8s import (
+    CONFIG_SECTION,
     LINKS,
     SPARK_UI_TEMPLATE_KEY,
     configured_templates,
@@ -103,6 +105,7 @@ from airflow_provider_sparkk8s.services.driver_removal import (
     delete_driver,
 )
 from airflow_provider_sparkk8s.services.following import OnLook, follow_application
+from airflow_provider_sparkk8s.services.history_server import read_run_summary, url_fetcher
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
@@ -126,6 +129,8 @@ from airflow_provider_sparkk8s.version_compat import (
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 APPLICATION_XCOM_KEY = "spark_application"
+# The History Server the run summary reads: the connection's extra, else `[sparkk8s]`'s.
+HISTORY_SERVER_URL_OPTION = "history_server_url"
 # A master URL for dry runs without a reachable connection: only printed, never called.
 IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
 
@@ -193,6 +198,21 @@ class SparkK8sSubmitOperator(BaseOperator):
         ``spark.ui.proxyBase`` to the task instance's path under the provider's plugin
         (unless ``conf`` sets it, or ``spark.ui.reverseProxy``) and publishes where the
         driver's UI is (XCom ``spark_ui``). False: Spark's own links (a port-forward).
+    :param event_log_dir: the folder of Spark's event log (a shared path or object storage,
+        ``s3a://logs/spark-events``) that a History Server reads: sets
+        ``spark.eventLog.enabled`` and ``spark.eventLog.dir``. None: the connection's
+        ``event_log_dir`` extra, else ``[sparkk8s] event_log_dir``, else no event log. The
+        user's own ``spark.eventLog.*`` keys win (``spark.eventLog.enabled=false`` turns it off).
+    :param event_log_rolling_max_file_size: roll the event log in files of this size
+        (``128m``; at least ``10m``): ``spark.eventLog.rolling.enabled`` and
+        ``spark.eventLog.rolling.maxFileSize``. None: the connection's extra of that name, else
+        ``[sparkk8s]``'s, else one file.
+    :param run_summary: after the driver ends, when its event log is on and a History Server
+        is configured (the connection's ``history_server_url`` extra, else
+        ``[sparkk8s] history_server_url``), read the application from the History Server's
+        REST API: a short table in the task log and XCom ``run_summary`` (jobs, stages,
+        tasks, bytes, spill, GC time, the slowest stage and its skew). A failure to read it
+        only warns.
     """
 
     template_fields: Sequence[str] = (
@@ -215,6 +235,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         "keytab",
         "principal",
         "properties_file",
+        "event_log_dir",
     )
     # A templated value naming a .yaml/.yml/.json file in the DAG folder or the DAG's
     # template_searchpath (or by absolute path) is read and rendered with Jinja; pod
@@ -298,6 +319,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         upload_conn_id: str | None = None,
         keep_uploaded_files: bool = False,
         spark_ui_proxy: bool = True,
+        event_log_dir: str | None = None,
+        event_log_rolling_max_file_size: str | None = None,
+        run_summary: bool = True,
         **kwargs: Any,
     ) -> None:
         if RETRY_POLICIES and kwargs.get("retry_policy") is None:
@@ -369,6 +393,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.upload_conn_id = upload_conn_id
         self.keep_uploaded_files = keep_uploaded_files
         self.spark_ui_proxy = spark_ui_proxy
+        self.event_log_dir = event_log_dir
+        self.event_log_rolling_max_file_size = event_log_rolling_max_file_size
+        self.run_summary = run_summary
         # Where this run's driver UI is, once the submitted conf routes it through Airflow.
         self._ui_target: SparkUiTarget | None = None
         self._ui_base: str | None = None
@@ -490,13 +517,15 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def _spark_conf(self, context: Any) -> dict[str, Any]:
         """`conf` with OpenLineage's parent job and transport information, when asked for,
-        and the Spark UI's path under Airflow (the operator's alone: not the CLI's)."""
+        the event log the platform asks for, and the Spark UI's path under Airflow (the
+        operator's alone: not the CLI's)."""
         injected = openlineage.inject(
             self.conf,
             context,
             parent_job=self.openlineage_inject_parent_job_info,
             transport=self.openlineage_inject_transport_info,
         )
+        injected = event_log.with_event_log(injected, self._event_log())
         ui = _task_ui(TaskInstanceRef.from_context(context))
         # A Spark UI URL template means the deployment routes the UI its own way (an
         # ingress): its links must stay as Spark makes them.
@@ -524,6 +553,19 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         if SparkUiTarget.from_xcom(published) is not None:
             self._ui_base = base
+
+    def _event_log(self) -> event_log.EventLogChoice:
+        """The event log folder and rolling size: the parameters, the connection's extras,
+        then `[sparkk8s]`."""
+        # A dry run needs no connection; a real run fails on an unreadable one next.
+        extras = self._connection_extras()
+        config = {
+            option: airflow_conf.get(CONFIG_SECTION, option, fallback=None)
+            for option in (event_log.DIR_OPTION, event_log.ROLLING_OPTION)
+        }
+        return event_log.choose(
+            self.event_log_dir, self.event_log_rolling_max_file_size, extras, config
+        )
 
     def _routes_ui(self, conf: Mapping[str, Any], base: str) -> bool:
         """Whether a submission of `conf` routes the UI's links through Airflow."""
@@ -763,16 +805,20 @@ class SparkK8sSubmitOperator(BaseOperator):
         for key, url in self.link_urls.items():
             ti.xcom_push(key=key, value=url)
 
-    def _link_templates(self) -> dict[str, str]:
-        """The URL templates the connection's extras or `[sparkk8s]` configure."""
-        extras: Mapping[str, Any] = {}
+    def _connection_extras(self) -> dict[str, Any]:
+        """The connection's extras, or none when it cannot be read (the callers' values are
+        defaults and conveniences: the submission reads the connection itself)."""
         try:
-            extras = connection_extras(
+            return connection_extras(
                 self._hook().get_connection(self.kubernetes_conn_id).extra_dejson
             )
-        except Exception:  # noqa: BLE001 - links are a convenience; never fail the task for them
-            extras = {}
-        return link_templates(extras, configured_templates())
+        except Exception:  # noqa: BLE001 - see the docstring
+            return {}
+
+    def _link_templates(self) -> dict[str, str]:
+        """The URL templates the connection's extras or `[sparkk8s]` configure."""
+        # Links are a convenience: an unreadable connection never fails the task for them.
+        return link_templates(self._connection_extras(), configured_templates())
 
     def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
         """{link XCom key: URL} for the configured URL templates."""
@@ -952,6 +998,7 @@ class SparkK8sSubmitOperator(BaseOperator):
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
+        self._push_run_summary(ti, app, event)
         self._cost = outcome.xcom.get("cost")
         if self._cost:
             self.log.info("%s", cost_line(self._cost))
@@ -967,6 +1014,42 @@ class SparkK8sSubmitOperator(BaseOperator):
             outcome.xcom["duration_seconds"],
         )
         return outcome.xcom
+
+    def _push_run_summary(self, ti: Any, app: TrackedApplication, event: Mapping[str, Any]) -> None:
+        """The run summary from the History Server, into the task log and XCom
+        `run_summary`, when the driver ran with an event log and a server is configured.
+        Never fails the task: the application's outcome is decided already."""
+        if not self.run_summary or not run_summary.worth_reading(event):
+            return
+        if not event_log.enabled(self._spark_conf_logged()):
+            return
+        url = self._connection_or_config(HISTORY_SERVER_URL_OPTION)
+        if url is None:
+            self.log.info(
+                "No run summary: the event log is on, but no History Server is configured "
+                "(history_server_url on connection %r or in [sparkk8s])",
+                self.kubernetes_conn_id,
+            )
+            return
+        try:
+            summary = read_run_summary(url_fetcher(url), app.application_id)
+        except Exception as error:  # noqa: BLE001 - a summary is a convenience
+            self.log.warning("No run summary of %s: %s", app.application_id, error)
+            return
+        self.log.info("%s", run_summary.table(summary))
+        ti.xcom_push(key=run_summary.XCOM_KEY, value=summary.to_xcom())
+
+    def _spark_conf_logged(self) -> dict[str, Any]:
+        """`conf` with the event log keys it was submitted with (a resume has no plan)."""
+        return event_log.with_event_log(self.conf, self._event_log())
+
+    def _connection_or_config(self, option: str) -> str | None:
+        """The connection's extra `option`, else `[sparkk8s] option` (None when empty)."""
+        extras = self._connection_extras()
+        for value in (extras.get(option), airflow_conf.get(CONFIG_SECTION, option, fallback=None)):
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage's extractor asks when the task ends: the `sparkk8s_cost` run facet."""

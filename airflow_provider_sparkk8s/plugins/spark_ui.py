@@ -2,6 +2,11 @@
 api-server mounts at /sparkk8s, which forwards GET and HEAD under a task instance's path to
 its driver's UI through kube-apiserver's pod proxy, with the task's `spark_k8s` connection.
 
+Once the driver is gone (the pod proxy's 404 for the pod, or its 503), the same link serves
+the application from the Spark History Server the connection's `history_server_url` extra
+(else `[sparkk8s] history_server_url`) names: a page of the driver's UI redirects to the same
+page there, under the same base (application/history_ui.py).
+
 A request passes Airflow's own check first (the auth manager must allow its user to read
 that DAG's task instances: 401/403 otherwise), before the XCom is read and before any
 request to Kubernetes. Paths and rewrites are application/spark_ui.py's; the request is
@@ -17,6 +22,12 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse, StreamingResponse
 
+from airflow_provider_sparkk8s.application.history_ui import (
+    HISTORY_SERVER_URL_OPTION,
+    driver_gone,
+    history_page,
+    is_server_path,
+)
 from airflow_provider_sparkk8s.application.spark_ui import (
     PLUGIN_PREFIX,
     UI_ROUTE,
@@ -27,9 +38,14 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     root_path,
 )
 from airflow_provider_sparkk8s.errors import KubeConnectionError
-from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
-from airflow_provider_sparkk8s.services.spark_ui_proxy import KubeClients, open_spark_ui
+from airflow_provider_sparkk8s.services.history_ui_proxy import open_history_ui
+from airflow_provider_sparkk8s.services.spark_ui_proxy import (
+    KubeClients,
+    ProxiedAnswer,
+    open_spark_ui,
+)
 from airflow_provider_sparkk8s.version_compat import (
     airflow_plugin_class,
     conf,
@@ -37,6 +53,8 @@ from airflow_provider_sparkk8s.version_compat import (
     task_instance_xcom,
 )
 
+# The operator's XCom of the application (its `application_id` names it on the History Server).
+APPLICATION_XCOM_KEY = "spark_application"
 TASK_INSTANCE_ROUTE = UI_ROUTE + "/{dag_id}/{run_id}/{task_id}/{map_index}"
 METHODS = ["GET", "HEAD"]
 
@@ -64,6 +82,45 @@ def published_target(dag_id: str, run_id: str, task_id: str, map_index: int) -> 
 def connection_settings(conn_id: str) -> ClientSettings:
     """The `spark_k8s` connection's client settings (read as the hook's Test button does)."""
     return SparkK8sHook(kubernetes_conn_id=conn_id).get_settings()
+
+
+def history_server_url(conn_id: str) -> str | None:
+    """The connection's `history_server_url` extra, else `[sparkk8s]`'s (None: no fallback)."""
+    try:
+        extras = connection_extras(SparkK8sHook.get_connection(conn_id).extra_dejson)
+    except Exception:  # noqa: BLE001 - then the config alone
+        extras = {}
+    for value in (extras.get(HISTORY_SERVER_URL_OPTION),
+                  conf.get("sparkk8s", HISTORY_SERVER_URL_OPTION, fallback=None)):  # fmt: skip
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def application_id(dag_id: str, run_id: str, task_id: str, map_index: int) -> str | None:
+    value = task_instance_xcom(dag_id, run_id, task_id, map_index, APPLICATION_XCOM_KEY)
+    found = value.get("application_id") if isinstance(value, dict) else None
+    return str(found) if found else None
+
+
+async def _first_chunk(answer: ProxiedAnswer) -> tuple[bytes, ProxiedAnswer]:
+    """The body's first chunk, and the answer with its body whole again."""
+    head = await anext(answer.body, b"")
+
+    async def whole() -> Any:
+        yield head
+        async for chunk in answer.body:
+            yield chunk
+
+    return head, ProxiedAnswer(answer.status, answer.headers, whole())
+
+
+def _streamed(answer: ProxiedAnswer) -> StreamingResponse:
+    response = StreamingResponse(answer.body, status_code=answer.status)
+    response.raw_headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers
+    ]
+    return response
 
 
 def build_app(read_check: Any = None) -> FastAPI:
@@ -101,14 +158,43 @@ def build_app(read_check: Any = None) -> FastAPI:
             raise HTTPException(400, str(error)) from None
         except KubeConnectionError as error:
             raise HTTPException(502, str(error)) from None
-        response = StreamingResponse(answer.body, status_code=answer.status)
-        response.raw_headers = [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in answer.headers
-        ]
-        return response
+        if answer.status in (404, 503):
+            original = answer.body
+            head, answer = await _first_chunk(answer)
+            content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
+            if driver_gone(answer.status, content_type, head):
+                ids = (dag_id, run_id, task_id, map_index)
+                history = await from_history(request, ids, target, rest)
+                if history is not None:
+                    await original.aclose()  # type: ignore[attr-defined]
+                    return history
+        return _streamed(answer)
+
+    async def from_history(
+        request: Request, ids: tuple[str, str, str, int], target: SparkUiTarget, rest: str
+    ) -> Any:
+        """The page from the History Server, when one is configured and knows the app."""
+        url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
+        read_id = app.state.application_id_for
+        app_id = await asyncio.to_thread(lambda: read_id(*ids)) if url else None
+        if url is None or app_id is None:
+            return None
+        base = task_ui(*ids).base
+        if not is_server_path(rest):
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(history_page(rest, app_id, base) + query, 302)
+        try:
+            answer = await open_history_ui(
+                url, base, method=request.method, rest=rest, query=request.url.query,
+                headers=request.headers.items(),
+            )  # fmt: skip
+        except OSError as error:
+            raise HTTPException(502, f"the History Server did not answer: {error}") from None
+        return _streamed(answer)
 
     app.state.settings_for = connection_settings
+    app.state.history_url_for = history_server_url
+    app.state.application_id_for = application_id
     app.state.clients = weakref.WeakKeyDictionary()
     return app
 

@@ -78,8 +78,15 @@ def test_provider_info_declares_the_links_and_the_config_section():
     assert "airflow_provider_sparkk8s.links.spark_k8s.SparkUiLink" in info["extra-links"]
     assert "airflow_provider_sparkk8s.links.spark_k8s.DriverPodLink" in info["extra-links"]
     options = info["config"]["sparkk8s"]["options"]
-    # The links' templates, and the platform policy (docs/policy.md).
-    assert set(options) == {SPARK_UI_TEMPLATE_KEY, DRIVER_POD_TEMPLATE_KEY, "policy"}
+    # The links' templates, the platform policy (docs/policy.md), the event log's defaults.
+    assert set(options) == {
+        SPARK_UI_TEMPLATE_KEY,
+        DRIVER_POD_TEMPLATE_KEY,
+        "policy",
+        "event_log_dir",
+        "event_log_rolling_max_file_size",
+        "history_server_url",
+    }
 
 
 def test_in_the_worker_the_link_comes_from_the_operator_without_an_xcom_read(monkeypatch):

@@ -698,3 +698,96 @@ def test_a_spark_ui_url_template_keeps_the_uis_links_as_spark_makes_them(cluster
     assert "spark.ui.proxyBase" not in _submitted_properties(cluster)
     assert "spark_ui" not in ti.xcom
     assert ti.xcom[SparkUiLink().xcom_key] == f"https://spark/{result['driver_pod']}"
+
+
+def test_the_event_log_goes_where_the_operator_or_the_connection_says(cluster, monkeypatch):
+    """The operator's event_log_dir wins over the connection's extra; the user's
+    spark.eventLog.* keys win over both; the CLI path adds nothing (tests/parity)."""
+    cluster.hook.extra = {  # type: ignore[attr-defined]
+        "event_log_dir": "s3a://platform/events",
+        "event_log_rolling_max_file_size": "64m",
+    }
+    cluster.on_list = progress(driver_status("finished"))
+    make_operator().execute(context(FakeTaskInstance(run_id="r1")))
+    properties = _submitted_properties(cluster)
+    assert properties["spark.eventLog.enabled"] == "true"
+    assert properties["spark.eventLog.dir"] == "s3a://platform/events"
+    assert properties["spark.eventLog.rolling.maxFileSize"] == "64m"
+
+    cluster.applied.clear()
+    cluster.on_list = progress(driver_status("finished"))
+    make_operator(
+        event_log_dir="file:/shared/mine", conf={"spark.eventLog.rolling.enabled": "false"}
+    ).execute(context(FakeTaskInstance(run_id="r2")))
+    properties = _submitted_properties(cluster)
+    assert properties["spark.eventLog.dir"] == "file:/shared/mine"
+    assert properties["spark.eventLog.rolling.enabled"] == "false"
+    assert "spark.eventLog.rolling.maxFileSize" not in properties
+
+
+def test_a_relative_event_log_dir_fails_before_any_request(cluster):
+    with pytest.raises(AirflowFailException, match="event_log_dir"):
+        make_operator(event_log_dir="spark-events").execute(context())
+    assert cluster.applied == []
+
+
+def _summary_of(fetch_log: list[str]):  # type: ignore[no-untyped-def]
+    """read_run_summary's stand-in: records the URL and application asked for."""
+    from airflow_provider_sparkk8s.application.run_summary import summarize
+
+    def read(fetch, app_id):  # type: ignore[no-untyped-def]
+        fetch_log.append(app_id)
+        stages = [{"stageId": 0, "status": "COMPLETE", "numCompleteTasks": 4, "inputBytes": 5}]
+        return summarize({"id": app_id}, [{"status": "SUCCEEDED"}], stages, [], None)
+
+    return read
+
+
+def test_the_run_summary_goes_to_the_log_and_the_xcom_when_a_history_server_is_set(
+    cluster, monkeypatch, capfd
+):
+    from airflow_provider_sparkk8s.operators import spark_k8s as module
+
+    asked: list[str] = []
+    urls: list[str] = []
+    monkeypatch.setattr(module, "read_run_summary", _summary_of(asked))
+    monkeypatch.setattr(module, "url_fetcher", lambda url: urls.append(url) or (lambda p: None))
+    cluster.hook.extra = {  # type: ignore[attr-defined]
+        "event_log_dir": "s3a://platform/events",
+        "history_server_url": "http://history:18080",
+    }
+    cluster.on_list = progress(driver_status("running"), driver_status("finished"))
+    ti = FakeTaskInstance()
+    capfd.readouterr()
+    result = make_operator().execute(context(ti))
+    assert asked == [result["application_id"]] and urls == ["http://history:18080"]
+    assert ti.xcom["run_summary"]["tasks"] == 4
+    assert ti.xcom["run_summary"]["input_bytes"] == 5
+    assert f"Run summary of {result['application_id']}" in "".join(capfd.readouterr())
+
+
+def test_no_run_summary_without_an_event_log_or_a_server_and_a_failure_only_warns(
+    cluster, monkeypatch, capfd
+):
+    from airflow_provider_sparkk8s.operators import spark_k8s as module
+    from airflow_provider_sparkk8s.services.history_server import HistoryUnavailable
+
+    asked: list[str] = []
+    monkeypatch.setattr(module, "read_run_summary", _summary_of(asked))
+    cluster.hook.extra = {"history_server_url": "http://history:18080"}  # type: ignore[attr-defined]
+    cluster.on_list = progress(driver_status("running"), driver_status("finished"))
+    ti = FakeTaskInstance()
+    make_operator().execute(context(ti))  # no event log: nothing asked
+    assert asked == [] and "run_summary" not in ti.xcom
+
+    def unavailable(fetch, app_id):  # type: ignore[no-untyped-def]
+        raise HistoryUnavailable(f"the History Server does not list application {app_id}")
+
+    monkeypatch.setattr(module, "read_run_summary", unavailable)
+    cluster.applied.clear()
+    cluster.on_list = progress(driver_status("running"), driver_status("finished"))
+    other = FakeTaskInstance(run_id="manual__2")
+    capfd.readouterr()
+    result = make_operator(event_log_dir="/shared/events").execute(context(other))
+    assert result["state"] == "succeeded" and "run_summary" not in other.xcom
+    assert "No run summary of" in "".join(capfd.readouterr())
