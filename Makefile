@@ -147,11 +147,14 @@ test: venv
 		exit $$rc; \
 	fi
 
-# The Connections UI's screenshots in docs/screenshots/, refreshed on request: the browser
-# test writes them to its temp dir in `make test`, here over the docs' copies (commit them).
-screenshots: venv controlplane browser
+# The Connections UI's and the Spark UI's screenshots in docs/screenshots/, refreshed on
+# request: the browser tests write them to their temp dirs in `make test`, here over the
+# docs' copies (commit them). The Spark UI's come from a live driver on the real node.
+screenshots: venv controlplane browser realnode-images
 	SPARKK8S_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) \
 		$(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_connections_ui.py
+	SPARKK8S_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) \
+		$(PY) -m pytest -q -p no:cacheprovider tests/realnode/test_spark_ui_airflow.py
 
 test-compat: controlplane
 	py=$$(tests/compat/airflow_venv.sh $(AIRFLOW_COMPAT) $(COMPAT_VENV)) && \

@@ -208,6 +208,11 @@ class RealNode:
         return self._spawn(name, [*namespaces.enter(), "env", *env, libs, *argv])
 
     @property
+    def netns_path(self) -> str:
+        """The node's network namespace, where its pods' addresses are routed."""
+        return self._ns.netns
+
+    @property
     def _ns(self) -> NodeNamespaces:
         if self._namespaces is None:
             raise RuntimeError("the real node has not been started")

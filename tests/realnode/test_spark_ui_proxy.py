@@ -24,6 +24,7 @@ from airflow_provider_sparkk8s.plugins import spark_ui as plugin
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
 from tests.support.real_spark import REAL_SPARK_TIMINGS
 
@@ -232,9 +233,10 @@ SPARK_COMMAND = (
 )
 
 
-def _spark_pod(base: str) -> dict:
+def _spark_pod(base: str, image: str) -> dict:
     pod = _ui_pod(base)
     container = pod["spec"]["containers"][0]
+    container["image"] = image  # the node's name for it (docker.io/...)
     container["command"] = ["/bin/sh", "-c", SPARK_COMMAND]
     container["env"] = [{"name": "BASE", "value": base}, {"name": "APP", "value": SPARK_APP}]
     container["resources"] = {"requests": {"cpu": "200m", "memory": "600Mi"}}
@@ -250,7 +252,11 @@ def _median_seconds(get: Any, path: str, times: int = 9) -> float:
     return sorted(took)[times // 2]
 
 
+# The oldest line and the newest: each reads spark.ui.proxyBase (docs/spark_ui.md).
+@pytest.mark.parametrize("version", ["3.5.9", "4.3.0"])
 def test_a_real_spark_drivers_ui_through_the_plugin(
+    version: str,
+    real_node: RealNode,
     real_plane: ControlPlane,
     real_namespace: str,
     real_admin: ApiClient,
@@ -258,7 +264,8 @@ def test_a_real_spark_drivers_ui_through_the_plugin(
 ):
     ns = real_namespace
     started = time.monotonic()
-    kube.request(real_admin, "POST", f"/api/v1/namespaces/{ns}/pods", _spark_pod(BASE))
+    image = real_node.ensure_spark_image(version)  # imported in the background, or now
+    kube.request(real_admin, "POST", f"/api/v1/namespaces/{ns}/pods", _spark_pod(BASE, image))
     target = SparkUiTarget("spark_ui_test", ns, "ui-driver", 4040)
     try:
         with plugin_client(real_plane, ns, monkeypatch) as client:
@@ -276,7 +283,7 @@ def test_a_real_spark_drivers_ui_through_the_plugin(
                 (application,) = wait_for(listed, 300, "the Spark driver's REST API")
             finally:
                 print("answers while Spark started:", sorted(set(answers))[-5:])
-            REAL_SPARK_TIMINGS["real node, Spark UI: pod create -> REST API"] = (
+            REAL_SPARK_TIMINGS[f"real node, Spark UI {version}: pod create -> REST API"] = (
                 time.monotonic() - started
             )
             assert application["name"] == "ui_app.py", application
@@ -311,10 +318,10 @@ def test_a_real_spark_drivers_ui_through_the_plugin(
                 upstream = target.upstream_prefix + "/api/v1/applications"
                 through_api_server = _median_seconds(direct.get, upstream)
                 through_plugin = _median_seconds(client.get, BASE + "/api/v1/applications")
-            REAL_SPARK_TIMINGS["Spark UI REST median: API server's proxy alone (ms)"] = (
+            REAL_SPARK_TIMINGS[f"Spark UI {version} REST median: API server's proxy alone (ms)"] = (
                 through_api_server * 1000
             )
-            REAL_SPARK_TIMINGS["Spark UI REST median: through the plugin (ms)"] = (
+            REAL_SPARK_TIMINGS[f"Spark UI {version} REST median: through the plugin (ms)"] = (
                 through_plugin * 1000
             )
     finally:

@@ -1,0 +1,175 @@
+"""The live Spark UI end to end: a DAG's SparkK8sSubmitOperator (real Spark 4.3.0) runs under
+a real Airflow (tests/e2e/airflow_stack.py: api-server with the plugin, scheduler,
+dag-processor, triggerer) on the real node, whose pods have 10.244.x addresses that
+kube-apiserver proxies to. While the driver runs, the task's "Spark UI" extra link answers
+through the real api-server (Airflow's auth, the XCom the operator published, the pod proxy
+with the task's connection): the Jobs page, a static file, the REST API; and headless
+chromium, logged into Airflow, follows the link from the task instance's page.
+
+The driver stays up as long as the test looks: the DAG's executors ask for a node label
+(airflow_dags/spark_ui_live.py) that the node gets only at the end, so the one job waits,
+listed as RUNNING. Screenshots land in the test's temp dir; `make screenshots` writes them
+to docs/screenshots."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kubernetes import config as k8s_config
+
+from airflow_provider_sparkk8s.application.spark_ui import TaskInstanceUi
+from tests.conftest import _fresh_namespace
+from tests.e2e.airflow_stack import ADMIN_USER
+from tests.realnode.airflow_dags.spark_ui_live import APP_NAME, DAG_ID, TASK_ID
+from tests.support.real_spark import REAL_SPARK_TIMINGS
+from tests.support.spark_ui_live import LiveRun, launch_ui_stack, live_spark_ui
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(900)]
+
+REPO = Path(__file__).resolve().parents[2]
+BROWSER_DIR = REPO / "tests/e2e/browser"
+SCREENSHOT_DIR_VARIABLE = "SPARKK8S_SCREENSHOT_DIR"
+
+
+@pytest.fixture(scope="module")
+def live_run(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[LiveRun]:
+    root = tmp_path_factory.mktemp("spark-ui-airflow")
+    started = time.monotonic()
+    stack = launch_ui_stack(root)
+    try:
+        # The node (shared by the session) comes up while Airflow's components boot.
+        plane = request.getfixturevalue("real_plane")
+        admin = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+        try:
+            with (
+                contextmanager(_fresh_namespace)(plane, request) as namespace,
+                live_spark_ui(stack, plane, admin, namespace, root) as run,
+            ):
+                for name, seconds in run.timings.items():
+                    REAL_SPARK_TIMINGS[f"Spark UI e2e: {name}"] = seconds
+                REAL_SPARK_TIMINGS["Spark UI e2e: start -> UI through Airflow"] = (
+                    time.monotonic() - started
+                )
+                yield run
+        finally:
+            admin.close()
+    finally:
+        stack.stop()
+
+
+def test_the_link_is_the_task_instances_path_under_the_plugin(live_run: LiveRun):
+    assert live_run.base == TaskInstanceUi(DAG_ID, live_run.run_id, TASK_ID, -1).base
+    assert live_run.base.startswith(f"/sparkk8s/ui/{DAG_ID}/manual__"), live_run.base
+
+
+def test_the_running_drivers_ui_answers_through_the_api_server(live_run: LiveRun):
+    run, base = live_run, live_run.base
+    redirect = run.get(base + "/", follow_redirects=False)
+    assert redirect.status_code == 302, redirect.text
+    assert redirect.headers["location"] == base + "/jobs/"
+
+    jobs = run.get(base + "/jobs/")
+    assert jobs.status_code == 200, jobs.text[:2000]
+    html = jobs.text
+    assert "Spark Jobs" in html and APP_NAME in html, html[:3000]
+    assert f'href="{base}/static/webui.css"' in html, html[:3000]
+    assert f"setUIRoot('{base}')" in html
+    assert "/api/v1/namespaces/" not in html
+    css = run.get(base + "/static/webui.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    assert len(css.content) > 1000
+
+    (application,) = run.get(base + "/api/v1/applications").json()
+    assert application["name"] == APP_NAME, application
+    # The Pi job waits for its executor (held back by the node label): the driver is live.
+    listed = run.get(f"{base}/api/v1/applications/{run.application_id()}/jobs").json()
+    assert [job["status"] for job in listed] == ["RUNNING"], listed
+
+    # Without Airflow's session cookie, the same page is refused.
+    anonymous = httpx.get(run.stack.base_url + base + "/jobs/", timeout=60)
+    assert anonymous.status_code == 401, anonymous.text
+
+
+def _run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    installed = (BROWSER_DIR / "node_modules/playwright-core").is_dir()
+    if shutil.which("chromium") is None or not installed:
+        pytest.fail("chromium or playwright-core missing: run tests/e2e/install_browser.sh")
+    config_file = workdir / "browser-input.json"
+    config_file.write_text(json.dumps(config))
+    done = subprocess.run(
+        ["node", str(BROWSER_DIR / "spark_ui.mjs"), str(config_file)],
+        cwd=BROWSER_DIR,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    config_file.unlink()  # it holds the admin's password
+    assert done.returncode == 0, f"browser driver failed:\n{done.stderr[-4000:]}"
+    return dict(json.loads(done.stdout))
+
+
+def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
+    live_run: LiveRun, tmp_path: Path
+):
+    screenshots = Path(os.environ.get(SCREENSHOT_DIR_VARIABLE) or tmp_path / "screenshots")
+    screenshots.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    report = _run_browser(
+        {
+            "baseUrl": live_run.stack.base_url,
+            "username": ADMIN_USER,
+            "password": live_run.stack.password,
+            "taskInstancePath": f"/dags/{DAG_ID}/runs/{live_run.run_id}/tasks/{TASK_ID}",
+            "screenshotDir": str(screenshots),
+            "userDataDir": str(tmp_path / "chromium-profile"),
+        },
+        tmp_path,
+    )
+    REAL_SPARK_TIMINGS["Spark UI e2e: browser login -> jobs -> executors"] = (
+        time.monotonic() - started
+    )
+    base = live_run.base
+    assert report["linkHref"] == live_run.stack.base_url + base + "/", report
+    # The link's redirect landed on the Jobs page under the task instance's path.
+    assert report["jobsUrl"] == live_run.stack.base_url + base + "/jobs/", report
+    assert "Spark Jobs" in report["jobsText"] and APP_NAME in report["jobsText"], report
+    assert "collect at" in report["jobsText"], report["jobsText"]  # the running Pi job
+    loaded = {r["path"]: r for r in report["responses"]}
+    css = loaded.get(base + "/static/webui.css")
+    assert css and css["status"] == 200 and css["type"].startswith("text/css"), loaded
+    sheet = [s for s in report["stylesheets"] if (s["href"] or "").endswith("/webui.css")]
+    assert sheet and sheet[0]["rules"] > 10, report["stylesheets"]
+    # The Executors page drew its table in the browser from the REST API, through the plugin.
+    assert report["executorsUrl"] == live_run.stack.base_url + base + "/executors/", report
+    assert "driver" in report["executorsText"], report["executorsText"]
+    rest = [r for r in report["responses"] if "/api/v1/applications/" in r["path"]]
+    assert rest and all(r["status"] == 200 for r in rest), rest
+    assert sorted(Path(f).name for f in report["screenshots"]) == [
+        "spark-ui-executors.png",
+        "spark-ui-jobs.png",
+        "spark-ui-task-instance.png",
+    ]
+
+
+def test_the_run_succeeds_once_its_executor_may_start(live_run: LiveRun):
+    run = live_run
+    run.release()
+    with run.stack.client() as client:
+        finished = run.stack.wait_run(client, DAG_ID, run.run_id, timeout=400)
+    assert finished["state"] == "success", run.stack.tail("scheduler")
+    # The driver is gone (on_finish_action=delete_pod): the link answers an error, no page.
+    gone = run.get(run.base + "/jobs/")
+    assert gone.status_code in (404, 502, 503), gone.text[:500]
