@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import secrets
 import time
 from pathlib import Path
@@ -55,8 +56,12 @@ def _setup(operator, ti):
     return kwargs, operator.execute_complete({"ti": ti}, event, **deferred.value.kwargs)
 
 
+def _status_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "Spark Connect server" in r.getMessage()]
+
+
 def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
-    monkeypatch, runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path,
+    monkeypatch, caplog, runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path,
     runtime_admin: ApiClient,
 ):  # fmt: skip
     from pyspark.errors.exceptions.connect import SparkConnectGrpcException
@@ -77,6 +82,7 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
         "AIRFLOW_CONN_CONNECT_TOKEN", json.dumps({"conn_type": "spark_connect", "password": token})
     )
     conf = {**BASE_CONF, "spark.executor.instances": "1"}
+    caplog.set_level("INFO")
     recorder = PodRecorder(runtime_plane, ns).start()
     ti = FakeTaskInstance(dag_id="connect", task_id="server")
     setup = SparkK8sConnectServerOperator(
@@ -105,6 +111,13 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
         assert [(row["name"], row["count"]) for row in joined] == [
             (f"name-{k}", 10) for k in range(10)
         ]
+        # The next client task's log: the server's executors, and this live session.
+        caplog.clear()
+        remote_session(published).stop()
+        executor_line, sessions_line = _status_lines(caplog)
+        assert re.search(r": 1 executor: \S+-exec-1 \(Running\)$", executor_line), executor_line
+        assert f"1 session(s) online: {spark.session_id} (" in sessions_line, sessions_line
+        assert "0 request(s) running" in sessions_line, sessions_line
     finally:
         spark.stop()
     REAL_SPARK_TIMINGS["Connect server: two client queries done"] = time.monotonic() - started
@@ -128,7 +141,15 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     teardown = SparkK8sConnectServerOperator(
         task_id="teardown", mode="teardown", server_task_id="server", namespace=ns
     )
+    caplog.clear()
     teardown.execute({"ti": ti})
+    (served,) = [line for line in _status_lines(caplog) if "before its deletion" in line]
+    assert f"1 executor: {executors[0]} (Running)" in served, served
+    # What it served: the session above and its two requests (count, collect); the
+    # strangers were refused before any session existed.
+    sessions, requests = map(int, re.findall(r"(\d+) session\(s\) and (\d+) request", served)[0])
+    assert sessions >= 1 and requests >= 2, served
+    assert token not in caplog.text
     recorder.stop()
     assert recorder.gone(driver)
     assert _pods(runtime_admin, ns) == []
