@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient
 
-from testenv.controlplane import ControlPlane
+from testenv.controlplane import ControlPlane, free_port
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.runtime_image import image_name
@@ -81,7 +81,9 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     monkeypatch.setenv(
         "AIRFLOW_CONN_CONNECT_TOKEN", json.dumps({"conn_type": "spark_connect", "password": token})
     )
-    conf = {**BASE_CONF, "spark.executor.instances": "1"}
+    # The node agent's pods share the host's network: a port of its own for the driver's UI,
+    # so the status read cannot reach another Spark's UI bound to *:4040 on this machine.
+    conf = {**BASE_CONF, "spark.executor.instances": "1", "spark.ui.port": str(free_port())}
     caplog.set_level("INFO")
     recorder = PodRecorder(runtime_plane, ns).start()
     ti = FakeTaskInstance(dag_id="connect", task_id="server")
