@@ -126,6 +126,17 @@ def measured(
 
 
 def submitted(plane: ControlPlane, api: ApiClient, ns: str, kubeconfig: Path, count: int) -> str:
+    try:
+        return _submitted(plane, api, ns, kubeconfig, count)
+    except SystemExit:
+        for pod in _pods(api, ns):  # a submitted driver's pod stays after its end
+            if pod["metadata"]["labels"].get("spark-role") == "driver":
+                text = driver_log(api, ns, pod["metadata"]["name"])
+                print(f"--- {pod['metadata']['name']}:\n{text[-6000:]}", file=sys.stderr)
+        raise
+
+
+def _submitted(plane: ControlPlane, api: ApiClient, ns: str, kubeconfig: Path, count: int) -> str:
     conf = {
         **CONF,
         "spark.kubernetes.driver.volumes.hostPath.queries.mount.path": MOUNT,
@@ -161,12 +172,16 @@ def _keep_driver_logs(api: ApiClient, ns: str, kept: dict[str, str], stop: threa
 
 
 def through_connect(api: ApiClient, ns: str, kubeconfig: Path, count: int) -> str:
+    return _keeping_driver_logs(api, ns, lambda: _through_connect(ns, kubeconfig, count))
+
+
+def _keeping_driver_logs(api: ApiClient, ns: str, run: Callable[[], str]) -> str:
     kept: dict[str, str] = {}
     stop = threading.Event()
     keeper = threading.Thread(target=_keep_driver_logs, args=(api, ns, kept, stop), daemon=True)
     keeper.start()
     try:
-        return _through_connect(ns, kubeconfig, count)
+        return run()
     except Exception:
         for name, text in kept.items():
             print(f"--- {name}'s log, as last read:\n{text[-6000:]}", file=sys.stderr)
@@ -215,7 +230,7 @@ def _through_connect(ns: str, kubeconfig: Path, count: int) -> str:
 
 
 def table(phases: list[Phase]) -> str:
-    header = "| ten queries | wall | CPU-s: pods | CPU-s: control plane | CPU-s: client | load |"
+    header = "| queries | wall | CPU-s: pods | CPU-s: control plane | CPU-s: client | load |"
     rows = [header, "| --- | ---: | ---: | ---: | ---: | --- |"]
     for phase in phases:
         rows.append(
