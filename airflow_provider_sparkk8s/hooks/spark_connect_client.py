@@ -10,19 +10,23 @@ sends the header itself on a plaintext channel, unless `use_ssl=True` asks for T
 Before connecting it reads the server's driver pod through the spark_k8s connection and
 tries its port (the setup's readiness rule): a server that ended (killed, failed, or gone by
 its idle timeout) fails the client task with the pod and the reason, not with a gRPC
-"connection refused".
+"connection refused". A server that serves is logged: its executors and its live sessions
+(services/connect_status.py), never the token.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from airflow_provider_sparkk8s.application import connect_server as rules
 from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
+from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.connect_server import look
+from airflow_provider_sparkk8s.services.connect_status import server_status
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret
 
@@ -61,8 +65,11 @@ def _bearer_interceptor(token: str) -> Any:
     return Bearer()
 
 
-def check_server(published: Mapping[str, Any], pods: DriverPods) -> None:
-    """Raise ConnectServerUnavailable unless the published server is ready."""
+LOG = logging.getLogger(__name__)
+
+
+def check_server(published: Mapping[str, Any], pods: DriverPods) -> Pod | None:
+    """The server's driver pod; ConnectServerUnavailable unless the server is ready."""
     pod = pods.get(str(published["namespace"]), str(published["driver_pod"]))
     state = look(pod, int(published["port"]))
     if not isinstance(state, rules.Ready):
@@ -71,6 +78,16 @@ def check_server(published: Mapping[str, Any], pods: DriverPods) -> None:
             f"Spark Connect server {published['namespace']}:{published['driver_pod']} "
             f"({published['url']}) is not serving: {why}"
         )
+    return pod
+
+
+def log_status(
+    published: Mapping[str, Any], pods: DriverPods, pod: Pod | None, log: logging.Logger
+) -> None:
+    status = server_status(pods, published, pod)
+    where = f"{published['namespace']}:{published['driver_pod']}"
+    log.info("Spark Connect server %s: %s", where, status.executors)
+    log.info("Spark Connect server %s: %s", where, status.sessions)
 
 
 def remote_session(
@@ -79,17 +96,19 @@ def remote_session(
     token: str | None = None,
     use_ssl: bool = False,
     kubernetes_conn_id: str | None = DEFAULT_CONN_ID,
+    log: logging.Logger = LOG,
 ) -> Any:
     """A SparkSession (Spark Connect) on the published server; `token` overrides the
-    connection's. `kubernetes_conn_id=None` skips the look at the server's pod (a worker
-    without access to its namespace)."""
+    connection's. `kubernetes_conn_id=None` skips the look at the server's pod and its
+    status lines (a worker without access to its namespace)."""
     from pyspark.sql.connect.client import DefaultChannelBuilder
     from pyspark.sql.connect.session import SparkSession
 
     if kubernetes_conn_id is not None:
         hook = SparkK8sHook(kubernetes_conn_id)
         try:
-            check_server(published, DriverPods(hook.get_client()))
+            pods = DriverPods(hook.get_client())
+            log_status(published, pods, check_server(published, pods), log)
         finally:
             hook.close()
     token = token if token is not None else token_of(published)

@@ -22,7 +22,7 @@ from airflow_provider_sparkk8s.application import connect_server as rules
 from airflow_provider_sparkk8s.errors import ConnectServerUnavailable, SparkConfError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services import connect_server
+from airflow_provider_sparkk8s.services import connect_server, connect_status
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.submission.spark_line import (
     DEFAULT_SPARK_VERSION,
@@ -183,6 +183,10 @@ class SparkK8sConnectServerOperator(BaseOperator):  # type: ignore[misc]
         )
         url = rules.connect_url(host, server.port)
         self.log.info("Spark Connect server ready at %s", url)
+        executors = connect_status.executors_of(
+            DriverPods(hook.get_client()), server.namespace, server.application_id
+        )
+        self.log.info("Spark Connect server %s: %s", server.driver_pod, executors)
         return {
             "url": url,
             "application_id": server.application_id,
@@ -200,9 +204,15 @@ class SparkK8sConnectServerOperator(BaseOperator):  # type: ignore[misc]
         if not published:
             self.log.info("No server was published by %s: nothing to delete", self.server_task_id)
             return
-        left = connect_server.teardown(
-            DriverPods(hook.get_client()), published["namespace"], published["driver_pod"]
-        )
+        pods = DriverPods(hook.get_client())
+        pod = pods.get(published["namespace"], published["driver_pod"])
+        if pod is not None:
+            status = connect_status.server_status(pods, published, pod)
+            self.log.info(
+                "Spark Connect server %s before its deletion: %s; %s",
+                published["driver_pod"], status.executors, status.sessions,
+            )  # fmt: skip
+        left = connect_server.teardown(pods, published["namespace"], published["driver_pod"])
         if left:
             raise ConnectServerUnavailable(
                 f"Spark Connect server's pods still present after its deletion: {', '.join(left)}"

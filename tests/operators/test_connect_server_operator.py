@@ -66,9 +66,16 @@ def test_a_server_that_ended_before_ready_is_deleted_and_fails_the_task(monkeypa
     assert deleted == [("ns", "srv-driver")]
 
 
-def test_a_ready_event_publishes_the_url_and_no_token():
+def test_a_ready_event_publishes_the_url_and_no_token_and_logs_the_executors(monkeypatch):
+    logged = []
+    monkeypatch.setattr(operator_module.SparkK8sHook, "get_client", lambda self: None)
+    monkeypatch.setattr(
+        operator_module.connect_status, "executors_of",
+        lambda pods, namespace, app_id: logged.append((namespace, app_id)) or "1 executor: e",
+    )  # fmt: skip
     operator = SparkK8sConnectServerOperator(task_id="server", token_conn_id="c")
     server = {"application_id": "spark-1", "namespace": "ns", "driver_pod": "srv-driver",
               "service": "srv-driver-svc", "port": 15002}  # fmt: skip
     published = operator.execute_complete({}, {"status": "ready", "pod_ip": "10.1.2.3"}, server)
     assert published == {**server, "url": "sc://srv-driver-svc.ns.svc:15002", "token_conn_id": "c"}
+    assert logged == [("ns", "spark-1")]

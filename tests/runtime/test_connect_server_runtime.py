@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 import secrets
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient
 
-from testenv.controlplane import ControlPlane
+from testenv.controlplane import ControlPlane, free_port
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.runtime_image import image_name
@@ -55,6 +57,25 @@ def _setup(operator, ti):
     return kwargs, operator.execute_complete({"ti": ti}, event, **deferred.value.kwargs)
 
 
+class _Lines(logging.Handler):
+    """The status lines remote_session logs, kept on a logger of the test's own (Airflow's
+    logging set-up does not pass records to pytest's caplog)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def _status_logger() -> tuple[logging.Logger, _Lines]:
+    log, kept = logging.getLogger("tests.connect_status"), _Lines()
+    log.handlers, log.propagate = [kept], False
+    log.setLevel(logging.INFO)
+    return log, kept
+
+
 def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     monkeypatch, runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path,
     runtime_admin: ApiClient,
@@ -76,7 +97,9 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     monkeypatch.setenv(
         "AIRFLOW_CONN_CONNECT_TOKEN", json.dumps({"conn_type": "spark_connect", "password": token})
     )
-    conf = {**BASE_CONF, "spark.executor.instances": "1"}
+    # The node agent's pods share the host's network: a port of its own for the driver's UI,
+    # so the status read cannot reach another Spark's UI bound to *:4040 on this machine.
+    conf = {**BASE_CONF, "spark.executor.instances": "1", "spark.ui.port": str(free_port())}
     recorder = PodRecorder(runtime_plane, ns).start()
     ti = FakeTaskInstance(dag_id="connect", task_id="server")
     setup = SparkK8sConnectServerOperator(
@@ -105,6 +128,13 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
         assert [(row["name"], row["count"]) for row in joined] == [
             (f"name-{k}", 10) for k in range(10)
         ]
+        # The next client task's log: the server's executors, and this live session.
+        status_log, kept = _status_logger()
+        remote_session(published, log=status_log).stop()
+        executor_line, sessions_line = kept.lines
+        assert re.search(r": 1 executor: \S+-exec-1 \(Running\)$", executor_line), executor_line
+        assert f"1 session(s) online: {spark.session_id} (" in sessions_line, sessions_line
+        assert "0 request(s) running" in sessions_line, sessions_line
     finally:
         spark.stop()
     REAL_SPARK_TIMINGS["Connect server: two client queries done"] = time.monotonic() - started
