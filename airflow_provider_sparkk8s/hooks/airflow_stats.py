@@ -21,20 +21,35 @@ from __future__ import annotations
 import asyncio
 import atexit
 import copy
+import enum
 import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_sparkk8s.application.metrics import NO_METRICS, MetricsSink, Tags
+from airflow_provider_sparkk8s.application.metrics import (
+    NO_METRICS,
+    Measurement,
+    MetricsSink,
+    Tags,
+)
 from airflow_provider_sparkk8s.application.metrics_batch import MetricsBatch, datagrams
 from airflow_provider_sparkk8s.version_compat import metrics_configured, stats, stats_backend
 
 log = logging.getLogger(__name__)
+
+
+class Missing(enum.Enum):
+    """A wire name not yet asked of the logger (None is an answer: the logger drops it)."""
+
+    MISSING = enum.auto()
+
+
+MISSING = Missing.MISSING
 
 # How long the trigger's event loop holds metrics before it writes them: well under a
 # StatsD server's own flush interval (10 s by default), so no server flush sees less.
@@ -104,6 +119,10 @@ class WireNames:
         prefix = getattr(logger.statsd, "_prefix", None)
         self._prefix = f"{prefix}." if prefix else ""
         self._known: dict[tuple[Any, ...], str | None] = {}
+        # (key, MISSING) -> the remembered answer for `key` (kind, name, then the tags' items
+        # in order), or MISSING: a look's measurements are looked up without merging their
+        # tags first. The dict's own method: this runs once per measurement.
+        self.known: Callable[[tuple[Any, ...], Missing], str | Missing | None] = self._known.get
         self._lock = threading.Lock()
 
     def get(self, kind: str, name: str, tags: Tags) -> str | None:
@@ -111,7 +130,10 @@ class WireNames:
         try:
             return self._known[key]
         except KeyError:
-            pass
+            return self.ask(key, kind, name, tags)
+
+    def ask(self, key: tuple[Any, ...], kind: str, name: str, tags: Tags) -> str | None:
+        """The logger's answer for a (kind, name, tags) not yet remembered, under `key`."""
         with self._lock:
             self._probe.stat = None
             try:
@@ -186,12 +208,43 @@ class BatchedStatsdSink:
                 self._batch.timing(stat, seconds * 1000.0)
             self._held()
 
+    def send_measurements(self, measurements: Iterable[Measurement], tags: Tags) -> None:
+        """A look's measurements with the application's `tags` added to their own (what
+        `metrics.send` does for any sink), in one call: each wire name is found by the tags'
+        items, so a merged dict is made only for a name not yet asked of the logger."""
+        names = self._names
+        known = names.known
+        base = tuple(tags.items())
+        found: list[tuple[str, str, float]] = []
+        for kind, name, value, own in measurements:
+            key = (kind, name, *base, *own.items()) if own else (kind, name, *base)
+            stat = known(key, MISSING)
+            if stat is MISSING:
+                stat = names.ask(key, kind, name, {**tags, **own} if own else tags)
+            if stat is not None:
+                found.append((kind, stat, value))  # type: ignore[arg-type]
+        if not found:
+            return
+        with self._lock:
+            batch = self._batch
+            for what, wire, number in found:
+                if what == "timing":
+                    batch.timing(wire, number * 1000.0)
+                elif what == "incr":
+                    batch.incr(wire, int(number))
+                else:
+                    batch.gauge(wire, number)
+        self._held()
+
     def flush(self) -> None:
         """Run the deferred work, then write what is held, in as few datagrams as fit."""
         with self._lock:
             deferred, self._deferred = self._deferred, []
         for work in deferred:
-            _run(work)
+            try:  # _run's guard, inline: this runs once per look
+                work()
+            except Exception:
+                log.debug("metrics not derived", exc_info=True)
         with self._lock:
             batch, self._batch = self._batch, MetricsBatch()
             self._armed_until = None

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow_provider_sparkk8s.application.follower import (
     Following,
@@ -32,9 +33,10 @@ from airflow_provider_sparkk8s.application.follower import (
 )
 from airflow_provider_sparkk8s.application.metrics import (
     MetricsSink,
+    Tags,
     look_metrics,
     send,
-    task_tags,
+    shared_task_tags,
 )
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.monitoring.reducer import (
@@ -73,6 +75,13 @@ def _close_when_built(building: asyncio.Future) -> None:
 def _store_settings(resync_interval: float) -> StoreSettings:
     """One settings object per interval, not one per deferred task (frozen, so shared)."""
     return StoreSettings(resync_interval=resync_interval)
+
+
+_S = TypeVar("_S", str, str | None)
+
+
+def _interned(value: _S) -> _S:
+    return value if value is None else sys.intern(value)
 
 
 def _epoch(value: float | str | datetime | None) -> float:
@@ -134,12 +143,15 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         try_number: int | None = None,
     ):
         super().__init__()
-        self.application_id = application_id
-        self.namespace = namespace
-        self.kubernetes_conn_id = kubernetes_conn_id
-        self.driver_pod_name = driver_pod_name
-        self.driver_container = driver_container
-        self.executor_container = executor_container
+        # Interned: the triggerer decodes each trigger's kwargs on its own, so otherwise every
+        # trigger holds its own copies of strings most share (namespace, connection,
+        # containers), and its id and driver name beside the store's copies in its pods.
+        self.application_id = _interned(application_id)
+        self.namespace = _interned(namespace)
+        self.kubernetes_conn_id = _interned(kubernetes_conn_id)
+        self.driver_pod_name = _interned(driver_pod_name)
+        self.driver_container = _interned(driver_container)
+        self.executor_container = _interned(executor_container)
         self.startup_timeout = startup_timeout
         self.run_timeout = run_timeout
         self.queue_timeout = queue_timeout
@@ -224,11 +236,13 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     def _metrics(self) -> MetricsSink:
         return airflow_metrics()
 
-    def _metric_tags(self) -> dict[str, str]:
+    def _metric_tags(self) -> Tags:
         """namespace, dag_id, task_id: the triggerer sets `task_instance` on each trigger it
         runs (none in a bare event loop), so the ids cost the trigger no field of its own."""
         ti = self.task_instance
-        return task_tags(self.namespace, getattr(ti, "dag_id", None), getattr(ti, "task_id", None))
+        return shared_task_tags(
+            self.namespace, getattr(ti, "dag_id", None), getattr(ti, "task_id", None)
+        )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         async with shared_store(

@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.metrics import NO_METRICS
+from airflow_provider_sparkk8s.application.metrics import (
+    DURATION,
+    EXECUTOR_FAILURES,
+    NO_METRICS,
+    PENDING,
+    STORE_APPLICATIONS,
+    TIME_TO_RUNNING,
+    Measurement,
+    send,
+    shared_task_tags,
+)
 from airflow_provider_sparkk8s.hooks.airflow_stats import (
     BatchedStatsdSink,
     WireNames,
@@ -137,6 +147,48 @@ def test_in_the_event_loop_one_interval_of_metrics_goes_in_one_datagram(monkeypa
         f"airflow.sparkk8s.driver.time_to_running,{task}:1500.000000|ms",
         f"airflow.sparkk8s.driver.time_to_running,{task}:2000.000000|ms",
     ]
+
+
+def test_a_looks_measurements_sent_at_once_reach_statsd_as_sent_one_by_one(monkeypatch, udp):
+    point_airflow_at(monkeypatch, udp.getsockname()[1])
+    monkeypatch.setenv("AIRFLOW__METRICS__METRICS_BLOCK_LIST", "sparkk8s.executor")
+    fresh_stats(monkeypatch)
+    look = (
+        Measurement("incr", PENDING, 1, {"reason": "Unschedulable"}),
+        Measurement("incr", EXECUTOR_FAILURES, 1, {"reason": "OOMKilled"}),  # blocked
+        Measurement("timing", TIME_TO_RUNNING, 1.5, {}),
+        Measurement("timing", DURATION, 60.0, {"state": "failed"}),
+        Measurement("gauge", STORE_APPLICATIONS, 3, {"state": "running"}),
+    )
+    tags = shared_task_tags("team-a", "etl", "spark")
+
+    def written(through: Any) -> list[str]:
+        sink = BatchedStatsdSink(stats_backend())
+
+        async def two_looks() -> None:  # in a loop: held, then written in one datagram
+            for _ in range(2):  # the second look finds every wire name remembered
+                through(sink, look, tags)
+            sink.flush()
+
+        asyncio.run(two_looks())
+        return ours(udp).split("\n")
+
+    def one_by_one(sink: BatchedStatsdSink, measured: Any, tags: Any) -> None:
+        for m in measured:
+            getattr(sink, m.kind)(m.name, m.value, {**tags, **m.tags})
+
+    task = "namespace=team-a,dag_id=etl,task_id=spark"
+    at_once = written(send)  # send() hands the whole look to send_measurements
+    assert at_once == written(one_by_one)
+    assert at_once == [
+        f"airflow.sparkk8s.driver.pending,{task},reason=Unschedulable:2|c",
+        f"airflow.sparkk8s.store.applications,{task},state=running:3|g",
+        f"airflow.sparkk8s.driver.time_to_running,{task}:1500.000000|ms",
+        f"airflow.sparkk8s.application.duration,{task},state=failed:60000.000000|ms",
+        f"airflow.sparkk8s.driver.time_to_running,{task}:1500.000000|ms",
+        f"airflow.sparkk8s.application.duration,{task},state=failed:60000.000000|ms",
+    ]
+    airflow_metrics.cache_clear()
 
 
 def test_the_deployments_prefix_allow_list_and_disabled_tags_still_apply(monkeypatch, udp):

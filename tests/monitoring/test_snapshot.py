@@ -156,3 +156,27 @@ def test_slim_pods_share_the_parts_many_pods_have_alike():
     unschedulable = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
     third = slim_pod(pod("app-3-driver", conditions=unschedulable))
     assert third["status"]["conditions"] == unschedulable
+
+
+def test_a_slim_pod_shares_the_strings_its_trigger_holds_and_its_equal_timestamps():
+    # What a trigger holds (it interns its id and driver name): the pod's copies are those.
+    app, driver = sys.intern("".join(["spark-", "a" * 32])), sys.intern("".join(["app-", "d"]))
+    executor = pod("app-exec-1", role="executor", app=app, phase="Running")
+    full = json.loads(json.dumps([pod(driver, app=app, phase="Running"), executor]))
+    full[0]["status"]["startTime"] = full[0]["metadata"]["creationTimestamp"]  # the same second
+    full[0]["status"]["containerStatuses"] = [
+        {
+            "name": "spark-kubernetes-driver",
+            "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+        }
+    ]
+    slim_driver, slim_executor = (slim_pod(p) for p in full)
+    assert slim_driver["metadata"]["labels"]["spark-app-selector"] is app
+    assert slim_executor["metadata"]["labels"]["spark-app-selector"] is app
+    assert slim_driver["metadata"]["name"] is driver
+    assert slim_executor["metadata"]["name"] == "app-exec-1"  # nobody else holds it
+    created = slim_driver["metadata"]["creationTimestamp"]
+    assert created == "2026-01-01T00:00:00Z"
+    assert slim_driver["status"]["startTime"] is created
+    running = slim_driver["status"]["containerStatuses"][0]["state"]["running"]
+    assert running["startedAt"] is created
