@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos bench-triggerer postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: chaos bench-triggerer postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector hadoop-azure toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -106,11 +106,19 @@ hadoop-aws: venv
 gcs-connector: venv
 	$(PY) -m testenv.gcs_connector --all >/dev/null
 
+# The Azure connector of each real-Spark line (hadoop-azure at the version of the line's
+# hadoop-client-api jar, and what it needs at run time: azure-storage for WASB, jetty-util-ajax
+# on 3.3/3.4, wildfly-openssl, ...) through Maven into ~/.cache (testenv/fetch_hadoop_azure.sh;
+# 7-11 MB a Hadoop release, of which 2.0-5.8 MB are added to an image beside hadoop-aws; 7-12 s
+# a release cold at load 18, with Maven's repository already holding the other connectors).
+hadoop-azure: venv
+	$(PY) -m testenv.hadoop_azure --all >/dev/null
+
 # The node agent's Spark images: pyspark 4.3.0, 4.2.1, 4.1.4, 4.0.5 and 3.5.9 (the parity
 # oracle's cached installs) laid out as Spark images with our entrypoint and programs, under ~/.cache; no-op
-# once present; their jars include the S3A and GCS connectors. `make demo` builds only its
+# once present; their jars include the S3A, Azure and GCS connectors. `make demo` builds only its
 # own (4.3.0) when it starts.
-runtime-image: venv hadoop-aws gcs-connector
+runtime-image: venv hadoop-aws hadoop-azure gcs-connector
 	$(PY) -m testenv.runtime_image --all >/dev/null
 
 # pytest's exit 5 ("no tests collected") fails the recipe like any other non-zero exit.

@@ -105,9 +105,16 @@ class Azurite(Server):
         return name
 
     def objects(self, container: str) -> dict[str, bytes]:
-        """Every blob of `container` as the service serves it: name -> content."""
+        """Every blob of `container` as the service serves it: name -> content; a blob
+        deleted between the listing and its download is left out (a watcher polls this while
+        the uploads go with the driver)."""
+        from azure.core.exceptions import ResourceNotFoundError
+
         client = self._client().get_container_client(container)
-        return {
-            blob.name: client.download_blob(blob.name).readall()
-            for blob in sorted(client.list_blobs(), key=lambda blob: str(blob.name))
-        }
+        found = {}
+        for blob in sorted(client.list_blobs(), key=lambda blob: str(blob.name)):
+            try:
+                found[blob.name] = client.download_blob(blob.name).readall()
+            except ResourceNotFoundError:
+                continue
+        return found

@@ -17,6 +17,9 @@ a digest of our files, built under a lock and renamed into place when complete:
     opt/spark/jars/*.jar                    -> the package's jars, and the S3A connector's
                                             (hadoop-aws at the release's Hadoop version and
                                             the AWS SDK modules it loads, testenv/hadoop_aws.py)
+                                            the Azure connector's (hadoop-azure at that
+                                            version and what it needs at run time that the
+                                            package lacks, testenv/hadoop_azure.py)
                                             and the GCS connector's shaded jar (the release
                                             line for that Hadoop, testenv/gcs_connector.py)
     opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
@@ -39,7 +42,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from testenv import gcs_connector, hadoop_aws
+from testenv import gcs_connector, hadoop_aws, hadoop_azure
 
 REPOSITORY = "sparkk8s/spark"
 SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's)
@@ -107,6 +110,7 @@ def _sources_digest() -> str:
     # change rebuilds.
     digest.update(hadoop_aws.FETCH_SCRIPT.read_bytes())
     digest.update(gcs_connector.FETCH_SCRIPT.read_bytes())
+    digest.update(hadoop_azure.FETCH_SCRIPT.read_bytes())
     digest.update(repr(sorted(gcs_connector.RELEASES.items())).encode())
     for path in sorted(IMAGE_SOURCES.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
@@ -138,9 +142,9 @@ def _build_examples_jar(tree: Path, package: Path) -> None:
 
 
 def _link_jars(jars: Path, package_jars: Path) -> None:
-    """The distribution's jars, then the S3A connector's that it lacks and the GCS
-    connector's shaded jar, as the Dockerfile of a user's image would copy them into
-    $SPARK_HOME/jars."""
+    """The distribution's jars, then the S3A and Azure connectors' that it (or the one before)
+    lacks and the GCS connector's shaded jar, as the Dockerfile of a user's image would copy
+    them into $SPARK_HOME/jars."""
     jars.mkdir()
     shipped = sorted(path.name for path in package_jars.iterdir())
     for name in shipped:
@@ -148,9 +152,10 @@ def _link_jars(jars: Path, package_jars: Path) -> None:
     hadoop = hadoop_aws.hadoop_version(package_jars)
     if hadoop is None:
         return
-    connector = hadoop_aws.fetch(hadoop)
-    for name in hadoop_aws.jars_to_add((p.name for p in connector.glob("*.jar")), shipped):
-        (jars / name).symlink_to(connector / name)
+    for connector in (hadoop_aws.fetch(hadoop), hadoop_azure.fetch(hadoop)):
+        present = [path.name for path in jars.iterdir()]
+        for name in hadoop_aws.jars_to_add((p.name for p in connector.glob("*.jar")), present):
+            (jars / name).symlink_to(connector / name)
     release = gcs_connector.release_for(hadoop)
     if release is not None:
         for path in gcs_connector.fetch(release).glob("*.jar"):

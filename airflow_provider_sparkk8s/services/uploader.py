@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
+from airflow_provider_sparkk8s.submission.hadoop_env import expand_env_references
 from airflow_provider_sparkk8s.submission.storage_options import (
     secret_values,
     spark_conf_storage_options,
@@ -97,7 +98,9 @@ class Storage:
     @classmethod
     def from_spark_conf(cls, spark_conf: Mapping[str, str]) -> Storage:
         """As spark-submit finds credentials: `spark.hadoop.fs.s3a.*` keys, else the
-        backend's own lookup in the environment."""
+        backend's own lookup in the environment; `${env.NAME}` in a `spark.hadoop.*` value
+        reads this process's environment, as Hadoop does in spark-submit's JVM."""
+        spark_conf = expand_env_references(spark_conf, os.environ)
         return cls(spark_conf_storage_options(spark_conf), secrets=secret_values(spark_conf))
 
     def filesystem(self, url: str) -> tuple[Any, str]:

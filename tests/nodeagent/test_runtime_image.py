@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testenv import gcs_connector, hadoop_aws, runtime_image
+from testenv import gcs_connector, hadoop_aws, hadoop_azure, runtime_image
 from testenv.nodeagent.images import load_images
 
 
@@ -65,7 +65,19 @@ def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (folder / f"gcs-connector-{release}-shaded.jar").write_text(release)
         return folder
 
+    def fetch_azure(hadoop: str) -> Path:
+        FETCHED_AZURE.append(hadoop)
+        folder = tmp_path / "connectors" / f"hadoop-azure-{hadoop}"
+        folder.mkdir(parents=True)
+        # httpclient: the distribution's; s3: the S3A connector's, already laid.
+        for name in (f"hadoop-azure-{hadoop}.jar", "azure-storage-7.0.1.jar",
+                     "httpclient-4.5.13.jar", "s3-2.35.4.jar"):  # fmt: skip
+            (folder / name).write_text("azure " + hadoop)
+        return folder
+
     monkeypatch.setattr(hadoop_aws, "fetch", fetch)
+    monkeypatch.setattr(hadoop_azure, "fetch", fetch_azure)
+    FETCHED_AZURE.clear()
     monkeypatch.setattr(gcs_connector, "fetch", fetch_gcs)
     FETCHED_GCS.clear()
     return tmp_path / "parity"
@@ -74,6 +86,7 @@ def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 JAVAC_CALLS: list[str] = []
 FETCHED: list[str] = []
 FETCHED_GCS: list[str] = []
+FETCHED_AZURE: list[str] = []
 GCS_JAR = {
     "4.3.0": "gcs-connector-4.0.4-shaded.jar",
     "3.5.9": "gcs-connector-hadoop3-2.2.22-shaded.jar",
@@ -91,12 +104,14 @@ def test_each_version_names_its_own_distribution(caches: Path):
         hadoop = HADOOP[version]
         # The distribution's jars, and the S3A connector's of its own Hadoop release, less
         # the one the distribution already ships (its own httpclient stays the only one),
-        # and the GCS connector's shaded jar of the release line for that Hadoop.
+        # the Azure connector's less those two have, and the GCS connector's shaded jar of
+        # the release line for that Hadoop.
         assert jars == sorted(
             [f"spark-core-{version}.jar", f"hadoop-client-api-{hadoop}.jar",
              "httpclient-4.5.14.jar", f"hadoop-aws-{hadoop}.jar", "s3-2.35.4.jar",
-             GCS_JAR[version]]
+             f"hadoop-azure-{hadoop}.jar", "azure-storage-7.0.1.jar", GCS_JAR[version]]
         )  # fmt: skip
+        assert (spark / "jars" / "s3-2.35.4.jar").read_text() == hadoop
         core = f"spark-core-{version}.jar"
         assert (spark / "jars" / core).resolve() == (package / "jars" / core).resolve()
         assert (spark / "jars" / "httpclient-4.5.14.jar").read_text() == version
@@ -108,6 +123,7 @@ def test_each_version_names_its_own_distribution(caches: Path):
     assert sorted(JAVAC_CALLS) == sorted(f"pyspark:{package}" for package in packages.values())
     assert sorted(FETCHED) == ["3.3.4", "3.5.0"]
     assert sorted(FETCHED_GCS) == ["4.0.4", "hadoop3-2.2.22"]
+    assert sorted(FETCHED_AZURE) == ["3.3.4", "3.5.0"]
 
 
 def test_the_default_is_4_3_0_alone(caches: Path):
@@ -124,7 +140,7 @@ def test_a_distribution_without_a_hadoop_client_gains_no_connector(caches: Path)
     assert image.tree is not None
     jars = sorted(path.name for path in (Path(image.tree) / "opt/spark/jars").iterdir())
     assert jars == ["httpclient-4.5.14.jar", "spark-core-4.3.0.jar"]
-    assert FETCHED == [] and FETCHED_GCS == []
+    assert FETCHED == [] and FETCHED_GCS == [] and FETCHED_AZURE == []
 
 
 def test_the_gcs_connectors_emulator_conf_follows_the_hadoop_line():
@@ -167,3 +183,14 @@ def test_the_hadoop_version_is_read_from_the_client_jar(tmp_path: Path):
     assert hadoop_aws.hadoop_version(tmp_path) is None
     (tmp_path / "hadoop-client-api-3.4.2.jar").write_text("")
     assert hadoop_aws.hadoop_version(tmp_path) == "3.4.2"
+
+
+def test_abfs_reads_the_blob_endpoint_from_hadoop_3_4_2():
+    """Azurite serves the Blob API only: ABFS's Blob client came with Hadoop 3.4.2."""
+    assert [hadoop_azure.reads_blob_endpoint(h) for h in ("3.3.4", "3.4.1", "3.4.2", "3.5.0")] == [
+        False, False, True, True,
+    ]  # fmt: skip
+    conf = hadoop_azure.abfs_emulator_conf("127.0.0.1:10000")
+    assert conf["spark.hadoop.fs.azure.abfs.endpoint"] == "127.0.0.1:10000"
+    assert conf["spark.hadoop.fs.azure.fns.account.service.type"] == "BLOB"
+    assert conf["spark.hadoop.fs.azure.always.use.https"] == "false"
