@@ -184,6 +184,10 @@ def test_the_idle_timeout_ends_a_server_whose_teardown_never_ran(
         "spark.dynamicAllocation.shuffleTracking.enabled": "true",
         "spark.dynamicAllocation.minExecutors": "0",
         "spark.dynamicAllocation.initialExecutors": "0",
+        # The watcher reads the jobs at the pod's address on this port. The node agent's pods
+        # share the host's network: on 4040 it read another Spark's UI (an e2e driver's, in
+        # the full run), whose jobs kept this idle server "active" or made it look gone.
+        "spark.ui.port": str(free_port()),
     }
     del conf["spark.executor.instances"]
     setup = SparkK8sConnectServerOperator(
