@@ -11,9 +11,10 @@ under ~/.cache keyed by the connector's version.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from testenv.processes import script_output
 
 FETCH_SCRIPT = Path(__file__).resolve().parent / "fetch_gcs_connector.sh"
 # Hadoop minor -> connector release. The 4.0 line is built against Hadoop 3.4 (Spark 4.0 and
@@ -65,10 +66,7 @@ def hadoop_conf(hadoop: str, endpoint: str) -> dict[str, str]:
 
 def fetch(release: str) -> Path:
     """The folder holding gcs-connector `release`'s shaded jar, fetched first if not cached."""
-    completed = subprocess.run(
-        [str(FETCH_SCRIPT), release], check=True, stdout=subprocess.PIPE, text=True
-    )
-    return Path(completed.stdout.strip().splitlines()[-1])
+    return script_output(FETCH_SCRIPT, release)
 
 
 if __name__ == "__main__":

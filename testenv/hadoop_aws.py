@@ -12,10 +12,11 @@ under ~/.cache keyed by the Hadoop version.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from testenv.processes import script_output
 
 FETCH_SCRIPT = Path(__file__).resolve().parent / "fetch_hadoop_aws.sh"
 _HADOOP_CLIENT = re.compile(r"^hadoop-client-api-(\d[^/]*)\.jar$")
@@ -54,10 +55,7 @@ def jars_to_add(connector: Iterable[str], distribution: Iterable[str]) -> list[s
 
 def fetch(hadoop: str) -> Path:
     """The folder of hadoop-aws `hadoop`'s jars, fetched first if not cached."""
-    completed = subprocess.run(
-        [str(FETCH_SCRIPT), hadoop], check=True, stdout=subprocess.PIPE, text=True
-    )
-    return Path(completed.stdout.strip().splitlines()[-1])
+    return script_output(FETCH_SCRIPT, hadoop)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ take on a shared machine).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from testenv.processes import script_output
 
 FETCH_SCRIPT = Path(__file__).resolve().parent / "fetch_hadoop_azure.sh"
 
@@ -46,10 +47,7 @@ def abfs_emulator_conf(endpoint: str) -> dict[str, str]:
 
 def fetch(hadoop: str) -> Path:
     """The folder of hadoop-azure `hadoop`'s jars, fetched first if not cached."""
-    completed = subprocess.run(
-        [str(FETCH_SCRIPT), hadoop], check=True, stdout=subprocess.PIPE, text=True
-    )
-    return Path(completed.stdout.strip().splitlines()[-1])
+    return script_output(FETCH_SCRIPT, hadoop)
 
 
 if __name__ == "__main__":

@@ -147,7 +147,12 @@ def built_by(script: Path, env_var: str) -> Path:
     configured = os.environ.get(env_var)
     if configured:
         return Path(configured)
-    completed = subprocess.run([str(script)], check=True, stdout=subprocess.PIPE, text=True)
+    return script_output(script)
+
+
+def script_output(script: Path, *args: str) -> Path:
+    """The last line `script args...` prints: a build or fetch script's cached result."""
+    completed = subprocess.run([str(script), *args], check=True, stdout=subprocess.PIPE, text=True)
     return Path(completed.stdout.strip().splitlines()[-1])
 
 
