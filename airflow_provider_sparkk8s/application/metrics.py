@@ -133,6 +133,23 @@ def submit_latency(seconds: float) -> Measurement:
     return Measurement("timing", SUBMIT_LATENCY, max(0.0, seconds), {})
 
 
+def may_report(before: ApplicationState | None, step: Step) -> bool:
+    """Whether `look_metrics` can find anything in this look, from the two states alone
+    (no pod is read): a follower hands the sink only such looks. Most looks at a live
+    application (an executor comes or goes, a status is rewritten) report nothing."""
+    state = step.following.state
+    if state is None:
+        return False
+    if step.final is not None or (step.transition is not None and state.state == "pending"):
+        return True
+    failures = state.executors.failures
+    if failures and (before is None or failures != before.executors.failures):
+        return True
+    if before is not None and (before.state == "running" or before.terminal):
+        return False  # started before: no start to time
+    return state.state == "running" or state.terminal
+
+
 def look_metrics(
     before: ApplicationState | None, step: Step, driver_container: str = DRIVER_CONTAINER
 ) -> tuple[Measurement, ...]:

@@ -35,6 +35,7 @@ from airflow_provider_sparkk8s.application.metrics import (
     MetricsSink,
     Tags,
     look_metrics,
+    may_report,
     send,
     shared_task_tags,
 )
@@ -317,7 +318,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         state = step.following.state
         subscription.state = None if state is None else state.state
         metrics = self._metrics()
-        if metrics.enabled:
+        if metrics.enabled and may_report(before.state, step):
             metrics.defer(functools.partial(self._send_metrics, metrics, before.state, step))
         if logs is not None and state is not None:
             logs.saw(state)

@@ -16,6 +16,7 @@ from airflow_provider_sparkk8s.application.metrics import (
     TIME_TO_RUNNING,
     Measurement,
     look_metrics,
+    may_report,
     send,
     store_gauges,
     task_tags,
@@ -31,7 +32,10 @@ def follow(looks: list[list[dict[str, Any]]]) -> list[tuple[Measurement, ...]]:
     reported = []
     for pods in looks:
         step = observe(following, pods)
-        reported.append(look_metrics(following.state, step))
+        measured = look_metrics(following.state, step)
+        # The trigger derives only the looks `may_report` lets through: none may be lost.
+        assert measured == () or may_report(following.state, step), measured
+        reported.append(measured)
         following = step.following
     return reported
 
@@ -69,6 +73,19 @@ def test_a_run_reports_pending_reasons_time_to_running_and_duration_from_pod_tim
     assert reported[2] == (Measurement("timing", TIME_TO_RUNNING, 5.0, {}),)
     assert reported[3] == ()
     assert reported[4] == (Measurement("timing", DURATION, 60.0, {"state": "succeeded"}),)
+
+
+def test_looks_that_change_nothing_are_not_handed_to_the_sink():
+    creating = pod("d", phase="Pending", conditions=SCHEDULED, containers=[waiting("Pulling")])
+    live = pod("d", phase="Running", conditions=SCHEDULED, containers=[running()])
+    done = pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])
+    following = Following(SPEC)
+    passed = []
+    for pods in ([creating], [creating], [live], [live], [live], [done]):
+        step = observe(following, pods)
+        passed.append(may_report(following.state, step))
+        following = step.following
+    assert passed == [True, False, True, False, False, True]
 
 
 def test_a_driver_that_ended_before_any_look_saw_it_running_is_still_timed():
