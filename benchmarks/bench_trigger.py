@@ -315,6 +315,8 @@ def child_main(args: argparse.Namespace) -> None:
         result["metrics_clock"] = {
             "seconds": clock.seconds,
             "wrapper_seconds": clock.wrapper_seconds,
+            "gc_seconds": clock.gc_seconds,
+            "gc_passes": clock.gc_passes,
             "calls": clock.calls,
             "by_name": clock.by_name,
         }
@@ -875,7 +877,10 @@ def clock_line(results: list[PeerResult]) -> str:
     return (
         f"metrics path inside the on child's loop: {clock['seconds']:.3f} s of CPU of "
         f"{on.cpu_loop:.2f} s = {100 * clock['seconds'] / on.cpu_loop:.2f} % (wrappers' own "
-        f"{clock['wrapper_seconds']:.3f} s taken off; entries: {calls})"
+        f"{clock['wrapper_seconds']:.3f} s taken off; entries: {calls}); of it, the "
+        f"collector's passes that began inside the path: {clock.get('gc_seconds', 0.0):.3f} s "
+        f"(by generation {clock.get('gc_passes', {})}), the rest "
+        f"{100 * (clock['seconds'] - clock.get('gc_seconds', 0.0)) / on.cpu_loop:.2f} %"
     )
 
 

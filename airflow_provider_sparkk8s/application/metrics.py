@@ -22,6 +22,7 @@ from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.follower import Step
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
+    TERMINAL_STATES,
     ApplicationState,
     Pod,
 )
@@ -167,24 +168,31 @@ def look_metrics(
     if state is None:
         return ()
     found: list[Measurement] = []
-    if step.transition is not None and state.state == "pending":
+    now = state.state
+    if step.transition is not None and now == "pending":
         found.append(Measurement("incr", PENDING, 1, {"reason": state.reason or "Pending"}))
     if state.executors.failures:
         found.extend(_new_executor_failures(before, state))
-    started_before = before is not None and (before.state == "running" or before.terminal)
-    starts = not started_before and (state.state == "running" or state.terminal)
-    ends = step.final is not None and state.terminal
+    # The states by name, not through `terminal`: this runs on every look a sink is handed.
+    ended = now in TERMINAL_STATES
+    started_before = before is not None and (
+        before.state == "running" or before.state in TERMINAL_STATES
+    )
+    starts = not started_before and (now == "running" or ended)
+    ends = ended and step.final is not None
     if not (starts or ends):  # most looks: nothing more to read
         return tuple(found)
     driver = _driver(step.pods, state)
-    if starts and driver is not None:
-        found.extend(_start_times(driver, state, driver_container))
+    created = None if driver is None else _created(driver)  # one parse for both timers
+    if driver is None or created is None:
+        return tuple(found)
+    if starts:
+        found.extend(_start_times(driver, created, state, driver_container))
     if ends:
-        created = _created(driver)
         finished = _moment(state.finished_at)
-        if created is not None and finished is not None:
+        if finished is not None:
             found.append(
-                Measurement("timing", DURATION, _between(created, finished), {"state": state.state})
+                Measurement("timing", DURATION, _between(created, finished), {"state": now})
             )
     return tuple(found)
 
@@ -220,10 +228,9 @@ def _new_executor_failures(
     ]
 
 
-def _start_times(driver: Pod, state: ApplicationState, container: str) -> list[Measurement]:
-    created = _created(driver)
-    if created is None:
-        return []
+def _start_times(
+    driver: Pod, created: datetime, state: ApplicationState, container: str
+) -> list[Measurement]:
     found = []
     started = _moment(state.started_at) or _container_started(driver, container)
     if started is not None:
