@@ -24,7 +24,8 @@ a digest of our files, built under a lock and renamed into place when complete:
                                             line for that Hadoop, testenv/gcs_connector.py)
     opt/spark/conf, opt/spark/work-dir      empty: the conf volume's mount point, the work dir
     opt/entrypoint.sh                       testenv/image/entrypoint.sh
-    opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py, oom.py)
+    opt/sparkk8s/examples/*.py              testenv/image/examples/ (pi.py, fail.py, oom.py,
+                                            identity.py)
     opt/sparkk8s/examples/jars/sparkk8s-examples.jar
                                             testenv/image/jvm/ (JavaPi), compiled here with
                                             the JDK's javac against that release's jars

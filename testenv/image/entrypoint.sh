@@ -8,6 +8,17 @@
 # way from 3.5 to 4.3 (same env names, same executor command line); 3.5.9 and 4.3.0 run here.
 set -euo pipefail
 
+# A uid the image does not know (a pod's runAsUser) gets a passwd entry, as Spark's own
+# images give it: the JVM's login (Hadoop's UnixLoginModule) fails for a user without a
+# name. /etc/passwd is writable by group root, the primary group such a uid runs with.
+if ! id -un >/dev/null 2>&1; then
+  if [ -w /etc/passwd ]; then
+    echo "$(id -u):x:$(id -u):$(id -g):${SPARK_USER_NAME:-anonymous uid}:${SPARK_HOME:-/opt/spark}:/bin/false" >>/etc/passwd
+  else
+    echo "entrypoint: uid $(id -u) has no passwd entry and /etc/passwd is not writable" >&2
+  fi
+fi
+
 # Spark's conf directory first, then Hadoop's if any, then the distribution's jars, any extra
 # classpath and the working directory.
 classpath="${SPARK_CONF_DIR:-$SPARK_HOME/conf}"

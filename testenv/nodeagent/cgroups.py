@@ -17,6 +17,12 @@ from pathlib import Path
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 
 
+def agent_cgroup_parent(node_name: str, agent_pid: int, root: Path = MEMORY_ROOT) -> Path:
+    """The folder holding one agent's container cgroups: every agent's node is called
+    `process-node-0`, so its pid tells one session's containers from another's."""
+    return root / "sparkk8s" / f"{node_name}-{agent_pid}"
+
+
 def memory_cgroups_available(root: Path = MEMORY_ROOT) -> bool:
     return (root / "memory.limit_in_bytes").exists() and os.access(root, os.W_OK)
 

@@ -32,7 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from testenv.nodeagent.cgroups import MemoryCgroup, memory_cgroups_available
+from testenv.nodeagent.cgroups import (
+    MemoryCgroup,
+    agent_cgroup_parent,
+    memory_cgroups_available,
+)
 from testenv.nodeagent.images import Image
 from testenv.nodeagent.logs import cri_line, parse_cri
 from testenv.nodeagent.quantity import ceil_units
@@ -190,9 +194,7 @@ class ProcessRuntime:
         self.unshare = shutil.which("unshare") or "/usr/bin/unshare"
         self.cgroup_parent: Path | None = None
         if memory_cgroups_available():
-            from testenv.nodeagent.cgroups import MEMORY_ROOT
-
-            self.cgroup_parent = MEMORY_ROOT / "sparkk8s" / f"{node_name}-{os.getpid()}"
+            self.cgroup_parent = agent_cgroup_parent(node_name, os.getpid())
         else:
             log.warning("no writable memory cgroup: no memory limits, no OOMKilled detection")
 

@@ -9,7 +9,9 @@ process (one asyncio thread), so nothing needs a route out of either namespace:
   pod and service proxies); it connects inside the namespace to the node's and the pods'
   networks, and on the host's loopback to anything else there (a webhook server).
 
-TLS passes through untouched both ways.
+TLS passes through untouched both ways. The same module, with no proxy socket, forwards one
+port of the node IP to a server on the host's loopback (an object store a test runs), so
+pods reach it with nothing routed out (`RealNode.expose_host_port`).
 
     python -m testenv.realnode.forward CONFIG.json
 """
@@ -36,8 +38,8 @@ log = logging.getLogger("realnode-forward")
 class ForwardConfig:
     netns: str  # /proc/<holder>/ns/net
     listen: list[tuple[str, int]]  # inside the namespace
-    apiserver: tuple[str, int]  # on the host's loopback
-    proxy_socket: str  # the API server's egress (HTTP CONNECT)
+    upstream: tuple[str, int]  # on the host's loopback: the API server, or a test's server
+    proxy_socket: str | None  # the API server's egress (HTTP CONNECT); None: inward only
     inside_networks: list[str]  # CONNECT targets reached inside the namespace
 
     def to_json(self) -> str:
@@ -47,7 +49,7 @@ class ForwardConfig:
     def from_json(cls, text: str) -> ForwardConfig:
         data = json.loads(text)
         data["listen"] = [tuple(address) for address in data["listen"]]
-        data["apiserver"] = tuple(data["apiserver"])
+        data["upstream"] = tuple(data["upstream"])
         return cls(**data)
 
 
@@ -94,13 +96,13 @@ class Forward:
     def __init__(self, config: ForwardConfig) -> None:
         self.config = config
 
-    async def _to_apiserver(
+    async def _to_upstream(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         try:
-            upstream = await asyncio.open_connection(*self.config.apiserver)
+            upstream = await asyncio.open_connection(*self.config.upstream)
         except OSError as error:
-            log.warning("API server %s:%s: %s", *self.config.apiserver, error)
+            log.warning("upstream %s:%s: %s", *self.config.upstream, error)
             writer.close()
             return
         await _splice((reader, writer), upstream)
@@ -131,8 +133,9 @@ class Forward:
             with inside(self.config.netns):
                 sock = socket.create_server(address)
             sock.setblocking(False)
-            servers.append(await asyncio.start_server(self._to_apiserver, sock=sock))
-        servers.append(await asyncio.start_unix_server(self._proxy, self.config.proxy_socket))
+            servers.append(await asyncio.start_server(self._to_upstream, sock=sock))
+        if self.config.proxy_socket is not None:
+            servers.append(await asyncio.start_unix_server(self._proxy, self.config.proxy_socket))
         print("forwarding", flush=True)  # the node waits for this line in the log
         await stop.wait()
         for server in servers:
@@ -142,7 +145,8 @@ class Forward:
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     config = ForwardConfig.from_json(Path(argv[0]).read_text())
-    Path(config.proxy_socket).unlink(missing_ok=True)
+    if config.proxy_socket is not None:
+        Path(config.proxy_socket).unlink(missing_ok=True)
 
     async def run() -> None:
         stop = asyncio.Event()

@@ -52,7 +52,7 @@ PYTHON = "/usr/bin/python3.11"
 TOOLS = (
     "bash", "env", "cat", "dirname", "basename", "uname", "sed", "sort", "grep", "ls",
     "mkdir", "rm", "head", "tail", "tr", "id", "readlink", "echo", "sleep", "cp", "mv",
-    "chmod", "true", "false", "wc", "date", "ps", "hostname", "touch", "nproc",
+    "chmod", "true", "false", "wc", "date", "ps", "hostname", "touch", "nproc", "tar", "gzip",
 )  # fmt: skip
 # Parts of the JDK a JRE does not need (compiler symbols, sources, modules to link).
 JDK_SKIP = ("jmods", "include", "man", "docs", "legal", "lib/src.zip", "lib/ct.sym")
@@ -80,6 +80,7 @@ class Layout:
 
     files: dict[str, Path] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    text_modes: dict[str, int] = field(default_factory=dict)  # arcname -> mode, else 0o644
     dirs: dict[str, tuple[int, int]] = field(default_factory=dict)  # arcname -> (uid, mode)
     links: dict[str, str] = field(default_factory=dict)
 
@@ -140,6 +141,9 @@ def shell_layout() -> Layout:
     layout.links["usr/bin/sh"] = "bash"
     layout.links.update(ROOT_LINKS)
     layout.texts.update(ETC_FILES)
+    # As Spark's own images: group root may add the entry of a uid the image does not know
+    # (a pod's runAsUser runs with group 0 unless it sets runAsGroup; testenv/image/entrypoint.sh).
+    layout.text_modes["etc/passwd"] = 0o664
     layout.texts["etc/hosts"] = "127.0.0.1\tlocalhost\n"
     for directory in ("tmp",):
         layout.dirs[directory] = (0, 0o1777)
@@ -196,7 +200,7 @@ def write_layer(layout: Layout, out: Path) -> str:
     for arc, source in layout.files.items():
         entries[arc] = ("file", source)
     for arc, text in layout.texts.items():
-        entries[arc] = ("text", text)
+        entries[arc] = ("text", (text, layout.text_modes.get(arc, 0o644)))
     for arc, target in layout.links.items():
         entries[arc] = ("link", target)
     digest = hashlib.sha256()
@@ -220,8 +224,9 @@ def _add(tar: tarfile.TarFile, arc: str, kind: str, value: object) -> None:
         info.type, info.linkname, info.mode = tarfile.SYMTYPE, str(value), 0o777
         tar.addfile(info)
     elif kind == "text":
-        data = str(value).encode()
-        info.size, info.mode = len(data), 0o644
+        assert isinstance(value, tuple)
+        data = str(value[0]).encode()
+        info.size, info.mode = len(data), int(value[1])
         tar.addfile(info, io.BytesIO(data))
     else:
         source = Path(str(value))

@@ -118,7 +118,8 @@ class RealNode:
             self._prefetch.join()  # an import under way ends first: it runs in the namespaces
         if self._records is not None:
             self._records.stop()
-        for name in ("kubelet", "dnsmasq", "containerd", "forward"):
+        exposed = sorted(name for name in self._processes if name.startswith("forward-"))
+        for name in ("kubelet", "dnsmasq", "containerd", "forward", *exposed):
             process = self._processes.get(name)
             if process is not None:
                 started = time.monotonic()
@@ -169,6 +170,22 @@ class RealNode:
 
         self._prefetch = threading.Thread(target=run, name="image-prefetch", daemon=True)
         self._prefetch.start()
+
+    def expose_host_port(self, port: int) -> str:
+        """`NODE_IP:port`, where the node's pods reach the server on the host's loopback port
+        `port` (an object store a test runs): a listener inside the namespace forwards to
+        it, so nothing is routed out of either side. One forward per port, kept until stop."""
+        name = f"forward-{port}"
+        if name not in self._processes:
+            config = ForwardConfig(
+                netns=self._ns.netns,
+                listen=[(NODE_IP, port)],
+                upstream=("127.0.0.1", port),
+                proxy_socket=None,
+                inside_networks=[],
+            )
+            self._spawn_forward(name, config)
+        return f"{NODE_IP}:{port}"
 
     def container_pid(self, container_id: str) -> int:
         """The host pid of a running container's first process (`containerd://<id>`, as a
@@ -249,18 +266,17 @@ class RealNode:
         config = ForwardConfig(
             netns=self._ns.netns,
             listen=[("127.0.0.1", API_FORWARD_PORT), (NODE_IP, API_FORWARD_PORT)],
-            apiserver=("127.0.0.1", int(plane.server.rsplit(":", 1)[1])),
+            upstream=("127.0.0.1", int(plane.server.rsplit(":", 1)[1])),
             proxy_socket=str(self.paths.egress_socket),
             inside_networks=INSIDE_NETWORKS,
         )
-        config_file = self.scratch / "forward.json"
+        self._spawn_forward("forward", config)
+
+    def _spawn_forward(self, name: str, config: ForwardConfig) -> None:
+        config_file = self.scratch / f"{name}.json"
         config_file.write_text(config.to_json())
-        process = self._spawn(
-            "forward", _python_module("testenv.realnode.forward", str(config_file))
-        )
-        wait_until(
-            lambda: "forwarding" in process.log_tail(), 30, "the node's forward", watch=[process]
-        )
+        process = self._spawn(name, _python_module("testenv.realnode.forward", str(config_file)))
+        wait_until(lambda: "forwarding" in process.log_tail(), 30, name, watch=[process])
 
     def _start_containerd(self, packages: Path) -> None:
         config = self.paths.containerd / "config.toml"

@@ -5,6 +5,8 @@ are in tests/conftest.py, so tests/e2e's Airflow stack shares this session's one
 
 from __future__ import annotations
 
+import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +39,18 @@ def real_admin(real_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
 def real_submitter(real_plane: ControlPlane, real_namespace: str, tmp_path: Path) -> Path:
     """A kubeconfig for `real_namespace` as the documented submitter (docs/rbac.yaml)."""
     return submitter_kubeconfig(real_plane, real_namespace, tmp_path / "submitter.kubeconfig")
+
+
+@pytest.fixture
+def real_shared_dir() -> Iterator[Path]:
+    """A host folder for uploads and outputs that the tests mount into their pods at the same
+    path (`host_folder_conf`). Open to all: the tests write it as root, the pods as the
+    image's user 185. Not under /tmp, which the tests' own temp folders share."""
+    path = Path.home() / ".cache" / "sparkk8s-test-uploads" / secrets.token_hex(4)
+    path.mkdir(parents=True)
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

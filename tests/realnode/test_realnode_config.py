@@ -100,6 +100,9 @@ def test_the_forward_config_round_trips_through_json():
     config = ForwardConfig("/proc/1/ns/net", [("127.0.0.1", 6443)], ("127.0.0.1", 1), "/s", [])
     assert ForwardConfig.from_json(config.to_json()) == config
     assert json.loads(config.to_json())["listen"] == [["127.0.0.1", 6443]]
+    # A port exposed to the pods: inward only, no egress proxy.
+    exposed = ForwardConfig("/proc/1/ns/net", [(NODE_IP, 9000)], ("127.0.0.1", 9000), None, [])
+    assert ForwardConfig.from_json(exposed.to_json()) == exposed
 
 
 def test_dns_records_name_each_service_in_full():
@@ -121,6 +124,8 @@ def test_a_layer_holds_files_dirs_and_links_owned_as_said(tmp_path: Path):
     layout = Layout()
     layout.files["usr/bin/tool"] = source
     layout.texts["etc/passwd"] = "spark:x:185:185::/home/spark:/bin/sh\n"
+    layout.text_modes["etc/passwd"] = 0o664
+    layout.texts["etc/group"] = "spark:x:185:\n"
     layout.dirs["opt/spark/work-dir"] = (185, 0o775)
     layout.links["bin"] = "usr/bin"
     out = tmp_path / "layer.tar"
@@ -134,6 +139,9 @@ def test_a_layer_holds_files_dirs_and_links_owned_as_said(tmp_path: Path):
         assert work.isdir() and work.uid == 185 and work.mode == 0o775
         assert members["opt"].isdir() and members["opt"].uid == 0  # parents made, root's
         assert members["bin"].issym() and members["bin"].linkname == "usr/bin"
+        # Group root may add a passwd entry (an unknown runAsUser); other texts are 0644.
+        assert (members["etc/passwd"].mode, members["etc/group"].mode) == (0o664, 0o644)
+        assert members["etc/passwd"].gid == 0
         assert [m.mtime for m in members.values()] == [0] * len(members)
 
 

@@ -5,7 +5,8 @@ through sparkk8s-submit as the documented submitter, and prints, in seconds sinc
 submission started: the driver pod Running, the first executor registered with the driver
 (from the driver log's own timestamps), and the CLI's exit on success; then the peak of the
 summed resident memory of every process of the application's pods, sampled every 0.2 s
-from their memory cgroups (`total_rss`, no page cache), and the load average.
+from the memory cgroups of this plane's agent only (`total_rss`, no page cache; every
+agent's node is `process-node-0`, the agent's pid names its folder), and the load average.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
-from testenv.nodeagent.cgroups import MEMORY_ROOT
+from testenv.nodeagent.cgroups import MEMORY_ROOT, agent_cgroup_parent
 from testenv.runtime_image import spark_image
 from tests.support.real_spark import (
     BASE_CONF,
@@ -34,6 +35,7 @@ from tests.support.real_spark import (
 
 
 def cgroup_rss(parent: Path) -> int:
+    """The summed `total_rss` of the container cgroups directly under `parent`."""
     total = 0
     for stat in parent.glob("*/memory.stat"):
         try:
@@ -44,6 +46,14 @@ def cgroup_rss(parent: Path) -> int:
         except OSError:
             pass
     return total
+
+
+def own_cgroups(plane: ControlPlane, root: Path = MEMORY_ROOT) -> Path:
+    """Where this plane's agent keeps its containers' cgroups (not another session's)."""
+    agent_pid = plane.pids().get("node-agent")
+    if plane.agent is None or agent_pid is None:
+        raise RuntimeError("the plane runs no node agent")
+    return agent_cgroup_parent(plane.agent.node_name, agent_pid, root)
 
 
 def main() -> int:
@@ -61,15 +71,14 @@ def main() -> int:
                         break
                     time.sleep(0.2)
             kubeconfig = submitter_kubeconfig(plane, namespace, Path(tmp) / "kubeconfig")
-            node = plane.agent.node_name if plane.agent else ""
+            parent = own_cgroups(plane)
             peak = [0]
             stop = threading.Event()
 
             def sample() -> None:
                 # The agent makes its cgroup directory with the first container.
                 while not stop.wait(0.2):
-                    for parent in MEMORY_ROOT.glob(f"sparkk8s/{node}-*"):
-                        peak[0] = max(peak[0], cgroup_rss(parent))
+                    peak[0] = max(peak[0], cgroup_rss(parent))
 
             threading.Thread(target=sample, daemon=True).start()
             recorder = PodRecorder(plane, namespace).start()

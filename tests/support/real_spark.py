@@ -207,6 +207,21 @@ class PodRecorder:
         return any(e.name == name and e.kind == "DELETED" for e in self.events)
 
 
+def host_folder_conf(path: Path, roles: tuple[str, ...] = ("driver", "executor")) -> dict[str, str]:
+    """Spark's keys mounting the host folder `path` at the same path in the pods of `roles`
+    (a hostPath volume named `shared`): a real node's pods see only their image's files, as
+    in a cluster, where a shared path is a volume every driver and executor mounts."""
+    return {
+        f"spark.kubernetes.{role}.volumes.hostPath.shared.{key}": value
+        for role in roles
+        for key, value in (
+            ("mount.path", str(path)),
+            ("options.path", str(path)),
+            ("mount.readOnly", "false"),
+        )
+    }
+
+
 def container_pid(pod: dict[str, Any]) -> int:
     """The pid of a pod's first container: the node agent puts it at the end of the
     container id (`sparkk8s-process://<pod uid>-<container>-<pid>`)."""
