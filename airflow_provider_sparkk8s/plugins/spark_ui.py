@@ -112,8 +112,10 @@ async def _status_body(
 ) -> bytes:
     """The first chunk of the same page asked as a GET, if it is a 404 again (a HEAD's
     answer has no body to judge by)."""
-    probe = await open_spark_ui(client, target, base, method="GET", rest=rest,
-                                query=request.url.query, headers=request.headers.items())  # fmt: skip
+    probe = await open_spark_ui(
+        client, target, base, method="GET", rest=rest, query=request.url.query,
+        headers=request.headers.items(),
+    )  # fmt: skip
     try:
         return await anext(probe.body, b"") if probe.status == 404 else b""
     finally:

@@ -45,11 +45,11 @@ def test_a_heads_json_404_is_asked_again_as_a_get_to_tell_the_pods_status_from_t
 
 
 def test_a_gone_driver_without_a_history_server_says_why():
-    none = unavailable_reason(None, "spark_k8s_prod")
-    assert "history_server_url" in none and "'spark_k8s_prod'" in none
+    unconfigured = unavailable_reason(None, "spark_k8s_prod")
+    assert "history_server_url" in unconfigured and "'spark_k8s_prod'" in unconfigured
     assert "spark_application" in unavailable_reason("http://history:18080", "spark_k8s_prod")
-    assert gone_detail("etl", "pi-driver", none) == (
-        f"The Spark driver pod etl/pi-driver is gone, and {none}."
+    assert gone_detail("etl", "pi-driver", unconfigured) == (
+        f"The Spark driver pod etl/pi-driver is gone, and {unconfigured}."
     )
 
 

@@ -119,8 +119,9 @@ def plugin_client(
     app = plugin.build_app(read_check=lambda: None)
     app.dependency_overrides[plugin.published_target] = lambda: target
     if history is not None:
-        app.state.history_url_for = lambda conn_id: history[0]
-        app.state.application_id_for = lambda *ids: history[1]
+        url, app_id = history
+        app.state.history_url_for = lambda conn_id: url
+        app.state.application_id_for = lambda *ids: app_id
     root = FastAPI()
     root.mount("/sparkk8s", app)
     with TestClient(root) as client:

@@ -1,6 +1,7 @@
 """The event log and the run summary on a real Spark run, 4.3.0 and 3.5.9 (each line's own
-History Server reading its driver's log): the operator (waiting in the worker) submits with `event_log_dir` into a host folder that the node agent's driver writes
-and a real History Server (testenv/history_server.py) reads; after the end, the operator's
+History Server reading its driver's log): the operator (waiting in the worker) submits
+with `event_log_dir` into a host folder that the node agent's driver writes and a real
+History Server (testenv/history_server.py) reads; after the end, the operator's
 summary (task log table, XCom `run_summary`) holds what the History Server's REST API
 reports for the same application, read here on our own.
 
