@@ -117,9 +117,11 @@ async def _status_body(
         headers=request.headers.items(),
     )  # fmt: skip
     try:
-        return await anext(probe.body, b"") if probe.status == 404 else b""
+        # Started in any case: only a started body's close releases the upstream answer.
+        head = await anext(probe.body, b"")
     finally:
         await probe.body.aclose()  # type: ignore[attr-defined]
+    return head if probe.status == 404 else b""
 
 
 async def _first_chunk(answer: ProxiedAnswer) -> tuple[bytes, ProxiedAnswer]:

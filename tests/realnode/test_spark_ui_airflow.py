@@ -223,12 +223,10 @@ def test_after_the_end_the_same_link_serves_the_history_servers_page(
     assert listed == history.api(f"applications/{app_id}/jobs")
     assert [job["status"] for job in listed] == ["SUCCEEDED"], listed
     # HEAD answers as GET does, without a body: the redirect, then the page.
-    head = httpx.head(run.stack.base_url + base + "/jobs/", cookies={"_token": run.token},
-                      timeout=60)  # fmt: skip
+    head = run.head(base + "/jobs/")
     assert head.status_code == 302 and head.content == b"", head
     assert head.headers["location"] == f"{base}/history/{app_id}/jobs/"
-    head_page = httpx.head(run.stack.base_url + head.headers["location"],
-                           cookies={"_token": run.token}, timeout=60)  # fmt: skip
+    head_page = run.head(head.headers["location"])
     assert head_page.status_code == 200 and head_page.content == b"", head_page
     # Without Airflow's session cookie, the History Server's page is refused too.
     anonymous = httpx.get(run.stack.base_url + f"{base}/history/{app_id}/jobs/", timeout=60)

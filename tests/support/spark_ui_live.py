@@ -53,6 +53,9 @@ class LiveRun:
             self.stack.base_url + path, cookies={"_token": self.token}, timeout=60, **kwargs
         )
 
+    def head(self, path: str) -> httpx.Response:
+        return httpx.head(self.stack.base_url + path, cookies={"_token": self.token}, timeout=60)
+
     def application_id(self) -> str:
         (application,) = self.get(self.base + "/api/v1/applications").json()
         return str(application["id"])
