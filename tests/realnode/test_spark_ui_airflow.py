@@ -33,11 +33,11 @@ import pytest
 from kubernetes import config as k8s_config
 
 from airflow_provider_sparkk8s.application.spark_ui import TaskInstanceUi
+from testenv.history_server import HistoryServer
 from tests.conftest import _fresh_namespace
 from tests.e2e.airflow_stack import ADMIN_USER
 from tests.realnode.airflow_dags.spark_ui_live import APP_NAME, DAG_ID, TASK_ID
 from tests.support.real_spark import REAL_SPARK_TIMINGS
-from testenv.history_server import HistoryServer
 from tests.support.spark_ui_live import LiveRun, events_folder, launch_ui_stack, live_spark_ui
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(900)]
@@ -188,9 +188,7 @@ def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
     ]
 
 
-def test_the_run_succeeds_once_its_executor_may_start(
-    live_run: LiveRun, history: HistoryServer
-):
+def test_the_run_succeeds_once_its_executor_may_start(live_run: LiveRun, history: HistoryServer):
     run = live_run
     run.release()
     with run.stack.client() as client:
@@ -233,9 +231,7 @@ def test_after_the_end_the_same_link_serves_the_history_servers_page(
     assert anonymous.status_code == 401, anonymous.text
 
 
-def test_chromium_follows_the_same_link_to_the_history_server(
-    live_run: LiveRun, tmp_path: Path
-):
+def test_chromium_follows_the_same_link_to_the_history_server(live_run: LiveRun, tmp_path: Path):
     started = time.monotonic()
     report = _follow_the_link(live_run, tmp_path, "history")
     REAL_SPARK_TIMINGS["Spark UI e2e: browser login -> history jobs -> environment"] = (
