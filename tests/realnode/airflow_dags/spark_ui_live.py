@@ -38,6 +38,10 @@ with DAG(DAG_ID, schedule=None, catchup=False, start_date=datetime.datetime(2026
             "spark.kubernetes.driver.request.cores": "200m",
             "spark.kubernetes.executor.request.cores": "200m",
             f"spark.kubernetes.executor.node.selector.{RELEASE_LABEL}": "go",
+            # 4.x compresses the event log with zstd by default, whose JNI library needs
+            # libpthread.so.0, which the real node's image lacks (seen: the driver's
+            # SparkContext failed with UnsatisfiedLinkError): a plain log instead.
+            "spark.eventLog.compress": "false",
             _EVENTS_VOLUME + "mount.path": EVENTS_MOUNT,
             _EVENTS_VOLUME + "options.path": "{{ dag_run.conf['" + EVENTS_HOST_PATH_KEY + "'] }}",
         },
