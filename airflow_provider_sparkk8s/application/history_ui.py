@@ -42,6 +42,29 @@ def driver_gone(status: int, content_type: str | None, body_head: bytes) -> bool
     )
 
 
+def head_needs_a_get(method: str, status: int, content_type: str | None) -> bool:
+    """Whether a HEAD's 404 must be asked again as a GET to tell who answered: a HEAD has
+    no body, and only the body tells the API server's Status about the deleted pod from a
+    JSON 404 of the driver's own REST API. The Status is small; an HTML 404 is the driver's."""
+    return method == "HEAD" and status == 404 and "json" in (content_type or "")
+
+
+def unavailable_reason(history_server_url: str | None, conn_id: str) -> str:
+    """Why a gone driver's page cannot come from a History Server: none is configured, or
+    the application's id is unknown (the operator publishes it once the driver exists)."""
+    if history_server_url is None:
+        return (
+            "no History Server is configured (the history_server_url extra of connection "
+            f"{conn_id!r}, or [sparkk8s] history_server_url)"
+        )
+    return "its operator published no application id (XCom spark_application)"
+
+
+def gone_detail(namespace: str, driver_pod: str, reason: str) -> str:
+    """The plugin's own 404 for a deleted driver it cannot serve from a History Server."""
+    return f"The Spark driver pod {namespace}/{driver_pod} is gone, and {reason}."
+
+
 def _check(rest: str) -> None:
     if any(segment in (".", "..") for segment in (rest.split("/") if rest else [])):
         raise UnsafePath(f"dot segments are not proxied: {rest!r}")

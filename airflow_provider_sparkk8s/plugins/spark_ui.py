@@ -25,8 +25,11 @@ from fastapi.responses import RedirectResponse, StreamingResponse
 from airflow_provider_sparkk8s.application.history_ui import (
     HISTORY_SERVER_URL_OPTION,
     driver_gone,
+    gone_detail,
+    head_needs_a_get,
     history_page,
     is_server_path,
+    unavailable_reason,
 )
 from airflow_provider_sparkk8s.application.spark_ui import (
     PLUGIN_PREFIX,
@@ -39,6 +42,7 @@ from airflow_provider_sparkk8s.application.spark_ui import (
 )
 from airflow_provider_sparkk8s.errors import KubeConnectionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
+from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.services.history_ui_proxy import open_history_ui
 from airflow_provider_sparkk8s.services.spark_ui_proxy import (
@@ -103,6 +107,23 @@ def application_id(dag_id: str, run_id: str, task_id: str, map_index: int) -> st
     return str(found) if found else None
 
 
+async def _status_body(
+    client: AsyncKubeClient, target: SparkUiTarget, base: str, rest: str, request: Request
+) -> bytes:
+    """The first chunk of the same page asked as a GET, if it is a 404 again (a HEAD's
+    answer has no body to judge by)."""
+    probe = await open_spark_ui(
+        client, target, base, method="GET", rest=rest, query=request.url.query,
+        headers=request.headers.items(),
+    )  # fmt: skip
+    try:
+        # Started in any case: only a started body's close releases the upstream answer.
+        head = await anext(probe.body, b"")
+    finally:
+        await probe.body.aclose()  # type: ignore[attr-defined]
+    return head if probe.status == 404 else b""
+
+
 async def _first_chunk(answer: ProxiedAnswer) -> tuple[bytes, ProxiedAnswer]:
     """The body's first chunk, and the answer with its body whole again."""
     head = await anext(answer.body, b"")
@@ -144,11 +165,12 @@ def build_app(read_check: Any = None) -> FastAPI:
         target: SparkUiTarget = Depends(published_target),  # noqa: B008 - FastAPI's idiom
     ) -> Any:
         client = await clients_of(app).get(target.conn_id)
+        base = task_ui(dag_id, run_id, task_id, map_index).base
         try:
             answer = await open_spark_ui(
                 client,
                 target,
-                task_ui(dag_id, run_id, task_id, map_index).base,
+                base,
                 method=request.method,
                 rest=rest,
                 query=request.url.query,
@@ -158,28 +180,30 @@ def build_app(read_check: Any = None) -> FastAPI:
             raise HTTPException(400, str(error)) from None
         except KubeConnectionError as error:
             raise HTTPException(502, str(error)) from None
-        if answer.status in (404, 503):
-            original = answer.body
-            head, answer = await _first_chunk(answer)
-            content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
-            if driver_gone(answer.status, content_type, head):
-                ids = (dag_id, run_id, task_id, map_index)
-                history = await from_history(request, ids, target, rest)
-                if history is not None:
-                    await original.aclose()  # type: ignore[attr-defined]
-                    return history
-        return _streamed(answer)
-
-    async def from_history(
-        request: Request, ids: tuple[str, str, str, int], target: SparkUiTarget, rest: str
-    ) -> Any:
-        """The page from the History Server, when one is configured and knows the app."""
+        if answer.status not in (404, 503):
+            return _streamed(answer)
+        original = answer.body
+        head, answer = await _first_chunk(answer)
+        content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
+        if head_needs_a_get(request.method, answer.status, content_type):
+            head = await _status_body(client, target, base, rest, request)
+        if not driver_gone(answer.status, content_type, head):
+            return _streamed(answer)
+        ids = (dag_id, run_id, task_id, map_index)
         url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
         read_id = app.state.application_id_for
         app_id = await asyncio.to_thread(lambda: read_id(*ids)) if url else None
-        if url is None or app_id is None:
-            return None
-        base = task_ui(*ids).base
+        if url is not None and app_id is not None:
+            await original.aclose()  # type: ignore[attr-defined]
+            return await from_history(request, url, app_id, base, rest)
+        if answer.status == 404:  # deleted: say so, rather than the API server's Status
+            await original.aclose()  # type: ignore[attr-defined]
+            reason = unavailable_reason(url, target.conn_id)
+            raise HTTPException(404, gone_detail(target.namespace, target.driver_pod, reason))
+        return _streamed(answer)  # 503: the pod is there but does not serve (yet, or now)
+
+    async def from_history(request: Request, url: str, app_id: str, base: str, rest: str) -> Any:
+        """The page from the History Server at `url`, for the application `app_id`."""
         if not is_server_path(rest):
             query = f"?{request.url.query}" if request.url.query else ""
             return RedirectResponse(history_page(rest, app_id, base) + query, 302)

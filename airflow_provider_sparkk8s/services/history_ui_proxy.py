@@ -36,12 +36,16 @@ async def open_history_ui(
     query: str,
     headers: Iterable[tuple[str, str]],
 ) -> ProxiedAnswer:
-    """Send `method` for the History Server path `/rest` and answer as the server did."""
+    """Send `method` for the History Server path `/rest` and answer as the server did.
+    Raises ConnectionError when the server does not answer."""
     url = upstream_url(history_server_url, "/" + rest, query)
     sent = forwarded_request_headers(headers) | {FORWARDED_CONTEXT_HEADER: base}
     client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=False)
     try:
         upstream = await client.send(client.build_request(method, url, headers=sent), stream=True)
+    except httpx.TransportError as error:  # refused, timed out: the caller's OSError (502)
+        await client.aclose()
+        raise ConnectionError(str(error) or type(error).__name__) from None
     except BaseException:
         await client.aclose()
         raise

@@ -9,8 +9,11 @@ import pytest
 from airflow_provider_sparkk8s.application.history_ui import (
     browser_location,
     driver_gone,
+    gone_detail,
+    head_needs_a_get,
     history_page,
     is_server_path,
+    unavailable_reason,
     upstream_url,
 )
 from airflow_provider_sparkk8s.application.spark_ui import UnsafePath
@@ -30,6 +33,24 @@ def test_the_driver_is_gone_on_the_api_servers_404_for_the_pod_or_its_503():
     assert not driver_gone(404, "application/json", POD_GONE.replace(b'"pods"', b'"services"'))
     assert not driver_gone(404, "application/json", b"{not json")
     assert not driver_gone(200, "application/json", POD_GONE)
+
+
+def test_a_heads_json_404_is_asked_again_as_a_get_to_tell_the_pods_status_from_the_drivers():
+    assert head_needs_a_get("HEAD", 404, "application/json")
+    # A GET has its body; an HTML 404 is the driver's; a 503 says gone without a body.
+    assert not head_needs_a_get("GET", 404, "application/json")
+    assert not head_needs_a_get("HEAD", 404, "text/html;charset=utf-8")
+    assert not head_needs_a_get("HEAD", 503, "application/json")
+    assert not head_needs_a_get("HEAD", 404, None)
+
+
+def test_a_gone_driver_without_a_history_server_says_why():
+    unconfigured = unavailable_reason(None, "spark_k8s_prod")
+    assert "history_server_url" in unconfigured and "'spark_k8s_prod'" in unconfigured
+    assert "spark_application" in unavailable_reason("http://history:18080", "spark_k8s_prod")
+    assert gone_detail("etl", "pi-driver", unconfigured) == (
+        f"The Spark driver pod etl/pi-driver is gone, and {unconfigured}."
+    )
 
 
 def test_a_page_of_the_driver_goes_to_the_same_page_of_the_application_on_the_server():

@@ -8,8 +8,13 @@ chromium, logged into Airflow, follows the link from the task instance's page.
 
 The driver stays up as long as the test looks: the DAG's executors ask for a node label
 (airflow_dags/spark_ui_live.py) that the node gets only at the end, so the one job waits,
-listed as RUNNING. Screenshots land in the test's temp dir; `make screenshots` writes them
-to docs/screenshots."""
+listed as RUNNING. It writes its event log (the operator's `event_log_dir`) into a hostPath
+folder that a real History Server on the host reads (testenv/history_server.py), which the
+task's connection names (`history_server_url`). After the end, the driver deleted, the same
+link serves the application from that History Server: through the api-server (GET and
+HEAD), and in chromium again, whose page must name the live application's id.
+Screenshots land in the test's temp dir; `make screenshots` writes them to
+docs/screenshots."""
 
 from __future__ import annotations
 
@@ -28,11 +33,12 @@ import pytest
 from kubernetes import config as k8s_config
 
 from airflow_provider_sparkk8s.application.spark_ui import TaskInstanceUi
+from testenv.history_server import HistoryServer
 from tests.conftest import _fresh_namespace
 from tests.e2e.airflow_stack import ADMIN_USER
 from tests.realnode.airflow_dags.spark_ui_live import APP_NAME, DAG_ID, TASK_ID
 from tests.support.real_spark import REAL_SPARK_TIMINGS
-from tests.support.spark_ui_live import LiveRun, launch_ui_stack, live_spark_ui
+from tests.support.spark_ui_live import LiveRun, events_folder, launch_ui_stack, live_spark_ui
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(900)]
 
@@ -42,10 +48,22 @@ SCREENSHOT_DIR_VARIABLE = "SPARKK8S_SCREENSHOT_DIR"
 
 
 @pytest.fixture(scope="module")
+def ui_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark-ui-airflow")
+
+
+@pytest.fixture(scope="module")
+def history(ui_root: Path) -> Iterator[HistoryServer]:
+    """The History Server of the driver's event log folder (the hostPath on the host)."""
+    with HistoryServer(events_folder(ui_root)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def live_run(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    ui_root: Path, history: HistoryServer, request: pytest.FixtureRequest
 ) -> Iterator[LiveRun]:
-    root = tmp_path_factory.mktemp("spark-ui-airflow")
+    root = ui_root
     started = time.monotonic()
     stack = launch_ui_stack(root)
     try:
@@ -55,7 +73,7 @@ def live_run(
         try:
             with (
                 contextmanager(_fresh_namespace)(plane, request) as namespace,
-                live_spark_ui(stack, plane, admin, namespace, root) as run,
+                live_spark_ui(stack, plane, admin, namespace, root, history.url) as run,
             ):
                 for name, seconds in run.timings.items():
                     REAL_SPARK_TIMINGS[f"Spark UI e2e: {name}"] = seconds
@@ -121,13 +139,11 @@ def _run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
-def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
-    live_run: LiveRun, tmp_path: Path
-):
+def _follow_the_link(live_run: LiveRun, tmp_path: Path, phase: str) -> dict[str, Any]:
+    """Chromium logs into Airflow, opens the task instance and follows its Spark UI link."""
     screenshots = Path(os.environ.get(SCREENSHOT_DIR_VARIABLE) or tmp_path / "screenshots")
     screenshots.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    report = _run_browser(
+    return _run_browser(
         {
             "baseUrl": live_run.stack.base_url,
             "username": ADMIN_USER,
@@ -135,9 +151,17 @@ def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
             "taskInstancePath": f"/dags/{DAG_ID}/runs/{live_run.run_id}/tasks/{TASK_ID}",
             "screenshotDir": str(screenshots),
             "userDataDir": str(tmp_path / "chromium-profile"),
+            "phase": phase,
         },
         tmp_path,
     )
+
+
+def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
+    live_run: LiveRun, tmp_path: Path
+):
+    started = time.monotonic()
+    report = _follow_the_link(live_run, tmp_path, "live")
     REAL_SPARK_TIMINGS["Spark UI e2e: browser login -> jobs -> executors"] = (
         time.monotonic() - started
     )
@@ -164,12 +188,66 @@ def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
     ]
 
 
-def test_the_run_succeeds_once_its_executor_may_start(live_run: LiveRun):
+def test_the_run_succeeds_once_its_executor_may_start(live_run: LiveRun, history: HistoryServer):
     run = live_run
     run.release()
     with run.stack.client() as client:
         finished = run.stack.wait_run(client, DAG_ID, run.run_id, timeout=400)
     assert finished["state"] == "success", run.stack.tail("scheduler")
-    # The driver is gone (on_finish_action=delete_pod): the link answers an error, no page.
-    gone = run.get(run.base + "/jobs/")
-    assert gone.status_code in (404, 502, 503), gone.text[:500]
+    # The driver wrote its event log through the hostPath, and the History Server read it.
+    app = history.wait_for_application(run.live_application_id, 120)
+    assert app["name"] == APP_NAME, app
+    written = [p.name for p in history.log_dir.iterdir()]
+    assert any(run.live_application_id in name for name in written), written  # rolling: a folder
+
+
+def test_after_the_end_the_same_link_serves_the_history_servers_page(
+    live_run: LiveRun, history: HistoryServer
+):
+    run, base, app_id = live_run, live_run.base, live_run.live_application_id
+    # The driver is gone (on_finish_action=delete_pod): the link's pages redirect to the
+    # same application's pages on the History Server, under the same base.
+    gone = run.get(base + "/jobs/", follow_redirects=False)
+    assert gone.status_code == 302, gone.text[:500]
+    assert gone.headers["location"] == f"{base}/history/{app_id}/jobs/"
+    root = run.get(base + "/", follow_redirects=False)  # the link itself
+    assert root.headers.get("location") == gone.headers["location"], root
+    page = run.get(gone.headers["location"])
+    assert page.status_code == 200, page.text[:500]
+    html = page.text
+    assert "Spark Jobs" in html and APP_NAME in html, html[:3000]
+    assert f"{base}/static/" in html and f"{base}/history/{app_id}/stages/" in html, html[:3000]
+    listed = run.get(f"{base}/api/v1/applications/{app_id}/jobs").json()
+    assert listed == history.api(f"applications/{app_id}/jobs")
+    assert [job["status"] for job in listed] == ["SUCCEEDED"], listed
+    # HEAD answers as GET does, without a body: the redirect, then the page.
+    head = run.head(base + "/jobs/")
+    assert head.status_code == 302 and head.content == b"", head
+    assert head.headers["location"] == f"{base}/history/{app_id}/jobs/"
+    head_page = run.head(head.headers["location"])
+    assert head_page.status_code == 200 and head_page.content == b"", head_page
+    # Without Airflow's session cookie, the History Server's page is refused too.
+    anonymous = httpx.get(run.stack.base_url + f"{base}/history/{app_id}/jobs/", timeout=60)
+    assert anonymous.status_code == 401, anonymous.text
+
+
+def test_chromium_follows_the_same_link_to_the_history_server(live_run: LiveRun, tmp_path: Path):
+    started = time.monotonic()
+    report = _follow_the_link(live_run, tmp_path, "history")
+    REAL_SPARK_TIMINGS["Spark UI e2e: browser login -> history jobs -> environment"] = (
+        time.monotonic() - started
+    )
+    base, app_id = live_run.base, live_run.live_application_id
+    origin = live_run.stack.base_url
+    assert report["linkHref"] == origin + base + "/", report
+    assert report["jobsUrl"] == f"{origin}{base}/history/{app_id}/jobs/", report
+    text = report["jobsText"]
+    assert "Spark Jobs" in text and APP_NAME in text and "Completed Jobs" in text, text
+    assert "collect at" in text, text  # the Pi job the live page showed RUNNING
+    loaded = {r["path"]: r for r in report["responses"]}
+    css = loaded.get(base + "/static/webui.css")
+    assert css and css["status"] == 200 and css["type"].startswith("text/css"), loaded
+    # The History Server's Environment page names the application the live driver was.
+    assert report["environmentUrl"] == f"{origin}{base}/history/{app_id}/environment/", report
+    assert report["environmentAppId"] == app_id, report
+    assert [Path(f).name for f in report["screenshots"]] == ["spark-ui-history-jobs.png"]

@@ -21,7 +21,7 @@ from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget, TaskInstanceUi
 from airflow_provider_sparkk8s.plugins import spark_ui as plugin
-from testenv.controlplane import ControlPlane
+from testenv.controlplane import ControlPlane, free_port
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.realnode.node import RealNode
@@ -102,11 +102,15 @@ def _ui_pod(base: str) -> dict:
 
 @contextmanager
 def plugin_client(
-    plane: ControlPlane, ns: str, monkeypatch: pytest.MonkeyPatch
+    plane: ControlPlane,
+    ns: str,
+    monkeypatch: pytest.MonkeyPatch,
+    history: tuple[str, str] | None = None,
 ) -> Iterator[TestClient]:
     """The plugin's app mounted as the api-server mounts it, its auth let through, its
     target the pod `ui-driver`, through a real `spark_k8s` connection (here the plane's
-    admin; docs/spark_ui.md: the api-server's connection needs `get` on pods/proxy)."""
+    admin; docs/spark_ui.md: the api-server's connection needs `get` on pods/proxy). With
+    `history` (a History Server's URL, the application's id), its fallback has both."""
     extra = {"kube_config_path": str(plane.admin_kubeconfig), "namespace": ns}
     monkeypatch.setenv(
         "AIRFLOW_CONN_SPARK_UI_TEST", json.dumps({"conn_type": "spark_k8s", "extra": extra})
@@ -114,6 +118,10 @@ def plugin_client(
     target = SparkUiTarget("spark_ui_test", ns, "ui-driver", 4040)
     app = plugin.build_app(read_check=lambda: None)
     app.dependency_overrides[plugin.published_target] = lambda: target
+    if history is not None:
+        url, app_id = history
+        app.state.history_url_for = lambda conn_id: url
+        app.state.application_id_for = lambda *ids: app_id
     root = FastAPI()
     root.mount("/sparkk8s", app)
     with TestClient(root) as client:
@@ -203,18 +211,43 @@ def test_airflows_cookie_and_token_never_reach_the_driver(ui_client: TestClient)
     assert received["accept-language"] == "fr"
 
 
-def test_a_gone_driver_answers_the_api_servers_error_not_a_crash(
-    ui_client: TestClient, real_admin: ApiClient, real_namespace: str
+def test_a_gone_driver_answers_a_clear_status_to_get_and_head_not_a_crash(
+    ui_client: TestClient,
+    real_plane: ControlPlane,
+    real_admin: ApiClient,
+    real_namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
 ):
     ns = real_namespace
     kube.request(real_admin, "DELETE", f"/api/v1/namespaces/{ns}/pods/ui-driver")
 
-    def gone() -> Any:
+    def deleted() -> Any:
         response = ui_client.get(BASE + "/jobs/")
-        return response if response.status_code >= 400 else None
+        assert response.status_code != 500, response.text
+        return response if response.status_code == 404 else None  # 503 while it terminates
 
-    answer = wait_for(gone, 60, "the proxy to answer an error for the deleted pod")
-    assert answer.status_code in (404, 502, 503), answer.text
+    # No History Server configured: the plugin's own 404 says what is gone and why.
+    answer = wait_for(deleted, 90, "the proxy to answer 404 for the deleted pod")
+    detail = answer.json()["detail"]
+    assert f"driver pod {ns}/ui-driver is gone" in detail, detail
+    assert "history_server_url" in detail, detail
+    # A HEAD has no body to judge by: asked again as a GET, it answers the same status.
+    head = ui_client.head(BASE + "/jobs/")
+    assert head.status_code == 404 and head.content == b"", head
+    head = ui_client.head(BASE + "/api/v1/applications")
+    assert head.status_code == 404 and head.content == b"", head
+
+    # With a History Server configured (nothing listens there: nothing leaves loopback),
+    # a HEAD of a page redirects as a GET does, and the server's own path is a 502.
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    with plugin_client(real_plane, ns, monkeypatch, (nowhere, "spark-123")) as client:
+        for method in ("GET", "HEAD"):
+            moved = client.request(method, BASE + "/jobs/", follow_redirects=False)
+            assert moved.status_code == 302, (method, moved.text)
+            assert moved.headers["location"] == BASE + "/history/spark-123/jobs/"
+            unreachable = client.request(method, BASE + "/history/spark-123/jobs/")
+            assert unreachable.status_code == 502, (method, unreachable.text)
+        assert "did not answer" in client.get(BASE + "/api/v1/applications").json()["detail"]
 
 
 # A real Spark driver (4.3.0, local mode in one pod: the UI is the driver's whatever the

@@ -1,6 +1,7 @@
-"""The event log and the run summary on a real Spark 4.3 run: the operator (waiting in the
-worker) submits with `event_log_dir` into a host folder that the node agent's driver writes
-and a real History Server (testenv/history_server.py) reads; after the end, the operator's
+"""The event log and the run summary on a real Spark run, 4.3.0 and 3.5.9 (each line's own
+History Server reading its driver's log): the operator (waiting in the worker) submits
+with `event_log_dir` into a host folder that the node agent's driver writes and a real
+History Server (testenv/history_server.py) reads; after the end, the operator's
 summary (task log table, XCom `run_summary`) holds what the History Server's REST API
 reports for the same application, read here on our own.
 
@@ -33,6 +34,7 @@ from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
 from testenv.history_server import HistoryServer
+from testenv.runtime_image import image_name
 from tests.operators.fakes import FakeTaskInstance
 from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SUBMITTER
 
@@ -77,9 +79,14 @@ finally:
 """
 
 
+# The Spark lines whose event log a History Server of the same line reads here: 4.x writes
+# it compressed (zstd) by default, 3.5 plain.
+VERSIONS = ["4.3.0", "3.5.9"]
+
+
 @pytest.fixture
-def history(shared_dir: Path) -> Iterator[HistoryServer]:
-    with HistoryServer(shared_dir / "events") as server:
+def history(shared_dir: Path, version: str) -> Iterator[HistoryServer]:
+    with HistoryServer(shared_dir / "events", spark_version=version) as server:
         yield server
 
 
@@ -107,7 +114,9 @@ def rest_figures(history: HistoryServer, app_id: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
+    version: str,
     runtime_plane: ControlPlane,
     runtime_namespace: str,
     submitter: Path,
@@ -126,6 +135,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     program.write_text(PROGRAM)
     conf = {
         **BASE_CONF,
+        "spark.kubernetes.container.image": image_name(version),
         "spark.executor.instances": "1",
         "spark.task.maxFailures": "2",  # the failing job gives up after two attempts
         "spark.kubernetes.file.upload.path": f"file://{shared_dir}",
@@ -148,7 +158,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
         conf=conf,
         namespace=runtime_namespace,
         kubernetes_conn_id=conn_id,
-        spark_version="4.3.0",
+        spark_version=version,
         event_log_dir=f"file:{history.log_dir}",
         event_log_rolling_max_file_size="10m",
         deferrable=False,
@@ -159,7 +169,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     ti = FakeTaskInstance(task_id="summary")
     started = time.monotonic()
     result = operator.execute({"ti": ti})
-    REAL_SPARK_TIMINGS["run summary: operator execute (submit to summary)"] = (
+    REAL_SPARK_TIMINGS[f"run summary {version}: operator execute (submit to summary)"] = (
         time.monotonic() - started
     )
     log = "".join(capfd.readouterr())
@@ -246,5 +256,11 @@ def check_the_link_serves_the_history(
         assert page.status_code == 200, page.text[:500]
         assert f"{base}/static/" in page.text, page.text[:2000]
         assert f"{base}/history/{app_id}/stages/" in page.text, page.text[:2000]
+        # HEAD answers as GET does, without a body (the pod's 404 asked again as a GET).
+        head = client.head(base + "/jobs/", follow_redirects=False)
+        assert head.status_code == 302 and head.content == b"", head
+        assert head.headers["location"] == first.headers["location"]
+        head = client.head(first.headers["location"])
+        assert head.status_code == 200 and head.content == b"", head
         jobs = client.get(f"{base}/api/v1/applications/{app_id}/jobs")
         assert jobs.status_code == 200 and jobs.json() == history.api(f"applications/{app_id}/jobs")

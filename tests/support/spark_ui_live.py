@@ -1,7 +1,9 @@
 """A live Spark UI behind a real Airflow, on the real node: tests/e2e/airflow_stack.py's four
 components with the Spark UI plugin, one DAG (tests/realnode/airflow_dags/spark_ui_live.py)
 whose SparkK8sSubmitOperator runs Spark Pi 4.3.0 as the documented submitter, and its
-driver held up, its one job RUNNING, until `release()` lets the executor start.
+driver held up, its one job RUNNING, until `release()` lets the executor start. The driver
+writes its event log into `events_folder(root)` (a hostPath: the node's mount namespace
+sees the host's root, /var/lib and /run aside), for a History Server the caller may run.
 
 Used by tests/realnode/test_spark_ui_airflow.py and benchmarks/bench_spark_ui.py."""
 
@@ -23,7 +25,12 @@ from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from tests.e2e.airflow_stack import AirflowStack, launch_stack
 from tests.plugins.airflow_api import plugin_installed
-from tests.realnode.airflow_dags.spark_ui_live import DAG_ID, RELEASE_LABEL, TASK_ID
+from tests.realnode.airflow_dags.spark_ui_live import (
+    DAG_ID,
+    EVENTS_HOST_PATH_KEY,
+    RELEASE_LABEL,
+    TASK_ID,
+)
 from tests.support.real_spark import SUBMITTER, submitter_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,12 +45,16 @@ class LiveRun:
     admin: ApiClient
     token: str  # the admin's JWT, as the UI's `_token` cookie carries it
     base: str = ""  # the task instance's Spark UI path under Airflow
+    live_application_id: str = ""  # read from the driver's REST API while it ran
     timings: dict[str, float] = field(default_factory=dict)
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return httpx.get(
             self.stack.base_url + path, cookies={"_token": self.token}, timeout=60, **kwargs
         )
+
+    def head(self, path: str) -> httpx.Response:
+        return httpx.head(self.stack.base_url + path, cookies={"_token": self.token}, timeout=60)
 
     def application_id(self) -> str:
         (application,) = self.get(self.base + "/api/v1/applications").json()
@@ -92,6 +103,15 @@ def _delete_pods_and_wait(api: ApiClient, namespace: str) -> None:
     wait_for(lambda: not kube.request(api, "GET", pods)["items"], 90, f"{namespace}'s pods gone")
 
 
+def events_folder(root: Path) -> Path:
+    """The run's event log folder on the host: the driver pod's hostPath volume. The
+    driver runs as uid 185, so everyone may write it (its files are Spark's own 770)."""
+    folder = root / "events"
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o777)
+    return folder
+
+
 def launch_ui_stack(root: Path) -> AirflowStack:
     """Airflow with the one DAG, booting (call before the node is needed: they overlap)."""
     dags = root / "dags"
@@ -110,21 +130,30 @@ def launch_ui_stack(root: Path) -> AirflowStack:
 
 @contextmanager
 def live_spark_ui(
-    stack: AirflowStack, plane: ControlPlane, admin: ApiClient, namespace: str, root: Path
+    stack: AirflowStack,
+    plane: ControlPlane,
+    admin: ApiClient,
+    namespace: str,
+    root: Path,
+    history_server_url: str | None = None,
 ) -> Iterator[LiveRun]:
     """The DAG run, its driver's UI answering through Airflow; on exit the node's label
-    goes, the stack stops and the namespace's pods are gone."""
+    goes, the stack stops and the namespace's pods are gone. With `history_server_url`,
+    the connection names that History Server (the plugin's fallback, the run summary)."""
     started = time.monotonic()
     try:
         kubeconfig = submitter_kubeconfig(plane, namespace, root / "submitter.kubeconfig")
         _grant_pod_proxy(admin, namespace)
         stack.wait_healthy(timeout=300)
         extra = {"kube_config_path": str(kubeconfig), "namespace": namespace}
+        if history_server_url is not None:
+            extra["history_server_url"] = history_server_url
         stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
         with stack.client() as client:
             stack.wait_dag(client, DAG_ID)
             triggered = time.monotonic()
-            run_id = stack.trigger(client, DAG_ID)
+            events = {EVENTS_HOST_PATH_KEY: str(events_folder(root))}
+            run_id = stack.trigger(client, DAG_ID, conf=events)
         run = LiveRun(stack, namespace, run_id, admin, stack.token())
         run.timings["Airflow up"] = triggered - started
         run.base = _published_base(run)
@@ -132,6 +161,7 @@ def live_spark_ui(
         wait_for(lambda: _listed(run), 300, "the driver's REST API through Airflow", 1.0)
         # Spark submits the job once it gives up waiting for executors (30 s on Kubernetes).
         wait_for(lambda: _running_jobs(run), 180, "the Pi job to be listed", 1.0)
+        run.live_application_id = run.application_id()
         run.timings["trigger -> UI through Airflow"] = time.monotonic() - triggered
         yield run
     finally:

@@ -2,7 +2,9 @@
 // prints what it saw as one JSON object; tests/realnode/test_spark_ui_airflow.py judges.
 //
 // Input (JSON file named by argv[2]):
-//   baseUrl, username, password, taskInstancePath, screenshotDir, userDataDir
+//   baseUrl, username, password, taskInstancePath, screenshotDir, userDataDir,
+//   phase: "live" (the running driver: Jobs, then Executors) or "history" (the driver
+//   gone: the History Server's Jobs page, then its Environment's spark.app.id)
 import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
@@ -60,7 +62,8 @@ try {
   await link.waitFor();
   report.linkHref = await link.getAttribute("href");
   report.linkTarget = await link.getAttribute("target");
-  await shoot(page, "spark-ui-task-instance.png");
+  const history = input.phase === "history";
+  if (!history) await shoot(page, "spark-ui-task-instance.png");
 
   // Airflow opens a link to its own origin in the same tab, any other in a new one.
   let spark = page;
@@ -91,14 +94,30 @@ try {
       })(),
     })),
   );
-  await shoot(spark, "spark-ui-jobs.png");
+  await shoot(spark, history ? "spark-ui-history-jobs.png" : "spark-ui-jobs.png");
 
-  // The Executors page draws its table from the REST API in the browser (setUIRoot).
-  await spark.getByRole("link", { name: "Executors", exact: true }).first().click();
-  await spark.locator("#active-executors-table tbody tr").first().waitFor();
-  report.executorsUrl = spark.url();
-  report.executorsText = await spark.locator("#active-executors-table").innerText();
-  await shoot(spark, "spark-ui-executors.png");
+  if (history) {
+    // The application's own id, as the History Server's Environment page lists it.
+    await spark.getByRole("link", { name: "Environment", exact: true }).first().click();
+    await spark.locator("td", { hasText: "spark.app.id" }).first().waitFor({ state: "attached" });
+    report.environmentUrl = spark.url();
+    report.environmentAppId = await spark.evaluate(() => {
+      for (const row of document.querySelectorAll("tr")) {
+        const cells = row.querySelectorAll("td");
+        if (cells.length >= 2 && cells[0].textContent.trim() === "spark.app.id") {
+          return cells[1].textContent.trim();
+        }
+      }
+      return null;
+    });
+  } else {
+    // The Executors page draws its table from the REST API in the browser (setUIRoot).
+    await spark.getByRole("link", { name: "Executors", exact: true }).first().click();
+    await spark.locator("#active-executors-table tbody tr").first().waitFor();
+    report.executorsUrl = spark.url();
+    report.executorsText = await spark.locator("#active-executors-table").innerText();
+    await shoot(spark, "spark-ui-executors.png");
+  }
 } catch (error) {
   for (const open of context.pages()) await shoot(open, `failure-${report.screenshots.length}.png`);
   throw error;
