@@ -177,6 +177,16 @@ def runtime_admin(runtime_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]
         api.close()
 
 
+@pytest.fixture
+def real_admin(real_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
+    """`kube_admin`, on the real node's plane (tests/realnode and tests/e2e)."""
+    api = _admin_client(real_plane)
+    try:
+        yield api
+    finally:
+        api.close()
+
+
 def _fresh_namespace(plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
     name = _namespace_name(request.node.name)
     api = _admin_client(plane)

@@ -40,7 +40,7 @@ HEARTBEAT_COMPONENTS = ("scheduler", "dag_processor", "triggerer")
 
 T = TypeVar("T")
 
-# The namespace of the stack's spark_k8s_default connection on the test control plane.
+# The namespace of the stack's connections (spark_k8s_real, spark_k8s_default) on their planes.
 E2E_NAMESPACE = "airflow-e2e"
 # The namespace of the DAG e2e_spark_kill (tests/e2e/e2e_dags/e2e_spark.py names it too).
 E2E_KILL_NAMESPACE = "airflow-e2e-kill"
@@ -49,8 +49,9 @@ E2E_TIMEOUT_NAMESPACE = "airflow-e2e-timeout"
 # The namespace of the Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py names it too).
 E2E_CONNECT_NAMESPACE = "airflow-e2e-connect"
 # The connection of the DAGs that run on the real node (tests/e2e/e2e_dags/e2e_spark.py names
-# it too): the real kubelet, containerd and runc (testenv/realnode), in E2E_NAMESPACE and
-# E2E_KILL_NAMESPACE of that plane. `spark_k8s_default` stays on the node agent.
+# it too, through tests/e2e/real_node_pods.py): the real kubelet, containerd and runc
+# (testenv/realnode), in E2E_NAMESPACE, E2E_KILL_NAMESPACE and E2E_TIMEOUT_NAMESPACE of that
+# plane. `spark_k8s_default` stays on the node agent, for the Connect DAGs only.
 E2E_REAL_CONN = "spark_k8s_real"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}

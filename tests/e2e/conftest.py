@@ -2,12 +2,15 @@
 
 Its DAGs folder holds the repository's `dags/` and the e2e DAGs, each linked in, so a
 failure of the provider-free probe DAG points at the stack and a failure of the Spark
-DAGs points at the provider. Its `spark_k8s_default` connection reaches the runtime plane
-(real Spark on the node agent) as the documented submitter (docs/rbac.yaml), in a namespace
-of its own; the drivers run as the documented `spark` account. When a collected test asks
-for `real_plane`, its `spark_k8s_real` connection reaches the real node's plane (the real
-kubelet, containerd and runc: tests/conftest.py's session node, the one tests/realnode
-uses) the same way; the DAGs of tests/e2e/e2e_dags/e2e_spark.py run there. Its `[metrics]` sends StatsD
+DAGs points at the provider. When a collected test asks for `real_plane`, its
+`spark_k8s_real` connection reaches the real node's plane (the real kubelet, containerd and
+runc: tests/conftest.py's session node, the one tests/realnode uses) as the documented
+submitter (docs/rbac.yaml), in namespaces of the tests' own; the drivers run as the
+documented `spark` account. Every real-Spark e2e DAG runs there but the Connect ones
+(tests/e2e/e2e_dags/e2e_connect.py): their worker dials the server pod's IP, which only the
+real node's network namespace routes, so they stay on the node agent (`runtime_plane`,
+connection `spark_k8s_default`), whose plane starts only when a collected test asks for it.
+Its `[metrics]` sends StatsD
 (InfluxDB-style tags) to a real statsd_exporter (`stack_statsd`), as a deployment would, so
 a test can read what the real triggerer and worker sent.
 """
@@ -60,6 +63,26 @@ def create_namespace(plane: Any, name: str) -> None:
         api.close()
 
 
+# Every namespace of the DAGs that run on the real node, made with the submitter's RBAC.
+REAL_NODE_NAMESPACES = (E2E_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE)
+# The node agent's (Connect's DAGs), and every other e2e namespace too, so that a DAG
+# moved back to `spark_k8s_default` finds its namespace there.
+AGENT_NAMESPACES = (E2E_NAMESPACE, E2E_CONNECT_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE)
+
+
+def asked_for(request: pytest.FixtureRequest, fixture: str) -> bool:
+    return any(fixture in getattr(item, "fixturenames", ()) for item in request.session.items)
+
+
+def namespaces_and_submitter(plane: Any, namespaces: tuple[str, ...], kubeconfig: Path) -> Path:
+    """Creates `namespaces` on `plane` and writes the documented submitter's kubeconfig
+    (docs/rbac.yaml), bound in each of them; its context is the first."""
+    for name in namespaces:
+        create_namespace(plane, name)
+    first, *also = namespaces
+    return submitter_kubeconfig(plane, first, kubeconfig, also=tuple(also))
+
+
 @pytest.fixture(scope="session")
 def stack_statsd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StatsdExporter]:
     """Prometheus' statsd_exporter, which every component of the stack sends metrics to."""
@@ -92,35 +115,23 @@ def airflow(
     started = time.monotonic()
     stack = launch_stack(root / "home", dags, extra_env=statsd_environment(stack_statsd))
     try:
-        # The control plane starts while Airflow's components boot.
-        plane = request.getfixturevalue("runtime_plane")
-        for name in (
-            E2E_NAMESPACE,
-            E2E_KILL_NAMESPACE,
-            E2E_TIMEOUT_NAMESPACE,
-            E2E_CONNECT_NAMESPACE,
-        ):
-            create_namespace(plane, name)
-        kubeconfig = submitter_kubeconfig(
-            plane,
-            E2E_NAMESPACE,
-            root / "submitter.kubeconfig",
-            also=(E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE, E2E_CONNECT_NAMESPACE),
-        )
-        real_kubeconfig = None
-        if any("real_plane" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        # The planes start while Airflow's components boot, each only if a collected test
+        # asks for it: the probe and the connection form need neither.
+        connections = {}
+        if asked_for(request, "real_plane"):
             real = request.getfixturevalue("real_plane")
-            for name in (E2E_NAMESPACE, E2E_KILL_NAMESPACE):
-                create_namespace(real, name)
-            real_kubeconfig = submitter_kubeconfig(
-                real, E2E_NAMESPACE, root / "real-submitter.kubeconfig", also=(E2E_KILL_NAMESPACE,)
+            connections[E2E_REAL_CONN] = namespaces_and_submitter(
+                real, REAL_NODE_NAMESPACES, root / "real-submitter.kubeconfig"
+            )
+        if asked_for(request, "runtime_plane"):
+            agent = request.getfixturevalue("runtime_plane")
+            connections["spark_k8s_default"] = namespaces_and_submitter(
+                agent, AGENT_NAMESPACES, root / "submitter.kubeconfig"
             )
         stack.wait_healthy(timeout=300)
-        extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}
-        stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
-        if real_kubeconfig is not None:
-            extra = {"kube_config_path": str(real_kubeconfig), "namespace": E2E_NAMESPACE}
-            stack.put_connection(E2E_REAL_CONN, "spark_k8s", extra=json.dumps(extra))
+        for conn_id, kubeconfig in connections.items():
+            extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}
+            stack.put_connection(conn_id, "spark_k8s", extra=json.dumps(extra))
         E2E_TIMINGS["Airflow + control plane up (s)"] = time.monotonic() - started
         E2E_TIMINGS.update({f"Airflow {key}": value for key, value in stack.timings.items()})
         yield stack

@@ -16,7 +16,7 @@ try's start race; each test pins the order:
   the adopted driver alone;
 - waited in the worker (deferrable=False): the old try's process is killed (its on_kill
   runs) before Airflow starts the new try.
-The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the node agent. The adoption
+The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the real node. The adoption
 mark refused because the kill landed first is checked against the real API server
 (tests/operators/test_clear_ownership_controlplane.py).
 
@@ -202,12 +202,12 @@ def assert_fresh_run_after_the_old_driver(
 
 
 def test_clear_of_a_task_waiting_in_the_worker_reruns_it_fresh(
-    airflow: AirflowStack, runtime_plane: Any
+    airflow: AirflowStack, real_plane: Any
 ) -> None:
     """deferrable=False: the clear makes Airflow kill the old try (its on_kill deletes its
     driver), and the new try submits the next number once that driver is gone."""
     dag_id = "e2e_clear_worker_side"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     with airflow.client() as client:
         run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "running")
@@ -217,13 +217,11 @@ def test_clear_of_a_task_waiting_in_the_worker_reruns_it_fresh(
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
 
 
-def test_clear_of_a_deferred_task_reruns_it_fresh(
-    airflow: AirflowStack, runtime_plane: Any
-) -> None:
+def test_clear_of_a_deferred_task_reruns_it_fresh(airflow: AirflowStack, real_plane: Any) -> None:
     """The order the user saw: the new try starts (and defers) before the old trigger's
     kill; it finds the old driver live, deletes it, and submits once it is gone."""
     dag_id = "e2e_clear_deferred"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     with airflow.client() as client, trigger_id_placeholder(airflow, client):
         run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
@@ -237,7 +235,7 @@ def test_clear_of_a_deferred_task_reruns_it_fresh(
 
 
 def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
     """The other order: the old trigger's kill runs before the new try starts (its pool has
     no slot until then). The kill deletes its own driver and nothing else. The old pod is
@@ -245,14 +243,14 @@ def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
     neither adopts nor deletes it, waits, and submits the next number only once it is gone;
     that runs to success, and nothing of either application is left."""
     dag_id = "e2e_clear_kill_first"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     first: str | None = None
     with airflow.client() as client, trigger_id_placeholder(airflow, client):
         set_pool_slots(client, KILL_FIRST_POOL, 1)
         try:
             run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
-            hold_deletion(runtime_admin, first, hold=True)
+            hold_deletion(real_admin, first, hold=True)
             set_pool_slots(client, KILL_FIRST_POOL, 0)  # the new try waits for a slot
             clear_through_rest(client, dag_id, run_id)
             killed = wait_old_kill_done(airflow, dag_id)
@@ -271,11 +269,11 @@ def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
                 timeout=300,
                 what="try 2 to wait for the old driver to be gone",
             )
-            old_pod = kube.request(runtime_admin, "GET", f"{PODS}/{first}")
+            old_pod = kube.request(real_admin, "GET", f"{PODS}/{first}")
             drivers_while_waiting = drivers_of(recorder, dag_id)
         finally:
             if first is not None:
-                hold_deletion(runtime_admin, first, hold=False)
+                hold_deletion(real_admin, first, hold=False)
             set_pool_slots(client, KILL_FIRST_POOL, 1)
         result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
     E2E_TIMINGS["clear while deferred (REST), old kill first"] = time.monotonic() - started
@@ -291,18 +289,18 @@ def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
     assert drivers_while_waiting == [first], drivers_while_waiting
     assert not any("submitted before the DAG run was cleared" in line for line in try2), shown
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
-    assert_nothing_left(runtime_admin, recorder, dag_id)
+    assert_nothing_left(real_admin, recorder, dag_id)
 
 
 def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
-    airflow: AirflowStack, runtime_plane: Any
+    airflow: AirflowStack, real_plane: Any
 ) -> None:
     """clearTaskInstances with reset_dag_runs=false leaves Airflow's clear number as it was:
     the new try cannot tell the clear from a retry, adopts the live driver and marks it its
     own; the old trigger's kill, coming after (held as above), sees the mark
     and leaves the driver running, and try 2 follows it to its end."""
     dag_id = "e2e_clear_adopt"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     with airflow.client() as client, trigger_id_placeholder(airflow, client):
         run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")

@@ -3,7 +3,7 @@ e2e_timeouts.py): a task whose application runs far longer than its `execution_t
 fails by that timeout on its one try, deferred or in a worker, and nothing of its
 application is left: no driver, executor, Service or ConfigMap in the namespace, and no
 upload folder. The same for the sensor, poking and deferred, on an application submitted
-with sparkk8s-submit, with `delete_on_timeout`."""
+with sparkk8s-submit, with `delete_on_timeout`. On the real node."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pytest
 from testenv.harness import kube
 from tests.e2e.airflow_stack import E2E_TIMEOUT_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
 from tests.e2e.e2e_dags.e2e_timeouts import UPLOAD_DIR
+from tests.e2e.real_node_pods import SMALL_PODS
 from tests.e2e.test_airflow_end_to_end import PARKED, first_index, messages, task_instance, task_log
 from tests.support.real_spark import PI, PodRecorder, submit_with_cli
 
@@ -76,14 +77,14 @@ def run_to_failure(
 
 
 def test_a_deferred_task_past_its_execution_timeout_fails_and_leaves_nothing(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
-    recorder = PodRecorder(runtime_plane, E2E_TIMEOUT_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_TIMEOUT_NAMESPACE).start()
     with airflow.client() as client:
         ti, lines = run_to_failure(
             airflow, client, "e2e_timeout_deferred", "spark_deferred", "TaskDeferralTimeout"
         )
-    assert_nothing_left(runtime_admin)
+    assert_nothing_left(real_admin)
     recorder.stop()
     assert ti["state"] == "failed" and ti["try_number"] == 1
     first_index(lines, "startup_timeout=300s never fires")
@@ -100,11 +101,11 @@ def test_a_deferred_task_past_its_execution_timeout_fails_and_leaves_nothing(
 
 
 def test_a_task_in_the_worker_past_its_execution_timeout_removes_its_uploads(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
     """Issue 29: the driver went, its spark-upload-<uuid>/ folder stayed."""
     UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
-    recorder = PodRecorder(runtime_plane, E2E_TIMEOUT_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_TIMEOUT_NAMESPACE).start()
     with airflow.client() as client:
         ti, lines = run_to_failure(
             airflow,
@@ -113,7 +114,7 @@ def test_a_task_in_the_worker_past_its_execution_timeout_removes_its_uploads(
             "spark_in_worker",
             "Removed the uploaded files",
         )
-    assert_nothing_left(runtime_admin)
+    assert_nothing_left(real_admin)
     recorder.stop()
     assert ti["state"] == "failed" and ti["try_number"] == 1
     uploaded = lines[first_index(lines, "Uploaded ")]
@@ -126,18 +127,19 @@ def test_a_task_in_the_worker_past_its_execution_timeout_removes_its_uploads(
     assert not list(UPLOAD_DIR.glob("spark-upload-*")), list(UPLOAD_DIR.iterdir())
 
 
-def submit_elsewhere(airflow: AirflowStack, runtime_plane: Any, recorder: PodRecorder) -> str:
+def submit_elsewhere(airflow: AirflowStack, real_plane: Any, recorder: PodRecorder) -> str:
     """A long application submitted with sparkk8s-submit (not by Airflow): its driver pod."""
     driver = f"sensed-{secrets.token_hex(3)}-driver"
     submitted = submit_with_cli(
-        runtime_plane,
+        real_plane,
         E2E_TIMEOUT_NAMESPACE,
-        airflow.home.parent / "submitter.kubeconfig",
+        airflow.home.parent / "real-submitter.kubeconfig",
         "sensed",
         [PI, "1200", "3000000"],
         {
             "spark.kubernetes.driver.pod.name": driver,
             "spark.kubernetes.submission.waitAppCompletion": "false",
+            **SMALL_PODS,
         },
     )
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
@@ -160,19 +162,19 @@ def submit_elsewhere(airflow: AirflowStack, runtime_plane: Any, recorder: PodRec
 )
 def test_a_sensor_past_its_execution_timeout_deletes_the_application_it_waits_for(
     airflow: AirflowStack,
-    runtime_plane: Any,
-    runtime_admin: Any,
+    real_plane: Any,
+    real_admin: Any,
     dag_id: str,
     task_id: str,
     raised: str,
 ) -> None:
-    recorder = PodRecorder(runtime_plane, E2E_TIMEOUT_NAMESPACE).start()
-    driver = submit_elsewhere(airflow, runtime_plane, recorder)
+    recorder = PodRecorder(real_plane, E2E_TIMEOUT_NAMESPACE).start()
+    driver = submit_elsewhere(airflow, real_plane, recorder)
     with airflow.client() as client:
         ti, lines = run_to_failure(
             airflow, client, dag_id, task_id, raised, conf={"driver_pod": driver}
         )
-    assert_nothing_left(runtime_admin)
+    assert_nothing_left(real_admin)
     recorder.stop()
     assert ti["state"] == "failed" and ti["try_number"] == 1
     failure = lines[first_index(lines, raised)]

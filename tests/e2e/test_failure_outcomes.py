@@ -1,4 +1,4 @@
-"""Failure kinds through real Airflow 3.3 and real Spark on the node agent: what the retry
+"""Failure kinds through real Airflow 3.3 and real Spark on the real node: what the retry
 policy decides for each, the task's final state and try number, the XCom, and what is left
 in the namespace (the DAGs are tests/e2e/e2e_dags/e2e_outcomes.py)."""
 
@@ -45,7 +45,7 @@ def policy_lines(lines: list[str], events: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def assert_nothing_left(runtime_admin: Any, recorder: PodRecorder, dag_id: str) -> None:
+def assert_nothing_left(real_admin: Any, recorder: PodRecorder, dag_id: str) -> None:
     """No pod of the DAG, and nothing its drivers owned (ConfigMaps, Services), once the
     garbage collector has had its turn."""
     drivers = {
@@ -55,14 +55,14 @@ def assert_nothing_left(runtime_admin: Any, recorder: PodRecorder, dag_id: str) 
     def left() -> list[str]:
         found = []
         pods = kube.request(
-            runtime_admin,
+            real_admin,
             "GET",
             f"{NAMESPACE}/pods",
             params={"labelSelector": f"sparkk8s.io/dag-id={dag_id}"},
         )["items"]
         found += [f"pod/{p['metadata']['name']}" for p in pods]
         for kind in ("configmaps", "services"):
-            for item in kube.request(runtime_admin, "GET", f"{NAMESPACE}/{kind}")["items"]:
+            for item in kube.request(real_admin, "GET", f"{NAMESPACE}/{kind}")["items"]:
                 owners = {o.get("uid") for o in item["metadata"].get("ownerReferences") or []}
                 if owners & drivers:
                     found.append(f"{kind}/{item['metadata']['name']}")
@@ -85,12 +85,12 @@ def run_and_wait(
 
 
 def test_an_application_error_fails_on_try_one_despite_retries(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
     """fail.py raises; retries=3, no retry_policy given: the operator's default policy
     fails it at once, and says why in the task log."""
     dag_id, task_id = "e2e_outcome_application_error", "raises"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
         run_id, run, _ = run_and_wait(airflow, client, dag_id, "application error")
         events = task_log(client, dag_id, run_id, task_id, 1)
@@ -119,14 +119,14 @@ def test_an_application_error_fails_on_try_one_despite_retries(
         print("spark.exit-exception:", annotations.get("spark.exit-exception"))
         assert "spark.exit-exception" in annotations, annotations
         assert result["exit_exception"] == annotations["spark.exit-exception"].splitlines()[0]
-        assert_nothing_left(runtime_admin, recorder, dag_id)
+        assert_nothing_left(real_admin, recorder, dag_id)
 
 
 def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
     dag_id, task_id = "e2e_outcome_deleted_driver", "deleted"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
         airflow.wait_dag(client, dag_id)
         started = time.monotonic()
@@ -136,12 +136,12 @@ def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
             drivers = recorder.reached("driver", "Running")
             if not drivers or not recorder.reached("executor", "Running"):
                 return None
-            log = runtime_log(runtime_plane, E2E_NAMESPACE, drivers[0])
+            log = runtime_log(real_plane, E2E_NAMESPACE, drivers[0])
             return drivers[0] if "Starting task" in log else None
 
         victim = wait_for(computing, timeout=300, what="the first driver computing")
         first_app = recorder.pods[victim]["metadata"]["labels"]["spark-app-selector"]
-        kube.request(runtime_admin, "DELETE", f"{NAMESPACE}/pods/{victim}")
+        kube.request(real_admin, "DELETE", f"{NAMESPACE}/pods/{victim}")
         run = airflow.wait_run(client, dag_id, run_id, timeout=800)
         E2E_TIMINGS[f"deleted driver: trigger -> run {run['state']}"] = time.monotonic() - started
         first = task_log(client, dag_id, run_id, task_id, 1)
@@ -164,14 +164,14 @@ def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
         assert events.index((victim, "DELETED")) < events.index((again, "ADDED")), events
         assert recorder.gone(victim) and recorder.gone(again), events
         recorder.stop()
-        assert_nothing_left(runtime_admin, recorder, dag_id)
+        assert_nothing_left(real_admin, recorder, dag_id)
 
 
 def test_an_out_of_memory_driver_is_retried_once_with_more_memory(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
     dag_id, task_id = "e2e_outcome_out_of_memory", "oom"
-    recorder = PodRecorder(runtime_plane, E2E_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     with airflow.client() as client:
         run_id, run, _ = run_and_wait(airflow, client, dag_id, "out of memory")
         first = task_log(client, dag_id, run_id, task_id, 1)
@@ -201,6 +201,10 @@ def test_an_out_of_memory_driver_is_retried_once_with_more_memory(
         ]
         assert sorted(limits) == ["1792Mi", "896Mi"], limits
         oom_pod = next(n for n in drivers if n != result["driver_pod"])
+        # The real kubelet's report of its container: the kernel's OOM killer, inside the
+        # container's memory cgroup (limit 896Mi), killed it, and the exit code says SIGKILL.
         status = recorder.pods[oom_pod]["status"]["containerStatuses"][0]["state"]
-        assert status["terminated"]["reason"] == "OOMKilled", status
-        assert_nothing_left(runtime_admin, recorder, dag_id)
+        print(f"{oom_pod}: {status}")
+        terminated = status["terminated"]
+        assert (terminated["reason"], terminated["exitCode"]) == ("OOMKilled", 137), status
+        assert_nothing_left(real_admin, recorder, dag_id)

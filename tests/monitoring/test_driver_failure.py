@@ -23,6 +23,25 @@ def test_a_python_traceback_gives_its_last_line_despite_the_shutdown_lines_after
     assert exception_line(log) == "RuntimeError: no input today"
 
 
+def test_a_spark_threads_logged_error_after_the_traceback_is_not_what_the_driver_died_of():
+    """The real kubelet's run of fail.py: the executor-pod poller logged its closed
+    client's error after the application's traceback."""
+    log = [
+        "Traceback (most recent call last):",
+        "    raise RuntimeError(message)",
+        "RuntimeError: e2e outcome: failing on purpose",
+        "26/12/02 13:47:24 ERROR Utils: Uncaught exception in thread kubernetes-executor-pod-polling-sync",
+        "io.fabric8.kubernetes.client.KubernetesClientException: Operation: [list]  for kind: [Pod]  failed.",
+        "\tat io.fabric8.kubernetes.client.KubernetesClientException.launderThrowable(X.java:139)",
+        *SHUTDOWN,
+    ]
+    assert exception_line(log) == "RuntimeError: e2e outcome: failing on purpose"
+    # With nothing else in the tail, the logged one is still the best answer there is.
+    assert exception_line(log[3:]) == (
+        "io.fabric8.kubernetes.client.KubernetesClientException: Operation: [list]  for kind: [Pod]  failed."
+    )
+
+
 def test_a_jvm_main_exception_and_a_qualified_one():
     main = [
         'Exception in thread "main" java.lang.IllegalStateException: boom',

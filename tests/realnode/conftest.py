@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from testenv.controlplane import ControlPlane
 from tests.conftest import _fresh_namespace, spark_lines_of
@@ -24,15 +22,6 @@ __all__ = ["spark_lines_of"]  # tests/realnode/test_realnode_config.py imports i
 @pytest.fixture
 def real_namespace(real_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
     yield from _fresh_namespace(real_plane, request)
-
-
-@pytest.fixture
-def real_admin(real_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
-    api = k8s_config.new_client_from_config(config_file=str(real_plane.admin_kubeconfig))
-    try:
-        yield api
-    finally:
-        api.close()
 
 
 @pytest.fixture

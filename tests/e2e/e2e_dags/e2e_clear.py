@@ -2,7 +2,7 @@
 through the REST API as the UI's Clear button sends it: deferred (the old kill held until
 the new try deferred, or run at once with the new try held by its pool), and waited on in
 the worker (deferrable=False). Each DAG runs long enough to be cleared mid-run; its task
-has no retries, so a failed re-run fails the DAG run. `e2e_clear_placeholder` only holds a trigger
+has no retries, so a failed re-run fails the DAG run. They run on the real node. `e2e_clear_placeholder` only holds a trigger
 id while a test runs (see tests/e2e/test_clear_rerun.py)."""
 
 from __future__ import annotations
@@ -15,15 +15,17 @@ from airflow.sdk import DAG, BaseOperator
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from tests.e2e.clear_triggers import KILL_FIRST_POOL, HoldKillOperator, KillFirstOperator
+from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 COMMON: dict[str, Any] = {
+    "kubernetes_conn_id": REAL_NODE,
     "image": "sparkk8s/spark:4.3.0",
     "spark_version": "4.3.0",
     "driver_memory": "512m",
     "executor_memory": "512m",
     "num_executors": 1,
-    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark", **SMALL_PODS},
     "poll_interval": 1.0,
     "startup_timeout": 300,
     "retries": 0,

@@ -1,6 +1,7 @@
 """Real Spark applications for the failure-kind tests (tests/e2e/test_failure_outcomes.py):
 an application error with retries left, a driver someone else deletes while it runs, and a
-driver its memory limit kills. Each deletes its drivers when done (on_finish_action), so the
+driver its memory limit kills (on the real node: the kernel's OOM killer, in the container's
+memory cgroup). Each deletes its drivers when done (on_finish_action), so the
 test can check that nothing of it is left in the namespace.
 """
 
@@ -13,6 +14,7 @@ from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 FAILURE_MESSAGE = "e2e outcome: failing on purpose"
@@ -20,12 +22,13 @@ FAILURE_MESSAGE = "e2e outcome: failing on purpose"
 # well within the raised one (1024m + 768m = 1792Mi) with the JVM beside it.
 OOM_MEBIBYTES = 1000
 COMMON: dict[str, Any] = {
+    "kubernetes_conn_id": REAL_NODE,
     "image": "sparkk8s/spark:4.3.0",
     "spark_version": "4.3.0",
     "driver_memory": "512m",
     "executor_memory": "512m",
     "num_executors": 1,
-    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark", **SMALL_PODS},
     "deferrable": True,
     "poll_interval": 1.0,
     "startup_timeout": 300,

@@ -13,15 +13,11 @@ from typing import Any
 from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 FAILURE_MESSAGE = "e2e failure on purpose"
 KILL_NAMESPACE = "airflow-e2e-kill"  # its own namespace, so "nothing left" is checked whole
-REAL_NODE = "spark_k8s_real"  # tests/e2e/airflow_stack.py's E2E_REAL_CONN
-SMALL_PODS = {
-    "spark.kubernetes.driver.request.cores": "250m",
-    "spark.kubernetes.executor.request.cores": "250m",
-}
 COMMON: dict[str, Any] = {
     "kubernetes_conn_id": REAL_NODE,
     "image": "sparkk8s/spark:4.3.0",
@@ -38,7 +34,8 @@ START = datetime.datetime(2024, 1, 1)
 
 with DAG("e2e_spark_pi", schedule=None, catchup=False, start_date=START):
     # dags/spark_pi.py's task as it stands, but for its connection (the example's is
-    # spark_k8s_default, the node agent here): tests/dags/test_e2e_spark_pi.py compares them.
+    # spark_k8s_default, which the e2e stack does not make): tests/dags/test_e2e_spark_pi.py
+    # compares them.
     SparkK8sSubmitOperator(
         task_id="spark_pi",
         kubernetes_conn_id=REAL_NODE,

@@ -1,7 +1,7 @@
 """Timeouts on real Spark, for tests/e2e/test_execution_timeouts.py: applications that run
 far longer than their task's `execution_timeout` (deferred, and in the worker with uploads),
 and the sensor, poking and deferred, on an application submitted elsewhere. Each DAG has
-no retries, so the test sees one try end by its timeout.
+no retries, so the test sees one try end by its timeout. They run on the real node.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
+from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
 TIMEOUT_NAMESPACE = "airflow-e2e-timeout"  # its own namespace: "nothing left" checked whole
@@ -27,16 +28,25 @@ EXECUTION_TIMEOUT = datetime.timedelta(seconds=100)
 DEFERRED_EXECUTION_TIMEOUT = datetime.timedelta(seconds=140)
 # The sensors' application runs before they start: nothing to wait for but the timeout.
 SENSOR_EXECUTION_TIMEOUT = datetime.timedelta(seconds=50)
-# Uploads go where the driver reads them at the same path (a pod's /tmp is its own).
-UPLOAD_DIR = Path.home() / ".cache" / "sparkk8s-test-uploads" / "e2e-timeouts"
+# Uploads go where the driver reads them at the same path: a hostPath volume of the real
+# node (its containers see the host's /tmp), mounted at that path in the driver's container.
+# Not under the home folder: /root is 0700 in the image, and the driver runs as user 185.
+UPLOAD_DIR = Path("/tmp/sparkk8s-test-uploads/e2e-timeouts")
+UPLOAD_VOLUME = {
+    "spark.kubernetes.file.upload.path": f"file://{UPLOAD_DIR}",
+    "spark.kubernetes.driver.volumes.hostPath.uploads.mount.path": str(UPLOAD_DIR),
+    "spark.kubernetes.driver.volumes.hostPath.uploads.mount.readOnly": "true",
+    "spark.kubernetes.driver.volumes.hostPath.uploads.options.path": str(UPLOAD_DIR),
+}
 COMMON: dict[str, Any] = {
+    "kubernetes_conn_id": REAL_NODE,
     "image": "sparkk8s/spark:4.3.0",
     "spark_version": "4.3.0",
     "driver_memory": "512m",
     "executor_memory": "512m",
     "num_executors": 2,
     "namespace": TIMEOUT_NAMESPACE,
-    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark"},
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark", **SMALL_PODS},
     "poll_interval": 1.0,
     "startup_timeout": 300,  # execution_timeout shadows it: the task log warns
     "retries": 0,
@@ -63,12 +73,13 @@ with DAG("e2e_timeout_worker_uploads", schedule=None, catchup=False, start_date=
         execution_timeout=EXECUTION_TIMEOUT,
         **{
             **COMMON,
-            "conf": {**COMMON["conf"], "spark.kubernetes.file.upload.path": f"file://{UPLOAD_DIR}"},
+            "conf": {**COMMON["conf"], **UPLOAD_VOLUME},
         },
     )
 
 # The sensors follow a driver the test submits with sparkk8s-submit (dag_run.conf names it).
 SENSOR: dict[str, Any] = {
+    "kubernetes_conn_id": REAL_NODE,
     "driver_pod_name": "{{ dag_run.conf['driver_pod'] }}",
     "namespace": TIMEOUT_NAMESPACE,
     "delete_on_timeout": True,
