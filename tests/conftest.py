@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from testenv.realnode.node import RealNode
 from testenv.runtime_image import RUNTIME_VERSIONS, spark_image
 from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
+from tests.support.real_spark import submitter_kubeconfig
 
 _started: list[ControlPlane] = []
 
@@ -185,6 +187,30 @@ def real_admin(real_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
         yield api
     finally:
         api.close()
+
+
+@pytest.fixture
+def real_namespace(real_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
+    """`namespace`, on the real node's plane."""
+    yield from _fresh_namespace(real_plane, request)
+
+
+@pytest.fixture
+def real_submitter(real_plane: ControlPlane, real_namespace: str, tmp_path: Path) -> Path:
+    """A kubeconfig for `real_namespace` as the documented submitter (docs/rbac.yaml)."""
+    return submitter_kubeconfig(real_plane, real_namespace, tmp_path / "submitter.kubeconfig")
+
+
+@pytest.fixture
+def real_shared_dir() -> Iterator[Path]:
+    """A host folder for uploads and outputs that the tests mount into their pods at the same
+    path (`host_folder_conf`). Open to all: the tests write it as root, the pods as the
+    image's user 185. Not under /tmp, which the tests' own temp folders share."""
+    path = Path.home() / ".cache" / "sparkk8s-test-uploads" / secrets.token_hex(4)
+    path.mkdir(parents=True)
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _fresh_namespace(plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:

@@ -20,7 +20,8 @@
 set -uo pipefail
 py=${1:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
 compat=${2:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
-pytest=("$py" -m pytest -q -p no:cacheprovider)
+# --durations: each lane names its 30 slowest tests, the data for keeping CI in its budget.
+pytest=("$py" -m pytest -q -p no:cacheprovider --durations=30)
 
 if [ "${3:-}" = --e2e-lane ]; then
     # Its verdicts go to a file of their own ($4), printed before its output: the output's
