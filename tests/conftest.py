@@ -146,14 +146,18 @@ def _admin_client(plane: ControlPlane) -> k8s_client.ApiClient:
     return k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
 
 
-@pytest.fixture
-def kube_admin(control_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
-    """A `kubernetes` ApiClient with the admin certificate, for set-up and assertions."""
-    api = _admin_client(control_plane)
+def _admin_session(plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
+    api = _admin_client(plane)
     try:
         yield api
     finally:
         api.close()
+
+
+@pytest.fixture
+def kube_admin(control_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
+    """A `kubernetes` ApiClient with the admin certificate, for set-up and assertions."""
+    yield from _admin_session(control_plane)
 
 
 @pytest.fixture
@@ -172,21 +176,13 @@ def runtime_namespace(runtime_plane: ControlPlane, request: pytest.FixtureReques
 @pytest.fixture
 def runtime_admin(runtime_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
     """`kube_admin`, on the runtime plane."""
-    api = _admin_client(runtime_plane)
-    try:
-        yield api
-    finally:
-        api.close()
+    yield from _admin_session(runtime_plane)
 
 
 @pytest.fixture
 def real_admin(real_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
     """`kube_admin`, on the real node's plane (tests/realnode and tests/e2e)."""
-    api = _admin_client(real_plane)
-    try:
-        yield api
-    finally:
-        api.close()
+    yield from _admin_session(real_plane)
 
 
 @pytest.fixture
