@@ -14,12 +14,17 @@ process group: supervisor and trigger runner), the scheduler's own CPU and its e
 (the workers and the task processes they ran), SQL statements (pg_stat_statements), and
 kube-apiserver read requests (GET, LIST, WATCH, every resource: KWOK's and the controllers'
 included, the same at every N); the triggerer's PSS growth per deferred application; and
-change -> final state in the database, p50 and p99.
+change -> final state in the database, p50 and p99, split where the task waits: for the
+trigger's event (change -> the task `scheduled` again), for an executor slot (-> `queued`)
+and for the resumed task process (-> `end_date`).
 
     python -m benchmarks.bench_real_triggerer --apps 100,300,1000 [--changes-per-second 5]
 
-Airflow's own cadences are its defaults here (heartbeats 5 s), not the e2e tests' 1 s.
-Prints a Markdown table (the README's Benchmarks section holds the last one).
+Airflow's own cadences are its defaults here (heartbeats 5 s, a DAG file parsed every 30 s),
+not the e2e tests' 1 s and 5 s. A run that does not reach its next step within `--deadline`
+(or whose tasks fail before they defer) gives a row saying how far it got, and the next run
+goes on. Prints a Markdown table, one column a run (the README's Benchmarks section holds
+the last one).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ NAMESPACE = "bench-triggerer"
 READ_VERBS = ("GET", "LIST", "WATCH")
 TASK_ID_LABEL = "sparkk8s.io/task-id"
 TERMINAL = ("Succeeded", "Failed")
+FAILED_STATES = ("failed", "upstream_failed", "up_for_retry")
 PEERS = {"ours": "SparkK8sSubmitOperator", "kpo": "KubernetesPodOperator"}
 
 # Each DAG file holds the measured DAG (N tasks) and a one-task warm-up DAG, run first so the
@@ -136,6 +142,41 @@ def read_requests(metrics_text: str) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class Resume:
+    state: str
+    scheduled: float  # epoch seconds; 0 when the column is empty
+    queued: float
+    ended: float
+
+
+# Where a task waits between its pod's change and its final state, as (name, from, to).
+STAGES = (
+    ("change -> final state", "changed", "ended"),
+    ("change -> scheduled (the trigger's event)", "changed", "scheduled"),
+    ("scheduled -> queued (an executor slot)", "scheduled", "queued"),
+    ("queued -> final state (the resumed process)", "queued", "ended"),
+)
+
+
+def stage_percentiles(
+    changed: dict[str, float], resumes: dict[str, Resume]
+) -> dict[str, tuple[float, float]]:
+    """p50 and p99 of each stage, over the tasks whose change the watch saw and whose
+    timestamps the database holds."""
+    found: dict[str, tuple[float, float]] = {}
+    for name, start, end in STAGES:
+        spans = []
+        for task, resume in resumes.items():
+            if task not in changed:
+                continue
+            moments = {"changed": changed[task], **vars(resume)}
+            if moments[start] and moments[end]:
+                spans.append(moments[end] - moments[start])
+        found[name] = (percentile(spans, 0.50), percentile(spans, 0.99))
+    return found
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -169,14 +210,20 @@ class Database:
             )
             return {str(state): int(count) for state, count in cursor.fetchall()}
 
-    def end_dates(self, run_id: str) -> dict[str, tuple[str, float]]:
+    def resumes(self, run_id: str) -> dict[str, Resume]:
+        """Each task's last try: `scheduled_dttm` is set again when its trigger's event
+        lands, `queued_dttm` when the scheduler gives it an executor slot."""
         with self.connection.cursor() as cursor:
             cursor.execute(
-                "select task_id, state, extract(epoch from end_date) from task_instance"
-                " where dag_id = %s and run_id = %s",
+                "select task_id, state, extract(epoch from scheduled_dttm),"
+                " extract(epoch from queued_dttm), extract(epoch from end_date)"
+                " from task_instance where dag_id = %s and run_id = %s",
                 (DAG_ID, run_id),
             )
-            return {t: (str(s), float(e or 0)) for t, s, e in cursor.fetchall()}
+            return {
+                task: Resume(str(state), float(sched or 0), float(queued or 0), float(end or 0))
+                for task, state, sched, queued, end in cursor.fetchall()
+            }
 
     def statements(self) -> int:
         # Our own probes are left out by their text (each names task_instance or this view).
@@ -268,10 +315,17 @@ def airflow_settings(apps: int, postgres_url: str, parallelism: int) -> dict[str
         "AIRFLOW__CORE__PARALLELISM": str(parallelism),
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": str(apps),
         "AIRFLOW__CORE__DEFAULT_POOL_TASK_SLOT_COUNT": str(max(128, apps)),
-        "AIRFLOW__TRIGGERER__CAPACITY": str(max(1000, apps)),
-        # Airflow's defaults, where the e2e stack shortens them for the tests' sake.
+        # Room beside the N for a warm-up trigger not yet cleaned away.
+        "AIRFLOW__TRIGGERER__CAPACITY": str(max(1000, apps + 50)),
+        # Airflow's defaults, where the e2e stack shortens them for the tests' sake. A DAG of
+        # 1,000 tasks parsed every 5 s would take CPU from what is measured.
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "5",
         "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "5",
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
+        # A resumed task waits `scheduled`, not `queued`, for its slot, so this never ends one
+        # that is only late; the e2e stack's 300 s would fail a task the executor is slow to
+        # start on a loaded machine.
+        "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "3600",
         # The peer's provider import alone passed the default 30 s on a loaded machine.
         "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "300",
         "AIRFLOW__DAG_PROCESSOR__DAG_FILE_PROCESSOR_TIMEOUT": "600",
@@ -288,6 +342,10 @@ def snapshot(plane: Any, stack: Any, database: Database) -> Snapshot:
     )
 
 
+class NotReached(Exception):
+    """A run stopped short: its deadline passed, or its tasks failed before they deferred."""
+
+
 def wait_until(probe: Any, timeout: float, what: str, stack: Any) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -296,7 +354,15 @@ def wait_until(probe: Any, timeout: float, what: str, stack: Any) -> Any:
         if found:
             return found
         time.sleep(1.0)
-    raise TimeoutError(f"{what} after {timeout:.0f}s")
+    raise NotReached(f"{what}: not within {timeout:.0f} s")
+
+
+def deferred_all(states: dict[str, int], count: int) -> bool:
+    """True once `count` tasks are deferred; a task that failed first will never defer."""
+    failed = {state: n for state, n in states.items() if state in FAILED_STATES and n}
+    if failed:
+        raise NotReached(f"tasks failed before deferring: {failed} (all: {states})")
+    return states.get("deferred", 0) >= count
 
 
 def run_size(peer: str, apps: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -340,18 +406,21 @@ def put_connections(stack: Any, plane: Any) -> None:
     stack.put_connection("kubernetes_bench", "kubernetes", extra=extra)
 
 
-def run_dag(stack: Any, database: Database, dag_id: str, count: int, timeout: float) -> str:
-    """Triggers `dag_id` and returns its run id once its `count` tasks are deferred."""
+def start_run(stack: Any, dag_id: str) -> str:
     with stack.client() as client:
         stack.wait_dag(client, dag_id, timeout=900)
-        run_id = str(stack.trigger(client, dag_id))
+        return str(stack.trigger(client, dag_id))
+
+
+def wait_deferred(
+    stack: Any, database: Database, dag_id: str, run_id: str, count: int, timeout: float
+) -> None:
     wait_until(
-        lambda: database.states(run_id, dag_id).get("deferred", 0) >= count,
+        lambda: deferred_all(database.states(run_id, dag_id), count),
         timeout,
         f"{count} tasks of {dag_id} deferred",
         stack,
     )
-    return run_id
 
 
 def wait_ended(
@@ -376,69 +445,108 @@ def measure(
     put_connections(stack, plane)
     watch = TerminalWatch(plane)
     watch.start()
-    # The warm-up: one task deferred and released, so the trigger's code is loaded.
-    warm_run = run_dag(stack, database, WARMUP_DAG_ID, 1, args.deadline)
-    release(plane, driver_names(plane, "warmup_"), args.changes_per_second)
-    wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
-    triggerer = stack.processes["triggerer"].pid
-    idle_pss = group_pss_kib(triggerer)
-    triggered = time.monotonic()
-    run_id = run_dag(stack, database, DAG_ID, apps, args.deadline)
-    deferred_s = time.monotonic() - triggered
-    quiet_from = snapshot(plane, stack, database)
-    time.sleep(args.hold)  # a measured window, not a wait for something
-    quiet_to = snapshot(plane, stack, database)
-    held_pss = group_pss_kib(triggerer)
-    release(plane, driver_names(plane, "app_"), args.changes_per_second)
-    wait_ended(stack, database, DAG_ID, run_id, apps, args.deadline)
-    release_to = snapshot(plane, stack, database)
-    watch.stopping.set()
-    ends = database.end_dates(run_id)
-    delays = [end - watch.seen[task] for task, (_, end) in ends.items() if task in watch.seen]
-    return {
-        "peer": peer,
-        "apps": apps,
-        "deferred_s": deferred_s,
-        "pss_per_app_kib": (held_pss - idle_pss) / apps,
-        "quiet": quiet_from.per_minute(quiet_to),
-        "release": quiet_to.per_minute(release_to),
-        "p50": percentile(delays, 0.50),
-        "p99": percentile(delays, 0.99),
-        "timed": len(delays),
-        "failed": sum(1 for state, _ in ends.values() if state != "success"),
-        "load": os.getloadavg()[0],
-    }
+    row: dict[str, Any] = {"peer": peer, "apps": apps}
+    try:
+        # The warm-up: one task deferred and released, so the trigger's code is loaded.
+        warm_run = start_run(stack, WARMUP_DAG_ID)
+        wait_deferred(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
+        release(plane, driver_names(plane, "warmup_"), args.changes_per_second)
+        wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
+        triggerer = stack.processes["triggerer"].pid
+        idle_pss = group_pss_kib(triggerer)
+        triggered = time.monotonic()
+        run_id = row["run_id"] = start_run(stack, DAG_ID)
+        wait_deferred(stack, database, DAG_ID, run_id, apps, args.deadline)
+        row["deferred_s"] = time.monotonic() - triggered
+        quiet_from = snapshot(plane, stack, database)
+        time.sleep(args.hold)  # a measured window, not a wait for something
+        quiet_to = snapshot(plane, stack, database)
+        row["pss_per_app_kib"] = (group_pss_kib(triggerer) - idle_pss) / apps
+        row["quiet"] = quiet_from.per_minute(quiet_to)
+        release(plane, driver_names(plane, "app_"), args.changes_per_second)
+        wait_ended(stack, database, DAG_ID, run_id, apps, args.deadline)
+        row["release"] = quiet_to.per_minute(snapshot(plane, stack, database))
+    except NotReached as stopped:
+        row["not_reached"] = str(stopped)
+        row["states"] = database.states(row.get("run_id", ""), DAG_ID)
+        row["load"] = os.getloadavg()[0]
+        return row
+    finally:
+        watch.stopping.set()
+    resumes = database.resumes(run_id)
+    row["stages"] = stage_percentiles(watch.seen, resumes)
+    row["timed"] = sum(1 for task in resumes if task in watch.seen)
+    row["failed"] = sum(1 for resume in resumes.values() if resume.state != "success")
+    row["load"] = os.getloadavg()[0]
+    return row
 
 
 def table(rows: list[dict[str, Any]], per_second: float) -> str:
-    header = (
-        "| peer | N | all deferred after | triggerer PSS per app | change -> final state p50 / p99"
-    )
-    header += " | triggerer CPU per change | held: SQL/min, API reads/min, triggerer CPU/min"
-    header += " | release: SQL/min, API reads/min | scheduler CPU / executor CPU (release)"
-    header += " | not success | load |"
-    lines = [header, "| --- |" + " ---: |" * 10]
-    for row in rows:
-        quiet, during = row["quiet"], row["release"]
-        held_cpu = 60 * quiet["triggerer_cpu_s"] / quiet["seconds"]
-        lines.append(
-            f"| {PEERS[row['peer']]} | {row['apps']:,} | {row['deferred_s']:.0f} s"
-            f" | {row['pss_per_app_kib']:.1f} KiB"
-            f" | {row['p50']:.2f} / {row['p99']:.2f} s"
-            f" | {1000 * during['triggerer_cpu_s'] / row['apps']:.1f} ms"
-            f" | {quiet['statements_per_min']:,.0f}, {quiet['reads_per_min']:,.0f},"
-            f" {held_cpu:.2f} s"
-            f" | {during['statements_per_min']:,.0f}, {during['reads_per_min']:,.0f}"
-            f" | {during['scheduler_cpu_s']:.1f} s / {during['executor_cpu_s']:.1f} s"
-            f" | {row['failed']} | {row['load']:.1f} |"
-        )
+    """One column a run, one line a figure; a run that stopped short says where."""
+    columns = [f"{PEERS[row['peer']]}, N = {row['apps']:,}" for row in rows]
+    lines = ["| figure | " + " | ".join(columns) + " |", "| --- |" + " ---: |" * len(rows)]
+    for label, cell in FIGURES:
+        cells = [cell(row) if "not_reached" not in row or "load" in label else "" for row in rows]
+        if label == FIGURES[0][0]:
+            cells = [
+                f"not reached: {row['not_reached']}; states {row['states']}"
+                if "not_reached" in row
+                else text
+                for row, text in zip(rows, cells, strict=True)
+            ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"Drivers released at {per_second:g} a second; timed: the tasks whose change")
-    lines.append("the watch saw (every one, unless a row says otherwise).")
+    lines.append(f"Drivers released at {per_second:g} a second. Stages are timed over the tasks")
+    lines.append("whose change the watch saw (every one, unless a line says otherwise).")
     for row in rows:
-        if row["timed"] != row["apps"]:
+        if "not_reached" not in row and row["timed"] != row["apps"]:
             lines.append(f"- {row['peer']} N={row['apps']}: {row['timed']} timed")
     return "\n".join(lines)
+
+
+def held_cpu_per_minute(row: dict[str, Any]) -> float:
+    quiet = row["quiet"]
+    return float(60 * quiet["triggerer_cpu_s"] / quiet["seconds"])
+
+
+def stage_cell(name: str) -> Any:
+    def cell(row: dict[str, Any]) -> str:
+        p50, p99 = row["stages"][name]
+        return f"{p50:.1f} / {p99:.1f} s"
+
+    return cell
+
+
+FIGURES: list[tuple[str, Any]] = [
+    (
+        "all N deferred after the run's trigger",
+        lambda r: f"{r['deferred_s']:.0f} s ({r['apps'] / r['deferred_s']:.1f} a second)",
+    ),
+    ("triggerer PSS growth per deferred task", lambda r: f"{r['pss_per_app_kib']:.0f} KiB"),
+    ("held: API reads a minute", lambda r: f"{r['quiet']['reads_per_min']:,.0f}"),
+    ("held: triggerer CPU a minute", lambda r: f"{held_cpu_per_minute(r):.1f} s"),
+    ("held: SQL statements a minute", lambda r: f"{r['quiet']['statements_per_min']:,.0f}"),
+    *((f"{name}, p50 / p99", stage_cell(name)) for name, _, _ in STAGES),
+    (
+        "release: all N ended after the release began",
+        lambda r: (
+            f"{r['release']['seconds']:.0f} s ({r['apps'] / r['release']['seconds']:.1f} a second)"
+        ),
+    ),
+    (
+        "release: scheduler CPU / executor CPU (the resumes)",
+        lambda r: f"{r['release']['scheduler_cpu_s']:.1f} / {r['release']['executor_cpu_s']:.1f} s",
+    ),
+    ("release: triggerer CPU", lambda r: f"{r['release']['triggerer_cpu_s']:.1f} s"),
+    (
+        "release: SQL statements, API reads a minute",
+        lambda r: (
+            f"{r['release']['statements_per_min']:,.0f}, {r['release']['reads_per_min']:,.0f}"
+        ),
+    ),
+    ("tasks not ending in success", lambda r: f"{r['failed']}"),
+    ("1-minute load when the run ended", lambda r: f"{r['load']:.1f}"),
+]
 
 
 def main() -> None:
