@@ -22,9 +22,9 @@ and for the resumed task process (-> `end_date`).
 
 Airflow's own cadences are its defaults here (heartbeats 5 s, a DAG file parsed every 30 s),
 not the e2e tests' 1 s and 5 s. A run that does not reach its next step within `--deadline`
-(or whose tasks fail before they defer) gives a row saying how far it got, and the next run
-goes on. Prints a Markdown table, one column a run (the README's Benchmarks section holds
-the last one).
+or by `--stop-by` (or whose tasks fail before they defer) gives a row saying how far it got,
+and the next run goes on. Prints a Markdown table, one column a run (the README's
+Benchmarks section holds the last one).
 """
 
 from __future__ import annotations
@@ -357,6 +357,14 @@ def wait_until(probe: Any, timeout: float, what: str, stack: Any) -> Any:
     raise NotReached(f"{what}: not within {timeout:.0f} s")
 
 
+def allowed(args: argparse.Namespace, now: float | None = None) -> float:
+    """Seconds the next wait may take: `--deadline`, or less if `--stop-by` comes first."""
+    if args.stop_by is None:
+        return float(args.deadline)
+    left = args.stop_by - (time.time() if now is None else now)
+    return max(0.0, min(float(args.deadline), left))
+
+
 def deferred_all(states: dict[str, int], count: int) -> bool:
     """True once `count` tasks are deferred; a task that failed first will never defer."""
     failed = {state: n for state, n in states.items() if state in FAILED_STATES and n}
@@ -449,14 +457,14 @@ def measure(
     try:
         # The warm-up: one task deferred and released, so the trigger's code is loaded.
         warm_run = start_run(stack, WARMUP_DAG_ID)
-        wait_deferred(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
+        wait_deferred(stack, database, WARMUP_DAG_ID, warm_run, 1, allowed(args))
         release(plane, driver_names(plane, "warmup_"), args.changes_per_second)
-        wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
+        wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, allowed(args))
         triggerer = stack.processes["triggerer"].pid
         idle_pss = group_pss_kib(triggerer)
         triggered = time.monotonic()
         run_id = row["run_id"] = start_run(stack, DAG_ID)
-        wait_deferred(stack, database, DAG_ID, run_id, apps, args.deadline)
+        wait_deferred(stack, database, DAG_ID, run_id, apps, allowed(args))
         row["deferred_s"] = time.monotonic() - triggered
         quiet_from = snapshot(plane, stack, database)
         time.sleep(args.hold)  # a measured window, not a wait for something
@@ -464,7 +472,7 @@ def measure(
         row["pss_per_app_kib"] = (group_pss_kib(triggerer) - idle_pss) / apps
         row["quiet"] = quiet_from.per_minute(quiet_to)
         release(plane, driver_names(plane, "app_"), args.changes_per_second)
-        wait_ended(stack, database, DAG_ID, run_id, apps, args.deadline)
+        wait_ended(stack, database, DAG_ID, run_id, apps, allowed(args))
         row["release"] = quiet_to.per_minute(snapshot(plane, stack, database))
     except NotReached as stopped:
         row["not_reached"] = str(stopped)
@@ -556,7 +564,8 @@ def main() -> None:
     parser.add_argument("--changes-per-second", type=float, default=5.0)
     parser.add_argument("--hold", type=float, default=60.0, help="the quiet window, s")
     parser.add_argument("--parallelism", type=int, default=8, help="[core] parallelism")
-    parser.add_argument("--deadline", type=float, default=3600.0)
+    parser.add_argument("--deadline", type=float, default=3600.0, help="each wait's, s")
+    parser.add_argument("--stop-by", type=float, default=None, help="epoch s: no wait goes past it")
     args = parser.parse_args()
     rows = []
     sizes = [int(n) for n in args.apps.split(",")]

@@ -4,6 +4,7 @@ resumed task waits through, and the table (a run that stopped short included).""
 
 from __future__ import annotations
 
+import argparse
 import ast
 
 import pytest
@@ -16,6 +17,7 @@ from benchmarks.bench_real_triggerer import (
     Resume,
     Snapshot,
     airflow_settings,
+    allowed,
     dag_file,
     deferred_all,
     percentile,
@@ -152,3 +154,12 @@ def test_the_table_has_a_column_a_run_and_says_where_a_run_stopped() -> None:
     assert "| release: all N ended after the release began | 120 s (8.3 a second) |  |" in lines
     assert "| 1-minute load when the run ended | 12.3 | 15.0 |" in lines
     assert "- ours N=1000: 998 timed" in lines
+
+
+def test_a_wait_is_cut_to_what_is_left_before_the_stop() -> None:
+    unbounded = argparse.Namespace(deadline=3600.0, stop_by=None)
+    assert allowed(unbounded, now=0.0) == 3600.0
+    bounded = argparse.Namespace(deadline=3600.0, stop_by=1000.0)
+    assert allowed(bounded, now=400.0) == 600.0
+    assert allowed(bounded, now=2000.0) == 0.0
+    assert allowed(argparse.Namespace(deadline=60.0, stop_by=1000.0), now=0.0) == 60.0
