@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.bench_real_triggerer import (
     DAG_ID,
+    DRIVER_CPU,
     STAGES,
     WARMUP_DAG_ID,
     NotReached,
@@ -20,6 +21,7 @@ from benchmarks.bench_real_triggerer import (
     allowed,
     dag_file,
     deferred_all,
+    kwok_nodes,
     percentile,
     read_requests,
     stage_percentiles,
@@ -123,6 +125,7 @@ def finished_row() -> dict[str, object]:
         "peer": "ours",
         "apps": 1000,
         "deferred_s": 400.0,
+        "running_s": 410.0,
         "pss_per_app_kib": 200.0,
         "quiet": window,
         "release": window,
@@ -163,3 +166,14 @@ def test_a_wait_is_cut_to_what_is_left_before_the_stop() -> None:
     assert allowed(bounded, now=400.0) == 600.0
     assert allowed(bounded, now=2000.0) == 0.0
     assert allowed(argparse.Namespace(deadline=60.0, stop_by=1000.0), now=0.0) == 60.0
+
+
+@pytest.mark.parametrize("apps", [100, 300, 1000, 3000])
+def test_kwok_holds_every_driver_running_at_once(apps: int) -> None:
+    from testenv.controlplane import NODE_CAPACITY
+
+    nodes = kwok_nodes(apps)
+    assert nodes * int(NODE_CAPACITY["pods"]) > apps
+    millicores = int(DRIVER_CPU.removesuffix("m"))
+    assert nodes * int(NODE_CAPACITY["cpu"]) * 1000 >= apps * millicores
+    assert f'"spark.kubernetes.driver.request.cores": "{DRIVER_CPU}"' in dag_file("ours", apps)
