@@ -48,18 +48,31 @@ def test_only_read_verbs_are_counted() -> None:
             'apiserver_request_total{code="200",resource="pods",verb="WATCH"} 3',
             'apiserver_request_total{code="200",resource="leases",verb="GET"} 10',
             'apiserver_request_total{code="201",resource="pods",verb="POST"} 100',
+            'apiserver_request_total{code="200",resource="pods",subresource="log",verb="CONNECT"} 5',
+            'apiserver_request_total{code="101",resource="pods",subresource="exec",verb="CONNECT"} 9',
             'apiserver_request_duration_seconds_count{verb="LIST"} 99',
         ]
     )
-    assert read_requests(scrape) == 20
+    assert read_requests(scrape) == 25  # a pod log read is a CONNECT; an exec is no read
+    assert read_requests(scrape, logs_only=True) == 5
 
 
 def test_the_windows_figures_are_differences_per_minute() -> None:
     before = Snapshot(
-        at=0.0, triggerer=GroupCpu(1, 2), scheduler=GroupCpu(3, 4), statements=100, reads=10
+        at=0.0,
+        triggerer=GroupCpu(1, 2),
+        scheduler=GroupCpu(3, 4),
+        statements=100,
+        reads=10,
+        log_reads=4,
     )
     after = Snapshot(
-        at=30.0, triggerer=GroupCpu(2, 4), scheduler=GroupCpu(5, 10), statements=400, reads=70
+        at=30.0,
+        triggerer=GroupCpu(2, 4),
+        scheduler=GroupCpu(5, 10),
+        statements=400,
+        reads=70,
+        log_reads=34,
     )
     figures = before.per_minute(after)
     assert figures == {
@@ -68,6 +81,7 @@ def test_the_windows_figures_are_differences_per_minute() -> None:
         "executor_cpu_s": 6.0,
         "statements_per_min": 600.0,
         "reads_per_min": 120.0,
+        "log_reads_per_min": 60.0,
         "seconds": 30.0,
     }
 
@@ -119,6 +133,7 @@ def finished_row() -> dict[str, object]:
         "executor_cpu_s": 300.0,
         "statements_per_min": 6000.0,
         "reads_per_min": 25.0,
+        "log_reads_per_min": 10.0,
         "seconds": 120.0,
     }
     return {
