@@ -150,9 +150,10 @@ def read_requests(metrics_text: str, logs_only: bool = False) -> int:
     for line in metrics_text.splitlines():
         if not line.startswith("apiserver_request_total{"):
             continue
-        verb = re.search(r'verb="([^"]*)"', line)
-        log_read = bool(verb) and verb.group(1) == "CONNECT" and 'subresource="log"' in line
-        if log_read or (not logs_only and verb and verb.group(1) in READ_VERBS):
+        found = re.search(r'verb="([^"]*)"', line)
+        verb = found.group(1) if found else ""
+        log_read = verb == "CONNECT" and 'subresource="log"' in line
+        if log_read or (not logs_only and verb in READ_VERBS):
             total += int(float(line.rsplit(" ", 1)[1]))
     return total
 
