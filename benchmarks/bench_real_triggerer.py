@@ -14,12 +14,17 @@ process group: supervisor and trigger runner), the scheduler's own CPU and its e
 (the workers and the task processes they ran), SQL statements (pg_stat_statements), and
 kube-apiserver read requests (GET, LIST, WATCH, every resource: KWOK's and the controllers'
 included, the same at every N); the triggerer's PSS growth per deferred application; and
-change -> final state in the database, p50 and p99.
+change -> final state in the database, p50 and p99, split where the task waits: for the
+trigger's event (change -> the task `scheduled` again), for an executor slot (-> `queued`)
+and for the resumed task process (-> `end_date`).
 
     python -m benchmarks.bench_real_triggerer --apps 100,300,1000 [--changes-per-second 5]
 
-Airflow's own cadences are its defaults here (heartbeats 5 s), not the e2e tests' 1 s.
-Prints a Markdown table (the README's Benchmarks section holds the last one).
+Airflow's own cadences are its defaults here (heartbeats 5 s, a DAG file parsed every 30 s),
+not the e2e tests' 1 s and 5 s. A run that does not reach its next step within `--deadline`
+or by `--stop-by` (or whose tasks fail before they defer) gives a row saying how far it got,
+and the next run goes on. Prints a Markdown table, one column a run (the README's
+Benchmarks section holds the last one).
 """
 
 from __future__ import annotations
@@ -46,7 +51,12 @@ NAMESPACE = "bench-triggerer"
 READ_VERBS = ("GET", "LIST", "WATCH")
 TASK_ID_LABEL = "sparkk8s.io/task-id"
 TERMINAL = ("Succeeded", "Failed")
+FAILED_STATES = ("failed", "upstream_failed", "up_for_retry")
 PEERS = {"ours": "SparkK8sSubmitOperator", "kpo": "KubernetesPodOperator"}
+# What our driver pods request (Spark's default is a whole core): with it, KWOK's pod count
+# bounds a node, not its 64 CPUs. The peer's busybox pods request nothing.
+DRIVER_CPU = "100m"
+PODS_PER_NODE = 200  # of KWOK's 250 a node, some room for the scheduler's spread
 
 # Each DAG file holds the measured DAG (N tasks) and a one-task warm-up DAG, run first so the
 # triggerer has loaded the trigger's code before its memory is read.
@@ -76,7 +86,10 @@ TASKS = {
                 java_class="org.apache.spark.examples.SparkPi",
                 image="apache/spark:4.0.0",
                 deferrable=True,
-                conf={"spark.kubernetes.driver.annotation.kwok.sparkk8s.io/hold": "true"},
+                conf={
+                    "spark.kubernetes.driver.annotation.kwok.sparkk8s.io/hold": "true",
+                    "spark.kubernetes.driver.request.cores": "{driver_cpu}",
+                },
             )
 """,
     # The peer: KubernetesPodOperator, deferrable, its pod labelled as our drivers are so one
@@ -100,7 +113,8 @@ def dag_file(peer: str, apps: int) -> str:
     header = DAG_HEADER.format(
         apps=apps, dag_id=DAG_ID, warmup_id=WARMUP_DAG_ID, imports=IMPORTS[peer]
     )
-    return header + TASKS[peer].replace("{namespace}", NAMESPACE)
+    task = TASKS[peer].replace("{namespace}", NAMESPACE).replace("{driver_cpu}", DRIVER_CPU)
+    return header + task
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,7 @@ class Snapshot:
     scheduler: GroupCpu
     statements: int
     reads: int
+    log_reads: int = 0  # of `reads`, the pod log reads
 
     def per_minute(self, later: Snapshot) -> dict[str, float]:
         minutes = (later.at - self.at) / 60
@@ -122,18 +137,60 @@ class Snapshot:
             "executor_cpu_s": later.scheduler.others - self.scheduler.others,
             "statements_per_min": (later.statements - self.statements) / minutes,
             "reads_per_min": (later.reads - self.reads) / minutes,
+            "log_reads_per_min": (later.log_reads - self.log_reads) / minutes,
             "seconds": later.at - self.at,
         }
 
 
-def read_requests(metrics_text: str) -> int:
+def read_requests(metrics_text: str, logs_only: bool = False) -> int:
+    """GET, LIST and WATCH requests, and pod log reads: kube-apiserver counts those as
+    CONNECT on the `log` subresource (a read all the same: our trigger polls the driver's
+    log while it streams it into the task log)."""
     total = 0
     for line in metrics_text.splitlines():
-        if line.startswith("apiserver_request_total{"):
-            verb = re.search(r'verb="([^"]*)"', line)
-            if verb and verb.group(1) in READ_VERBS:
-                total += int(float(line.rsplit(" ", 1)[1]))
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        found = re.search(r'verb="([^"]*)"', line)
+        verb = found.group(1) if found else ""
+        log_read = verb == "CONNECT" and 'subresource="log"' in line
+        if log_read or (not logs_only and verb in READ_VERBS):
+            total += int(float(line.rsplit(" ", 1)[1]))
     return total
+
+
+@dataclass(frozen=True)
+class Resume:
+    state: str
+    scheduled: float  # epoch seconds; 0 when the column is empty
+    queued: float
+    ended: float
+
+
+# Where a task waits between its pod's change and its final state, as (name, from, to).
+STAGES = (
+    ("change -> final state", "changed", "ended"),
+    ("change -> scheduled (the trigger's event)", "changed", "scheduled"),
+    ("scheduled -> queued (an executor slot)", "scheduled", "queued"),
+    ("queued -> final state (the resumed process)", "queued", "ended"),
+)
+
+
+def stage_percentiles(
+    changed: dict[str, float], resumes: dict[str, Resume]
+) -> dict[str, tuple[float, float]]:
+    """p50 and p99 of each stage, over the tasks whose change the watch saw and whose
+    timestamps the database holds."""
+    found: dict[str, tuple[float, float]] = {}
+    for name, start, end in STAGES:
+        spans = []
+        for task, resume in resumes.items():
+            if task not in changed:
+                continue
+            moments = {"changed": changed[task], **vars(resume)}
+            if moments[start] and moments[end]:
+                spans.append(moments[end] - moments[start])
+        found[name] = (percentile(spans, 0.50), percentile(spans, 0.99))
+    return found
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -169,14 +226,20 @@ class Database:
             )
             return {str(state): int(count) for state, count in cursor.fetchall()}
 
-    def end_dates(self, run_id: str) -> dict[str, tuple[str, float]]:
+    def resumes(self, run_id: str) -> dict[str, Resume]:
+        """Each task's last try: `scheduled_dttm` is set again when its trigger's event
+        lands, `queued_dttm` when the scheduler gives it an executor slot."""
         with self.connection.cursor() as cursor:
             cursor.execute(
-                "select task_id, state, extract(epoch from end_date) from task_instance"
-                " where dag_id = %s and run_id = %s",
+                "select task_id, state, extract(epoch from scheduled_dttm),"
+                " extract(epoch from queued_dttm), extract(epoch from end_date)"
+                " from task_instance where dag_id = %s and run_id = %s",
                 (DAG_ID, run_id),
             )
-            return {t: (str(s), float(e or 0)) for t, s, e in cursor.fetchall()}
+            return {
+                task: Resume(str(state), float(sched or 0), float(queued or 0), float(end or 0))
+                for task, state, sched, queued, end in cursor.fetchall()
+            }
 
     def statements(self) -> int:
         # Our own probes are left out by their text (each names task_instance or this view).
@@ -268,10 +331,17 @@ def airflow_settings(apps: int, postgres_url: str, parallelism: int) -> dict[str
         "AIRFLOW__CORE__PARALLELISM": str(parallelism),
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": str(apps),
         "AIRFLOW__CORE__DEFAULT_POOL_TASK_SLOT_COUNT": str(max(128, apps)),
-        "AIRFLOW__TRIGGERER__CAPACITY": str(max(1000, apps)),
-        # Airflow's defaults, where the e2e stack shortens them for the tests' sake.
+        # Room beside the N for a warm-up trigger not yet cleaned away.
+        "AIRFLOW__TRIGGERER__CAPACITY": str(max(1000, apps + 50)),
+        # Airflow's defaults, where the e2e stack shortens them for the tests' sake. A DAG of
+        # 1,000 tasks parsed every 5 s would take CPU from what is measured.
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "5",
         "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "5",
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
+        # A resumed task waits `scheduled`, not `queued`, for its slot, so this never ends one
+        # that is only late; the e2e stack's 300 s would fail a task the executor is slow to
+        # start on a loaded machine.
+        "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "3600",
         # The peer's provider import alone passed the default 30 s on a loaded machine.
         "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "300",
         "AIRFLOW__DAG_PROCESSOR__DAG_FILE_PROCESSOR_TIMEOUT": "600",
@@ -279,13 +349,19 @@ def airflow_settings(apps: int, postgres_url: str, parallelism: int) -> dict[str
 
 
 def snapshot(plane: Any, stack: Any, database: Database) -> Snapshot:
+    metrics = plane.metrics_text()
     return Snapshot(
         at=time.monotonic(),
         triggerer=group_cpu(stack.processes["triggerer"].pid),
         scheduler=group_cpu(stack.processes["scheduler"].pid),
         statements=database.statements(),
-        reads=read_requests(plane.metrics_text()),
+        reads=read_requests(metrics),
+        log_reads=read_requests(metrics, logs_only=True),
     )
+
+
+class NotReached(Exception):
+    """A run stopped short: its deadline passed, or its tasks failed before they deferred."""
 
 
 def wait_until(probe: Any, timeout: float, what: str, stack: Any) -> Any:
@@ -296,7 +372,23 @@ def wait_until(probe: Any, timeout: float, what: str, stack: Any) -> Any:
         if found:
             return found
         time.sleep(1.0)
-    raise TimeoutError(f"{what} after {timeout:.0f}s")
+    raise NotReached(f"{what}: not within {timeout:.0f} s")
+
+
+def allowed(args: argparse.Namespace, now: float | None = None) -> float:
+    """Seconds the next wait may take: `--deadline`, or less if `--stop-by` comes first."""
+    if args.stop_by is None:
+        return float(args.deadline)
+    left = args.stop_by - (time.time() if now is None else now)
+    return max(0.0, min(float(args.deadline), left))
+
+
+def deferred_all(states: dict[str, int], count: int) -> bool:
+    """True once `count` tasks are deferred; a task that failed first will never defer."""
+    failed = {state: n for state, n in states.items() if state in FAILED_STATES and n}
+    if failed:
+        raise NotReached(f"tasks failed before deferring: {failed} (all: {states})")
+    return states.get("deferred", 0) >= count
 
 
 def run_size(peer: str, apps: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -305,7 +397,7 @@ def run_size(peer: str, apps: int, args: argparse.Namespace) -> dict[str, Any]:
     from tests.e2e.airflow_stack import REPO, launch_stack
 
     preload = {"shared_preload_libraries": "pg_stat_statements"}
-    nodes = max(3, math.ceil(apps / 200) + 1)
+    nodes = kwok_nodes(apps)
     with (
         ControlPlane(node_count=nodes) as plane,
         Postgres(settings=preload) as postgres,
@@ -340,18 +432,44 @@ def put_connections(stack: Any, plane: Any) -> None:
     stack.put_connection("kubernetes_bench", "kubernetes", extra=extra)
 
 
-def run_dag(stack: Any, database: Database, dag_id: str, count: int, timeout: float) -> str:
-    """Triggers `dag_id` and returns its run id once its `count` tasks are deferred."""
+def kwok_nodes(apps: int) -> int:
+    """KWOK nodes enough to hold every driver Running at once (a Pending driver is deferred
+    too, but is not what is measured, and its startup timeout fails it), and one more."""
+    return max(3, math.ceil(apps / PODS_PER_NODE) + 1)
+
+
+def running_drivers(plane: Any, task_prefix: str) -> int:
+    from testenv.harness.kube import request
+
+    body = request(
+        admin_api(plane),
+        "GET",
+        f"/api/v1/namespaces/{NAMESPACE}/pods",
+        params={"labelSelector": "spark-role=driver"},
+    )
+    return sum(
+        1
+        for item in body["items"]
+        if item["metadata"]["labels"].get(TASK_ID_LABEL, "").startswith(task_prefix)
+        and item["status"].get("phase") == "Running"
+    )
+
+
+def start_run(stack: Any, dag_id: str) -> str:
     with stack.client() as client:
         stack.wait_dag(client, dag_id, timeout=900)
-        run_id = str(stack.trigger(client, dag_id))
+        return str(stack.trigger(client, dag_id))
+
+
+def wait_deferred(
+    stack: Any, database: Database, dag_id: str, run_id: str, count: int, timeout: float
+) -> None:
     wait_until(
-        lambda: database.states(run_id, dag_id).get("deferred", 0) >= count,
+        lambda: deferred_all(database.states(run_id, dag_id), count),
         timeout,
         f"{count} tasks of {dag_id} deferred",
         stack,
     )
-    return run_id
 
 
 def wait_ended(
@@ -376,69 +494,119 @@ def measure(
     put_connections(stack, plane)
     watch = TerminalWatch(plane)
     watch.start()
-    # The warm-up: one task deferred and released, so the trigger's code is loaded.
-    warm_run = run_dag(stack, database, WARMUP_DAG_ID, 1, args.deadline)
-    release(plane, driver_names(plane, "warmup_"), args.changes_per_second)
-    wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, args.deadline)
-    triggerer = stack.processes["triggerer"].pid
-    idle_pss = group_pss_kib(triggerer)
-    triggered = time.monotonic()
-    run_id = run_dag(stack, database, DAG_ID, apps, args.deadline)
-    deferred_s = time.monotonic() - triggered
-    quiet_from = snapshot(plane, stack, database)
-    time.sleep(args.hold)  # a measured window, not a wait for something
-    quiet_to = snapshot(plane, stack, database)
-    held_pss = group_pss_kib(triggerer)
-    release(plane, driver_names(plane, "app_"), args.changes_per_second)
-    wait_ended(stack, database, DAG_ID, run_id, apps, args.deadline)
-    release_to = snapshot(plane, stack, database)
-    watch.stopping.set()
-    ends = database.end_dates(run_id)
-    delays = [end - watch.seen[task] for task, (_, end) in ends.items() if task in watch.seen]
-    return {
-        "peer": peer,
-        "apps": apps,
-        "deferred_s": deferred_s,
-        "pss_per_app_kib": (held_pss - idle_pss) / apps,
-        "quiet": quiet_from.per_minute(quiet_to),
-        "release": quiet_to.per_minute(release_to),
-        "p50": percentile(delays, 0.50),
-        "p99": percentile(delays, 0.99),
-        "timed": len(delays),
-        "failed": sum(1 for state, _ in ends.values() if state != "success"),
-        "load": os.getloadavg()[0],
-    }
+    row: dict[str, Any] = {"peer": peer, "apps": apps}
+    try:
+        # The warm-up: one task deferred and released, so the trigger's code is loaded.
+        warm_run = start_run(stack, WARMUP_DAG_ID)
+        wait_deferred(stack, database, WARMUP_DAG_ID, warm_run, 1, allowed(args))
+        release(plane, driver_names(plane, "warmup_"), args.changes_per_second)
+        wait_ended(stack, database, WARMUP_DAG_ID, warm_run, 1, allowed(args))
+        triggerer = stack.processes["triggerer"].pid
+        idle_pss = group_pss_kib(triggerer)
+        triggered = time.monotonic()
+        run_id = row["run_id"] = start_run(stack, DAG_ID)
+        wait_deferred(stack, database, DAG_ID, run_id, apps, allowed(args))
+        row["deferred_s"] = time.monotonic() - triggered
+        wait_until(
+            lambda: running_drivers(plane, "app_") >= apps,
+            allowed(args),
+            f"{apps} drivers Running",
+            stack,
+        )
+        row["running_s"] = time.monotonic() - triggered
+        quiet_from = snapshot(plane, stack, database)
+        time.sleep(args.hold)  # a measured window, not a wait for something
+        quiet_to = snapshot(plane, stack, database)
+        row["pss_per_app_kib"] = (group_pss_kib(triggerer) - idle_pss) / apps
+        row["quiet"] = quiet_from.per_minute(quiet_to)
+        release(plane, driver_names(plane, "app_"), args.changes_per_second)
+        wait_ended(stack, database, DAG_ID, run_id, apps, allowed(args))
+        row["release"] = quiet_to.per_minute(snapshot(plane, stack, database))
+    except NotReached as stopped:
+        row["not_reached"] = str(stopped)
+        row["states"] = database.states(row.get("run_id", ""), DAG_ID)
+        row["load"] = os.getloadavg()[0]
+        return row
+    finally:
+        watch.stopping.set()
+    resumes = database.resumes(run_id)
+    row["stages"] = stage_percentiles(watch.seen, resumes)
+    row["timed"] = sum(1 for task in resumes if task in watch.seen)
+    row["failed"] = sum(1 for resume in resumes.values() if resume.state != "success")
+    row["load"] = os.getloadavg()[0]
+    return row
 
 
 def table(rows: list[dict[str, Any]], per_second: float) -> str:
-    header = (
-        "| peer | N | all deferred after | triggerer PSS per app | change -> final state p50 / p99"
-    )
-    header += " | triggerer CPU per change | held: SQL/min, API reads/min, triggerer CPU/min"
-    header += " | release: SQL/min, API reads/min | scheduler CPU / executor CPU (release)"
-    header += " | not success | load |"
-    lines = [header, "| --- |" + " ---: |" * 10]
-    for row in rows:
-        quiet, during = row["quiet"], row["release"]
-        held_cpu = 60 * quiet["triggerer_cpu_s"] / quiet["seconds"]
-        lines.append(
-            f"| {PEERS[row['peer']]} | {row['apps']:,} | {row['deferred_s']:.0f} s"
-            f" | {row['pss_per_app_kib']:.1f} KiB"
-            f" | {row['p50']:.2f} / {row['p99']:.2f} s"
-            f" | {1000 * during['triggerer_cpu_s'] / row['apps']:.1f} ms"
-            f" | {quiet['statements_per_min']:,.0f}, {quiet['reads_per_min']:,.0f},"
-            f" {held_cpu:.2f} s"
-            f" | {during['statements_per_min']:,.0f}, {during['reads_per_min']:,.0f}"
-            f" | {during['scheduler_cpu_s']:.1f} s / {during['executor_cpu_s']:.1f} s"
-            f" | {row['failed']} | {row['load']:.1f} |"
-        )
+    """One column a run, one line a figure; a run that stopped short says where."""
+    columns = [f"{PEERS[row['peer']]}, N = {row['apps']:,}" for row in rows]
+    lines = ["| figure | " + " | ".join(columns) + " |", "| --- |" + " ---: |" * len(rows)]
+    for label, cell in FIGURES:
+        cells = [cell(row) if "not_reached" not in row or "load" in label else "" for row in rows]
+        if label == FIGURES[0][0]:
+            cells = [
+                f"not reached: {row['not_reached']}; states {row['states']}"
+                if "not_reached" in row
+                else text
+                for row, text in zip(rows, cells, strict=True)
+            ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"Drivers released at {per_second:g} a second; timed: the tasks whose change")
-    lines.append("the watch saw (every one, unless a row says otherwise).")
+    lines.append(f"Drivers released at {per_second:g} a second. Stages are timed over the tasks")
+    lines.append("whose change the watch saw (every one, unless a line says otherwise).")
     for row in rows:
-        if row["timed"] != row["apps"]:
+        if "not_reached" not in row and row["timed"] != row["apps"]:
             lines.append(f"- {row['peer']} N={row['apps']}: {row['timed']} timed")
     return "\n".join(lines)
+
+
+def held_cpu_per_minute(row: dict[str, Any]) -> float:
+    quiet = row["quiet"]
+    return float(60 * quiet["triggerer_cpu_s"] / quiet["seconds"])
+
+
+def stage_cell(name: str) -> Any:
+    def cell(row: dict[str, Any]) -> str:
+        p50, p99 = row["stages"][name]
+        return f"{p50:.1f} / {p99:.1f} s"
+
+    return cell
+
+
+FIGURES: list[tuple[str, Any]] = [
+    (
+        "all N deferred after the run's trigger",
+        lambda r: f"{r['deferred_s']:.0f} s ({r['apps'] / r['deferred_s']:.1f} a second)",
+    ),
+    ("and their drivers all Running after", lambda r: f"{r['running_s']:.0f} s"),
+    ("triggerer PSS growth per deferred task", lambda r: f"{r['pss_per_app_kib']:.0f} KiB"),
+    (
+        "held: API reads a minute (of them pod log reads)",
+        lambda r: f"{r['quiet']['reads_per_min']:,.0f} ({r['quiet']['log_reads_per_min']:,.0f})",
+    ),
+    ("held: triggerer CPU a minute", lambda r: f"{held_cpu_per_minute(r):.1f} s"),
+    ("held: SQL statements a minute", lambda r: f"{r['quiet']['statements_per_min']:,.0f}"),
+    *((f"{name}, p50 / p99", stage_cell(name)) for name, _, _ in STAGES),
+    (
+        "release: all N ended after the release began",
+        lambda r: (
+            f"{r['release']['seconds']:.0f} s ({r['apps'] / r['release']['seconds']:.1f} a second)"
+        ),
+    ),
+    (
+        "release: scheduler CPU / executor CPU (the resumes)",
+        lambda r: f"{r['release']['scheduler_cpu_s']:.1f} / {r['release']['executor_cpu_s']:.1f} s",
+    ),
+    ("release: triggerer CPU", lambda r: f"{r['release']['triggerer_cpu_s']:.1f} s"),
+    (
+        "release: SQL statements, API reads a minute",
+        lambda r: (
+            f"{r['release']['statements_per_min']:,.0f}, {r['release']['reads_per_min']:,.0f}"
+        ),
+    ),
+    ("tasks not ending in success", lambda r: f"{r['failed']}"),
+    ("1-minute load when the run ended", lambda r: f"{r['load']:.1f}"),
+]
 
 
 def main() -> None:
@@ -448,7 +616,8 @@ def main() -> None:
     parser.add_argument("--changes-per-second", type=float, default=5.0)
     parser.add_argument("--hold", type=float, default=60.0, help="the quiet window, s")
     parser.add_argument("--parallelism", type=int, default=8, help="[core] parallelism")
-    parser.add_argument("--deadline", type=float, default=3600.0)
+    parser.add_argument("--deadline", type=float, default=3600.0, help="each wait's, s")
+    parser.add_argument("--stop-by", type=float, default=None, help="epoch s: no wait goes past it")
     args = parser.parse_args()
     rows = []
     sizes = [int(n) for n in args.apps.split(",")]

@@ -1,0 +1,262 @@
+"""The whole application, waiting, three ways (issue 28, item 2): `python -m
+benchmarks.bench_whole_app [--rounds 2]`.
+
+The same PySpark Pi (`pi.py 4 200000`, a 512m driver and two 512m executors, 200m cores a
+pod) on the real node (testenv/realnode: the kubelet, containerd and runc), as the
+documented submitter (docs/rbac.yaml), each way waiting for the application's end:
+- `spark-submit` 4.3.0 in cluster mode with `waitAppCompletion=true` (its default), as
+  SparkSubmitOperator runs it: a JVM on the Airflow side for the application's whole life;
+- `sparkk8s-submit`, which waits too;
+- the operator (`SparkK8sSubmitOperator`, deferrable) through `airflow dags test`, which runs
+  the task and then its trigger in one process: what the Airflow side holds while one
+  application runs, Airflow's own machinery included (a real triggerer shares that among
+  its triggers; bench_real_triggerer measures the per-task part).
+
+Each round runs the three in turn, the order rotated a round. Each is a child process read
+through wait4: wall time, CPU (user + system, its reaped children included) and peak RSS
+(the largest of the process and its children). The metadata database of `airflow dags test`
+(SQLite) is migrated once before the rounds, not timed. The 1-minute load is noted at each
+run's start and end. Nothing is asserted: the table goes into the README by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+NAMESPACE = "bench-whole"
+DAG_ID = "bench_whole_app"
+SPARK_LINE = "4.3.0"
+WAYS = ("spark-submit 4.3.0", "sparkk8s-submit", "operator via airflow dags test")
+PI_ARGS = ("4", "200000")
+
+
+def spark_conf(image: str, service_account: str) -> dict[str, str]:
+    """What both CLIs are given, and what the operator's arguments below amount to."""
+    return {
+        "spark.kubernetes.namespace": NAMESPACE,
+        "spark.kubernetes.container.image": image,
+        "spark.kubernetes.authenticate.driver.serviceAccountName": service_account,
+        "spark.driver.memory": "512m",
+        "spark.executor.memory": "512m",
+        "spark.executor.instances": "2",
+        "spark.kubernetes.driver.request.cores": "200m",
+        "spark.kubernetes.executor.request.cores": "200m",
+        "spark.kubernetes.submission.waitAppCompletion": "true",
+    }
+
+
+def cli_argv(tool: str, server: str, name: str, conf: Mapping[str, str], pi: str) -> list[str]:
+    argv = [tool, "--master", f"k8s://{server}", "--deploy-mode", "cluster", "--name", name]
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    return [*argv, pi, *PI_ARGS]
+
+
+DAG_FILE = '''"""One deferrable PySpark Pi (bench_whole_app)."""
+import datetime
+
+from airflow.sdk import DAG
+
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+
+with DAG("{dag_id}", schedule=None, catchup=False, start_date=datetime.datetime(2026, 1, 1)):
+    SparkK8sSubmitOperator(
+        task_id="pi",
+        kubernetes_conn_id="spark_k8s_default",
+        namespace="{namespace}",
+        image="{image}",
+        spark_version="{spark_line}",
+        application="{pi}",
+        name="pi-airflow",
+        application_args={args!r},
+        driver_memory="512m",
+        executor_memory="512m",
+        num_executors=2,
+        conf={{
+            "spark.kubernetes.authenticate.driver.serviceAccountName": "{service_account}",
+            "spark.kubernetes.driver.request.cores": "200m",
+            "spark.kubernetes.executor.request.cores": "200m",
+        }},
+        deferrable=True,
+        startup_timeout=300,
+        run_timeout=1800,
+    )
+'''
+
+
+def dag_file(image: str, service_account: str, pi: str) -> str:
+    return DAG_FILE.format(
+        dag_id=DAG_ID,
+        namespace=NAMESPACE,
+        image=image,
+        spark_line=SPARK_LINE,
+        pi=pi,
+        args=list(PI_ARGS),
+        service_account=service_account,
+    )
+
+
+def airflow_env(home: Path, dags: Path, kubeconfig: Path, repo: Path) -> dict[str, str]:
+    connection = {
+        "conn_type": "spark_k8s",
+        "extra": {"kube_config_path": str(kubeconfig), "namespace": NAMESPACE},
+    }
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
+    return env | {
+        "PYTHONPATH": str(repo),  # the checkout under test, not the venv's editable install
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW_CONN_SPARK_K8S_DEFAULT": json.dumps(connection),
+    }
+
+
+@dataclass(frozen=True)
+class Run:
+    way: str
+    wall_s: float
+    cpu_s: float
+    peak_rss_mib: float
+    ok: bool
+    load: tuple[float, float]  # the 1-minute load at the start and at the end
+
+
+def run_child(way: str, argv: list[str], env: Mapping[str, str], log: Path) -> Run:
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    with log.open("w") as sink:
+        process = subprocess.Popen(argv, env=dict(env), stdout=sink, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    return Run(
+        way=way,
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        peak_rss_mib=usage.ru_maxrss / 1024,  # KiB on Linux
+        ok=code == 0,
+        load=(load_before, os.getloadavg()[0]),
+    )
+
+
+def last_run_state(home: Path) -> str:
+    """The state `airflow dags test` left its last run of DAG_ID in (its exit code alone
+    does not say the task succeeded)."""
+    with sqlite3.connect(home / "airflow.db") as db:
+        row = db.execute(
+            "SELECT state FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (DAG_ID,)
+        ).fetchone()
+    return str(row[0]) if row else "no run"
+
+
+def order(round_index: int) -> list[str]:
+    """The three ways, rotated a round, so none always runs first on a fresh node."""
+    shift = round_index % len(WAYS)
+    return [*WAYS[shift:], *WAYS[:shift]]
+
+
+def cell(runs: list[Run], figure: str, unit: str, digits: int) -> str:
+    values = [getattr(run, figure) for run in runs]
+    shown = ", ".join(f"{value:.{digits}f}" for value in values)
+    if len(values) > 1:
+        shown += f" (median {statistics.median(values):.{digits}f})"
+    return f"{shown} {unit}"
+
+
+def table(runs: list[Run]) -> str:
+    by_way = {way: [run for run in runs if run.way == way] for way in WAYS}
+    lines = [
+        "| waiting on one application | " + " | ".join(WAYS) + " |",
+        "| --- |" + " ---: |" * len(WAYS),
+    ]
+    rows = (
+        ("wall to the end", "wall_s", "s", 1),
+        ("CPU of the submitting side, user + system", "cpu_s", "s", 2),
+        ("peak RSS of the submitting side", "peak_rss_mib", "MiB", 1),
+    )
+    for label, figure, unit, digits in rows:
+        cells = [cell(by_way[way], figure, unit, digits) for way in WAYS]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    loads = [
+        ", ".join(f"{run.load[0]:.1f}-{run.load[1]:.1f}" for run in by_way[way]) for way in WAYS
+    ]
+    lines.append("| 1-minute load, start-end of each run | " + " | ".join(loads) + " |")
+    failed = [f"{run.way} (its run {index + 1})" for way, of_way in by_way.items()
+              for index, run in enumerate(of_way) if not run.ok]  # fmt: skip
+    lines.append("")
+    lines.append("Runs that did not succeed: " + (", ".join(failed) if failed else "none") + ".")
+    return "\n".join(lines)
+
+
+def measure(rounds: int) -> list[Run]:
+    from benchmarks.bench_real_node import real_node_plane
+    from testenv.harness.oracle import oracle_environment, spark_submit_path
+    from testenv.rbac import DRIVER_SERVICE_ACCOUNT
+    from testenv.runtime_image import IMAGE_NAME
+    from testenv.spark_plane import open_namespace
+    from tests.support.real_spark import PI, SUBMIT
+
+    repo = Path(__file__).resolve().parents[1]
+    airflow = Path(sys.executable).with_name("airflow")
+    runs: list[Run] = []
+    with real_node_plane() as (plane, _), tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        kubeconfig = open_namespace(plane, NAMESPACE, tmp / "kubeconfig")
+        conf = spark_conf(IMAGE_NAME, DRIVER_SERVICE_ACCOUNT)
+        home, dags = tmp / "airflow", tmp / "dags"
+        home.mkdir()
+        dags.mkdir()
+        (dags / "bench_whole_app.py").write_text(dag_file(IMAGE_NAME, DRIVER_SERVICE_ACCOUNT, PI))
+        env_airflow = airflow_env(home, dags, kubeconfig, repo)
+        subprocess.run([str(airflow), "db", "migrate"], env=env_airflow, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        oracle = oracle_environment(SPARK_LINE, {"KUBECONFIG": str(kubeconfig)}, tmp)
+        oracle.pop("SPARK_SUBMIT_OPTS", None)  # the parity suite's start-up tweak, not theirs
+        ours = {"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(tmp),
+                "PYTHONPATH": str(repo)}  # fmt: skip
+        commands: dict[str, tuple[list[str], Mapping[str, str]]] = {
+            WAYS[0]: (
+                cli_argv(str(spark_submit_path(SPARK_LINE)), plane.server, "pi-jvm", conf, PI),
+                oracle,
+            ),
+            WAYS[1]: (cli_argv(str(SUBMIT), plane.server, "pi-cli", conf, PI), ours),
+            WAYS[2]: ([str(airflow), "dags", "test", DAG_ID], env_airflow),
+        }
+        for index in range(rounds):
+            for way in order(index):
+                argv, env = commands[way]
+                log = tmp / f"round{index}-{way.split()[0]}.log"
+                run = run_child(way, argv, env, log)
+                if way == WAYS[2] and run.ok and last_run_state(home) != "success":
+                    run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
+                if not run.ok:
+                    print(f"{way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
+                print(json.dumps(vars(run)), file=sys.stderr, flush=True)
+                runs.append(run)
+    return runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_whole_app")
+    parser.add_argument("--rounds", type=int, default=2, help="each way once a round (2)")
+    arguments = parser.parse_args()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    runs = measure(arguments.rounds)
+    print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
+    print(table(runs))
+
+
+if __name__ == "__main__":
+    main()
