@@ -27,14 +27,14 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
  -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
  -X k8s.io/component-base/version.gitTreeState=clean"
 
-build() { # name, import path
-  local name=$1 pkg=$2
-  [ -x "$out/$name" ] && return
-  echo "building $name ($pkg)" >&2
-  local start=$SECONDS
-  (cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$out/$name.tmp.$$" "$pkg")
-  mv "$out/$name.tmp.$$" "$out/$name"
-  echo "built $name in $((SECONDS - start))s" >&2
+# Every missing binary in one `go build` (its packages compile once, in parallel, and one
+# binary links while others compile), with kwok's `go install` beside it in the background:
+# one after another they left a core idle for most of a cold build (user + system CPU was
+# 1.4 cores on average over 19.5 minutes of prerequisites).
+want=() names=()
+want_binary() { # name, import path
+  [ -x "$out/$1" ] && return
+  names+=("$1"); want+=("$2")
 }
 
 assets=${KUBEBUILDER_ASSETS:-}
@@ -44,19 +44,38 @@ if [ -n "$assets" ] && [ -x "$assets/kube-apiserver" ] && [ -x "$assets/etcd" ];
 else
   assets=""
   result="$out"
-  build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-  build etcd ./cmd/etcd
+  want_binary kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+  want_binary etcd ./cmd/etcd
 fi
-build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
-build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
-build kubelet k8s.io/kubernetes/cmd/kubelet
-build pause ./cmd/pause
+want_binary kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+want_binary kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+want_binary kubelet k8s.io/kubernetes/cmd/kubelet
+want_binary pause ./cmd/pause
+
+kwok_pid=
 if [ ! -x "$out/kwok" ]; then
   echo "building kwok $KWOK_VERSION" >&2
-  start=$SECONDS
-  GOBIN="$out" GOFLAGS= go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-  echo "built kwok in $((SECONDS - start))s" >&2
+  (
+    start=$SECONDS
+    GOBIN="$out/kwok.tmp.$$" GOFLAGS= go install -trimpath -ldflags "-s -w" \
+      "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+    mv "$out/kwok.tmp.$$/kwok" "$out/kwok" && rmdir "$out/kwok.tmp.$$"
+    echo "built kwok in $((SECONDS - start))s" >&2
+  ) &
+  kwok_pid=$!
 fi
+if [ "${#want[@]}" -gt 0 ]; then
+  echo "building ${names[*]}" >&2
+  start=$SECONDS
+  tmp="$out/build.tmp.$$"
+  mkdir -p "$tmp"
+  # Each binary is named after its package's last element, as the names above are.
+  (cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${want[@]}")
+  for name in "${names[@]}"; do mv "$tmp/$name" "$out/$name"; done
+  rmdir "$tmp"
+  echo "built ${names[*]} in $((SECONDS - start))s" >&2
+fi
+if [ -n "$kwok_pid" ]; then wait "$kwok_pid"; fi
 if [ -n "$assets" ]; then
   mkdir -p "$result"
   ln -sfn "$assets/kube-apiserver" "$assets/etcd" "$result/"
