@@ -1,18 +1,22 @@
 """Real Spark reads what the operator uploaded to Azure Blob storage: the operator (worker-side
 wait, no upload connection: hadoop-azure's own keys, as spark-submit reads them) puts the main
 `.py`, `--py-files`, `--files`, `--archives` and `--jars` into an Azurite container under
-`spark.kubernetes.file.upload.path=abfs://...`; pyspark 4.3.0's driver, in a pod of the node
-agent, downloads them through the image's hadoop-azure (testenv/hadoop_azure.py), whose ABFS
-on Hadoop 3.5 talks the Blob API Azurite serves (Azurite has no ADLS Gen2 `dfs` endpoint).
+`spark.kubernetes.file.upload.path=abfs://...`; the driver, in a pod of the real node
+(testenv/realnode: the real kubelet, containerd, runc), downloads them through the image's
+hadoop-azure (testenv/hadoop_azure.py), whose ABFS from Hadoop 3.4.2 talks the Blob API
+Azurite serves (Azurite has no ADLS Gen2 `dfs` endpoint).
 
 The account key is `spark.hadoop.fs.azure.account.key.<host>=${env.AZURE_ACCOUNT_KEY}`:
 the driver and its executor get the variable from a Kubernetes Secret through
 `spark.kubernetes.{driver,executor}.secretKeyRef.*` and Hadoop expands it there; our upload
-expands it from the worker's environment, as Hadoop does in spark-submit's JVM. The executor
-imports the module, reads the `--files` text and the unpacked archive it fetched from the
-driver, and reads the uploaded text itself straight from the container. Each partition's line
-names the executor pod it ran on; the uploads go with the driver, and the key appears in no
-spark.properties, ConfigMap, pod, task log or XCom. The steps are the S3 test's
+expands it from the worker's environment, as Hadoop does in spark-submit's JVM. The endpoint
+is such a reference too: the worker reaches Azurite on loopback, the pods through the node's
+forward of the same port (`RealNode.expose_host_port`), so each side's variable holds its own
+address (in a cluster both would name the same endpoint). The executor imports the module,
+reads the `--files` text and the unpacked archive it fetched from the driver, and reads the
+uploaded text itself straight from the container. Each partition's line names the executor
+pod it ran on; the uploads go with the driver, and the key appears in no spark.properties,
+ConfigMap, pod, task log or XCom. The steps are the S3 test's
 (tests/runtime/object_store_app.py)."""
 
 from __future__ import annotations
@@ -26,54 +30,73 @@ from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv import hadoop_azure
 from testenv.admin_client import AdminHttp
 from testenv.azurite import Azurite
+from testenv.controlplane import ControlPlane
 from testenv.hadoop_aws import hadoop_version
-from testenv.runtime_image import SPARK_VERSION, distribution_jars, pyspark_venv
+from testenv.realnode.node import RealNode
+from testenv.runtime_image import distribution_jars, image_name, pyspark_venv
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
 from tests.runtime.test_s3a_uploads_real_spark import create_secret
-from tests.support.real_spark import BASE_CONF
+from tests.support.real_spark import BASE_CONF, SMALL_PODS
 from tests.triggers.spark_pods import connection_for
 
-pytestmark = [
-    pytest.mark.controlplane,
-    pytest.mark.timeout(600),
-    # Seen four times at load 15-38 (2 cores): the driver pod read every upload from Azurite
-    # and ran the uploaded main .py; then its SparkContext failed to reach the API server at
-    # 10 s (once), or (with 60 s timeouts, and with ABFS's JSSE channel) the driver ran past
-    # 600 s and 900 s with no log; the S3 test beside it finished. Not explained yet.
-    pytest.mark.skip(reason="issue 27: the driver stalls after its ABFS downloads"),
-]
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 
 SECRET = "s3-credentials"  # create_secret's name; it holds the Azure key here
 KEY_VAR = "AZURE_ACCOUNT_KEY"
-KEY_REF = "${env.AZURE_ACCOUNT_KEY}"  # Hadoop expands it where the key is read
+ENDPOINT_VAR = "AZURE_BLOB_ENDPOINT"
+# Hadoop 3.5.0's ABFS (Spark 4.2, 4.3) starts two non-daemon threads per file system for its
+# metrics (AbfsMetricsManager's scheduler, on by default) that stop only when the file system
+# closes, in a shutdown hook: the driver's JVM then never exits after the program ends (seen:
+# jstack of a stalled driver, `pool-5-thread-1` and `pool-7-thread-1` parked).
+NO_ABFS_METRICS = {"spark.hadoop.fs.azure.metrics.collection.enabled": "false"}
+# Lines whose Hadoop (3.4.2 on) has ABFS's Blob API client.
+LINES = ["4.3.0"]
 
 
+@pytest.mark.parametrize("version", LINES)
 def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
-    runtime_plane, runtime_namespace, submitter, azurite: Azurite, monkeypatch, capfd, tmp_path
+    version: str,
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    real_namespace: str,
+    real_submitter,
+    azurite: Azurite,
+    monkeypatch,
+    capfd,
+    tmp_path,
 ):  # type: ignore[no-untyped-def]
-    namespace, azure = runtime_namespace, azurite
-    hadoop = hadoop_version(distribution_jars(pyspark_venv(SPARK_VERSION)))
+    namespace, azure = real_namespace, azurite
+    hadoop = hadoop_version(distribution_jars(pyspark_venv(version)))
     assert hadoop is not None and hadoop_azure.reads_blob_endpoint(hadoop), hadoop
-    admin = AdminHttp.from_kubeconfig(runtime_plane.admin_kubeconfig)
+    real_node.ensure_spark_image(version)
+    admin = AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
     container = azure.make_container("apps-" + secrets.token_hex(3))
     marker = secrets.token_hex(6)
     paths = write_app(tmp_path / "src", marker)
     create_secret(admin, namespace, {"account-key": azure.account_key})
     monkeypatch.setenv(KEY_VAR, azure.account_key)  # the worker's: our upload reads it
+    monkeypatch.setenv(ENDPOINT_VAR, f"127.0.0.1:{azure.port}")  # the worker's way there
+    in_pods = real_node.expose_host_port(azure.port)  # the pods' way to the same server
     host = f"{azure.account}.dfs.core.windows.net"
     upload_path = f"abfs://{container}@{host}/uploads"
-    abfs_conf = hadoop_azure.abfs_emulator_conf(f"127.0.0.1:{azure.port}")
+    abfs_conf = hadoop_azure.abfs_emulator_conf("${env.%s}" % ENDPOINT_VAR)
     key_conf = f"spark.hadoop.fs.azure.account.key.{host}"
+    key_ref = "${env.%s}" % KEY_VAR  # Hadoop expands it where the key is read
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
+        "spark.kubernetes.container.image": image_name(version),
         "spark.executor.instances": "1",
         "spark.kubernetes.file.upload.path": upload_path,
-        key_conf: KEY_REF,
+        key_conf: key_ref,
         **abfs_conf,
         **{
             f"spark.kubernetes.{role}.secretKeyRef.{KEY_VAR}": f"{SECRET}:account-key"
             for role in ("driver", "executor")
         },
+        **NO_ABFS_METRICS,
+        f"spark.kubernetes.driverEnv.{ENDPOINT_VAR}": in_pods,
+        f"spark.executorEnv.{ENDPOINT_VAR}": in_pods,
     }
     result, xcom, log, seen = run_the_operator(
         "azure",
@@ -83,7 +106,7 @@ def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
         capfd,
         conf=conf,
         namespace=namespace,
-        kubernetes_conn_id=connection_for(monkeypatch, submitter),
+        kubernetes_conn_id=connection_for(monkeypatch, real_submitter),
     )
 
     check_the_run(log, seen, paths, marker, azure.objects(container))
@@ -96,11 +119,12 @@ def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
             "name": KEY_VAR,
             "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "account-key"}},
         }
+        assert env[ENDPOINT_VAR] == {"name": ENDPOINT_VAR, "value": in_pods}
     (conf_map_name,) = (
         v["configMap"]["name"] for v in driver_pod["spec"]["volumes"] if "configMap" in v
     )
     properties = load_java_properties(seen.configmaps[conf_map_name]["data"]["spark.properties"])
-    assert properties[key_conf] == KEY_REF
+    assert properties[key_conf] == key_ref
     assert {key: properties[key] for key in abfs_conf} == abfs_conf
     assert properties["spark.submit.pyFiles"].startswith(f"{upload_path}/spark-upload-")
     assert azure.account_key not in json.dumps([seen.configmaps, seen.pods])
