@@ -44,6 +44,8 @@ pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 SECRET = "s3-credentials"  # create_secret's name; it holds the Azure key here
 KEY_VAR = "AZURE_ACCOUNT_KEY"
 ENDPOINT_VAR = "AZURE_BLOB_ENDPOINT"
+KEY_REF = "${env.AZURE_ACCOUNT_KEY}"  # Hadoop expands them where the keys are read
+ENDPOINT_REF = "${env.AZURE_BLOB_ENDPOINT}"
 # Hadoop 3.5.0's ABFS (Spark 4.2, 4.3) starts two non-daemon threads per file system for its
 # metrics (AbfsMetricsManager's scheduler, on by default) that stop only when the file system
 # closes, in a shutdown hook: the driver's JVM then never exits after the program ends (seen:
@@ -79,16 +81,15 @@ def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
     in_pods = real_node.expose_host_port(azure.port)  # the pods' way to the same server
     host = f"{azure.account}.dfs.core.windows.net"
     upload_path = f"abfs://{container}@{host}/uploads"
-    abfs_conf = hadoop_azure.abfs_emulator_conf("${env.%s}" % ENDPOINT_VAR)
+    abfs_conf = hadoop_azure.abfs_emulator_conf(ENDPOINT_REF)
     key_conf = f"spark.hadoop.fs.azure.account.key.{host}"
-    key_ref = "${env.%s}" % KEY_VAR  # Hadoop expands it where the key is read
     conf = {
         **BASE_CONF,
         **SMALL_PODS,
         "spark.kubernetes.container.image": image_name(version),
         "spark.executor.instances": "1",
         "spark.kubernetes.file.upload.path": upload_path,
-        key_conf: key_ref,
+        key_conf: KEY_REF,
         **abfs_conf,
         **{
             f"spark.kubernetes.{role}.secretKeyRef.{KEY_VAR}": f"{SECRET}:account-key"
@@ -124,7 +125,7 @@ def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
         v["configMap"]["name"] for v in driver_pod["spec"]["volumes"] if "configMap" in v
     )
     properties = load_java_properties(seen.configmaps[conf_map_name]["data"]["spark.properties"])
-    assert properties[key_conf] == key_ref
+    assert properties[key_conf] == KEY_REF
     assert {key: properties[key] for key in abfs_conf} == abfs_conf
     assert properties["spark.submit.pyFiles"].startswith(f"{upload_path}/spark-upload-")
     assert azure.account_key not in json.dumps([seen.configmaps, seen.pods])
