@@ -52,7 +52,11 @@ ENDPOINT_REF = "${env.AZURE_BLOB_ENDPOINT}"
 # jstack of a stalled driver, `pool-5-thread-1` and `pool-7-thread-1` parked).
 NO_ABFS_METRICS = {"spark.hadoop.fs.azure.metrics.collection.enabled": "false"}
 # Lines whose Hadoop (3.4.2 on) has ABFS's Blob API client.
-LINES = ["4.3.0"]
+LINES = ["4.1.4", "4.2.1", "4.3.0"]
+
+
+def hadoop_version_tuple(hadoop: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in hadoop.split(".")[:2])
 
 
 @pytest.mark.parametrize("version", LINES)
@@ -95,7 +99,7 @@ def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
             f"spark.kubernetes.{role}.secretKeyRef.{KEY_VAR}": f"{SECRET}:account-key"
             for role in ("driver", "executor")
         },
-        **NO_ABFS_METRICS,
+        **(NO_ABFS_METRICS if hadoop_version_tuple(hadoop) >= (3, 5) else {}),
         f"spark.kubernetes.driverEnv.{ENDPOINT_VAR}": in_pods,
         f"spark.executorEnv.{ENDPOINT_VAR}": in_pods,
     }
