@@ -30,8 +30,8 @@ from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv import hadoop_azure
 from testenv.admin_client import AdminHttp
 from testenv.azurite import Azurite
-from testenv.controlplane import ControlPlane
 from testenv.hadoop_aws import hadoop_version
+from testenv.realnode.config import NODE_IP
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import distribution_jars, image_name, pyspark_venv
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
@@ -55,83 +55,120 @@ NO_ABFS_METRICS = {"spark.hadoop.fs.azure.metrics.collection.enabled": "false"}
 LINES = ["4.1.4", "4.2.1", "4.3.0"]
 
 
-def hadoop_version_tuple(hadoop: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in hadoop.split(".")[:2])
+WASB_LINES = ["3.5.9"]  # Hadoop 3.3.4: no ABFS Blob client, WASB only
+
+
+def hadoop_of(version: str) -> tuple[str, tuple[int, ...]]:
+    hadoop = hadoop_version(distribution_jars(pyspark_venv(version)))
+    assert hadoop is not None, version
+    return hadoop, tuple(int(part) for part in hadoop.split(".")[:2])
 
 
 @pytest.mark.parametrize("version", LINES)
 def test_driver_and_executor_read_the_azure_uploads_with_the_key_from_a_secret(
-    version: str,
-    real_node: RealNode,
-    real_plane: ControlPlane,
-    real_namespace: str,
-    real_submitter,
-    azurite: Azurite,
-    monkeypatch,
-    capfd,
-    tmp_path,
+    version: str, real_node: RealNode, azurite: Azurite, app_run
 ):  # type: ignore[no-untyped-def]
-    namespace, azure = real_namespace, azurite
-    hadoop = hadoop_version(distribution_jars(pyspark_venv(version)))
-    assert hadoop is not None and hadoop_azure.reads_blob_endpoint(hadoop), hadoop
-    real_node.ensure_spark_image(version)
-    admin = AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
-    container = azure.make_container("apps-" + secrets.token_hex(3))
-    marker = secrets.token_hex(6)
-    paths = write_app(tmp_path / "src", marker)
-    create_secret(admin, namespace, {"account-key": azure.account_key})
-    monkeypatch.setenv(KEY_VAR, azure.account_key)  # the worker's: our upload reads it
-    monkeypatch.setenv(ENDPOINT_VAR, f"127.0.0.1:{azure.port}")  # the worker's way there
-    in_pods = real_node.expose_host_port(azure.port)  # the pods' way to the same server
-    host = f"{azure.account}.dfs.core.windows.net"
-    upload_path = f"abfs://{container}@{host}/uploads"
-    abfs_conf = hadoop_azure.abfs_emulator_conf(ENDPOINT_REF)
-    key_conf = f"spark.hadoop.fs.azure.account.key.{host}"
-    conf = {
-        **BASE_CONF,
-        **SMALL_PODS,
-        "spark.kubernetes.container.image": image_name(version),
-        "spark.executor.instances": "1",
-        "spark.kubernetes.file.upload.path": upload_path,
-        key_conf: KEY_REF,
-        **abfs_conf,
-        **{
-            f"spark.kubernetes.{role}.secretKeyRef.{KEY_VAR}": f"{SECRET}:account-key"
-            for role in ("driver", "executor")
-        },
-        **(NO_ABFS_METRICS if hadoop_version_tuple(hadoop) >= (3, 5) else {}),
-        f"spark.kubernetes.driverEnv.{ENDPOINT_VAR}": in_pods,
-        f"spark.executorEnv.{ENDPOINT_VAR}": in_pods,
-    }
-    result, xcom, log, seen = run_the_operator(
-        "azure",
-        operator_app(paths, marker, upload_path),
-        lambda: azure.objects(container),
-        admin,
-        capfd,
-        conf=conf,
-        namespace=namespace,
-        kubernetes_conn_id=connection_for(monkeypatch, real_submitter),
-    )
+    hadoop, numbers = hadoop_of(version)
+    assert hadoop_azure.reads_blob_endpoint(hadoop), hadoop
+    container = azurite.make_container("apps-" + secrets.token_hex(3))
+    host = f"{azurite.account}.dfs.core.windows.net"
+    extra = NO_ABFS_METRICS if numbers >= (3, 5) else {}
+    app_run(version, f"abfs://{container}@{host}/uploads", host, container, extra)
 
-    check_the_run(log, seen, paths, marker, azure.objects(container))
 
-    # The key: a reference in the pods and in spark.properties, its value nowhere.
-    driver_pod = seen.driver_pod()
-    for pod in [driver_pod, *(seen.pods[name] for name in seen.executor_pods())]:
-        env = {item["name"]: item for item in pod["spec"]["containers"][0]["env"]}
-        assert env[KEY_VAR] == {
-            "name": KEY_VAR,
-            "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "account-key"}},
+@pytest.mark.parametrize("version", WASB_LINES)
+def test_a_wasb_driver_and_executor_read_the_uploads_at_a_name_of_the_nodes_dns(
+    version: str, real_node: RealNode, azurite: Azurite, app_run
+):  # type: ignore[no-untyped-def]
+    """WASB takes its endpoint from the path's host alone (`http://<authority>`, the account
+    its first label, the port kept: hadoop-azure's AzureNativeFileSystemStore), and Azurite
+    reads the account from such a production-style host. So the path names
+    `<account>.blob.localhost:<port>`, which the node's cluster DNS (dnsmasq) answers with the
+    node IP, where the node forwards that port to Azurite. Our upload still goes by the ABFS
+    endpoint keys (loopback), which WASB ignores."""
+    container = azurite.make_container("apps-" + secrets.token_hex(3))
+    name = f"{azurite.account}.blob.localhost"
+    records = real_node.paths.dns_hosts / f"wasb-{secrets.token_hex(3)}"
+    partial = records.with_name("." + records.name)
+    partial.write_text(f"{NODE_IP}\t{name}\n")
+    partial.rename(records)  # dnsmasq picks a new file of its hosts dir up as it lands
+    host = f"{name}:{azurite.port}"
+    try:
+        app_run(version, f"wasb://{container}@{host}/uploads", host, container, {})
+    finally:
+        records.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def app_run(
+    real_node, real_plane, real_namespace, real_submitter, azurite, monkeypatch, capfd, tmp_path
+):  # type: ignore[no-untyped-def]
+    """Runs the program on `version` with uploads under `upload_path` (its host `host`, in
+    Azurite's `container`) and checks what the driver and executor read, the clean-up, and
+    where the key went."""
+
+    def run(
+        version: str, upload_path: str, host: str, container: str, extra: dict[str, str]
+    ) -> None:
+        namespace, azure = real_namespace, azurite
+        real_node.ensure_spark_image(version)
+        admin = AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
+        marker = secrets.token_hex(6)
+        paths = write_app(tmp_path / "src", marker)
+        create_secret(admin, namespace, {"account-key": azure.account_key})
+        monkeypatch.setenv(KEY_VAR, azure.account_key)  # the worker's: our upload reads it
+        monkeypatch.setenv(ENDPOINT_VAR, f"127.0.0.1:{azure.port}")  # the worker's way there
+        in_pods = real_node.expose_host_port(azure.port)  # the pods' way to the same server
+        abfs_conf = hadoop_azure.abfs_emulator_conf(ENDPOINT_REF)
+        key_conf = f"spark.hadoop.fs.azure.account.key.{host}"
+        conf = {
+            **BASE_CONF,
+            **SMALL_PODS,
+            "spark.kubernetes.container.image": image_name(version),
+            "spark.executor.instances": "1",
+            "spark.kubernetes.file.upload.path": upload_path,
+            key_conf: KEY_REF,
+            **abfs_conf,
+            **{
+                f"spark.kubernetes.{role}.secretKeyRef.{KEY_VAR}": f"{SECRET}:account-key"
+                for role in ("driver", "executor")
+            },
+            **extra,
+            f"spark.kubernetes.driverEnv.{ENDPOINT_VAR}": in_pods,
+            f"spark.executorEnv.{ENDPOINT_VAR}": in_pods,
         }
-        assert env[ENDPOINT_VAR] == {"name": ENDPOINT_VAR, "value": in_pods}
-    (conf_map_name,) = (
-        v["configMap"]["name"] for v in driver_pod["spec"]["volumes"] if "configMap" in v
-    )
-    properties = load_java_properties(seen.configmaps[conf_map_name]["data"]["spark.properties"])
-    assert properties[key_conf] == KEY_REF
-    assert {key: properties[key] for key in abfs_conf} == abfs_conf
-    assert properties["spark.submit.pyFiles"].startswith(f"{upload_path}/spark-upload-")
-    assert azure.account_key not in json.dumps([seen.configmaps, seen.pods])
-    assert azure.account_key not in log
-    assert azure.account_key not in json.dumps([result, xcom], default=str)
+        result, xcom, log, seen = run_the_operator(
+            "azure",
+            operator_app(paths, marker, upload_path),
+            lambda: azure.objects(container),
+            admin,
+            capfd,
+            conf=conf,
+            namespace=namespace,
+            kubernetes_conn_id=connection_for(monkeypatch, real_submitter),
+        )
+
+        check_the_run(log, seen, paths, marker, azure.objects(container))
+
+        # The key: a reference in the pods and in spark.properties, its value nowhere.
+        driver_pod = seen.driver_pod()
+        for pod in [driver_pod, *(seen.pods[name] for name in seen.executor_pods())]:
+            env = {item["name"]: item for item in pod["spec"]["containers"][0]["env"]}
+            assert env[KEY_VAR] == {
+                "name": KEY_VAR,
+                "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "account-key"}},
+            }
+            assert env[ENDPOINT_VAR] == {"name": ENDPOINT_VAR, "value": in_pods}
+        (conf_map_name,) = (
+            v["configMap"]["name"] for v in driver_pod["spec"]["volumes"] if "configMap" in v
+        )
+        data = seen.configmaps[conf_map_name]["data"]["spark.properties"]
+        properties = load_java_properties(data)
+        assert properties[key_conf] == KEY_REF
+        assert {key: properties[key] for key in abfs_conf} == abfs_conf
+        assert properties["spark.submit.pyFiles"].startswith(f"{upload_path}/spark-upload-")
+        assert azure.account_key not in json.dumps([seen.configmaps, seen.pods])
+        assert azure.account_key not in log
+        assert azure.account_key not in json.dumps([result, xcom], default=str)
+
+    return run
