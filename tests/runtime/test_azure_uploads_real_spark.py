@@ -55,7 +55,8 @@ NO_ABFS_METRICS = {"spark.hadoop.fs.azure.metrics.collection.enabled": "false"}
 LINES = ["4.1.4", "4.2.1", "4.3.0"]
 
 
-WASB_LINES = ["3.5.9"]  # Hadoop 3.3.4: no ABFS Blob client, WASB only
+# Hadoop 3.3.4 and 3.4.1: no ABFS Blob client, so WASB.
+WASB_LINES = ["3.5.9", "4.0.5"]
 
 
 def hadoop_of(version: str) -> tuple[str, tuple[int, ...]]:
