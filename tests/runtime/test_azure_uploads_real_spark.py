@@ -139,7 +139,7 @@ def app_run(
             f"spark.executorEnv.{ENDPOINT_VAR}": in_pods,
         }
         result, xcom, log, seen = run_the_operator(
-            "azure",
+            "azure" + version.replace(".", ""),  # each line its own timing row
             operator_app(paths, marker, upload_path),
             lambda: azure.objects(container),
             admin,
