@@ -183,14 +183,23 @@ def plan(
     uploads = plan_uploads(driver_conf)
     storage_warnings: tuple[str, ...] = ()
     if uploads.uploads:
+        from airflow_provider_sparkk8s.submission.abfs_warnings import (
+            abfs_exit_warning,
+            abfs_plain_http_warning,
+        )
         from airflow_provider_sparkk8s.submission.storage_options import (
             gcs_connector_warning,
             s3a_region_warning,
         )
 
+        checks = (
+            s3a_region_warning,
+            gcs_connector_warning,
+            abfs_plain_http_warning,
+            abfs_exit_warning,
+        )
         found = (
-            check(uploads.upload_path, driver_conf.spark_conf, spark_version)
-            for check in (s3a_region_warning, gcs_connector_warning)
+            check(uploads.upload_path, driver_conf.spark_conf, spark_version) for check in checks
         )
         storage_warnings = tuple(warning for warning in found if warning)
     return Planned(
