@@ -170,10 +170,10 @@ test-compat: controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $$py -m pytest -q -p no:cacheprovider \
 		$$(grep -v '^#' tests/compat/suite.txt)
 
-# The plane `make demo` runs on, alone: the node agent (pods run as processes), the Spark
-# 4.3.0 image, docs/rbac.yaml applied to the namespace `spark`; prints the submitter's
+# The plane `make demo` runs on, alone: the real node (the kubelet, containerd and runc; the
+# node agent with --node-agent), the Spark 4.3.0 image, docs/rbac.yaml applied to the namespace `spark`; prints the submitter's
 # kubeconfig and runs until Ctrl-C (testenv/spark_plane.py; `--help` for its options).
-spark-plane: venv controlplane
+spark-plane: venv controlplane node-packages
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m testenv.spark_plane
 
 # `make demo`: the example DAG through Airflow on the real node (the kubelet built by

@@ -1,7 +1,9 @@
 """The real-Spark plane `make demo` runs on, as a command: the control plane whose only node
-is the node agent (pods run as processes), the Spark images from pyspark, and one namespace
-with docs/rbac.yaml applied as the cluster's administrator would. It prints a kubeconfig for
-the documented submitter (the `airflow` service account), and runs until interrupted.
+is the real node (testenv/realnode: the kubelet, containerd and runc in namespaces of its own;
+`--node-agent` for our stand-in kubelet instead), the Spark images from pyspark, and one
+namespace with docs/rbac.yaml applied as the cluster's administrator would. It prints a
+kubeconfig for the documented submitter (the `airflow` service account), and runs until
+interrupted.
 
     SPARKK8S_TESTENV_BIN=$(./testenv/build.sh) .venv/bin/python -m testenv.spark_plane
     make spark-plane
@@ -13,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from testenv.admin_client import AdminHttp, AdminHttpError
 from testenv.controlplane import ControlPlane, StopSignals
 from testenv.processes import wait_until
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
+from testenv.realnode.node import RealNode
 from testenv.runtime_image import IMAGE_NAME, RUNTIME_VERSIONS, SPARK_VERSION, spark_image
 
 NAMESPACE = "spark"
@@ -66,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m testenv.spark_plane",
         description=(
             "Start the real-Spark plane `make demo` uses (kube-apiserver, etcd, controllers, "
-            "scheduler and the node agent, which runs pods as local processes), apply "
+            "scheduler and the real node: the kubelet, containerd and runc in namespaces of "
+            "its own), apply "
             "docs/rbac.yaml to one namespace, print a kubeconfig for the submitter, and run "
             "until interrupted (Ctrl-C or SIGTERM stops every process and removes the temp "
             "dir). Needs SPARKK8S_TESTENV_BIN (or builds the binaries with testenv/build.sh)."
@@ -81,29 +86,61 @@ def _parser() -> argparse.ArgumentParser:
         help=f"lay out the images of every Spark line the tests run ({', '.join(RUNTIME_VERSIONS)})"
         f", not only {SPARK_VERSION}'s",
     )
+    parser.add_argument(
+        "--node-agent",
+        action="store_true",
+        help="run the pods on the node agent (our stand-in kubelet: pods as local processes, "
+        "loopback pod IPs the host reaches) instead of the real node",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
+    started = time.monotonic()
     stop = StopSignals()
-    images = spark_image(*(RUNTIME_VERSIONS if options.all_lines else ()))
-    plane = ControlPlane(node_count=0, process_node=True, images_file=images)
-    with plane:
-        kubeconfig = plane.workdir / "submitter.kubeconfig"
-        open_namespace(plane, options.namespace, kubeconfig)
-        lines = (
-            f"real-Spark plane ready in {plane.startup_seconds:.1f}s",
-            f"server:     {plane.server}",
-            f"kubeconfig: {kubeconfig}  (namespace {options.namespace}, as {SUBMITTER})",
-            f"admin:      {plane.admin_kubeconfig}",
-            f"image:      {IMAGE_NAME}; the driver's service account: {DRIVER_SERVICE_ACCOUNT}",
-            f"logs:       {plane.logs_dir}",
-            "Ctrl-C stops it and removes the temp dir.",
-        )
-        # Flushed: a reader on a pipe (a script waiting for the kubeconfig) sees it now.
-        print("\n".join(lines), flush=True)
-        stop.wait()
+    lines_wanted = RUNTIME_VERSIONS if options.all_lines else (SPARK_VERSION,)
+    if options.node_agent:
+        images = spark_image(*(RUNTIME_VERSIONS if options.all_lines else ()))
+        plane = ControlPlane(node_count=0, process_node=True, images_file=images)
+        with plane:
+            return _serve(plane, options.namespace, IMAGE_NAME, stop, started)
+    node = RealNode()
+    plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket)
+    try:
+        plane.start()
+        node.start(plane)
+        names = ", ".join(node.ensure_spark_image(version) for version in lines_wanted)
+        return _serve(plane, options.namespace, names, stop, started, node=node)
+    finally:
+        node.stop()
+        plane.stop()
+
+
+def _serve(
+    plane: ControlPlane,
+    namespace: str,
+    images: str,
+    stop: StopSignals,
+    started: float,
+    node: RealNode | None = None,
+) -> int:
+    kubeconfig = plane.workdir / "submitter.kubeconfig"
+    open_namespace(plane, namespace, kubeconfig)
+    where = f"node {node.node_name} (real kubelet)" if node else "the node agent"
+    lines = (
+        f"real-Spark plane ready in {time.monotonic() - started:.1f}s",
+        f"server:     {plane.server}",
+        f"kubeconfig: {kubeconfig}  (namespace {namespace}, as {SUBMITTER})",
+        f"admin:      {plane.admin_kubeconfig}",
+        f"image:      {images}; the driver's service account: {DRIVER_SERVICE_ACCOUNT}",
+        f"pods on:    {where}",
+        f"logs:       {plane.logs_dir}",
+        "Ctrl-C stops it and removes the temp dir.",
+    )
+    # Flushed: a reader on a pipe (a script waiting for the kubeconfig) sees it now.
+    print("\n".join(lines), flush=True)
+    stop.wait()
     return 0
 
 

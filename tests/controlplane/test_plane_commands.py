@@ -83,11 +83,12 @@ def test_spark_plane_prints_ready_and_kubeconfig_through_a_pipe(tmp_path: Path) 
     try:
         lines = _lines_until(process, "Ctrl-C stops it", 300)
         assert lines[0].startswith("real-Spark plane ready in "), lines
+        assert "real kubelet" in lines[-3], lines
         fields = dict(line.split(":", 1) for line in lines[1:-1])
         kubeconfig = Path(fields["kubeconfig"].split("  (")[0].strip())
         admin_kubeconfig = Path(fields["admin"].strip())
         # The submitter's token may list pods in its namespace (docs/rbac.yaml), and the plane's
-        # one node is the node agent, Ready.
+        # one node is the real node, Ready.
         submitter = k8s_config.new_client_from_config(config_file=str(kubeconfig))
         with kube.session(submitter) as client:
             assert client.get("/api/v1/namespaces/piped/pods").status_code == 200
