@@ -170,6 +170,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
         poll_interval=1.0,
         startup_timeout=300,
         on_finish_action="delete_pod",
+        log_tail_lines=2000,  # a failed run's whole driver log in the report
     )
     ti = FakeTaskInstance(task_id="summary")
     started = time.monotonic()
