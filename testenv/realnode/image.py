@@ -135,7 +135,7 @@ def jar_native_libraries(jars: Iterable[Path]) -> set[str]:
     zstd-jni, snappy-java, lz4-java, netty... are unpacked by the JVM at run time, so their
     needs (libpthread.so.0, librt.so.1, ...) are in no ldd closure of the image's files."""
     with tempfile.TemporaryDirectory(prefix="sparkk8s-jar-native-") as tmp:
-        unpacked = []
+        unpacked: list[Path] = []
         for jar in jars:
             with zipfile.ZipFile(jar) as archive:
                 for name in archive.namelist():
