@@ -31,7 +31,9 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
+import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +85,7 @@ class Layout:
     text_modes: dict[str, int] = field(default_factory=dict)  # arcname -> mode, else 0o644
     dirs: dict[str, tuple[int, int]] = field(default_factory=dict)  # arcname -> (uid, mode)
     links: dict[str, str] = field(default_factory=dict)
+    libraries: set[str] = field(default_factory=set)  # host paths, beside the files' own
 
     def add_tree(self, source: Path, arcname: str, skip: Iterable[str] = ()) -> None:
         """Every file under `source` (symlinks followed), at `arcname`."""
@@ -121,6 +124,32 @@ def _ldd_closure(binaries: Iterable[Path]) -> set[str]:
             elif parts and parts[0].startswith("/") and len(parts) == 2:
                 libraries.add(parts[0])  # the dynamic loader
     return libraries
+
+
+# Other systems' builds that jars carry beside Linux's (ldd cannot read them).
+FOREIGN_NATIVE = ("freebsd", "sunos", "musl", "darwin", "osx", "windows", "aix")
+
+
+def jar_native_libraries(jars: Iterable[Path]) -> set[str]:
+    """The libraries (host paths) that the Linux x86-64 native code inside `jars` needs:
+    zstd-jni, snappy-java, lz4-java, netty... are unpacked by the JVM at run time, so their
+    needs (libpthread.so.0, librt.so.1, ...) are in no ldd closure of the image's files."""
+    with tempfile.TemporaryDirectory(prefix="sparkk8s-jar-native-") as tmp:
+        unpacked: list[Path] = []
+        for jar in jars:
+            with zipfile.ZipFile(jar) as archive:
+                for name in archive.namelist():
+                    lowered = name.lower()
+                    if (
+                        lowered.endswith(".so")
+                        and any(arch in lowered for arch in ("amd64", "x86_64", "x86-64"))
+                        and not any(other in lowered for other in FOREIGN_NATIVE)
+                    ):
+                        target = Path(tmp) / str(len(unpacked)) / Path(name).name
+                        target.parent.mkdir()
+                        target.write_bytes(archive.read(name))
+                        unpacked.append(target)
+        return _ldd_closure(unpacked)
 
 
 def _is_elf(path: Path) -> bool:
@@ -165,6 +194,7 @@ def spark_layout(version: str) -> Layout:
     images = json.loads(spark_image(version).read_text())
     tree = Path(images[f"sparkk8s/spark:{version}"]["tree"])
     layout.add_tree(tree / "opt", "opt")
+    layout.libraries |= jar_native_libraries(sorted((tree / "opt/spark/jars").glob("*.jar")))
     layout.dirs["opt/spark/work-dir"] = (SPARK_UID, 0o775)
     layout.dirs["opt/spark/conf"] = (0, 0o755)
     return layout
@@ -173,7 +203,7 @@ def spark_layout(version: str) -> Layout:
 def _with_libraries(layout: Layout) -> Layout:
     """Adds each library at the path the loader looks for (the soname's symlink, not the
     versioned file it points to), moved into /usr as the merged-/usr links expect."""
-    for library in _ldd_closure(layout.files.values()):
+    for library in _ldd_closure(layout.files.values()) | layout.libraries:
         arc = os.path.normpath(library).lstrip("/")
         if arc.startswith(("lib/", "lib64/")):
             arc = "usr/" + arc

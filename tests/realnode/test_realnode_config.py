@@ -7,6 +7,7 @@ import hashlib
 import json
 import tarfile
 import tomllib
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,7 +25,7 @@ from testenv.realnode.config import (
     kubelet_config,
 )
 from testenv.realnode.forward import ForwardConfig, connect_target, where
-from testenv.realnode.image import Layout, _with_libraries, write_layer
+from testenv.realnode.image import Layout, _with_libraries, jar_native_libraries, write_layer
 from tests.realnode.conftest import spark_lines_of
 
 
@@ -150,6 +151,22 @@ def test_libraries_go_where_the_loader_looks_in_a_merged_usr_image():
     libc = [arc for arc in layout.files if arc.endswith("/libc.so.6")]
     assert libc == ["usr/lib/x86_64-linux-gnu/libc.so.6"]  # the soname, under /usr
     assert "usr/lib64/ld-linux-x86-64.so.2" in layout.files
+
+
+def test_the_linux_native_code_in_jars_brings_the_libraries_it_needs(tmp_path: Path):
+    # As zstd-jni's jar: the JVM unpacks the library at run time (4.3.0's event log needs
+    # libpthread.so.0 that way). Other systems' and architectures' builds are not read.
+    host = Path("/usr/lib/x86_64-linux-gnu")
+    jar = tmp_path / "native.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("linux/amd64/libstdcxx-copy.so", (host / "libstdc++.so.6").read_bytes())
+        archive.writestr("freebsd/amd64/libssl-copy.so", (host / "libssl.so.3").read_bytes())
+        archive.writestr("linux/aarch64/libssl-copy.so", (host / "libssl.so.3").read_bytes())
+    needed = {Path(library).name for library in jar_native_libraries([jar])}
+    assert {"libm.so.6", "libgcc_s.so.1", "libc.so.6"} <= needed
+    assert "libcrypto.so.3" not in needed
+    layout = _with_libraries(Layout(libraries={str(host / "libgcc_s.so.1")}))
+    assert "usr/lib/x86_64-linux-gnu/libgcc_s.so.1" in layout.files
 
 
 def test_the_prefetched_lines_are_those_the_node_tests_ask_for_in_their_order():

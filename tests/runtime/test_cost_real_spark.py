@@ -1,5 +1,5 @@
-"""The cost per task on a real Spark run with dynamic allocation: real Spark 4.3 on the node
-agent starts executors for a first job, removes them once idle, and starts new ones for a
+"""The cost per task on a real Spark run with dynamic allocation: real Spark 4.3 on the real
+node starts executors for a first job, removes them once idle, and starts new ones for a
 second job. The trigger (over the shared store) and the operator's worker-side wait (the
 sync watch) follow it at once, and each reports core-seconds and GiB-seconds that match
 the pods' own timestamps within one second per pod, and the same peak. Every executor pod
@@ -32,7 +32,13 @@ from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, PodRecorder
+from tests.support.real_spark import (
+    BASE_CONF,
+    REAL_SPARK_TIMINGS,
+    SMALL_PODS,
+    PodRecorder,
+    host_folder_conf,
+)
 from tests.triggers.spark_pods import connection_for, final_event, make_trigger
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
@@ -89,6 +95,11 @@ def epoch(text: str) -> float:
     return datetime.fromisoformat(text).timestamp()
 
 
+def request_cores(cpu: str) -> float:
+    """A pod's cpu request in cores (`200m` -> 0.2), read here on our own."""
+    return float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
+
+
 def own_figures(pod: dict[str, Any]) -> tuple[float, float, float, float]:
     """(cores, GiB, started, finished) from the pod's own spec and its last status: its
     container's terminated state (a pod Spark deleted before it started ran for 0 s)."""
@@ -99,9 +110,9 @@ def own_figures(pod: dict[str, Any]) -> tuple[float, float, float, float]:
     terminated = (statuses[0].get("state") or {}).get("terminated") or {}
     if not terminated.get("startedAt"):
         assert "running" not in (statuses[0].get("state") or {}), pod["status"]
-        return float(requests["cpu"]), int(memory[:-2]) / 1024, 0.0, 0.0
+        return request_cores(requests["cpu"]), int(memory[:-2]) / 1024, 0.0, 0.0
     return (
-        float(requests["cpu"]),
+        request_cores(requests["cpu"]),
         int(memory[:-2]) / 1024,
         epoch(terminated["startedAt"]),
         epoch(terminated["finishedAt"]),
@@ -131,20 +142,21 @@ def in_thread(work: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]
 
 
 def test_dynamic_executors_cost_what_their_own_timestamps_say_in_the_trigger_and_the_worker(
-    runtime_plane: ControlPlane,
-    runtime_namespace: str,
-    submitter: Path,
-    shared_dir: Path,
+    real_plane: ControlPlane,
+    real_namespace: str,
+    real_submitter: Path,
+    real_shared_dir: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    ns = runtime_namespace
+    ns, submitter, shared_dir = real_namespace, real_submitter, real_shared_dir
     ref = TaskInstanceRef("cost_dag", "dynamic", "manual__2026-12-01", map_index=-1)
     program = tmp_path / "dynamic.py"
     program.write_text(PROGRAM)
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.executor.instances"}
-    conf |= DYNAMIC | {"spark.kubernetes.file.upload.path": f"file://{shared_dir}"}
-    argv = ["--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
+    conf |= DYNAMIC | SMALL_PODS | {"spark.kubernetes.file.upload.path": f"file://{shared_dir}"}
+    conf |= host_folder_conf(shared_dir, ("driver",))  # the driver reads the upload there
+    argv = ["--master", f"k8s://{real_plane.server}", "--deploy-mode", "cluster",
             "--name", "dynamic"]  # fmt: skip
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
@@ -157,8 +169,8 @@ def test_dynamic_executors_cost_what_their_own_timestamps_say_in_the_trigger_and
         environ={},
         ids=new_submission_ids(),
     )
-    everything = PodRecorder(runtime_plane, ns).start()
-    selected = PodRecorder(runtime_plane, ns, label_selector=pods_selector(ref)).start()
+    everything = PodRecorder(real_plane, ns).start()
+    selected = PodRecorder(real_plane, ns, label_selector=pods_selector(ref)).start()
     conn_id = connection_for(monkeypatch, submitter)
     started = time.monotonic()
     client = KubeClient(kubeconfig_settings(str(submitter)))

@@ -1,5 +1,5 @@
 """The operator's task identity, and the platform policy's labels, on every pod of a real
-Spark application: real Spark 4.3 on the node agent creates the executors from
+Spark application: real Spark 4.3 on the real node creates the executors from
 `spark.kubernetes.executor.label.*`, and the task's label selector finds the driver and
 every executor (with executor decommissioning on, each executor has Spark's preStop hook). Submitted through the operator's own path (`TaskSubmission.plan` ->
 the submission service) as the documented submitter; no Airflow process is needed for it."""
@@ -39,6 +39,7 @@ from tests.support.real_spark import (
     BASE_CONF,
     PI,
     REAL_SPARK_TIMINGS,
+    SMALL_PODS,
     PodRecorder,
     driver_log,
 )
@@ -55,18 +56,19 @@ class Log:
 
 
 def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
-    runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path, runtime_admin: ApiClient
+    real_plane: ControlPlane, real_namespace: str, real_submitter: Path, real_admin: ApiClient
 ) -> None:
-    ns = runtime_namespace
+    ns = real_namespace
     ref = TaskInstanceRef("cost_dag", "spark_pi", "manual__2026-12-01", map_index=-1)
     # Executor decommissioning (ours, one switch) rides along: real Spark's driver must give
     # each executor the preStop hook that Spark's decommission key asks for.
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
         "spark.kubernetes.executor.deleteOnTermination": "false",
         DECOMMISSION_KEY: "true",
     }
-    argv = ["--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
+    argv = ["--master", f"k8s://{real_plane.server}", "--deploy-mode", "cluster",
             "--name", "pi"]  # fmt: skip
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
@@ -81,9 +83,9 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
         ids=new_submission_ids(),
         policy=rules,
     )
-    recorder = PodRecorder(runtime_plane, ns).start()
+    recorder = PodRecorder(real_plane, ns).start()
     started = time.monotonic()
-    client = KubeClient(kubeconfig_settings(str(submitter)))
+    client = KubeClient(kubeconfig_settings(str(real_submitter)))
     planned = task.plan(1)
     try:
         sent = submission.submit(
@@ -94,7 +96,7 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
     wait_for(lambda: recorder.reached("driver", "Succeeded"), 420, "the driver to succeed")
     elapsed = time.monotonic() - started
     recorder.stop()
-    log = driver_log(runtime_admin, ns, sent.driver_pod_name)
+    log = driver_log(real_admin, ns, sent.driver_pod_name)
     assert "Pi is roughly 3.1" in log, log[-3000:]
 
     expected = {**driver_labels(ref, 1), **PLATFORM_LABELS}
@@ -106,7 +108,7 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
     # The task's selector finds the driver and every executor, and nothing else.
     selector = pods_selector(ref)
     path = f"/api/v1/namespaces/{ns}/pods?labelSelector={selector}"
-    found = kube.request(runtime_admin, "GET", path)["items"]
+    found = kube.request(real_admin, "GET", path)["items"]
     roles = sorted((p["metadata"]["labels"]["spark-role"], p["metadata"]["name"]) for p in found)
     assert roles == sorted(
         [("driver", sent.driver_pod_name), *(("executor", name) for name in executors)]
@@ -122,7 +124,7 @@ def test_driver_and_every_executor_carry_the_task_identity_and_platform_labels(
     for name in executors:
         requests = recorder.pods[name]["spec"]["containers"][0]["resources"]["requests"]
         assert requests["memory"] == f"{executor_memory_mib(executor_conf)}Mi", requests
-        assert requests["cpu"] == "1", requests
+        assert requests["cpu"] == SMALL_PODS["spark.kubernetes.executor.request.cores"], requests
         container = recorder.pods[name]["spec"]["containers"][0]
         assert container["lifecycle"]["preStop"] == {"exec": {"command": ["/opt/decom.sh"]}}
     assert planned.rendered.system_properties["spark.decommission.enabled"] == "true"

@@ -1,4 +1,4 @@
-"""Kueue admission with real Spark on the node agent, per line: the Workload's PodSets request
+"""Kueue admission with real Spark on the real node, per line: the Workload's PodSets request
 exactly what real Spark put on the pods it created (the driver from spark-submit's rules, the
 executors from the driver's BasicExecutorFeatureStep), and the application runs once Kueue
 admits it; and two real applications in room for one: the second is reported queued, none of
@@ -18,12 +18,13 @@ from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
 from testenv.kueue import API, KueueManager
+from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
 from tests.support.kueue import (  # noqa: F401
-    runtime_kueue_manager,
-    runtime_kueue_namespace,
+    real_kueue_manager,
+    real_kueue_namespace,
 )
-from tests.support.real_spark import PI, PodRecorder, submit_with_cli
+from tests.support.real_spark import PI, SMALL_PODS, PodRecorder, submit_with_cli
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 SPARK = ("spark-kubernetes-driver", "spark-kubernetes-executor")
@@ -73,22 +74,25 @@ def conditions(workload: dict[str, Any]) -> dict[str, str]:
 @pytest.mark.parametrize("version", ["3.5.9", "4.1.4", "4.3.0"])
 def test_workload_pod_sets_equal_the_pods_real_spark_created(
     version: str,
-    runtime_plane: ControlPlane,
-    runtime_kueue_manager: KueueManager,  # noqa: F811
-    runtime_kueue_namespace,  # noqa: F811
-    submitter: Path,
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    real_kueue_manager: KueueManager,  # noqa: F811
+    real_kueue_namespace,  # noqa: F811
+    real_submitter: Path,
 ) -> None:
-    queue = runtime_kueue_namespace({"cpu": "16", "memory": "32Gi"})
+    real_node.ensure_spark_image(version)  # imported in the background, or now
+    queue = real_kueue_namespace({"cpu": "16", "memory": "32Gi"})
     ns = queue.name
-    recorder = PodRecorder(runtime_plane, ns).start()
-    admin = AdminHttp.from_kubeconfig(runtime_plane.admin_kubeconfig)
+    recorder = PodRecorder(real_plane, ns).start()
+    admin = AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
     workloads = WorkloadRecorder(admin, ns).start()
     conf = {
+        **SMALL_PODS,
         "spark.kubernetes.container.image": image_name(version),
         "spark.kubernetes.kueue.queueName": queue.local_queue,
     }
     name = "kq" + version.replace(".", "")
-    done = submit_with_cli(runtime_plane, ns, submitter, name, [PI, "2", "1000"], conf)
+    done = submit_with_cli(real_plane, ns, real_submitter, name, [PI, "2", "1000"], conf)
     recorder.stop()
     workloads.stop()
     assert done.returncode == 0, done.stdout + done.stderr
@@ -114,23 +118,23 @@ def test_workload_pod_sets_equal_the_pods_real_spark_created(
 
 
 def test_two_real_applications_share_room_for_one_the_second_waits_for_the_first(
-    runtime_plane: ControlPlane,
-    runtime_kueue_manager: KueueManager,  # noqa: F811
-    runtime_kueue_namespace,  # noqa: F811
-    submitter: Path,
+    real_plane: ControlPlane,
+    real_kueue_manager: KueueManager,  # noqa: F811
+    real_kueue_namespace,  # noqa: F811
+    real_submitter: Path,
 ) -> None:
-    # One Python Pi: a driver and two executors of 1 cpu and 896Mi each (512m + 384 MiB).
-    queue = runtime_kueue_namespace({"cpu": "3", "memory": "3Gi"})
-    ns = queue.name
-    recorder = PodRecorder(runtime_plane, ns).start()
-    conf = {"spark.kubernetes.kueue.queueName": queue.local_queue}
+    # One Python Pi: a driver and two executors of 200m and 896Mi each (512m + 384 MiB).
+    queue = real_kueue_namespace({"cpu": "600m", "memory": "3Gi"})
+    ns, submitter = queue.name, real_submitter
+    recorder = PodRecorder(real_plane, ns).start()
+    conf = {**SMALL_PODS, "spark.kubernetes.kueue.queueName": queue.local_queue}
     with ThreadPoolExecutor(2) as pool:
         first = pool.submit(
-            submit_with_cli, runtime_plane, ns, submitter, "first", [PI, "2", "100000"], conf
+            submit_with_cli, real_plane, ns, submitter, "first", [PI, "2", "100000"], conf
         )
         wait_for(lambda: recorder.reached("driver", "Running"), 120, "the first driver Running")
         second = pool.submit(
-            submit_with_cli, runtime_plane, ns, submitter, "second", [PI, "2", "1000"], conf
+            submit_with_cli, real_plane, ns, submitter, "second", [PI, "2", "1000"], conf
         )
         done_first, done_second = first.result(), second.result()
     recorder.stop()

@@ -1,7 +1,7 @@
 """The event log and the run summary on a real Spark run, 4.3.0 and 3.5.9 (each line's own
 History Server reading its driver's log): the operator (waiting in the worker) submits
-with `event_log_dir` into a host folder that the node agent's driver writes and a real
-History Server (testenv/history_server.py) reads; after the end, the operator's
+with `event_log_dir` into a host folder that the real node's driver writes (a hostPath
+volume) and a real History Server (testenv/history_server.py) reads; after the end, the operator's
 summary (task log table, XCom `run_summary`) holds what the History Server's REST API
 reports for the same application, read here on our own.
 
@@ -34,9 +34,16 @@ from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
 from testenv.history_server import HistoryServer
+from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
 from tests.operators.fakes import FakeTaskInstance
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SUBMITTER
+from tests.support.real_spark import (
+    BASE_CONF,
+    REAL_SPARK_TIMINGS,
+    SMALL_PODS,
+    SUBMITTER,
+    host_folder_conf,
+)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 
@@ -85,8 +92,11 @@ VERSIONS = ["4.3.0", "3.5.9"]
 
 
 @pytest.fixture
-def history(shared_dir: Path, version: str) -> Iterator[HistoryServer]:
-    with HistoryServer(shared_dir / "events", spark_version=version) as server:
+def history(real_shared_dir: Path, version: str) -> Iterator[HistoryServer]:
+    events = real_shared_dir / "events"
+    events.mkdir()
+    events.chmod(0o777)  # the driver writes it as the image's user 185
+    with HistoryServer(events, spark_version=version) as server:
         yield server
 
 
@@ -117,17 +127,20 @@ def rest_figures(history: HistoryServer, app_id: str) -> dict[str, Any]:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     version: str,
-    runtime_plane: ControlPlane,
-    runtime_namespace: str,
-    submitter: Path,
-    shared_dir: Path,
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    real_namespace: str,
+    real_submitter: Path,
+    real_shared_dir: Path,
     history: HistoryServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
+    shared_dir = real_shared_dir
+    real_node.ensure_spark_image(version)  # imported in the background, or now
     conn_id = f"spark_k8s_history_{secrets.token_hex(4)}"
-    extra = {"kube_config_path": str(submitter), "history_server_url": history.url}
+    extra = {"kube_config_path": str(real_submitter), "history_server_url": history.url}
     monkeypatch.setenv(
         f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps({"conn_type": "spark_k8s", "extra": extra})
     )
@@ -135,28 +148,20 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     program.write_text(PROGRAM)
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
         "spark.kubernetes.container.image": image_name(version),
         "spark.executor.instances": "1",
         "spark.task.maxFailures": "2",  # the failing job gives up after two attempts
         "spark.kubernetes.file.upload.path": f"file://{shared_dir}",
-        # A pod's writes stay in its own overlay: the shared folder is a hostPath volume, as
-        # a cluster's shared path is a volume every driver and executor mounts.
-        **{
-            f"spark.kubernetes.{role}.volumes.hostPath.shared.{key}": value
-            for role in ("driver", "executor")
-            for key, value in (
-                ("mount.path", str(shared_dir)),
-                ("options.path", str(shared_dir)),
-                ("mount.readOnly", "false"),
-            )
-        },
+        # The driver writes its event log and, with its executor, the output there.
+        **host_folder_conf(shared_dir),
     }
     operator = SparkK8sSubmitOperator(
         task_id="summary",
         application=str(program),
         application_args=[f"file://{shared_dir}/out"],
         conf=conf,
-        namespace=runtime_namespace,
+        namespace=real_namespace,
         kubernetes_conn_id=conn_id,
         spark_version=version,
         event_log_dir=f"file:{history.log_dir}",
@@ -165,6 +170,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
         poll_interval=1.0,
         startup_timeout=300,
         on_finish_action="delete_pod",
+        log_tail_lines=2000,  # a failed run's whole driver log in the report
     )
     ti = FakeTaskInstance(task_id="summary")
     started = time.monotonic()
@@ -206,7 +212,7 @@ def test_the_run_summary_holds_what_the_history_servers_rest_api_reports(
     assert (slowest["stage_id"], slowest["attempt_id"]) in walls
     assert f"Run summary of {app_id}" in log and "slowest stage" in log
     print(log[log.index("Run summary of") :].split("\n\n")[0][:1500])
-    grant_pod_proxy(runtime_plane, runtime_namespace)
+    grant_pod_proxy(real_plane, real_namespace)
     check_the_link_serves_the_history(history, ti, app_id)
 
 

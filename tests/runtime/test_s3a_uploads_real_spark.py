@@ -1,9 +1,11 @@
 """Real Spark reads what the operator uploaded to S3: the operator (worker-side wait, an `aws`
 Airflow connection for its own uploads) puts the main `.py`, `--py-files`, `--files`,
 `--archives` and `--jars` into a versitygw bucket under `spark.kubernetes.file.upload.path=
-s3a://...`; pyspark 4.3.0's driver, in a pod of the node agent, downloads them through the
+s3a://...`; pyspark 4.3.0's driver, in a pod of the real node, downloads them through the
 image's S3A connector (testenv/fetch_hadoop_aws.sh) with the `spark.hadoop.fs.s3a.*` options
-it was given (loopback endpoint, path-style access, region) and credentials from a
+it was given (path-style access, region, and the endpoint where the pods reach the server:
+the node IP's port forwarded to its loopback one, `RealNode.expose_host_port`; the
+operator's upload goes through its connection's loopback endpoint) and credentials from a
 Kubernetes Secret through `spark.kubernetes.{driver,executor}.secretKeyRef.*`. Its executor
 imports the module, reads the `--files` text and the unpacked archive it fetched from the
 driver, and reads the uploaded text itself straight from the bucket with its own S3A client
@@ -23,7 +25,7 @@ from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
-from tests.support.real_spark import BASE_CONF
+from tests.support.real_spark import BASE_CONF, SMALL_PODS
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
@@ -39,14 +41,14 @@ def create_secret(admin: AdminHttp, namespace: str, data: dict[str, str]) -> Non
 
 
 @pytest.fixture
-def admin(runtime_plane: ControlPlane) -> AdminHttp:
-    return AdminHttp.from_kubeconfig(runtime_plane.admin_kubeconfig)
+def admin(real_plane: ControlPlane) -> AdminHttp:
+    return AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
 
 
 def test_driver_and_executor_read_the_s3_uploads_with_credentials_from_a_secret(
-    runtime_plane, runtime_namespace, admin, submitter, s3_server, monkeypatch, capfd, tmp_path
+    real_node, real_namespace, admin, real_submitter, s3_server, monkeypatch, capfd, tmp_path
 ):  # type: ignore[no-untyped-def]
-    namespace, s3 = runtime_namespace, s3_server
+    namespace, s3 = real_namespace, s3_server
     bucket = s3.make_bucket("apps-" + secrets.token_hex(3))
     marker = secrets.token_hex(6)
     paths = write_app(tmp_path / "src", marker)
@@ -66,9 +68,10 @@ def test_driver_and_executor_read_the_s3_uploads_with_credentials_from_a_secret(
     refs = {"AWS_ACCESS_KEY_ID": "access-key", "AWS_SECRET_ACCESS_KEY": "secret-key"}
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
         "spark.executor.instances": "1",
         "spark.kubernetes.file.upload.path": upload_path,
-        f"{S3A}endpoint": s3.endpoint,
+        f"{S3A}endpoint": f"http://{real_node.expose_host_port(s3.port)}",
         f"{S3A}endpoint.region": "us-east-1",  # else S3A signs for us-east-2 off AWS
         f"{S3A}path.style.access": "true",
         **{
@@ -85,7 +88,7 @@ def test_driver_and_executor_read_the_s3_uploads_with_credentials_from_a_secret(
         capfd,
         conf=conf,
         namespace=namespace,
-        kubernetes_conn_id=connection_for(monkeypatch, submitter),
+        kubernetes_conn_id=connection_for(monkeypatch, real_submitter),
         upload_conn_id="s3_uploads",
     )
 

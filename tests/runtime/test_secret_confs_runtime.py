@@ -1,6 +1,6 @@
 """Real Spark reads secret confs back from the driver's Secret
 (spark.kubernetes.sparkk8s.secretConfs.enabled): pyspark 4.3.0's driver, in a pod of the
-process runtime, gets `spark.hadoop.fs.s3a.secret.key` through Hadoop's `${env.VAR}`
+real node, gets `spark.hadoop.fs.s3a.secret.key` through Hadoop's `${env.VAR}`
 expansion, `spark.kubernetes.driverEnv.DB_PASSWORD` as its env var, and its executor gets
 `spark.executorEnv.API_TOKEN` and the S3 key's env var, all from the Secret, while the
 ConfigMap and the pods hold none of the values. The program prints digests, not values."""
@@ -18,7 +18,7 @@ from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.submission.secret_confs import ENABLED_KEY
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from tests.support.real_spark import BASE_CONF
+from tests.support.real_spark import BASE_CONF, SMALL_PODS, host_folder_conf
 
 pytestmark = pytest.mark.controlplane
 
@@ -59,9 +59,9 @@ def digest(value: str) -> str:
 
 
 def test_driver_and_executor_read_secret_confs_from_the_secret(
-    runtime_plane, runtime_namespace, runtime_admin, submitter, shared_dir, tmp_path
+    real_plane, real_namespace, real_admin, real_submitter, real_shared_dir, tmp_path
 ):  # type: ignore[no-untyped-def]
-    api, namespace = runtime_admin, runtime_namespace
+    api, namespace, shared_dir = real_admin, real_namespace, real_shared_dir
     planted = {
         "spark.hadoop.fs.s3a.secret.key": f"planted-s3-{secrets.token_hex(6)}",
         "spark.kubernetes.driverEnv.DB_PASSWORD": f"planted-db-{secrets.token_hex(6)}",
@@ -70,6 +70,8 @@ def test_driver_and_executor_read_secret_confs_from_the_secret(
     (tmp_path / "read_secrets.py").write_text(PROGRAM)
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
+        **host_folder_conf(shared_dir, ("driver",)),  # the driver reads the upload there
         "spark.kubernetes.namespace": namespace,
         "spark.kubernetes.submission.waitAppCompletion": "false",
         "spark.kubernetes.file.upload.path": f"file://{shared_dir}",
@@ -77,12 +79,12 @@ def test_driver_and_executor_read_secret_confs_from_the_secret(
         ENABLED_KEY: "true",
         **planted,
     }
-    argv = ["--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
+    argv = ["--master", f"k8s://{real_plane.server}", "--deploy-mode", "cluster",
             "--name", "secret-confs"]  # fmt: skip
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     argv.append(str(tmp_path / "read_secrets.py"))
-    environ = {"KUBECONFIG": str(submitter), "HOME": str(tmp_path)}
+    environ = {"KUBECONFIG": str(real_submitter), "HOME": str(tmp_path)}
     out, err = io.StringIO(), io.StringIO()
     assert run(argv, environ=environ, out=out, err=err).exit_code == 0, err.getvalue()
     for value in planted.values():

@@ -1,34 +1,22 @@
 """Real Spark runs an uploaded PySpark file: sparkk8s-submit uploads the main `.py`, its
-`--py-files` and a `--files` data file to a `file://` path shared with the node; the driver
-(pyspark 4.3.0's spark-submit in client mode, in a pod of the process runtime) reads them from
-there, and its executor fetches the module and the data file from the driver and uses them. A `file://` path because pyspark ships no hadoop-aws: the driver cannot read `s3a://`
+`--py-files` and a `--files` data file to a `file://` host folder that the driver pod mounts
+at the same path (a hostPath volume); the driver (pyspark 4.3.0's spark-submit in client
+mode, in a pod of the real node) reads them from there, and its executor fetches the module and the data file from the driver and uses them. A `file://` path because pyspark ships no hadoop-aws: the driver cannot read `s3a://`
 out of the box (the S3 upload itself is tested against a real S3 server in tests/storage)."""
 
 from __future__ import annotations
 
 import io
 import secrets
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from tests.support.real_spark import BASE_CONF
+from tests.support.real_spark import BASE_CONF, SMALL_PODS, host_folder_conf
 
 pytestmark = pytest.mark.controlplane
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A folder the pods see at the same path (a pod's /tmp is its own, so not under /tmp)."""
-    path = Path.home() / ".cache" / "sparkk8s-test-uploads" / secrets.token_hex(4)
-    path.mkdir(parents=True)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # The driver greets with the uploaded module; each partition, on the executor, greets again
@@ -68,9 +56,9 @@ def driver_log(api, namespace: str, name: str) -> str:  # type: ignore[no-untype
 
 
 def test_driver_and_executor_run_the_uploaded_files(
-    runtime_plane, runtime_namespace, runtime_admin, submitter, shared_dir, tmp_path
+    real_plane, real_namespace, real_admin, real_submitter, real_shared_dir, tmp_path
 ):  # type: ignore[no-untyped-def]
-    api, namespace = runtime_admin, runtime_namespace
+    api, namespace, shared_dir = real_admin, real_namespace, real_shared_dir
     marker = secrets.token_hex(6)
     src = tmp_path / "src"
     src.mkdir()
@@ -79,18 +67,20 @@ def test_driver_and_executor_run_the_uploaded_files(
     (src / "etl.py").write_text(EXECUTOR_PROGRAM)
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
+        **host_folder_conf(shared_dir, ("driver",)),  # the executor fetches from the driver
         "spark.kubernetes.namespace": namespace,
         "spark.kubernetes.submission.waitAppCompletion": "false",
         "spark.kubernetes.file.upload.path": f"file://{shared_dir}",
         "spark.executor.instances": "1",
     }
-    argv = ["--master", f"k8s://{runtime_plane.server}", "--deploy-mode", "cluster",
+    argv = ["--master", f"k8s://{real_plane.server}", "--deploy-mode", "cluster",
             "--name", "uploaded-etl"]  # fmt: skip
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     argv += ["--py-files", str(src / "helpers.py"), "--files", str(src / "words.txt"),
              str(src / "etl.py"), "world"]  # fmt: skip
-    environ = {"KUBECONFIG": str(submitter), "HOME": str(tmp_path)}
+    environ = {"KUBECONFIG": str(real_submitter), "HOME": str(tmp_path)}
     assert run(argv, environ=environ, out=io.StringIO(), err=io.StringIO()).exit_code == 0
     uploaded = sorted(p.name for p in shared_dir.rglob("*.py"))
     assert uploaded == ["etl.py", "helpers.py"]

@@ -28,9 +28,9 @@ def kueue_manager(control_plane: ControlPlane) -> Iterator[KueueManager]:
 
 
 @pytest.fixture(scope="module")
-def runtime_kueue_manager(runtime_plane: ControlPlane) -> Iterator[KueueManager]:
-    """Kueue beside the runtime plane (real Spark on the node agent)."""
-    with KueueManager(runtime_plane) as manager:
+def real_kueue_manager(real_plane: ControlPlane) -> Iterator[KueueManager]:
+    """Kueue beside the real node's plane (real Spark)."""
+    with KueueManager(real_plane) as manager:
         yield manager
 
 
@@ -50,10 +50,10 @@ def kueue_namespace(
 
 
 @pytest.fixture
-def runtime_kueue_namespace(
-    runtime_kueue_manager: KueueManager, runtime_namespace: str
+def real_kueue_namespace(
+    real_kueue_manager: KueueManager, real_namespace: str
 ) -> Iterator[Callable[[dict[str, str]], KueueNamespace]]:
-    yield from _queued_namespace(runtime_kueue_manager, runtime_namespace)
+    yield from _queued_namespace(real_kueue_manager, real_namespace)
 
 
 def _queued_namespace(
