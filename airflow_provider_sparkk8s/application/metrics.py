@@ -57,8 +57,10 @@ class MetricsSink(Protocol):
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None: ...
 
-    def defer(self, work: Callable[[], None]) -> None:
-        """Run `work` (which derives and sends metrics) when the sink next writes, or now."""
+    def defer(self, work: DeferredWork) -> None:
+        """Run `work` when the sink next writes, or now. The work sends its metrics itself,
+        or returns them (a look's measurements and the tags they carry) for the sink to
+        send with the others it runs then."""
 
 
 class NoMetrics:
@@ -75,7 +77,7 @@ class NoMetrics:
     def timing(self, name: str, seconds: float, tags: Tags) -> None:
         return None
 
-    def defer(self, work: Callable[[], None]) -> None:
+    def defer(self, work: DeferredWork) -> None:
         return None
 
 
@@ -90,6 +92,11 @@ class Measurement(NamedTuple):
     name: str
     value: float
     tags: Tags  # beyond the application's own (namespace, dag_id, task_id)
+
+
+# What deferred work gives back: nothing (it sent its metrics itself), or a look's
+# measurements and the application's tags, for the sink to send.
+DeferredWork = Callable[[], tuple[Sequence[Measurement], Tags] | None]
 
 
 def send(sink: MetricsSink, measurements: Iterable[Measurement], tags: Tags) -> None:

@@ -32,11 +32,11 @@ from airflow_provider_sparkk8s.application.follower import (
     tick,
 )
 from airflow_provider_sparkk8s.application.metrics import (
+    Measurement,
     MetricsSink,
     Tags,
     look_metrics,
     may_report,
-    send,
     shared_task_tags,
 )
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
@@ -318,8 +318,8 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         state = step.following.state
         subscription.state = None if state is None else state.state
         metrics = self._metrics()
-        if metrics.enabled and may_report(before.state, step):
-            metrics.defer(functools.partial(self._send_metrics, metrics, before.state, step))
+        if metrics.enabled:
+            self._report(metrics, before.state, step)
         if logs is not None and state is not None:
             logs.saw(state)
             if step.final is not None:
@@ -331,12 +331,17 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             )
         return step.final
 
-    def _send_metrics(
-        self, metrics: MetricsSink, before: ApplicationState | None, step: Step
-    ) -> None:
+    def _report(self, metrics: MetricsSink, before: ApplicationState | None, step: Step) -> None:
+        """Hand the sink the looks that can report (most cannot), to derive at its flush."""
+        if may_report(before, step):
+            metrics.defer(functools.partial(self._look_measurements, before, step))
+
+    def _look_measurements(
+        self, before: ApplicationState | None, step: Step
+    ) -> tuple[tuple[Measurement, ...], Tags] | None:
+        """What the look reports, with the task's tags: the sink sends them."""
         measured = look_metrics(before, step, self.driver_container)
-        if measured:
-            send(metrics, measured, self._metric_tags())
+        return (measured, self._metric_tags()) if measured else None
 
     def _log_stream(self, pods: AsyncPods) -> DriverLogStream:
         # From the submission on: a follower that restarts re-reads at most this run's log.

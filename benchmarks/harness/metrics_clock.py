@@ -117,26 +117,30 @@ def clocked_metrics() -> Iterator[MetricsClock]:
     clock = MetricsClock(detail=os.environ.get("SPARKK8S_CLOCK_DETAIL") == "1")
     trigger = spark_k8s.SparkK8sApplicationTrigger
     sink = airflow_stats.BatchedStatsdSink
-    replaced: list[tuple[Any, str, Any]] = [
-        (spark_k8s, "look_metrics", spark_k8s.look_metrics),
-        (spark_k8s, "send", spark_k8s.send),
-        (trigger, "_metric_tags", trigger._metric_tags),
-        (store, "send", store.send),
-        (store.SnapshotStore, "report_states", store.SnapshotStore.report_states),
-        (sink, "defer", sink.defer),
-        (sink, "flush", sink.flush),
+    wanted: list[tuple[Any, str]] = [
+        # What a look runs for metrics (the two states' check, the hand-off to the sink), where
+        # the trigger has it in one method; the sink's `defer` where it has not.
+        (trigger, "_report"),
+        (sink, "defer"),
+        (spark_k8s, "look_metrics"),
+        (spark_k8s, "send"),  # where the trigger sends a look's metrics itself
+        (trigger, "_metric_tags"),
+        (store, "send"),
+        (store.SnapshotStore, "report_states"),
+        (sink, "flush"),
     ]
-    # What a look runs for metrics before it defers them (the two states' check), where the
-    # trigger has it in one method.
-    if hasattr(trigger, "_report"):
-        replaced.append((trigger, "_report", trigger._report))
     if clock.detail:  # where the flush's time goes
-        replaced += [
-            (airflow_stats.WireNames, "ask", airflow_stats.WireNames.ask),
-            (sink, "send_measurements", sink.send_measurements),
-            (airflow_stats, "datagrams", airflow_stats.datagrams),
-            (airflow_stats.MetricsBatch, "lines", airflow_stats.MetricsBatch.lines),
+        wanted += [
+            (airflow_stats.WireNames, "ask"),
+            (sink, "send_measurements"),
+            (sink, "_run_deferred"),
+            (airflow_stats, "datagrams"),
+            (airflow_stats.MetricsBatch, "lines"),
         ]
+    # The names this tree's code has (the clock serves the code before a change and after).
+    replaced = [
+        (owner, name, getattr(owner, name)) for owner, name in wanted if hasattr(owner, name)
+    ]
     for owner, name, original in replaced:
         setattr(owner, name, clock.wrap(f"{owner.__name__.rsplit('.', 1)[-1]}.{name}", original))
     gc.callbacks.append(clock.on_gc)
