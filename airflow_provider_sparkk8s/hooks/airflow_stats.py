@@ -36,6 +36,7 @@ from airflow_provider_sparkk8s.application.metrics import (
     DeferredWork,
     Measurement,
     MetricsSink,
+    SharedTags,
     Tags,
     send,
 )
@@ -238,7 +239,9 @@ class BatchedStatsdSink:
         """(kind, wire name, value) of each measurement the logger keeps, onto `found`."""
         names = self._names
         known = names.known
-        base = tuple(tags.items())
+        # A task's shared tags stand for their items in the key (the object is kept alive
+        # by it); other tags by their items.
+        base = (tags,) if type(tags) is SharedTags else tuple(tags.items())
         for kind, name, value, own in measurements:
             key = (kind, name, *base, *own.items()) if own else (kind, name, *base)
             stat = known(key, MISSING)

@@ -165,6 +165,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.keep_uploaded_files = keep_uploaded_files
         self.try_number = try_number
         self._following: Following | None = None  # while running: the follower's memory
+        self._task_tags: Tags | None = None  # the metrics' tags, once the task is known
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -239,11 +240,18 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     def _metric_tags(self) -> Tags:
         """namespace, dag_id, task_id: the triggerer sets `task_instance` on each trigger it
-        runs (none in a bare event loop), so the ids cost the trigger no field of its own."""
+        runs (none in a bare event loop). Kept once the task is known (a reference to the
+        task's shared tags), so a look's metrics read one attribute for them."""
+        tags = self._task_tags
+        if tags is not None:
+            return tags
         ti = self.task_instance
-        return shared_task_tags(
+        tags = shared_task_tags(
             self.namespace, getattr(ti, "dag_id", None), getattr(ti, "task_id", None)
         )
+        if ti is not None:
+            self._task_tags = tags
+        return tags
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         async with shared_store(
