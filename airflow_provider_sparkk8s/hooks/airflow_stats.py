@@ -59,12 +59,14 @@ MISSING = Missing.MISSING
 FLUSH_SECONDS = 1.0
 # Measurements held beyond this are written at once (memory stays bounded in a burst).
 MAX_HELD = 512
-# Deferred looks held beyond this are run at once. Each is a few references (to a step the
-# follower has just made), so a burst of first looks (a triggerer starting with thousands
-# of triggers) waits for the flush, not runs 512 at a time inside the loop's other work.
-MAX_DEFERRED = 8192
+# Deferred looks held beyond this are run at once. Not more: in a burst of first looks (a
+# triggerer starting with 2,000 triggers), holding them all for the interval kept their
+# steps through the collector's young passes into the old generation, and the flush then
+# began a full pass (0.15 s) in two runs of two (README, "Metrics on and off").
+MAX_DEFERRED = 512
 # How often (in deferred looks) `defer` checks its flush is still armed: the check is most
-# of what a hand-off costs, and a flush armed on a loop that ended is found within this many.
+# of what a hand-off costs, and a flush armed on a loop that ended is found within this many
+# (MAX_DEFERRED is a multiple: the bound is checked at these counts).
 CHECK_EVERY = 64
 # Wire names remembered; past this the memory starts again (tags are per task, so this is
 # reached only by a deployment with that many tasks sending at once).

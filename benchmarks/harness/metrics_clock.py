@@ -159,6 +159,7 @@ def clocked_metrics() -> Iterator[MetricsClock]:
     ]
     if clock.detail:  # where the flush's time goes
         wanted += [
+            (spark_k8s, "may_report"),
             (airflow_stats.WireNames, "ask"),
             (sink, "send_measurements"),
             (sink, "_run_deferred"),
