@@ -332,7 +332,7 @@ def child_main(args: argparse.Namespace) -> None:
             "gc_passes": clock.gc_passes,
             "calls": clock.calls,
             "by_name": clock.by_name,
-            "inclusive": clock.inclusive if clock.detail else {},
+            "inclusive": clock.inclusive,
             "empty_in_loop": clock.empty_in_loop,
             "empty_in_loop_seconds": clock.empty_in_loop_seconds,
             "seconds_in_loop_calibrated": clock.seconds_in_loop_calibrated,
@@ -931,8 +931,11 @@ def calibration_line(clock: dict[str, Any], cpu_loop: float) -> str:
 
 
 def detail_line(clock: dict[str, Any]) -> str:
-    """SPARKK8S_CLOCK_DETAIL=1: each wrapped name's CPU, nested entries included."""
-    inclusive = clock.get("inclusive") or {}
+    """Each wrapped name's CPU, nested entries included (SPARKK8S_CLOCK_DETAIL=1; else the
+    first-time wire-name probes alone)."""
+    inclusive = {
+        name: seconds for name, seconds in (clock.get("inclusive") or {}).items() if seconds
+    }
     if not inclusive:
         return ""
     calls = clock["calls"]
@@ -941,7 +944,7 @@ def detail_line(clock: dict[str, Any]) -> str:
         f"{calls.get(name, 0)})"
         for name, seconds in inclusive.items()
     )
-    return f"; by name, nested included (detail clock): {listed}"
+    return f"; by name, nested included: {listed}"
 
 
 def pace(args: argparse.Namespace) -> str:
