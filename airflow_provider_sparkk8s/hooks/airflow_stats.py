@@ -64,9 +64,9 @@ MAX_HELD = 512
 # steps through the collector's young passes into the old generation, and the flush then
 # began a full pass (0.15 s) in two runs of two (README, "Metrics on and off").
 MAX_DEFERRED = 512
-# How often (in deferred looks) `defer` checks its flush is still armed: the check is most
-# of what a hand-off costs, and a flush armed on a loop that ended is found within this many
-# (MAX_DEFERRED is a multiple: the bound is checked at these counts).
+# How often (in deferred looks) `defer` checks its flush is still armed (a clock read and a
+# loop lookup, more than the append itself): a flush armed on a loop that ended is found
+# within this many looks (MAX_DEFERRED is a multiple: the bound is checked at these counts).
 CHECK_EVERY = 64
 # Wire names remembered; past this the memory starts again (tags are per task, so this is
 # reached only by a deployment with that many tasks sending at once).
