@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import json
 import math
 import os
@@ -83,9 +84,12 @@ COUNTED_RESOURCES = ("pods", "events")
 PEER_NAMES = {
     "ours": "SparkK8sApplicationTrigger",
     "ours-metrics": "SparkK8sApplicationTrigger, metrics on",
+    "ours-metrics-base": "SparkK8sApplicationTrigger, metrics on, --baseline-tree",
     "kpt": "KubernetesPodTrigger",
 }
 OURS = ("ours", "ours-metrics")
+# Metrics on: this tree's code, and with --baseline-tree another tree's (its own child code).
+METRICS_ON = ("ours-metrics", "ours-metrics-base")
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -307,10 +311,19 @@ def child_main(args: argparse.Namespace) -> None:
         from benchmarks.harness.metrics_clock import clocked_metrics
 
         clocking = clocked_metrics()  # type: ignore[assignment]
+    # SPARKK8S_BENCH_PROFILE=PREFIX: cProfile each child's loop into PREFIX.<peer>.prof (its
+    # calls cost more under the profiler: it says where the time goes, not how much).
+    profile_prefix = os.environ.get("SPARKK8S_BENCH_PROFILE")
+    profiler = cProfile.Profile() if profile_prefix else None
     with clocking as clock:
+        if profiler is not None:
+            profiler.enable()
         result = asyncio.run(
             run_child(args.child, args.namespace, names, args.warmup, args.deadline, args.resync)
         )
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(f"{profile_prefix}.{args.child}.prof")
     if clock is not None:
         result["metrics_clock"] = {
             "seconds": clock.seconds,
@@ -319,6 +332,10 @@ def child_main(args: argparse.Namespace) -> None:
             "gc_passes": clock.gc_passes,
             "calls": clock.calls,
             "by_name": clock.by_name,
+            "inclusive": clock.inclusive,
+            "empty_in_loop": clock.empty_in_loop,
+            "empty_in_loop_seconds": clock.empty_in_loop_seconds,
+            "seconds_in_loop_calibrated": clock.seconds_in_loop_calibrated,
         }
     Path(args.result).write_text(json.dumps(result))
 
@@ -502,41 +519,47 @@ def measure_together(
     # Metrics on: Airflow's StatsD client, configured as a deployment's [metrics] would be,
     # sends to a real statsd_exporter; off: the deployment has no metrics (the default).
     env["AIRFLOW__METRICS__STATSD_ON"] = "False"
-    exporter = None
-    unread = None  # --statsd-target socket: a bound UDP socket nothing reads
-    statsd_port = 0
-    if "ours-metrics" in peers and getattr(args, "statsd_target", "exporter") == "socket":
-        unread = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        unread.bind(("127.0.0.1", 0))
-        statsd_port = unread.getsockname()[1]
-    elif "ours-metrics" in peers:
-        from testenv.statsd_exporter import StatsdExporter
-
-        exporter = StatsdExporter(workdir).start()
-        statsd_port = exporter.udp_port
+    exporters: dict[str, Any] = {}  # one per metrics child: each counts its own durations
+    unread: list[socket.socket] = []  # --statsd-target socket: bound UDP sockets nothing reads
     try:
         children = []
         for peer in peers:
             child_env = dict(env)
-            if peer == "ours-metrics":
+            if peer in METRICS_ON:
+                if getattr(args, "statsd_target", "exporter") == "socket":
+                    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    sock.bind(("127.0.0.1", 0))
+                    unread.append(sock)
+                    statsd_port = sock.getsockname()[1]
+                else:
+                    from testenv.statsd_exporter import StatsdExporter
+
+                    exporter_dir = workdir / f"exporter-{peer}"
+                    exporter_dir.mkdir()
+                    exporters[peer] = StatsdExporter(exporter_dir).start()
+                    statsd_port = exporters[peer].udp_port
                 child_env["AIRFLOW__METRICS__STATSD_ON"] = "True"
                 child_env["AIRFLOW__METRICS__STATSD_HOST"] = "127.0.0.1"
                 child_env["AIRFLOW__METRICS__STATSD_PORT"] = str(statsd_port)
                 child_env["AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED"] = "True"
+            if peer == "ours-metrics-base":  # the other tree's code, its child included
+                child_env["PYTHONPATH"] = str(args.baseline_tree)
             children.append((peer, child_env))
-        return _measure(plane, children, namespace, apps, args, workdir, executors, names, exporter)
+        return _measure(
+            plane, children, namespace, apps, args, workdir, executors, names, exporters
+        )
     finally:
-        if exporter is not None:
+        for exporter in exporters.values():
             exporter.stop()
-        if unread is not None:
-            unread.close()
+        for sock in unread:
+            sock.close()
 
 
 class _Child:
     """One child process and the reader of its output."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]):
-        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str | None = None):
+        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True, cwd=cwd)
         self.ready = threading.Event()
         self.reader = threading.Thread(target=self._drain, daemon=True)
         self.reader.start()
@@ -559,7 +582,7 @@ def _measure(
     workdir: Path,
     executors: int,
     names: list[str],
-    exporter: Any,
+    exporters: dict[str, Any],
 ) -> list[PeerResult]:
     names_file = workdir / f"{namespace}-names.json"
     before, before_all = read_requests(plane.metrics_text())
@@ -572,7 +595,7 @@ def _measure(
             "-m",
             "benchmarks.bench_trigger",
             "--child",
-            peer,
+            "ours-metrics" if peer == "ours-metrics-base" else peer,  # the name its tree knows
             "--namespace",
             namespace,
             "--names-file",
@@ -587,7 +610,9 @@ def _measure(
             str(args.resync),
             *(["--clock-metrics"] if getattr(args, "clock_metrics", False) else []),
         ]
-        started.append((peer, _Child(argv, env)))
+        # `-m` puts the working directory first on sys.path: the baseline child runs in its tree.
+        cwd = str(args.baseline_tree) if peer == "ours-metrics-base" else None
+        started.append((peer, _Child(argv, env, cwd)))
     for peer, child in started:
         if not child.ready.wait(args.deadline + args.warmup):
             raise RuntimeError(f"{peer} child never became ready")
@@ -600,10 +625,11 @@ def _measure(
             raise RuntimeError(f"{peer} child failed")
     after, after_all = read_requests(plane.metrics_text())
     cpu_after = plane_cpu(plane)
-    durations = 0
-    if exporter is not None:  # UDP: give the last datagrams a moment to be counted
+    durations: dict[str, int] = {}
+    if exporters:  # UDP: give the last datagrams a moment to be counted
         time.sleep(1.0)
-        durations = int(
+    for peer, exporter in exporters.items():
+        durations[peer] = int(
             sum(
                 value
                 for (name, _), value in exporter.samples().items()
@@ -645,7 +671,7 @@ def _measure(
                 load=load_average(),
                 load_before=load_before,
                 metrics_on=bool(result.get("metrics_on")),
-                durations_scraped=durations if peer == "ours-metrics" else 0,
+                durations_scraped=durations.get(peer, 0),
                 metrics_clock=result.get("metrics_clock"),
             )
         )
@@ -715,16 +741,17 @@ def table(results: list[PeerResult]) -> str:
     return "\n".join(lines)
 
 
-def metrics_line(results: list[PeerResult]) -> str:
+def metrics_line(results: list[PeerResult], peer: str = "ours-metrics") -> str:
     """Metrics on against off, in the same run: what sending them costs the trigger loop."""
-    on = next((r for r in results if r.peer == "ours-metrics"), None)
+    on = next((r for r in results if r.peer == peer), None)
     off = next((r for r in results if r.peer == "ours"), None)
     if on is None or off is None:
         return ""
     assert on.metrics_on and not off.metrics_on, "the metrics switch did not reach the child"
     ratio = on.cpu_loop / off.cpu_loop
     return (
-        f"\nmetrics on / off, CPU in the trigger loop: {on.cpu_loop:.2f} s / {off.cpu_loop:.2f} s"
+        f"\n{PEER_NAMES[peer]} / off, CPU in the trigger loop: {on.cpu_loop:.2f} s / "
+        f"{off.cpu_loop:.2f} s"
         f" = {ratio:.4f} ({100 * (ratio - 1):+.1f} %); statsd_exporter counted "
         f"{on.durations_scraped} application durations of {on.apps} (0: --statsd-target socket)"
         f"; the garbage collector after READY: off {off.gc_per_change_ms * off.apps / 1000:.2f} s"
@@ -832,18 +859,21 @@ def run_metrics_pair(args: argparse.Namespace) -> None:
 
     nodes = max(3, math.ceil(args.apps / 200) + 1)
     changes: list[float] = []
+    # --baseline-tree: a third child, the other tree's code with metrics on, beside them.
+    first = ["ours", "ours-metrics"] + (["ours-metrics-base"] if args.baseline_tree else [])
     for index in range(args.pairs):
-        order = ["ours", "ours-metrics"] if index % 2 == 0 else ["ours-metrics", "ours"]
+        order = first if index % 2 == 0 else first[::-1]
         with ControlPlane(node_count=nodes) as plane, tempfile.TemporaryDirectory() as tmp:
             results = measure_together(plane, order, args.apps, args, Path(tmp))
             for result in results:
                 print(f"{result.peer}: {result}", file=sys.stderr, flush=True)
         print(f"\n## Pair {index + 1} of {args.pairs}, started {' then '.join(order)}\n")
         print(table(results))
-        print(metrics_line(results))
-        print(clock_line(results))
+        for peer in METRICS_ON:
+            print(metrics_line(results, peer))
+            print(clock_line(results, peer))
         print(
-            f"\n{args.apps} applications followed by both children at once (API requests "
+            f"\n{args.apps} applications followed by the children at once (API requests "
             f"are theirs together), statuses written {pace(args)}, warm-up {args.warmup:g}s, "
             f"resync {args.resync:g}s; machine: {os.cpu_count()} CPUs, load at the start "
             f"{results[0].load_before}, at the end {results[-1].load}",
@@ -864,9 +894,9 @@ def metrics_change(results: list[PeerResult]) -> float:
     return on.cpu_loop / off.cpu_loop - 1
 
 
-def clock_line(results: list[PeerResult]) -> str:
+def clock_line(results: list[PeerResult], peer: str = "ours-metrics") -> str:
     """The on child's metrics path, clocked inside its own loop (`--clock-metrics`)."""
-    on = next((r for r in results if r.peer == "ours-metrics"), None)
+    on = next((r for r in results if r.peer == peer), None)
     if on is None or on.metrics_clock is None:
         return ""
     clock = on.metrics_clock
@@ -875,13 +905,46 @@ def clock_line(results: list[PeerResult]) -> str:
         f"{name} {count} ({spent.get(name, 0.0):.3f} s)" for name, count in clock["calls"].items()
     )
     return (
-        f"metrics path inside the on child's loop: {clock['seconds']:.3f} s of CPU of "
+        f"metrics path inside the loop of {PEER_NAMES[peer]}: {clock['seconds']:.3f} s of CPU of "
         f"{on.cpu_loop:.2f} s = {100 * clock['seconds'] / on.cpu_loop:.2f} % (wrappers' own "
         f"{clock['wrapper_seconds']:.3f} s taken off; entries: {calls}); of it, the "
         f"collector's passes that began inside the path: {clock.get('gc_seconds', 0.0):.3f} s "
         f"(by generation {clock.get('gc_passes', {})}), the rest "
         f"{100 * (clock['seconds'] - clock.get('gc_seconds', 0.0)) / on.cpu_loop:.2f} %"
+        + detail_line(clock)
+        + calibration_line(clock, on.cpu_loop)
     )
+
+
+def calibration_line(clock: dict[str, Any], cpu_loop: float) -> str:
+    """SPARKK8S_CLOCK_CALIBRATE=1: an empty clocked entry's cost in the loop, taken off."""
+    calibrated = clock.get("seconds_in_loop_calibrated")
+    if calibrated is None:
+        return ""
+    empties = clock["empty_in_loop"]
+    return (
+        f"; an empty entry in the loop: {1e6 * clock['empty_in_loop_seconds'] / empties:.2f} us "
+        f"({empties} clocked); with that cost per outermost entry taken off (not the tight "
+        f"loop's): "
+        f"{calibrated:.3f} s = {100 * calibrated / cpu_loop:.2f} %"
+    )
+
+
+def detail_line(clock: dict[str, Any]) -> str:
+    """Each wrapped name's CPU, nested entries included (SPARKK8S_CLOCK_DETAIL=1; else the
+    first-time wire-name probes alone)."""
+    inclusive = {
+        name: seconds for name, seconds in (clock.get("inclusive") or {}).items() if seconds
+    }
+    if not inclusive:
+        return ""
+    calls = clock["calls"]
+    listed = ", ".join(
+        f"{name} {seconds:.3f} s ({1e6 * seconds / max(1, calls.get(name, 0)):.1f} us x "
+        f"{calls.get(name, 0)})"
+        for name, seconds in inclusive.items()
+    )
+    return f"; by name, nested included: {listed}"
 
 
 def pace(args: argparse.Namespace) -> str:
@@ -906,6 +969,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1)  # --metrics-pair runs, ABAB
     # Clock the metrics path inside each child's loop (benchmarks/harness/metrics_clock.py).
     parser.add_argument("--clock-metrics", action="store_true")
+    # --metrics-pair: also run another tree's code (e.g. `git archive` of main) with metrics
+    # on, as a third child beside the two, so old and new are measured in the same sitting.
+    parser.add_argument("--baseline-tree", type=Path)
     # exporter: a real statsd_exporter on loopback (the kernel wakes it for every datagram,
     # in the sender's time); socket: a bound UDP socket nothing reads (the sender's own cost,
     # as when the StatsD server runs on another host).

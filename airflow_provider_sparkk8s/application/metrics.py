@@ -13,7 +13,7 @@ the deployment's `[metrics]` section configured.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType
 from typing import Literal, NamedTuple, Protocol
@@ -57,8 +57,10 @@ class MetricsSink(Protocol):
 
     def timing(self, name: str, seconds: float, tags: Tags) -> None: ...
 
-    def defer(self, work: Callable[[], None]) -> None:
-        """Run `work` (which derives and sends metrics) when the sink next writes, or now."""
+    def defer(self, work: DeferredWork) -> None:
+        """Run `work` when the sink next writes, or now. The work sends its metrics itself,
+        or returns them (a look's measurements and the tags they carry) for the sink to
+        send with the others it runs then."""
 
 
 class NoMetrics:
@@ -75,7 +77,7 @@ class NoMetrics:
     def timing(self, name: str, seconds: float, tags: Tags) -> None:
         return None
 
-    def defer(self, work: Callable[[], None]) -> None:
+    def defer(self, work: DeferredWork) -> None:
         return None
 
 
@@ -90,6 +92,11 @@ class Measurement(NamedTuple):
     name: str
     value: float
     tags: Tags  # beyond the application's own (namespace, dag_id, task_id)
+
+
+# What deferred work gives back: nothing (it sent its metrics itself), or a look's
+# measurements and the application's tags, for the sink to send.
+DeferredWork = Callable[[], tuple[Sequence[Measurement], Tags] | None]
 
 
 def send(sink: MetricsSink, measurements: Iterable[Measurement], tags: Tags) -> None:
@@ -120,12 +127,36 @@ def task_tags(namespace: str, dag_id: str | None, task_id: str | None) -> dict[s
     return tags
 
 
+class SharedTags(Mapping[str, str]):
+    """One task's tags, read-only, shared by all its looks. Hashed by identity (equal by
+    content, as any mapping): the batched sink remembers a wire name under the object
+    itself, where it would otherwise build and hash the tags' items for every look."""
+
+    __slots__ = ("_tags",)
+
+    def __init__(self, tags: Mapping[str, str]):
+        self._tags = MappingProxyType(dict(tags))
+
+    def __getitem__(self, key: str) -> str:
+        return self._tags[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tags)
+
+    def __len__(self) -> int:
+        return len(self._tags)
+
+    def __repr__(self) -> str:
+        return f"SharedTags({dict(self._tags)!r})"
+
+    __hash__ = object.__hash__
+
+
 @functools.lru_cache(maxsize=4096)
-def shared_task_tags(namespace: str, dag_id: str | None, task_id: str | None) -> Tags:
+def shared_task_tags(namespace: str, dag_id: str | None, task_id: str | None) -> SharedTags:
     """`task_tags`, one read-only mapping per task: a triggerer following thousands of
-    applications of a few hundred tasks builds each once, not once per look (and keeps none
-    per trigger)."""
-    return MappingProxyType(task_tags(namespace, dag_id, task_id))
+    applications of a few hundred tasks builds each once, not once per look."""
+    return SharedTags(task_tags(namespace, dag_id, task_id))
 
 
 def submit_latency(seconds: float) -> Measurement:

@@ -27,15 +27,18 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s.application.metrics import (
     NO_METRICS,
+    DeferredWork,
     Measurement,
     MetricsSink,
+    SharedTags,
     Tags,
+    send,
 )
 from airflow_provider_sparkk8s.application.metrics_batch import MetricsBatch, datagrams
 from airflow_provider_sparkk8s.version_compat import metrics_configured, stats, stats_backend
@@ -56,6 +59,15 @@ MISSING = Missing.MISSING
 FLUSH_SECONDS = 1.0
 # Measurements held beyond this are written at once (memory stays bounded in a burst).
 MAX_HELD = 512
+# Deferred looks held beyond this are run at once. Not more: in a burst of first looks (a
+# triggerer starting with 2,000 triggers), holding them all for the interval kept their
+# steps through the collector's young passes into the old generation, and the flush then
+# began a full pass (0.15 s) in two runs of two (README, "Metrics on and off").
+MAX_DEFERRED = 512
+# How often (in deferred looks) `defer` checks its flush is still armed (a clock read and a
+# loop lookup, more than the append itself): a flush armed on a loop that ended is found
+# within this many looks (MAX_DEFERRED is a multiple: the bound is checked at these counts).
+CHECK_EVERY = 64
 # Wire names remembered; past this the memory starts again (tags are per task, so this is
 # reached only by a deployment with that many tasks sending at once).
 MAX_NAMES = 10_000
@@ -89,8 +101,10 @@ class AirflowStatsSink:
         except Exception:
             log.debug("metric %s not sent", name, exc_info=True)
 
-    def defer(self, work: Callable[[], None]) -> None:
-        _run(work)  # the client sends or buffers each metric itself
+    def defer(self, work: DeferredWork) -> None:
+        got = _run(work)  # the client sends or buffers each metric itself
+        if got is not None:
+            send(self, *got)
 
 
 class _Probe:
@@ -173,19 +187,22 @@ class BatchedStatsdSink:
         self._names = WireNames(logger)
         self._flush_seconds = flush_seconds
         self._batch = MetricsBatch()
-        self._deferred: list[Callable[[], None]] = []
+        self._deferred: list[DeferredWork] = []
         self._lock = threading.Lock()
         self._armed_until: float | None = None
 
-    def defer(self, work: Callable[[], None]) -> None:
+    def defer(self, work: DeferredWork) -> None:
         """Derive at the flush, not at each look: run between a loop's other work, a look's
         few microseconds of metrics code cost several times as much (clocked inside the
         trigger benchmark's loop: 18 us to derive a look's metrics, where a tight loop takes
-        3.5); at the flush the interval's looks run one after another."""
-        with self._lock:
-            self._deferred.append(work)
-            self._batch.added += 1
-        self._held()
+        3.5); at the flush the interval's looks run one after another. So a hand-off is an
+        append (atomic under the GIL; `flush` swaps the list under the lock); the first of
+        an interval arms the flush, and every CHECK_EVERY-th checks it."""
+        deferred = self._deferred
+        deferred.append(work)
+        held = len(deferred)
+        if held == 1 or not held % CHECK_EVERY:
+            self._held()
 
     def incr(self, name: str, count: int, tags: Tags) -> None:
         stat = self._names.get("incr", name, tags)
@@ -212,10 +229,21 @@ class BatchedStatsdSink:
         """A look's measurements with the application's `tags` added to their own (what
         `metrics.send` does for any sink), in one call: each wire name is found by the tags'
         items, so a merged dict is made only for a name not yet asked of the logger."""
+        found: list[tuple[str, str, float]] = []
+        self._wire(measurements, tags, found)
+        if found:
+            self._hold(found)
+            self._held()
+
+    def _wire(
+        self, measurements: Iterable[Measurement], tags: Tags, found: list[tuple[str, str, float]]
+    ) -> None:
+        """(kind, wire name, value) of each measurement the logger keeps, onto `found`."""
         names = self._names
         known = names.known
-        base = tuple(tags.items())
-        found: list[tuple[str, str, float]] = []
+        # A task's shared tags stand for their items in the key (the object is kept alive
+        # by it); other tags by their items.
+        base = (tags,) if type(tags) is SharedTags else tuple(tags.items())
         for kind, name, value, own in measurements:
             key = (kind, name, *base, *own.items()) if own else (kind, name, *base)
             stat = known(key, MISSING)
@@ -223,8 +251,8 @@ class BatchedStatsdSink:
                 stat = names.ask(key, kind, name, {**tags, **own} if own else tags)
             if stat is not None:
                 found.append((kind, stat, value))  # type: ignore[arg-type]
-        if not found:
-            return
+
+    def _hold(self, found: list[tuple[str, str, float]]) -> None:
         with self._lock:
             batch = self._batch
             for what, wire, number in found:
@@ -234,17 +262,13 @@ class BatchedStatsdSink:
                     batch.incr(wire, int(number))
                 else:
                     batch.gauge(wire, number)
-        self._held()
 
     def flush(self) -> None:
         """Run the deferred work, then write what is held, in as few datagrams as fit."""
         with self._lock:
             deferred, self._deferred = self._deferred, []
-        for work in deferred:
-            try:  # _run's guard, inline: this runs once per look
-                work()
-            except Exception:
-                log.debug("metrics not derived", exc_info=True)
+        if deferred:
+            self._run_deferred(deferred)
         with self._lock:
             batch, self._batch = self._batch, MetricsBatch()
             self._armed_until = None
@@ -256,6 +280,22 @@ class BatchedStatsdSink:
             except Exception:
                 log.debug("metrics datagram not sent", exc_info=True)
 
+    def _run_deferred(self, deferred: list[DeferredWork]) -> None:
+        """The interval's looks one after another; what they return is named and held in
+        one pass, under one lock (not one call, lock and flush check per look)."""
+        found: list[tuple[str, str, float]] = []
+        wire = self._wire
+        for work in deferred:
+            try:  # _run's guard, inline: this runs once per look
+                got = work()
+            except Exception:
+                log.debug("metrics not derived", exc_info=True)
+                continue
+            if got is not None and got[0]:
+                wire(got[0], got[1], found)
+        if found:
+            self._hold(found)
+
     def forget(self) -> None:
         """In a forked child: what the parent held is the parent's to write."""
         self._batch = MetricsBatch()
@@ -265,7 +305,7 @@ class BatchedStatsdSink:
         self._names.after_fork()
 
     def _held(self) -> None:
-        if self._batch.added >= MAX_HELD:
+        if self._batch.added >= MAX_HELD or len(self._deferred) >= MAX_DEFERRED:
             self.flush()
             return
         now = self._clock()
@@ -307,11 +347,12 @@ def _is_statsd_logger(backend: Any) -> bool:
     )
 
 
-def _run(work: Callable[[], None]) -> None:
+def _run(work: DeferredWork) -> tuple[Sequence[Measurement], Tags] | None:
     try:
-        work()
+        return work()
     except Exception:
         log.debug("metrics not derived", exc_info=True)
+        return None
 
 
 def _plain(tags: Tags) -> dict[str, str]:

@@ -32,11 +32,11 @@ from airflow_provider_sparkk8s.application.follower import (
     tick,
 )
 from airflow_provider_sparkk8s.application.metrics import (
+    Measurement,
     MetricsSink,
     Tags,
     look_metrics,
     may_report,
-    send,
     shared_task_tags,
 )
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
@@ -165,6 +165,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.keep_uploaded_files = keep_uploaded_files
         self.try_number = try_number
         self._following: Following | None = None  # while running: the follower's memory
+        self._task_tags: Tags | None = None  # the metrics' tags, once the task is known
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -239,11 +240,18 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     def _metric_tags(self) -> Tags:
         """namespace, dag_id, task_id: the triggerer sets `task_instance` on each trigger it
-        runs (none in a bare event loop), so the ids cost the trigger no field of its own."""
+        runs (none in a bare event loop). Kept once the task is known (a reference to the
+        task's shared tags), so a look's metrics read one attribute for them."""
+        tags = self._task_tags
+        if tags is not None:
+            return tags
         ti = self.task_instance
-        return shared_task_tags(
+        tags = shared_task_tags(
             self.namespace, getattr(ti, "dag_id", None), getattr(ti, "task_id", None)
         )
+        if ti is not None:
+            self._task_tags = tags
+        return tags
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         async with shared_store(
@@ -318,8 +326,8 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         state = step.following.state
         subscription.state = None if state is None else state.state
         metrics = self._metrics()
-        if metrics.enabled and may_report(before.state, step):
-            metrics.defer(functools.partial(self._send_metrics, metrics, before.state, step))
+        if metrics.enabled:
+            self._report(metrics, before.state, step)
         if logs is not None and state is not None:
             logs.saw(state)
             if step.final is not None:
@@ -331,12 +339,17 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             )
         return step.final
 
-    def _send_metrics(
-        self, metrics: MetricsSink, before: ApplicationState | None, step: Step
-    ) -> None:
+    def _report(self, metrics: MetricsSink, before: ApplicationState | None, step: Step) -> None:
+        """Hand the sink the looks that can report (most cannot), to derive at its flush."""
+        if may_report(before, step):
+            metrics.defer(functools.partial(self._look_measurements, before, step))
+
+    def _look_measurements(
+        self, before: ApplicationState | None, step: Step
+    ) -> tuple[tuple[Measurement, ...], Tags] | None:
+        """What the look reports, with the task's tags: the sink sends them."""
         measured = look_metrics(before, step, self.driver_container)
-        if measured:
-            send(metrics, measured, self._metric_tags())
+        return (measured, self._metric_tags()) if measured else None
 
     def _log_stream(self, pods: AsyncPods) -> DriverLogStream:
         # From the submission on: a follower that restarts re-reads at most this run's log.

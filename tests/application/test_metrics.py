@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, observe
 from airflow_provider_sparkk8s.application.metrics import (
     DURATION,
@@ -180,3 +182,16 @@ def test_send_adds_the_application_tags_and_missing_ids_are_left_out():
         ("timing", DURATION, 2.5, {"namespace": "ns", "dag_id": "etl"}),
     ]
     assert NO_METRICS.enabled is False
+
+
+def test_a_tasks_shared_tags_are_one_read_only_mapping_hashed_by_identity() -> None:
+    from airflow_provider_sparkk8s.application.metrics import SharedTags, shared_task_tags
+
+    tags = shared_task_tags("team-a", "etl", "spark")
+    assert tags is shared_task_tags("team-a", "etl", "spark")
+    assert tags == {"namespace": "team-a", "dag_id": "etl", "task_id": "spark"}
+    other = SharedTags(dict(tags))
+    assert other == tags and hash(other) != hash(tags)  # a key per object, not per content
+    assert {tags: 1}.get(tags) == 1
+    with pytest.raises(TypeError):
+        tags["namespace"] = "x"  # type: ignore[index]
