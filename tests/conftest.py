@@ -275,6 +275,19 @@ def proxied_kubeconfig(
     )
 
 
+# Tests that run DAGs in a real Airflow stack (tests/e2e/airflow_stack.py): one rerun, on
+# AirflowDeferRace alone (Airflow's own stale defer-exit race, raised by AirflowStack.wait_run
+# with the scheduler's line); any other failure fails at once, as before.
+AIRFLOW_STACK_TESTS = ("tests/e2e/", "tests/realnode/test_spark_ui_airflow.py")
+RERUN_ON_DEFER_RACE = pytest.mark.flaky(reruns=1, only_rerun=["AirflowDeferRace"])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(part in item.nodeid for part in AIRFLOW_STACK_TESTS):
+            item.add_marker(RERUN_ON_DEFER_RACE)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for plane in _started:
         steps = ", ".join(f"{label} {seconds}s" for label, seconds in plane.timings.items())
