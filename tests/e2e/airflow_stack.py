@@ -69,7 +69,7 @@ DEFER_RACE_LINE = "finished with state success, but the task instance's state at
 
 class AirflowDeferRace(StackError):
     """A run failed by Airflow's stale defer-exit race, not by what the test ran: the e2e
-    tests are rerun once on this error alone (tests/conftest.py)."""
+    tests are rerun (at most twice) on this error alone (tests/conftest.py)."""
 
 
 def free_port() -> int:
