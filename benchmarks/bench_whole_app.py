@@ -24,11 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -133,14 +135,26 @@ class Run:
     load: tuple[float, float]  # the 1-minute load at the start and at the end
 
 
+RUN_TIMEOUT_S = 600  # a run still going then is killed (its process group) and failed
+
+
 def run_child(way: str, argv: list[str], env: Mapping[str, str], log: Path) -> Run:
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     with log.open("w") as sink:
-        process = subprocess.Popen(argv, env=dict(env), stdout=sink, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
+        process = subprocess.Popen(
+            argv, env=dict(env), stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        timer = threading.Timer(RUN_TIMEOUT_S, os.killpg, (process.pid, signal.SIGKILL))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
     wall = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
+    if wall >= RUN_TIMEOUT_S:
+        print(f"{way} killed after {RUN_TIMEOUT_S} s", flush=True)
     return Run(
         way=way,
         wall_s=wall,
