@@ -189,12 +189,12 @@ def run_child(way: str, argv: list[str], env: Mapping[str, str], log: Path) -> R
     )
 
 
-def last_run_state(home: Path) -> str:
-    """The state `airflow dags test` left its last run of DAG_ID in (its exit code alone
+def last_run_state(home: Path, dag_id: str = DAG_ID) -> str:
+    """The state `airflow dags test` left its last run of dag_id in (its exit code alone
     does not say the task succeeded)."""
     with sqlite3.connect(home / "airflow.db") as db:
         row = db.execute(
-            "SELECT state FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (DAG_ID,)
+            "SELECT state FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)
         ).fetchone()
     return str(row[0]) if row else "no run"
 
@@ -206,18 +206,21 @@ def order(round_index: int) -> list[str]:
 
 
 def cell(runs: list[Run], figure: str, unit: str, digits: int) -> str:
-    values = [getattr(run, figure) for run in runs]
-    shown = ", ".join(f"{value:.{digits}f}" for value in values)
+    """Each run's figure in order, a failed one marked and left out of the median."""
+    shown = ", ".join(
+        f"{getattr(run, figure):.{digits}f}" + ("" if run.ok else " (failed)") for run in runs
+    )
+    values = [getattr(run, figure) for run in runs if run.ok]
     if len(values) > 1:
         shown += f" (median {statistics.median(values):.{digits}f})"
     return f"{shown} {unit}"
 
 
-def table(runs: list[Run]) -> str:
-    by_way = {way: [run for run in runs if run.way == way] for way in WAYS}
+def table(runs: list[Run], ways: tuple[str, ...] = WAYS) -> str:
+    by_way = {way: [run for run in runs if run.way == way] for way in ways}
     lines = [
-        "| waiting on one application | " + " | ".join(WAYS) + " |",
-        "| --- |" + " ---: |" * len(WAYS),
+        "| waiting on one application | " + " | ".join(ways) + " |",
+        "| --- |" + " ---: |" * len(ways),
     ]
     rows = (
         ("wall to the end", "wall_s", "s", 1),
@@ -225,10 +228,10 @@ def table(runs: list[Run]) -> str:
         ("peak RSS of the submitting side", "peak_rss_mib", "MiB", 1),
     )
     for label, figure, unit, digits in rows:
-        cells = [cell(by_way[way], figure, unit, digits) for way in WAYS]
+        cells = [cell(by_way[way], figure, unit, digits) for way in ways]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     loads = [
-        ", ".join(f"{run.load[0]:.1f}-{run.load[1]:.1f}" for run in by_way[way]) for way in WAYS
+        ", ".join(f"{run.load[0]:.1f}-{run.load[1]:.1f}" for run in by_way[way]) for way in ways
     ]
     lines.append("| 1-minute load, start-end of each run | " + " | ".join(loads) + " |")
     failed = [f"{run.way} (its run {index + 1})" for way, of_way in by_way.items()
@@ -286,11 +289,74 @@ def measure(rounds: int) -> list[Run]:
     return runs
 
 
+# Airflow's own part of the third way, with no Spark and no cluster: `airflow dags test` of a
+# one-task DAG whose task does nothing, and of one whose task defers once (Airflow's own
+# TimeDeltaSensor, deferrable, 1 s) and resumes: the same process's start, DAG parse, SQLite
+# and (for the second) the in-process trigger, without our operator's code.
+FLOORS = {
+    "airflow dags test, no-op task": (
+        "bench_floor_noop",
+        "PythonOperator(task_id='noop', python_callable=lambda: None)",
+    ),
+    "airflow dags test, task deferred 1 s": (
+        "bench_floor_defer",
+        "TimeDeltaSensor(task_id='wait', delta=datetime.timedelta(seconds=1), deferrable=True)",
+    ),
+}
+FLOOR_DAG = """import datetime
+
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.providers.standard.sensors.time_delta import TimeDeltaSensor
+from airflow.sdk import DAG
+
+with DAG("{dag_id}", schedule=None, catchup=False, start_date=datetime.datetime(2026, 1, 1)):
+    {task}
+"""
+
+
+def measure_floors(rounds: int) -> list[Run]:
+    repo = Path(__file__).resolve().parents[1]
+    airflow = Path(sys.executable).with_name("airflow")
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        home, dags = tmp / "airflow", tmp / "dags"
+        home.mkdir()
+        dags.mkdir()
+        for dag_id, task in FLOORS.values():
+            (dags / f"{dag_id}.py").write_text(FLOOR_DAG.format(dag_id=dag_id, task=task))
+        env = airflow_env(home, dags, tmp / "no-kubeconfig", repo)
+        subprocess.run([str(airflow), "db", "migrate"], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        for index in range(rounds):
+            for way, (dag_id, _) in FLOORS.items():
+                log = tmp / f"round{index}-{dag_id}.log"
+                run = run_child(way, [str(airflow), "dags", "test", dag_id], env, log)
+                if run.ok and last_run_state(home, dag_id) != "success":
+                    run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
+                if not run.ok:
+                    print(f"{way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
+                print(json.dumps(vars(run)), file=sys.stderr, flush=True)
+                runs.append(run)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_whole_app")
     parser.add_argument("--rounds", type=int, default=2, help="each way once a round (2)")
+    parser.add_argument(
+        "--airflow-floors",
+        action="store_true",
+        help="instead, only Airflow's own part: airflow dags test of a no-op task and of a "
+        "task deferred 1 s (FLOORS), no Spark and no cluster, --rounds times each",
+    )
     arguments = parser.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if arguments.airflow_floors:
+        runs = measure_floors(arguments.rounds)
+        print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
+        print(table(runs, tuple(FLOORS)))
+        return
     runs = measure(arguments.rounds)
     print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
     print(table(runs))
