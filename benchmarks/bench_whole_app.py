@@ -13,10 +13,12 @@ documented submitter (docs/rbac.yaml), each way waiting for the application's en
   its triggers; bench_real_triggerer measures the per-task part).
 
 Each round runs the three in turn, the order rotated a round. Each is a child process read
-through wait4: wall time, CPU (user + system, its reaped children included) and peak RSS
-(the largest of the process and its children). The metadata database of `airflow dags test`
-(SQLite) is migrated once before the rounds, not timed. The 1-minute load is noted at each
-run's start and end. Nothing is asserted: the table goes into the README by hand.
+through wait4 from a small launcher (see LAUNCHER): wall time, CPU (user + system, its
+reaped children included) and peak RSS (the largest of the process and its children). A
+run is killed after RUN_TIMEOUT_S and counted as failed. The metadata database of `airflow
+dags test` (SQLite) is migrated once before the rounds, not timed. The 1-minute load is
+noted at each run's start and end. Nothing is asserted: the table goes into the README by hand.
+`--airflow-floors` measures instead Airflow's own part of the third way (FLOORS), no Spark.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -133,30 +137,65 @@ class Run:
     load: tuple[float, float]  # the 1-minute load at the start and at the end
 
 
+RUN_TIMEOUT_S = 600  # a run still going then is killed (its process group) and failed
+
+# Linux keeps a process's peak RSS across execve: a child forked (or vforked) from this
+# benchmark, which holds the plane's code, starts with this process's RSS as its ru_maxrss
+# (sparkk8s-submit read 72 MiB so, 27.8 MiB under /usr/bin/time). So each tool is forked from
+# this small launcher instead (`python -I -S`, stdlib only), which reads its child through
+# wait4 and writes the figures as JSON. The floor is the launcher's own size: /bin/true read
+# 5.9 MiB through it, `sparkk8s-submit --help` 15.0 MiB (15.1 under /usr/bin/time).
+LAUNCHER = """
+import json, os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(out, "w") as sink:
+    json.dump({"wall": time.perf_counter() - started, "code": os.waitstatus_to_exitcode(status),
+               "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kib": usage.ru_maxrss}, sink)
+"""
+
+
 def run_child(way: str, argv: list[str], env: Mapping[str, str], log: Path) -> Run:
     load_before = os.getloadavg()[0]
-    started = time.perf_counter()
+    figures = log.with_suffix(".json")
+    launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, str(figures), *argv]
     with log.open("w") as sink:
-        process = subprocess.Popen(argv, env=dict(env), stdout=sink, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
+        process = subprocess.Popen(
+            launcher, env=dict(env), stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        timer = threading.Timer(RUN_TIMEOUT_S, os.killpg, (process.pid, signal.SIGKILL))
+        timer.start()
+        try:
+            process.wait()
+        finally:
+            timer.cancel()
+    if process.returncode != 0 or not figures.exists():
+        print(f"{way}: launcher exit {process.returncode} (killed after {RUN_TIMEOUT_S} s?)")
+        return Run(way, float(RUN_TIMEOUT_S), 0.0, 0.0, False, (load_before, os.getloadavg()[0]))
+    child = json.loads(figures.read_text())
     return Run(
         way=way,
-        wall_s=wall,
-        cpu_s=usage.ru_utime + usage.ru_stime,
-        peak_rss_mib=usage.ru_maxrss / 1024,  # KiB on Linux
-        ok=code == 0,
+        wall_s=child["wall"],
+        cpu_s=child["cpu"],
+        peak_rss_mib=child["maxrss_kib"] / 1024,  # KiB on Linux
+        ok=child["code"] == 0,
         load=(load_before, os.getloadavg()[0]),
     )
 
 
-def last_run_state(home: Path) -> str:
-    """The state `airflow dags test` left its last run of DAG_ID in (its exit code alone
+def last_run_state(home: Path, dag_id: str = DAG_ID) -> str:
+    """The state `airflow dags test` left its last run of dag_id in (its exit code alone
     does not say the task succeeded)."""
     with sqlite3.connect(home / "airflow.db") as db:
         row = db.execute(
-            "SELECT state FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (DAG_ID,)
+            "SELECT state FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)
         ).fetchone()
     return str(row[0]) if row else "no run"
 
@@ -168,18 +207,21 @@ def order(round_index: int) -> list[str]:
 
 
 def cell(runs: list[Run], figure: str, unit: str, digits: int) -> str:
-    values = [getattr(run, figure) for run in runs]
-    shown = ", ".join(f"{value:.{digits}f}" for value in values)
+    """Each run's figure in order, a failed one marked and left out of the median."""
+    shown = ", ".join(
+        f"{getattr(run, figure):.{digits}f}" + ("" if run.ok else " (failed)") for run in runs
+    )
+    values = [getattr(run, figure) for run in runs if run.ok]
     if len(values) > 1:
         shown += f" (median {statistics.median(values):.{digits}f})"
     return f"{shown} {unit}"
 
 
-def table(runs: list[Run]) -> str:
-    by_way = {way: [run for run in runs if run.way == way] for way in WAYS}
+def table(runs: list[Run], ways: tuple[str, ...] = WAYS) -> str:
+    by_way = {way: [run for run in runs if run.way == way] for way in ways}
     lines = [
-        "| waiting on one application | " + " | ".join(WAYS) + " |",
-        "| --- |" + " ---: |" * len(WAYS),
+        "| waiting on one application | " + " | ".join(ways) + " |",
+        "| --- |" + " ---: |" * len(ways),
     ]
     rows = (
         ("wall to the end", "wall_s", "s", 1),
@@ -187,10 +229,10 @@ def table(runs: list[Run]) -> str:
         ("peak RSS of the submitting side", "peak_rss_mib", "MiB", 1),
     )
     for label, figure, unit, digits in rows:
-        cells = [cell(by_way[way], figure, unit, digits) for way in WAYS]
+        cells = [cell(by_way[way], figure, unit, digits) for way in ways]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     loads = [
-        ", ".join(f"{run.load[0]:.1f}-{run.load[1]:.1f}" for run in by_way[way]) for way in WAYS
+        ", ".join(f"{run.load[0]:.1f}-{run.load[1]:.1f}" for run in by_way[way]) for way in ways
     ]
     lines.append("| 1-minute load, start-end of each run | " + " | ".join(loads) + " |")
     failed = [f"{run.way} (its run {index + 1})" for way, of_way in by_way.items()
@@ -248,11 +290,74 @@ def measure(rounds: int) -> list[Run]:
     return runs
 
 
+# Airflow's own part of the third way, with no Spark and no cluster: `airflow dags test` of a
+# one-task DAG whose task does nothing, and of one whose task defers once (Airflow's own
+# TimeDeltaSensor, deferrable, 1 s) and resumes: the same process's start, DAG parse, SQLite
+# and (for the second) the in-process trigger, without our operator's code.
+FLOORS = {
+    "airflow dags test, no-op task": (
+        "bench_floor_noop",
+        "PythonOperator(task_id='noop', python_callable=lambda: None)",
+    ),
+    "airflow dags test, task deferred 1 s": (
+        "bench_floor_defer",
+        "TimeDeltaSensor(task_id='wait', delta=datetime.timedelta(seconds=1), deferrable=True)",
+    ),
+}
+FLOOR_DAG = """import datetime
+
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.providers.standard.sensors.time_delta import TimeDeltaSensor
+from airflow.sdk import DAG
+
+with DAG("{dag_id}", schedule=None, catchup=False, start_date=datetime.datetime(2026, 1, 1)):
+    {task}
+"""
+
+
+def measure_floors(rounds: int) -> list[Run]:
+    repo = Path(__file__).resolve().parents[1]
+    airflow = Path(sys.executable).with_name("airflow")
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        home, dags = tmp / "airflow", tmp / "dags"
+        home.mkdir()
+        dags.mkdir()
+        for dag_id, task in FLOORS.values():
+            (dags / f"{dag_id}.py").write_text(FLOOR_DAG.format(dag_id=dag_id, task=task))
+        env = airflow_env(home, dags, tmp / "no-kubeconfig", repo)
+        subprocess.run([str(airflow), "db", "migrate"], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        for index in range(rounds):
+            for way, (dag_id, _) in FLOORS.items():
+                log = tmp / f"round{index}-{dag_id}.log"
+                run = run_child(way, [str(airflow), "dags", "test", dag_id], env, log)
+                if run.ok and last_run_state(home, dag_id) != "success":
+                    run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
+                if not run.ok:
+                    print(f"{way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
+                print(json.dumps(vars(run)), file=sys.stderr, flush=True)
+                runs.append(run)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_whole_app")
     parser.add_argument("--rounds", type=int, default=2, help="each way once a round (2)")
+    parser.add_argument(
+        "--airflow-floors",
+        action="store_true",
+        help="instead, only Airflow's own part: airflow dags test of a no-op task and of a "
+        "task deferred 1 s (FLOORS), no Spark and no cluster, --rounds times each",
+    )
     arguments = parser.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if arguments.airflow_floors:
+        runs = measure_floors(arguments.rounds)
+        print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
+        print(table(runs, tuple(FLOORS)))
+        return
     runs = measure(arguments.rounds)
     print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
     print(table(runs))

@@ -4,15 +4,20 @@ order of the ways, and the table."""
 from __future__ import annotations
 
 import ast
+import resource
+from pathlib import Path
 
 from benchmarks.bench_whole_app import (
     DAG_ID,
+    FLOOR_DAG,
+    FLOORS,
     NAMESPACE,
     WAYS,
     Run,
     cli_argv,
     dag_file,
     order,
+    run_child,
     spark_conf,
     table,
 )
@@ -57,9 +62,36 @@ def test_the_table_gives_each_ways_runs_and_their_median_and_names_a_failure() -
     ]
     lines = table(runs).splitlines()
     assert lines[0] == "| waiting on one application | " + " | ".join(WAYS) + " |"
-    assert lines[2] == "| wall to the end | 60.0, 70.0 (median 65.0) s | 50.0 s | 55.0 s |"
-    assert "| 315.0, 320.0 (median 317.5) MiB | 27.0 MiB | 250.0 MiB |" in lines[4]
+    assert lines[2] == (
+        "| wall to the end | 60.0, 70.0 (median 65.0) s | 50.0 s | 55.0 (failed) s |"
+    )
+    assert "| 315.0, 320.0 (median 317.5) MiB | 27.0 MiB | 250.0 (failed) MiB |" in lines[4]
     assert lines[5] == (
         "| 1-minute load, start-end of each run | 8.0-9.0, 10.0-11.0 | 9.0-9.5 | 9.5-10.0 |"
     )
     assert lines[-1] == f"Runs that did not succeed: {WAYS[2]} (its run 1)."
+
+
+def test_a_failed_run_is_left_out_of_the_median() -> None:
+    runs = [
+        Run(WAYS[1], 50.0, 0.2, 27.0, True, (9.0, 9.5)),
+        Run(WAYS[1], 11.0, 0.1, 27.0, False, (9.5, 9.0)),
+        Run(WAYS[1], 60.0, 0.2, 27.0, True, (9.0, 9.5)),
+    ]
+    wall = table(runs).splitlines()[2]
+    assert "50.0, 11.0 (failed), 60.0 (median 55.0) s" in wall
+
+
+def test_the_floor_dags_parse() -> None:
+    for dag_id, task in FLOORS.values():
+        ast.parse(FLOOR_DAG.format(dag_id=dag_id, task=task))
+
+
+def test_the_launcher_reads_the_tool_not_this_process(tmp_path: Path) -> None:
+    """Forked from this test process, /bin/true would read this process's peak RSS."""
+    env = {"PATH": "/usr/bin:/bin"}
+    ran = run_child("true", ["/bin/true"], env, tmp_path / "true.log")
+    assert ran.ok
+    mine_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert ran.peak_rss_mib < min(20.0, mine_mib)
+    assert not run_child("false", ["/bin/false"], env, tmp_path / "false.log").ok
