@@ -190,6 +190,17 @@ def run_child(way: str, argv: list[str], env: Mapping[str, str], log: Path) -> R
     )
 
 
+def reported(run: Run, dag_ok: bool, log: Path) -> Run:
+    """The run, failed when its DAG run did not succeed; a failure's log end is printed.
+    Every run is printed as a JSON line on stderr as it ends."""
+    if run.ok and not dag_ok:
+        run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
+    if not run.ok:
+        print(f"{run.way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
+    print(json.dumps(vars(run)), file=sys.stderr, flush=True)
+    return run
+
+
 def last_run_state(home: Path, dag_id: str = DAG_ID) -> str:
     """The state `airflow dags test` left its last run of dag_id in (its exit code alone
     does not say the task succeeded)."""
@@ -281,12 +292,8 @@ def measure(rounds: int) -> list[Run]:
                 argv, env = commands[way]
                 log = tmp / f"round{index}-{way.split()[0]}.log"
                 run = run_child(way, argv, env, log)
-                if way == WAYS[2] and run.ok and last_run_state(home) != "success":
-                    run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
-                if not run.ok:
-                    print(f"{way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
-                print(json.dumps(vars(run)), file=sys.stderr, flush=True)
-                runs.append(run)
+                dag_ok = way != WAYS[2] or last_run_state(home) == "success"
+                runs.append(reported(run, dag_ok, log))
     return runs
 
 
@@ -333,12 +340,7 @@ def measure_floors(rounds: int) -> list[Run]:
             for way, (dag_id, _) in FLOORS.items():
                 log = tmp / f"round{index}-{dag_id}.log"
                 run = run_child(way, [str(airflow), "dags", "test", dag_id], env, log)
-                if run.ok and last_run_state(home, dag_id) != "success":
-                    run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
-                if not run.ok:
-                    print(f"{way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
-                print(json.dumps(vars(run)), file=sys.stderr, flush=True)
-                runs.append(run)
+                runs.append(reported(run, last_run_state(home, dag_id) == "success", log))
     return runs
 
 

@@ -215,7 +215,7 @@ def _fresh_namespace(plane: ControlPlane, request: pytest.FixtureRequest) -> Ite
     try:
         kube.request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
         wait_for(
-            lambda: _exists(api, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+            lambda: kube.exists(api, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
             30,
             f"service account {name}/default",
         )
@@ -227,16 +227,6 @@ def _fresh_namespace(plane: ControlPlane, request: pytest.FixtureRequest) -> Ite
             if error.status != 404:
                 raise
         api.close()
-
-
-def _exists(api: k8s_client.ApiClient, path: str) -> bool:
-    try:
-        kube.request(api, "GET", path)
-    except ApiException as error:
-        if error.status == 404:
-            return False
-        raise
-    return True
 
 
 @pytest.fixture

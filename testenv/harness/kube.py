@@ -63,6 +63,17 @@ def request(
     return response.json() if response.content else None
 
 
+def exists(api: ApiClient, path: str) -> bool:
+    """GET `path`: False on 404 ("not yet", for a wait), any other failure raised."""
+    try:
+        request(api, "GET", path)
+    except ApiException as error:
+        if error.status == 404:
+            return False
+        raise
+    return True
+
+
 def watch(
     api: ApiClient, path: str, resource_version: str, timeout_seconds: int = 30
 ) -> Generator[dict[str, Any]]:

@@ -74,14 +74,14 @@ def apiserver(control_plane: ControlPlane) -> Iterator[ApiServerUpstream]:
             body = {"metadata": {"name": account}}
             kube.request(api, "POST", f"/api/v1/namespaces/{name}/serviceaccounts", body)
         path = f"/api/v1/namespaces/{name}/serviceaccounts/default"
-        wait_for(lambda: _exists(api, path), 30, f"service account {name}/default")
+        wait_for(lambda: kube.exists(api, path), 30, f"service account {name}/default")
         yield upstream
     finally:
         upstream.close_connection()
         kube.request(api, "DELETE", f"/api/v1/namespaces/{name}")
         if crd_created:  # later tests check the error without it
             kube.request(api, "DELETE", f"{CRDS}/{CRD_NAME}")
-            wait_for(lambda: not _exists(api, POD_GROUP_API), 60, "the PodGroup API to go")
+            wait_for(lambda: not kube.exists(api, POD_GROUP_API), 60, "the PodGroup API to go")
         api.close()
 
 
@@ -92,17 +92,7 @@ def _create_crd(api: Any) -> bool:
         if error.status != 409:
             raise
         return False
-    wait_for(lambda: _exists(api, POD_GROUP_API), 30, "the PodGroup API")
-    return True
-
-
-def _exists(api: Any, path: str) -> bool:
-    try:
-        kube.request(api, "GET", path)
-    except ApiException as error:
-        if error.status == 404:
-            return False
-        raise
+    wait_for(lambda: kube.exists(api, POD_GROUP_API), 30, "the PodGroup API")
     return True
 
 

@@ -10,13 +10,11 @@ import json
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes import config as k8s_config
-from kubernetes.client.exceptions import ApiException
 
 from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import PolicyViolation
@@ -36,16 +34,6 @@ EXAMPLES = settings(
 )
 
 
-def exists(api: Any, path: str) -> bool:
-    try:
-        kube.request(api, "GET", path)
-    except ApiException as error:
-        if error.status == 404:
-            return False
-        raise
-    return True
-
-
 @pytest.fixture(scope="module")
 def upstream(control_plane: ControlPlane) -> Iterator[ApiServerUpstream]:
     """A namespace of the real API server (every request's namespace is rewritten to it),
@@ -60,7 +48,7 @@ def upstream(control_plane: ControlPlane) -> Iterator[ApiServerUpstream]:
         # The controller manager makes `default` a moment after the namespace: a 404 is "not
         # yet" (the probe raised on it, so under load the fixture failed instead of waiting).
         wait_for(
-            lambda: exists(api, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+            lambda: kube.exists(api, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
             30,
             f"service account {name}/default",
         )
