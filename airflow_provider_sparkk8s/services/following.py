@@ -48,7 +48,12 @@ from airflow_provider_sparkk8s.application.follower import (
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
-from airflow_provider_sparkk8s.services.pods import WATCH_SECONDS, DriverPods, application_selector
+from airflow_provider_sparkk8s.services.pods import (
+    WATCH_SECONDS,
+    DriverPods,
+    Look,
+    application_selector,
+)
 
 OnTransition = Callable[[ApplicationState], None]
 # DriverPods.queue_view: (namespace, Workload name, known ClusterQueue) -> the view.
@@ -62,7 +67,7 @@ def _ignore(_: object) -> None:
 
 
 def follow_snapshots(
-    snapshots: Iterable[Iterable[Pod]],
+    snapshots: Iterable[Iterable[Pod] | Look],
     spec: FollowSpec,
     *,
     stop: threading.Event | None = None,
@@ -85,13 +90,14 @@ def follow_snapshots(
     :param on_look: called with every look's step and the state before it.
     """
     following = Following(spec)
-    for pods in _then_none(snapshots):
+    for look in _then_none(snapshots):
+        pods, gone = look if isinstance(look, Look) else (look, ())
         if stop is not None and stop.is_set():
             raise ApplicationFailed(
                 f"killed while following {spec.namespace}:{spec.driver_pod_name}"
             )
         now = clock()  # one reading per snapshot: the cost's intervals and the deadlines
-        step = observe(following, pods, now=now)
+        step = observe(following, pods, gone, now=now)
         if on_look is not None:
             on_look(following.state, step)
         if step.transition is not None:
@@ -172,6 +178,6 @@ def follow_driver(
     return follow_snapshots(snapshots(), spec, on_transition=on_transition, read_queue=read_queue)
 
 
-def _then_none(snapshots: Iterable[Iterable[Pod]]) -> Iterator[Iterable[Pod]]:
+def _then_none(snapshots: Iterable[Iterable[Pod] | Look]) -> Iterator[Iterable[Pod] | Look]:
     yield from snapshots
     yield ()

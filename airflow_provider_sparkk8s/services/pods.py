@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.ownership import (
@@ -97,6 +97,16 @@ def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str
     if not sep:
         return default_namespace, submission_id
     return namespace or default_namespace, pattern
+
+
+class Look(NamedTuple):
+    """What `DriverPods.follow` yields: the pods as they are now, and, on a deletion, the
+    deleted pod's last version, which may be the first to show how it ended (a kubelet's
+    final status and the removal can come as one change); the poller's catch-up replays it
+    as a version too, so every follower counts that pod the same way."""
+
+    pods: tuple[Pod, ...]
+    gone: tuple[Pod, ...] = ()
 
 
 @dataclass
@@ -294,8 +304,9 @@ class DriverPods:
         label_selector: str | None = None,
         field_selector: str | None = None,
         window_seconds: int = WATCH_SECONDS,
-    ) -> Iterator[tuple[Pod, ...]]:
-        """The matching pods after a list, after every change, and after every watch window.
+    ) -> Iterator[Look]:
+        """The matching pods after a list, after every change, and after every watch window;
+        a deletion's look also carries the pod's last version (`Look.gone`).
 
         Layer 2 of `kube.watch_sync` (a list, then streams resumed from the last
         resourceVersion seen; it returns on `410 Gone` and this loop lists again). Not its
@@ -315,11 +326,15 @@ class DriverPods:
         pods: dict[str, Pod] = {}
         while True:  # a 410 returns from layer 2: list again
             for item in list_then_watch(self.client, spec, WatchCursor(), stats):
+                gone: tuple[Pod, ...] = ()
                 if isinstance(item, Listed):
                     pods = {_name(pod): pod for pod in item.items}
-                elif not isinstance(item, StreamEnded) and _apply(pods, item) is None:
-                    continue  # a bookmark
-                yield tuple(pods.values())
+                elif not isinstance(item, StreamEnded):
+                    changed = _apply(pods, item)
+                    if changed is None:
+                        continue  # a bookmark
+                    gone = (changed,) if item.get("type") == "DELETED" else ()
+                yield Look(tuple(pods.values()), gone)
 
     def catch_up(self, followed: FollowedPods) -> list[Pod]:
         """Every version of the followed pods since the previous call, oldest first (a list's
@@ -361,7 +376,7 @@ class DriverPods:
         self, namespace: str, name: str, window_seconds: int = WATCH_SECONDS
     ) -> Iterator[Pod | None]:
         """One driver pod as it changes; None once it is gone (and then the end)."""
-        for pods in self.follow(
+        for pods, _ in self.follow(
             namespace, field_selector=f"metadata.name={name}", window_seconds=window_seconds
         ):
             if not pods:

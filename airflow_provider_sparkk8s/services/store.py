@@ -150,17 +150,23 @@ class Subscription:
         # Every pushed version is seen here, before `next` keeps only the latest: hold each
         # executor's first version that shows its container ended, and the driver's end.
         for pod in pods:
-            name = objects.name(pod)
-            if not name or (self._ended_names is not None and name in self._ended_names):
-                continue
-            if executor_has_ended(pod) or driver_has_ended(pod):
-                if self._ended_names is None:
-                    self._ended_names = set()
-                self._ended_names.add(name)
-                self._ended = [*(self._ended or ()), pod]
-            elif not self._disruption_held and self._marked_driver(pod):
-                # An evicted driver may be gone before the next look: its mark says why.
-                self._disrupted, self._disruption_held = pod, True
+            self.saw(pod)
+
+    def saw(self, pod: Pod) -> None:
+        """One version of one of its pods: kept if it is the first to show how it ended (or
+        the driver's disruption mark). Also called with a deleted pod's last version, which
+        no push carries: it may be the first to show the end, as a poller's catch-up sees it."""
+        name = objects.name(pod)
+        if not name or (self._ended_names is not None and name in self._ended_names):
+            return
+        if executor_has_ended(pod) or driver_has_ended(pod):
+            if self._ended_names is None:
+                self._ended_names = set()
+            self._ended_names.add(name)
+            self._ended = [*(self._ended or ()), pod]
+        elif not self._disruption_held and self._marked_driver(pod):
+            # An evicted driver may be gone before the next look: its mark says why.
+            self._disrupted, self._disruption_held = pod, True
 
     @staticmethod
     def _marked_driver(pod: Pod) -> bool:
@@ -312,6 +318,10 @@ class SnapshotStore:
         self.snapshot = Snapshot(pods, tombstones, version)
         if not changed:
             return
+        if event.get("type") == "DELETED":  # its last version, which no push will carry
+            gone = event["object"]
+            for subscription in self._subscribers.get(objects.application_id(gone) or "", ()):
+                subscription.saw(gone)
         # One pod changed: patch its applications' tuples instead of regrouping every pod.
         key = pod_key(event["object"])
         current = pods.get(key)

@@ -77,9 +77,10 @@ def test_follow_lists_then_watches_resumes_after_a_window_and_lists_again_after_
             [{"type": "MODIFIED", "object": pod("driver", "31", "Succeeded")}],
         ],
     )
-    seen = []
-    for pods in DriverPods(client).follow("ns", label_selector="spark-app-selector=a"):  # type: ignore[arg-type]
+    seen, gone = [], []
+    for pods, last in DriverPods(client).follow("ns", label_selector="spark-app-selector=a"):  # type: ignore[arg-type]
         seen.append(names(pods))
+        gone.append(names(last))
         if pods and pods[0]["status"]["phase"] == "Succeeded":
             break
     assert seen == [
@@ -90,6 +91,8 @@ def test_follow_lists_then_watches_resumes_after_a_window_and_lists_again_after_
         ["driver"],  # the new list
         ["driver"],  # MODIFIED: succeeded
     ]
+    # The deletion's look carries the pod's last version: it may be the first to show its end.
+    assert gone == [[], [], [], ["exec-1"], [], []]
     watches = [params for kind, params in client.calls if kind == "watch"]
     assert [w["resourceVersion"] for w in watches] == ["10", "12", "30"]
     assert all(w["labelSelector"] == "spark-app-selector=a" for w in watches)

@@ -88,6 +88,33 @@ async def test_an_executors_end_waits_for_its_subscriber(kube_and_store):
     assert (driver_end["metadata"]["name"], driver_end["status"]["phase"]) == ("d", "Succeeded")
 
 
+async def test_an_end_shown_only_by_the_deleted_event_is_kept(kube_and_store):
+    """A deleted pod's last version (the DELETED event's object) may be the first to show its
+    container's end; a poller's catch-up replays it, so the store's subscriber sees it too,
+    and both followers count the executor the same way."""
+    kube, store = kube_and_store
+    executor = "spark-kubernetes-executor"
+    kube.put(pod("e2", role="executor", phase="Running", containers=[running(executor)]))
+    store.start()
+    sub = store.subscribe(APP)
+    await next_pods(sub)
+    await until(lambda: kube.streams)
+    kube.put_silently(
+        pod(
+            "e2",
+            role="executor",
+            phase="Succeeded",
+            containers=[terminated(0, "Completed", name=executor)],
+        )
+    )
+    kube.delete("e2")
+    await until(lambda: store.stats.events >= 1)
+    assert await next_pods(sub) == ()
+    (last,) = sub.ended()
+    assert (last["metadata"]["name"], last["status"]["phase"]) == ("e2", "Succeeded")
+    assert sub.ended() == []
+
+
 async def test_a_drivers_disruption_mark_waits_for_its_subscriber(kube_and_store):
     """An evicted driver is marked (DisruptionTarget) and deleted at once: the marked version,
     never delivered as latest, is kept once, before the driver's end if one came too."""
