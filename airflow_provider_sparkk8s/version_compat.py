@@ -124,6 +124,7 @@ __all__ = [
     "aget_connection_extra",
     "airflow_plugin_class",
     "amask_secrets",
+    "atask_states",
     "conf",
     "dag_reader_dependency",
     "is_deferral_timeout",
@@ -207,6 +208,28 @@ async def aget_connection_extra(hook: Any, conn_id: str) -> tuple[Any, dict[str,
     else:
         extra = await sync_to_async(lambda: conn.extra_dejson)()
     return conn, extra
+
+
+async def atask_states(
+    dag_id: str, run_id: str, task_id: str, map_index: int
+) -> dict[str, dict[str, Any]]:
+    """Airflow's `get_task_states` answer ({run_id: {task key: state}}) for one task
+    instance, asked from a trigger through the triggerer's supervisor without blocking the
+    event loop. Raises RuntimeError outside a triggerer (no supervisor to ask)."""
+    from airflow.sdk.execution_time import task_runner
+    from airflow.sdk.execution_time.comms import GetTaskStates
+
+    comms = getattr(task_runner, "SUPERVISOR_COMMS", None)
+    if comms is None or not hasattr(comms, "asend"):
+        raise RuntimeError("no triggerer supervisor to ask")
+    request = GetTaskStates(
+        dag_id=dag_id, task_ids=[task_id], run_ids=[run_id], map_index=map_index
+    )
+    answer = await comms.asend(request)
+    states = getattr(answer, "task_states", None)
+    if not isinstance(states, dict):  # an error answer is never read as "no such task"
+        raise RuntimeError(f"the supervisor answered {type(answer).__name__}")
+    return states
 
 
 def xcom_value(ti_key: Any, key: str) -> Any:

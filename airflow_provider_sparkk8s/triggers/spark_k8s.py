@@ -31,6 +31,11 @@ from airflow_provider_sparkk8s.application.follower import (
     seconds_to_deadline,
     tick,
 )
+from airflow_provider_sparkk8s.application.kill_fence import (
+    TaskStateRead,
+    read_from_answer,
+    spare_reason,
+)
 from airflow_provider_sparkk8s.application.metrics import (
     Measurement,
     MetricsSink,
@@ -39,12 +44,14 @@ from airflow_provider_sparkk8s.application.metrics import (
     may_report,
     shared_task_tags,
 )
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
     EXECUTOR_CONTAINER,
     ApplicationState,
     Pod,
+    is_live,
 )
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.async_pods import AsyncPods
@@ -57,7 +64,7 @@ from airflow_provider_sparkk8s.services.store import (
     Subscription,
     shared_store,
 )
-from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
+from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent, atask_states
 
 # Closes of clients nobody waited for, and kills whose on_kill was cancelled: kept until done.
 _closing: set[asyncio.Future] = set()
@@ -369,10 +376,13 @@ class SparkK8sApplicationTrigger(BaseTrigger):
     # ------------------------------------------------------------------ kill
 
     async def on_kill(self) -> None:
-        """The user killed the task (mark failed or success, clear): delete the driver pod
-        (Spark then removes executors) and the files it uploaded, unless a newer try adopted
-        it: a clear while deferred starts the next try, which may adopt this driver before
-        this runs.
+        """The user killed the task (mark failed or success, clear, its run deleted): delete
+        the driver pod (Spark then removes executors) and the files it uploaded.
+
+        Airflow 3.3 also calls this when the trigger merely moved to another triggerer, so
+        the kill first reads the task instance's state (`application.kill_fence`) and
+        spares the driver unless that state proves a user's kill; a newer try that adopted
+        the driver (a clear while deferred) spares it too (`ownership`).
 
         The kill runs in a task of its own, awaited through a shield: Airflow 3.3's
         triggerer sends the cancel again on every sync until the trigger has finished, and
@@ -387,10 +397,20 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         await asyncio.shield(killing)
 
     async def _kill(self, driver_pod_name: str) -> None:
+        read = await self._task_state()
         client = await self._client()
         try:
+            pods = AsyncPods(client)
+            pod = await pods.get(self.namespace, driver_pod_name)
+            spared = spare_reason(read, pod is not None and is_live(pod))
+            if spared is not None:
+                self.log.info(
+                    "Not deleting driver pod %s/%s: %s", self.namespace, driver_pod_name, spared
+                )
+                return
+            self.log.info("The task instance is %s: deleting its driver", read.describe())
             await adelete_driver(
-                AsyncPods(client),
+                pods,
                 self.namespace,
                 driver_pod_name,
                 remove_uploads=self._remove_uploads,
@@ -400,6 +420,19 @@ class SparkK8sApplicationTrigger(BaseTrigger):
             )
         finally:
             await client.aclose()
+
+    async def _task_state(self) -> TaskStateRead:
+        """The task instance's state as Airflow holds it now (the triggerer sets
+        `task_instance` on each trigger it runs; none: not run by a triggerer)."""
+        ti = self.task_instance
+        if ti is None:
+            return TaskStateRead.unreadable("no task instance: not run by a triggerer")
+        ref = TaskInstanceRef(ti.dag_id, ti.task_id, ti.run_id, getattr(ti, "map_index", -1))
+        try:
+            answer = await atask_states(ref.dag_id, ref.run_id, ref.task_id, ref.map_index)
+        except Exception as error:  # noqa: BLE001 - whatever failed, no kill is proven
+            return TaskStateRead.unreadable(f"{type(error).__name__}: {error}")
+        return read_from_answer(answer, ref)
 
     async def _remove_uploads(
         self, directories: Sequence[str], spark_conf: Mapping[str, str]

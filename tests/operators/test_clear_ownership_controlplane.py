@@ -30,6 +30,7 @@ from testenv.harness.pods import (
     wait_for_pod,
 )
 from testenv.harness.waiting import wait_for
+from tests.support.kills import answered
 from tests.triggers.spark_pods import connection_for, make_trigger
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
@@ -140,7 +141,11 @@ def test_the_old_triggers_on_kill_spares_the_adopted_driver_and_deletes_its_own(
     adopt(pods, namespace, "a-1-driver", 2)
     held_driver(kube_admin, namespace, "b-1-driver", try_number=1)
     app = new_app_id()
-    asyncio.run(make_trigger(conn_id, namespace, app, "a-1-driver", try_number=1).on_kill())
-    asyncio.run(make_trigger(conn_id, namespace, app, "b-1-driver", try_number=1).on_kill())
+    asyncio.run(
+        answered(make_trigger(conn_id, namespace, app, "a-1-driver", try_number=1)).on_kill()
+    )
+    asyncio.run(
+        answered(make_trigger(conn_id, namespace, app, "b-1-driver", try_number=1)).on_kill()
+    )
     assert alive(kube_admin, namespace, "a-1-driver")
     assert not alive(kube_admin, namespace, "b-1-driver")

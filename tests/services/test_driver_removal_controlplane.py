@@ -30,6 +30,7 @@ from testenv.harness.pods import get_pod, wait_for_pod_gone
 from testenv.harness.waiting import wait_for
 from testenv.s3server import S3Server
 from tests.operators.fakes import FakeTaskInstance
+from tests.support.kills import answered
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = pytest.mark.controlplane
@@ -195,7 +196,7 @@ def test_the_triggers_kill_reads_the_uploads_from_the_configmap_and_removes_them
     _, kwargs = deferred.trigger.serialize()
     assert kwargs["upload_conn_id"] == overrides.get("upload_conn_id")
     assert store.secret is None or store.secret not in json.dumps(kwargs)
-    asyncio.run(deferred.trigger.on_kill())
+    asyncio.run(answered(deferred.trigger).on_kill())
     assert_all_gone(kube_admin, namespace, pod, store)
 
 

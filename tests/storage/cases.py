@@ -22,6 +22,7 @@ from airflow_provider_sparkk8s.version_compat import TaskDeferred
 from testenv.harness.pods import get_pod, wait_for_pod_gone
 from testenv.harness.recorder import InjectedFailure, RecordingServer
 from tests.operators.fakes import FakeTaskInstance
+from tests.support.kills import answered
 
 UPLOAD_PATH_KEY = "spark.kubernetes.file.upload.path"
 # The driver pod refused (the first request after the uploads), or its ConfigMap refused
@@ -176,6 +177,6 @@ def operator_upload_goes_with_the_driver(
     if secret is not None:
         assert secret not in json.dumps(kwargs, default=str)
         assert secret not in json.dumps(ti.xcom, default=str)
-    asyncio.run(trigger.on_kill())
+    asyncio.run(answered(trigger).on_kill())
     wait_for_pod_gone(kube_admin, namespace, pod)
     assert objects() == {}

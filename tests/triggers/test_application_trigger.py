@@ -15,6 +15,7 @@ from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrig
 from testenv.harness.waiting import until
 from tests.monitoring.fake_kube import FakeKubeWithLogs
 from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
+from tests.support.kills import answered
 
 
 @pytest.fixture
@@ -286,14 +287,98 @@ def test_take_new_lines_drops_what_the_cursor_has_seen():
 
 async def test_on_kill_deletes_the_driver_pod_and_tolerates_it_being_gone(kube):
     kube.put(pod("d", phase="Running", containers=[running()]))
-    trigger = make_trigger()
+    trigger = answered(make_trigger())
     await trigger.on_kill()
     assert "d" not in kube.pods
     assert ("DELETE", "/api/v1/namespaces/ns/pods/d", {}) in kube.requests
     await trigger.on_kill()  # 404: already gone, no error
     kube.requests.clear()
-    await make_trigger(delete_on_kill=False).on_kill()
+    await answered(make_trigger(delete_on_kill=False)).on_kill()
     assert kube.requests == []
+
+
+class FakeSupervisor:
+    """The triggerer's comms as a trigger sees them: answers GetTaskStates from `states`."""
+
+    def __init__(self, states: dict[str, Any] | Exception):
+        self.states = states
+        self.asked: list[Any] = []
+
+    async def asend(self, message: Any) -> Any:
+        from airflow.sdk.execution_time.comms import TaskStatesResult
+
+        self.asked.append(message)
+        if isinstance(self.states, Exception):
+            raise self.states
+        return TaskStatesResult(task_states=self.states)
+
+
+def run_by_triggerer(monkeypatch, trigger, supervisor: FakeSupervisor):
+    """`trigger` as the triggerer runs it: its task instance set, the supervisor to ask."""
+    from types import SimpleNamespace
+
+    from airflow.sdk.execution_time import task_runner
+
+    monkeypatch.setattr(task_runner, "SUPERVISOR_COMMS", supervisor, raising=False)
+    trigger.task_instance = SimpleNamespace(
+        dag_id="dag", task_id="spark", run_id="run-1", map_index=-1, try_number=1
+    )
+    return trigger
+
+
+@pytest.mark.parametrize("state", ["deferred", "up_for_retry"])
+async def test_a_kill_of_a_moved_trigger_spares_the_driver(kube, monkeypatch, capsys, state):
+    """Airflow 3.3 cancels a trigger that moved to another triggerer as if a user killed it;
+    the task instance, read from Airflow at the kill, is still deferred: nothing is deleted."""
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    supervisor = FakeSupervisor({"run-1": {"spark": state}})
+    await run_by_triggerer(monkeypatch, make_trigger(try_number=1), supervisor).on_kill()
+    assert "d" in kube.pods
+    assert not [r for r in kube.requests if r[0] == "DELETE"]
+    (asked,) = supervisor.asked
+    assert (asked.dag_id, asked.task_ids, asked.run_ids, asked.map_index) == (
+        "dag",
+        ["spark"],
+        ["run-1"],
+        -1,
+    )
+    assert "Not deleting driver pod ns/d" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", [{"run-1": {"spark": "failed"}}, {"run-1": {"spark": None}}, {}])
+async def test_a_kill_after_a_mark_a_clear_or_a_deleted_run_deletes_the_driver(
+    kube, monkeypatch, answer
+):
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    supervisor = FakeSupervisor(answer)
+    await run_by_triggerer(monkeypatch, make_trigger(try_number=1), supervisor).on_kill()
+    assert "d" not in kube.pods
+
+
+@pytest.mark.parametrize(
+    "supervisor", [FakeSupervisor(RuntimeError("API server unreachable")), None]
+)
+async def test_a_kill_that_cannot_read_the_task_instance_deletes_nothing(
+    kube, monkeypatch, capsys, supervisor
+):
+    kube.put(pod("d", phase="Running", containers=[running()]))
+    trigger = make_trigger(try_number=1)
+    if supervisor is not None:
+        run_by_triggerer(monkeypatch, trigger, supervisor)
+    await trigger.on_kill()
+    assert "d" in kube.pods
+    out = capsys.readouterr().out
+    assert "could not be read" in out
+    assert ("API server unreachable" if supervisor else "not run by a triggerer") in out
+
+
+async def test_a_kill_while_the_task_resumed_keeps_an_ended_driver(kube, monkeypatch):
+    """Another triggerer delivered the final event and the task resumed: the ended driver
+    is the resumed try's to report on, not this stale trigger's to delete."""
+    kube.put(pod("d", phase="Failed", containers=[terminated(1, "Error")]))
+    supervisor = FakeSupervisor({"run-1": {"spark": "running"}})
+    await run_by_triggerer(monkeypatch, make_trigger(try_number=1), supervisor).on_kill()
+    assert "d" in kube.pods
 
 
 async def test_on_kill_cancelled_again_while_it_runs_still_deletes_the_driver(kube, monkeypatch):
@@ -308,7 +393,7 @@ async def test_on_kill_cancelled_again_while_it_runs_still_deletes_the_driver(ku
         return kube
 
     monkeypatch.setattr(SparkK8sApplicationTrigger, "_client", slow_client)
-    killing = asyncio.create_task(make_trigger(try_number=1).on_kill())
+    killing = asyncio.create_task(answered(make_trigger(try_number=1)).on_kill())
     await reading.wait()
     killing.cancel("__airflow_user_action__")  # the next sync's cancel
     with pytest.raises(asyncio.CancelledError):

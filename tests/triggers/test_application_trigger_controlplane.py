@@ -28,6 +28,7 @@ from testenv.harness.pods import (
     wait_for_pod,
 )
 from testenv.harness.waiting import wait_for
+from tests.support.kills import answered
 from tests.triggers.spark_pods import connection_for, final_event, make_trigger
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
@@ -212,7 +213,7 @@ async def test_a_driver_gone_before_the_trigger_started_is_a_failure(conn_id, na
 async def test_on_kill_deletes_the_driver(conn_id, namespace, kube_admin):
     app = new_app_id()
     create(kube_admin, namespace, spark_pod("kill-driver", app, annotations={HOLD: "true"}))
-    await make_trigger(conn_id, namespace, app, "kill-driver").on_kill()
+    await answered(make_trigger(conn_id, namespace, app, "kill-driver")).on_kill()
 
     def deleted_or_deleting():
         pod = get_pod(kube_admin, namespace, "kill-driver")
