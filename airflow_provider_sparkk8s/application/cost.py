@@ -35,10 +35,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from airflow_provider_sparkk8s.application.guardrails import quantity
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.monitoring.snapshot import is_newer
-from airflow_provider_sparkk8s.objects import metadata, name, resource_version, spark_role, uid
+from airflow_provider_sparkk8s.objects import (
+    metadata,
+    name,
+    quantity,
+    resource_version,
+    spark_role,
+    uid,
+)
 
 GIB = float(2**30)
 

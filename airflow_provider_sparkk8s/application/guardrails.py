@@ -27,7 +27,6 @@ pin the submitter's own keys).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -36,6 +35,7 @@ from typing import Any
 from airflow_provider_sparkk8s.application.policy import SUBMITTER_KEYS, Policy
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.errors import PolicyViolation
+from airflow_provider_sparkk8s.objects import quantity
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import pod_template
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -61,22 +61,6 @@ def apply_pins(policy: Policy | None, conf: Mapping[str, str]) -> dict[str, str]
 
 
 # --- what the application would ask for ---------------------------------------------------
-
-_QUANTITY = re.compile(r"\+?((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)")
-_SUFFIX = {
-    "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-    "P": 1e15, "E": 1e18, "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40,
-    "Pi": 2.0**50, "Ei": 2.0**60,
-}  # fmt: skip
-
-
-def quantity(value: Any) -> float:
-    """A Kubernetes quantity as a number (`500m` -> 0.5, `1Gi` -> 2**30); 0 if unreadable
-    (the rendering refused unreadable quantities already)."""
-    match = _QUANTITY.fullmatch(str(value).strip())
-    if not match or match.group(2) not in _SUFFIX:
-        return 0.0
-    return float(match.group(1)) * _SUFFIX[match.group(2)]
 
 
 @dataclass(frozen=True)

@@ -83,4 +83,4 @@ def spare_reason(read: TaskStateRead, driver_live: bool) -> str | None:
         return None
     if driver_live:
         return None
-    return f"the task instance is {state} and the driver has ended: its outcome is on its way"
+    return f"the task instance is {state} and the driver has ended or is gone: nothing to stop"

@@ -50,12 +50,12 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
     slim_pod,
 )
 from airflow_provider_sparkk8s.objects import resource_version
+from airflow_provider_sparkk8s.provider_info import DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.services.async_pods import AsyncPods
 
 log = logging.getLogger(__name__)
 
 SPARK_PODS_SELECTOR = "spark-role in (driver,executor),spark-app-selector"
-DEFAULT_RESYNC_INTERVAL = 30.0
 
 
 def dict_of(mapping: Mapping[str, Any]) -> dict[str, Any]:

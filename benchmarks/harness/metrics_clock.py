@@ -147,6 +147,7 @@ def clocked_metrics() -> Iterator[MetricsClock]:
     from airflow_provider_sparkk8s.services import store
     from airflow_provider_sparkk8s.triggers import spark_k8s
 
+    spark_k8s.load_machinery()  # the names clocked below are loaded at a trigger's first run
     clock = MetricsClock(detail=os.environ.get("SPARKK8S_CLOCK_DETAIL") == "1")
     trigger = spark_k8s.SparkK8sApplicationTrigger
     sink = airflow_stats.BatchedStatsdSink

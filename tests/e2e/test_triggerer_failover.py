@@ -1,0 +1,221 @@
+"""A paused triggerer's triggers move to another, and nothing healthy is killed (issue 43).
+
+Two real Airflow triggerers on PostgreSQL, as in production, and ten deferred applications
+held Running by KWOK (every third exits 3 once released). The triggerer that holds all ten
+is paused (SIGSTOP) past `triggerer_health_check_threshold`; Airflow hands its triggers to
+the other. While the failover is under way a user marks `app_9` failed and clears `app_8`.
+Then the paused triggerer resumes: Airflow 3.3 cancels every trigger it no longer owns with
+the cancel of a user's kill (apache/airflow#73454), so each of its triggers runs `on_kill`.
+
+What must hold: the kills of the eight untouched tasks read their task instances still
+deferred and delete nothing; every one ends with its driver's real outcome on try 1. The
+user's two actions still take effect: app_9's driver is deleted and the task stays failed;
+app_8's old driver is deleted and its second try runs a new one to its outcome.
+
+The SIGKILL variant (a dead triggerer runs no `on_kill`) stays in tests/chaos.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from testenv.harness.kube import request
+from testenv.postgres import Postgres
+from tests.e2e.airflow_stack import AirflowStack, launch_stack, wait_for
+from tests.e2e.conftest import create_namespace
+
+pytestmark = [pytest.mark.airflow, pytest.mark.controlplane, pytest.mark.timeout(1500)]
+
+REPO = Path(__file__).resolve().parents[2]
+DAG_ID = "e2e_failover"
+APPLICATIONS = 10
+NAMESPACE = "airflow-failover-pause"
+MARKED = "app_9"  # marked failed by the user during the failover
+CLEARED = "app_8"  # cleared by the user during the failover
+UNTOUCHED = [f"app_{index}" for index in range(8)]
+TASK_ID_LABEL = "sparkk8s.io/task-id"
+
+
+def task_instances(client: httpx.Client, run_id: str) -> dict[str, dict[str, Any]]:
+    response = client.get(f"/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances")
+    response.raise_for_status()
+    return {t["task_id"]: t for t in response.json()["task_instances"]}
+
+
+def holders(tis: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """task id -> the triggerer id its trigger row names (deferred tasks only)."""
+    return {
+        task_id: (ti.get("trigger") or {}).get("triggerer_id")
+        for task_id, ti in tis.items()
+        if ti["state"] == "deferred"
+    }
+
+
+def drivers(kube_admin: Any) -> dict[str, list[dict[str, Any]]]:
+    """task id -> its driver pods (not being deleted), oldest first."""
+    pods = request(kube_admin, "GET", f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
+    found: dict[str, list[dict[str, Any]]] = {}
+    for pod in sorted(pods, key=lambda p: p["metadata"]["creationTimestamp"]):
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get("spark-role") == "driver" and not pod["metadata"].get("deletionTimestamp"):
+            found.setdefault(labels.get(TASK_ID_LABEL, "?"), []).append(pod)
+    return found
+
+
+def release(kube_admin: Any, pod: dict[str, Any]) -> None:
+    name = pod["metadata"]["name"]
+    annotations = {"kwok.sparkk8s.io/hold": "false", "kwok.sparkk8s.io/run-ms": "100"}
+    request(
+        kube_admin,
+        "PATCH",
+        f"/api/v1/namespaces/{NAMESPACE}/pods/{name}",
+        {"metadata": {"annotations": annotations}},
+        "application/merge-patch+json",
+    )
+
+
+def kill_lines(stack: AirflowStack) -> list[str]:
+    """Every line the trigger kills wrote to the task logs (and the triggerers' own)."""
+    lines = []
+    for path in [*(stack.home / "logs").rglob("*"), *(stack.home / "components").glob("*.log")]:
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            lines += [line for line in text.splitlines() if "driver pod" in line]
+    return lines
+
+
+def pause_group(process: Any, sig: int) -> None:
+    os.killpg(process.pid, sig)
+
+
+def test_a_paused_triggerer_resumes_and_kills_nothing_healthy(
+    control_plane: Any, kube_admin: Any, tmp_path: Path
+) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
+    with Postgres() as postgres:
+        stack = launch_stack(
+            tmp_path / "home",
+            dags,
+            extra_env={
+                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres.sqlalchemy_url,
+                "AIRFLOW__CORE__PARALLELISM": "16",
+                # Heartbeats every second (the stack's default here), so 8 s tells a paused
+                # triggerer from a busy one on a loaded machine.
+                "AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "8",
+            },
+        )
+        paused = None
+        try:
+            create_namespace(control_plane, NAMESPACE)
+            stack.wait_healthy(timeout=300)
+            extra = {
+                "kube_config_path": str(control_plane.admin_kubeconfig),
+                "namespace": NAMESPACE,
+            }
+            stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+            with stack.client() as client:
+                stack.wait_dag(client, DAG_ID, timeout=180)
+                run_id = stack.trigger(client, DAG_ID)
+
+                def all_on_one() -> str | None:
+                    stack.check_alive()
+                    held = holders(task_instances(client, run_id))
+                    ids = set(held.values())
+                    if len(held) == APPLICATIONS and len(ids) == 1 and None not in ids:
+                        return str(ids.pop())
+                    return None
+
+                first = wait_for(
+                    all_on_one, timeout=600, what="ten tasks deferred on one triggerer"
+                )
+                before = drivers(kube_admin)
+                assert sorted(before) == sorted([*UNTOUCHED, CLEARED, MARKED])
+                stack.start_component("triggerer-2", kind="triggerer")
+                wait_for(
+                    lambda: "Starting the triggerer" in stack.tail("triggerer-2", 200) or None,
+                    timeout=180,
+                    what="the second triggerer to start",
+                )
+                paused = stack.processes["triggerer"]
+                pause_group(paused, signal.SIGSTOP)
+
+                def all_moved() -> bool | None:
+                    held = holders(task_instances(client, run_id))
+                    moved = len(held) == APPLICATIONS and all(
+                        h not in (None, first) for h in held.values()
+                    )
+                    return moved or None
+
+                wait_for(all_moved, timeout=180, what="the ten triggers to move")
+                # The user acts while the first triggerer is still paused.
+                marked = client.patch(
+                    f"/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances/{MARKED}",
+                    json={"new_state": "failed"},
+                )
+                assert marked.status_code == 200, marked.text
+                cleared = client.post(
+                    f"/dags/{DAG_ID}/clearTaskInstances",
+                    json={
+                        "dag_run_id": run_id,
+                        "task_ids": [CLEARED],
+                        "dry_run": False,
+                        "only_failed": False,
+                    },
+                )
+                assert cleared.status_code == 200, cleared.text
+                pause_group(paused, signal.SIGCONT)
+                paused = None
+
+                # The resumed triggerer runs on_kill for the ten triggers it held: wait for
+                # each kill's verdict, then check the drivers before anything is released.
+                def spared() -> list[str] | None:
+                    stack.check_alive()
+                    lines = [line for line in kill_lines(stack) if "still deferred" in line]
+                    return lines if len(lines) >= len(UNTOUCHED) else None
+
+                wait_for(spared, timeout=180, what="the resumed triggerer's eight spared kills")
+
+                def users_kills_done() -> dict[str, list[dict[str, Any]]] | None:
+                    now = drivers(kube_admin)
+                    old_cleared = before[CLEARED][0]["metadata"]["uid"]
+                    gone = MARKED not in now and all(
+                        p["metadata"]["uid"] != old_cleared for p in now.get(CLEARED, [])
+                    )
+                    return now if gone else None
+
+                during = wait_for(users_kills_done, timeout=180, what="the user's two kills")
+                for task in UNTOUCHED:
+                    (pod,) = during[task]
+                    assert pod["metadata"]["uid"] == before[task][0]["metadata"]["uid"], task
+                    assert pod["status"]["phase"] == "Running", (task, pod["status"]["phase"])
+
+                # The cleared task's second try submits a new driver; release every driver.
+                def second_driver() -> list[dict[str, Any]] | None:
+                    return drivers(kube_admin).get(CLEARED) or None
+
+                wait_for(second_driver, timeout=300, what="app_8's second try to submit")
+                for pods in drivers(kube_admin).values():
+                    for pod in pods:
+                        release(kube_admin, pod)
+                run = stack.wait_run(client, DAG_ID, run_id, timeout=600)
+                after = task_instances(client, run_id)
+        finally:
+            if paused is not None:
+                pause_group(paused, signal.SIGCONT)
+            stack.stop()
+    print(f"run {run['state']}; kill verdicts: {len(kill_lines(stack))} lines")
+    for index in range(8):
+        ti = after[f"app_{index}"]
+        expected = "failed" if index % 3 == 0 else "success"
+        assert (ti["state"], ti["try_number"]) == (expected, 1), (ti["task_id"], ti["state"])
+    assert (after[MARKED]["state"], after[MARKED]["try_number"]) == ("failed", 1)
+    assert (after[CLEARED]["state"], after[CLEARED]["try_number"]) == ("success", 2)
