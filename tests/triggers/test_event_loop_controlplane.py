@@ -45,6 +45,6 @@ def test_ten_triggers_start_and_follow_without_blocking_the_loop(
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     print(json.dumps(report, indent=1))
-    assert report["statuses"] == ["succeeded"] * 10
+    assert report["statuses"] == ["success"] * 10
     blocked = [callback for callback in report["slow"] if callback["cpu"] > 0.2]
     assert blocked == [], blocked
