@@ -126,15 +126,15 @@ def test_a_paused_triggerer_resumes_and_kills_nothing_healthy(
                 stack.wait_dag(client, DAG_ID, timeout=180)
                 run_id = stack.trigger(client, DAG_ID)
 
-                def all_on_one() -> str | None:
+                def all_on_one() -> list[Any] | None:
                     stack.check_alive()
                     held = holders(task_instances(client, run_id))
-                    ids = set(held.values())
+                    ids = list(set(held.values()))
                     if len(held) == APPLICATIONS and len(ids) == 1 and None not in ids:
-                        return str(ids.pop())
+                        return ids  # a list: wait_for takes any truthy answer
                     return None
 
-                first = wait_for(
+                (first,) = wait_for(
                     all_on_one, timeout=600, what="ten tasks deferred on one triggerer"
                 )
                 before = drivers(kube_admin)
