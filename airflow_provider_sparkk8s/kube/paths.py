@@ -84,6 +84,10 @@ def object_path(obj: Mapping[str, Any], namespace: str | None = None) -> str:
     )
 
 
+# The field manager of every server-side apply the provider sends.
+FIELD_MANAGER = "sparkk8s"
+
+
 def apply_params(field_manager: str, force: bool = False) -> dict[str, str]:
     """Query parameters of a server-side apply (PATCH, application/apply-patch+yaml)."""
     params = {"fieldManager": field_manager}

@@ -28,9 +28,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from airflow_provider_sparkk8s.application import event_log, run_summary
 from airflow_provider_sparkk8s.application.cost import cost_line
+from airflow_provider_sparkk8s.application.delivery import Undelivered
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.guardrails import apply_pins
+from airflow_provider_sparkk8s.application.kill_fence import read_from_answer
 from airflow_provider_sparkk8s.application.memory_retry import (
     DriverMemory,
     memory_xcom,
@@ -107,6 +109,7 @@ from airflow_provider_sparkk8s.services.driver_removal import (
 from airflow_provider_sparkk8s.services.following import OnLook, follow_application
 from airflow_provider_sparkk8s.services.history_server import read_run_summary, url_fetcher
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
+from airflow_provider_sparkk8s.services.result_delivery import drop_result, keep_result, kept_result
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from airflow_provider_sparkk8s.submission.spark_line import (
@@ -330,6 +333,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
 
             kwargs["retry_policy"] = SparkK8sRetryPolicy()
+        # Airflow runs success callbacks once the success is recorded: a kept result's
+        # record is dropped there (`application.delivery`).
+        kwargs["on_success_callback"] = [
+            *_callbacks(kwargs.get("on_success_callback")),
+            _result_delivered,
+        ]
         super().__init__(**kwargs)
         if use_krb5ccache:
             raise SparkConfError(
@@ -411,6 +420,8 @@ class SparkK8sSubmitOperator(BaseOperator):
             else openlineage_inject_transport_info
         )
         self._tracked: TrackedApplication | None = None
+        # (namespace, task instance) of the result record this try kept or delivered.
+        self._result_kept: tuple[str, TaskInstanceRef] | None = None
         self._cost: Mapping[str, Any] | None = None  # the finished application's, for lineage
         self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
         self._stop = threading.Event()
@@ -654,6 +665,9 @@ class SparkK8sSubmitOperator(BaseOperator):
             self._queue_timeout = (kueue.queue_timeout_seconds(first.spark_conf),)
             self._remember_ui_target(first.spark_conf, ref)
             namespace_listed = first.rendered.namespace
+            kept = kept_result(pods, ref, namespace_listed, self.log)
+            if kept is not None:
+                return self._deliver_kept(context, ref, namespace_listed, kept)
             drivers = self._list_drivers(pods, ref, namespace_listed)
             memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
             before, oom_drivers = None, out_of_memory_drivers(drivers)
@@ -701,6 +715,42 @@ class SparkK8sSubmitOperator(BaseOperator):
         return self.execute_complete(
             context, event, application=app.to_kwargs(), driver_memory=memory_used
         )
+
+    def _deliver_kept(
+        self, context: Any, ref: TaskInstanceRef, namespace: str, kept: Undelivered
+    ) -> dict[str, Any]:
+        """An earlier try's application succeeded and Airflow never recorded it (its stale
+        event after a deferral, a worker lost at the end): deliver that result, do not run
+        the application again."""
+        context["ti"].xcom_push(key=APPLICATION_XCOM_KEY, value=kept.application)
+        self._result_kept = (namespace, ref)
+        self.log.info(
+            "Spark application %s succeeded in try %d, but Airflow did not record that try's "
+            "success: delivering its result instead of running the application again",
+            kept.application.get("application_id"),
+            kept.try_number,
+        )
+        return kept.returned
+
+    def result_delivered(self, context: Any) -> None:
+        """The success callback: drop the kept result once Airflow holds the task instance
+        as success (a callback also runs when the success could not be sent)."""
+        if self._result_kept is None:
+            return
+        namespace, ref = self._result_kept
+        try:
+            answer = context["ti"].get_task_states(
+                dag_id=ref.dag_id, task_ids=[ref.task_id], run_ids=[ref.run_id]
+            )
+        except Exception as error:  # noqa: BLE001 - unknown: the record stays, harmless
+            self.log.warning("Keeping the result record: the task's state is unknown (%s)", error)
+            return
+        state = read_from_answer(answer, ref)
+        if state.state != "success":
+            self.log.warning("Keeping the result record: the task instance is %s", state.describe())
+            return
+        with self._driver_pods(self._hook()) as pods:
+            drop_result(pods, ref, namespace, self.log)
 
     def _memory_factor(self) -> float | None:
         """The retry policy's out-of-memory factor, when it has one (SparkK8sRetryPolicy)."""
@@ -981,7 +1031,12 @@ class SparkK8sSubmitOperator(BaseOperator):
             keep_for_retry = self._keep_for_memory_retry(outcome.kind, memory_raised, ti)
             if self.get_logs and not streamed and event.get("state") != "unknown":
                 completion.log_driver_tail(pods, app, self.log_tail_lines, self.log)
-            ti.xcom_push(key=APPLICATION_XCOM_KEY, value={**app.to_kwargs(), **outcome.xcom})
+            application_xcom = {**app.to_kwargs(), **outcome.xcom}
+            ti.xcom_push(key=APPLICATION_XCOM_KEY, value=application_xcom)
+            if outcome.succeeded:  # kept until Airflow records the success
+                ref = TaskInstanceRef.from_context(context)
+                if keep_result(pods, ref, app.namespace, application_xcom, outcome.xcom, self.log):
+                    self._result_kept = (app.namespace, ref)
             if keep_for_retry:
                 self.log.info(
                     "Keeping driver pod %s: it ran out of memory, and the retry reads it",
@@ -1205,3 +1260,16 @@ def _listed_first(
 def _of_another_application(event: Mapping[str, Any], app: TrackedApplication) -> bool:
     other = event.get("application_id")
     return bool(other) and other != app.application_id
+
+
+def _callbacks(given: Any) -> list[Any]:
+    """A task's callbacks as a list (Airflow takes one, a list, or None)."""
+    if given is None:
+        return []
+    return list(given) if isinstance(given, (list, tuple)) else [given]
+
+
+def _result_delivered(context: Any) -> None:
+    task = context.get("task")
+    if isinstance(task, SparkK8sSubmitOperator):
+        task.result_delivered(context)

@@ -37,7 +37,8 @@ from airflow_provider_sparkk8s.kube.listwatch import (
     WatchStats,
     note_gone,
 )
-from airflow_provider_sparkk8s.kube.paths import resource_path
+from airflow_provider_sparkk8s.kube.paths import FIELD_MANAGER, apply_params, resource_path
+from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
 from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView, view_of
@@ -45,6 +46,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
+from airflow_provider_sparkk8s.submission.request_body import json_body
 
 log = logging.getLogger(__name__)
 # Workloads whose read failed, each warned of once (a slow cadence repeats the failure).
@@ -180,6 +182,38 @@ class DriverPods:
             except KubeApiError as error:
                 if error.status != 404:
                     raise
+        return True
+
+    # ------------------------------------------------------------------ result records
+
+    def result_record(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """A succeeded application's result record (`application.delivery`), or None."""
+        try:
+            return self.client.request("GET", resource_path("v1", "ConfigMap", namespace, name))
+        except KubeApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def keep_result(self, record: Mapping[str, Any]) -> None:
+        """Write the record (server-side apply: a rerun of the same try overwrites it)."""
+        metadata = record["metadata"]
+        self.client.request(
+            "PATCH",
+            resource_path("v1", "ConfigMap", metadata["namespace"], metadata["name"]),
+            params=apply_params(FIELD_MANAGER, force=True),
+            content=json_body(record),
+            content_type=APPLY_PATCH,
+        )
+
+    def drop_result(self, namespace: str, name: str) -> bool:
+        """Delete the record (its result delivered, or superseded); False when it was gone."""
+        try:
+            self.client.request("DELETE", resource_path("v1", "ConfigMap", namespace, name))
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+            return False
         return True
 
     # ------------------------------------------------------------------ ownership between tries

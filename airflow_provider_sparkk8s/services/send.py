@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, SubmissionError
-from airflow_provider_sparkk8s.kube.paths import apply_params, object_path, resource_path
+from airflow_provider_sparkk8s.kube.paths import (
+    FIELD_MANAGER,
+    apply_params,
+    object_path,
+    resource_path,
+)
 from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.retries import retry_delay
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
@@ -29,7 +34,6 @@ from airflow_provider_sparkk8s.submission.request_body import json_body
 log = logging.getLogger(__name__)
 
 # fabric8 (and so spark-submit) applies as "fabric8"; ours names us in managedFields.
-FIELD_MANAGER = "sparkk8s"
 # Sends of the driver pod's POST when answers are lost (each send is the client's own,
 # with its retries of what certainly did not reach the server).
 AMBIGUOUS_POST_ATTEMPTS = 4
