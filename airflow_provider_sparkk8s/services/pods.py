@@ -153,8 +153,11 @@ class DriverPods:
 
     def get(self, namespace: str, name: str) -> Pod | None:
         """The pod, or None when there is none of that name."""
+        return self._get_or_none("Pod", namespace, name)
+
+    def _get_or_none(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            return self.client.request("GET", resource_path("v1", "Pod", namespace, name))
+            return self.client.request("GET", resource_path("v1", kind, namespace, name))
         except KubeApiError as error:
             if error.status == 404:
                 return None
@@ -188,12 +191,7 @@ class DriverPods:
 
     def result_record(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A succeeded application's result record (`application.delivery`), or None."""
-        try:
-            return self.client.request("GET", resource_path("v1", "ConfigMap", namespace, name))
-        except KubeApiError as error:
-            if error.status == 404:
-                return None
-            raise
+        return self._get_or_none("ConfigMap", namespace, name)
 
     def keep_result(self, record: Mapping[str, Any]) -> None:
         """Write the record (server-side apply: a rerun of the same try overwrites it)."""

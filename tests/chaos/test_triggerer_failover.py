@@ -9,19 +9,16 @@ import json
 import os
 import signal
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from testenv.harness.kube import request
-from testenv.postgres import Postgres
-from tests.e2e.airflow_stack import launch_stack, wait_for
+from tests.e2e.airflow_stack import stack_on_postgres, wait_for
 from tests.e2e.conftest import create_namespace
 
 pytestmark = [pytest.mark.airflow, pytest.mark.controlplane, pytest.mark.timeout(1200)]
 
-REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "e2e_failover"
 APPLICATIONS = 10
 NAMESPACE = "airflow-failover"
@@ -55,56 +52,44 @@ def release_drivers(kube_admin) -> int:  # type: ignore[no-untyped-def]
 
 
 def test_a_killed_triggerer_hands_its_triggers_to_the_survivor(control_plane, kube_admin, tmp_path):
-    dags = tmp_path / "dags"
-    dags.mkdir()
-    (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
-    with Postgres() as postgres:
-        stack = launch_stack(
-            tmp_path / "home",
-            dags,
-            extra_env={
-                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres.sqlalchemy_url,
-                "AIRFLOW__CORE__PARALLELISM": "16",
-                # Each triggerer takes half, so killing one strands five applications.
-                "AIRFLOW__TRIGGERER__CAPACITY": str(APPLICATIONS // 2),
-                "AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "5",
-            },
-        )
-        try:
-            stack.start_component("triggerer-2", kind="triggerer")
-            create_namespace(control_plane, NAMESPACE)
-            stack.wait_healthy(timeout=300)
-            extra = {
-                "kube_config_path": str(control_plane.admin_kubeconfig),
-                "namespace": NAMESPACE,
-            }
-            stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
-            with stack.client() as client:
-                stack.wait_dag(client, DAG_ID, timeout=180)
-                run_id = stack.trigger(client, DAG_ID)
+    settings = {
+        # Each triggerer takes half, so killing one strands five applications.
+        "AIRFLOW__TRIGGERER__CAPACITY": str(APPLICATIONS // 2),
+        "AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "5",
+    }
+    with stack_on_postgres(tmp_path, extra_env=settings) as stack:
+        stack.start_component("triggerer-2", kind="triggerer")
+        create_namespace(control_plane, NAMESPACE)
+        stack.wait_healthy(timeout=300)
+        extra = {
+            "kube_config_path": str(control_plane.admin_kubeconfig),
+            "namespace": NAMESPACE,
+        }
+        stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        with stack.client() as client:
+            stack.wait_dag(client, DAG_ID, timeout=180)
+            run_id = stack.trigger(client, DAG_ID)
 
-                def all_deferred() -> list[dict] | None:
-                    stack.check_alive()
-                    tis = task_instances(client, run_id)
-                    deferred = [t for t in tis if t["state"] == "deferred"]
-                    holders = {(t.get("trigger") or {}).get("triggerer_id") for t in deferred}
-                    if len(deferred) == APPLICATIONS and None not in holders and len(holders) == 2:
-                        return tis
-                    return None
+            def all_deferred() -> list[dict] | None:
+                stack.check_alive()
+                tis = task_instances(client, run_id)
+                deferred = [t for t in tis if t["state"] == "deferred"]
+                holders = {(t.get("trigger") or {}).get("triggerer_id") for t in deferred}
+                if len(deferred) == APPLICATIONS and None not in holders and len(holders) == 2:
+                    return tis
+                return None
 
-                before = wait_for(
-                    all_deferred, timeout=600, what="ten tasks deferred on two triggerers"
-                )
-                victim = stack.processes.pop("triggerer")
-                os.killpg(victim.pid, signal.SIGKILL)
-                victim.wait()
-                killed_at = time.monotonic()
-                assert release_drivers(kube_admin) == APPLICATIONS
-                run = stack.wait_run(client, DAG_ID, run_id, timeout=600)
-                took = time.monotonic() - killed_at
-                after = {t["task_id"]: t for t in task_instances(client, run_id)}
-        finally:
-            stack.stop()
+            before = wait_for(
+                all_deferred, timeout=600, what="ten tasks deferred on two triggerers"
+            )
+            victim = stack.processes.pop("triggerer")
+            os.killpg(victim.pid, signal.SIGKILL)
+            victim.wait()
+            killed_at = time.monotonic()
+            assert release_drivers(kube_admin) == APPLICATIONS
+            run = stack.wait_run(client, DAG_ID, run_id, timeout=600)
+            took = time.monotonic() - killed_at
+            after = {t["task_id"]: t for t in task_instances(client, run_id)}
     print(f"triggerer killed; the run ended {took:.1f}s later ({run['state']})")
     holders = {t["task_id"]: t["trigger"]["triggerer_id"] for t in before}
     assert len(set(holders.values())) == 2

@@ -17,13 +17,9 @@ from airflow_provider_sparkk8s.version_compat import (
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     TaskDeferred,
 )
+from tests.operators.conftest import cluster  # noqa: F401 - the fixture
 from tests.operators.fakes import FakeTaskInstance, driver_status
-from tests.operators.test_operator_flow import (  # noqa: F401
-    cluster,
-    context,
-    make_operator,
-    progress,
-)
+from tests.operators.test_operator_flow import context, make_operator, progress
 
 
 def test_the_flags_follow_the_installed_airflow() -> None:

@@ -377,3 +377,25 @@ def running_stack(
         yield stack
     finally:
         stack.stop()
+
+
+@contextmanager
+def stack_on_postgres(root: Path, *, extra_env: Mapping[str, str] = {}) -> Iterator[AirflowStack]:
+    """A stack whose DAGs folder links the e2e DAGs, on a throw-away PostgreSQL (SQLite
+    cannot carry two triggerers), launched but not yet waited for: call `wait_healthy`."""
+    from testenv.postgres import Postgres
+
+    dags = root / "dags"
+    dags.mkdir(parents=True)
+    (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
+    with Postgres() as postgres:
+        env = {
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres.sqlalchemy_url,
+            "AIRFLOW__CORE__PARALLELISM": "16",
+            **extra_env,
+        }
+        stack = launch_stack(root / "home", dags, extra_env=env)
+        try:
+            yield stack
+        finally:
+            stack.stop()

@@ -22,20 +22,17 @@ import os
 import re
 import signal
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from testenv.harness.kube import request
-from testenv.postgres import Postgres
-from tests.e2e.airflow_stack import AirflowStack, launch_stack, wait_for
+from tests.e2e.airflow_stack import AirflowStack, stack_on_postgres, wait_for
 from tests.e2e.conftest import create_namespace
 
 pytestmark = [pytest.mark.airflow, pytest.mark.controlplane, pytest.mark.timeout(1500)]
 
-REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "e2e_failover"
 APPLICATIONS = 10
 NAMESPACE = "airflow-failover-pause"
@@ -115,33 +112,15 @@ def pause_group(process: Any, sig: int) -> None:
 @pytest.fixture(scope="module")
 def stack(control_plane: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
     """One Airflow on PostgreSQL for the module: SQLite cannot carry two triggerers."""
-    root = tmp_path_factory.mktemp("failover")
-    dags = root / "dags"
-    dags.mkdir()
-    (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
-    with Postgres() as postgres:
-        airflow = launch_stack(
-            root / "home",
-            dags,
-            extra_env={
-                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres.sqlalchemy_url,
-                "AIRFLOW__CORE__PARALLELISM": "16",
-                # Heartbeats every second (the stack's default here), so 8 s tells a paused
-                # triggerer from a busy one on a loaded machine.
-                "AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "8",
-            },
-        )
-        try:
-            create_namespace(control_plane, NAMESPACE)
-            airflow.wait_healthy(timeout=300)
-            extra = {
-                "kube_config_path": str(control_plane.admin_kubeconfig),
-                "namespace": NAMESPACE,
-            }
-            airflow.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
-            yield airflow
-        finally:
-            airflow.stop()
+    # Heartbeats every second (the stack's default here), so 8 s tells a paused triggerer
+    # from a busy one on a loaded machine.
+    threshold = {"AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "8"}
+    with stack_on_postgres(tmp_path_factory.mktemp("failover"), extra_env=threshold) as airflow:
+        create_namespace(control_plane, NAMESPACE)
+        airflow.wait_healthy(timeout=300)
+        extra = {"kube_config_path": str(control_plane.admin_kubeconfig), "namespace": NAMESPACE}
+        airflow.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        yield airflow
 
 
 def test_a_paused_triggerer_resumes_and_kills_nothing_healthy(

@@ -36,7 +36,7 @@ from airflow_provider_sparkk8s.version_compat import (
     openlineage_lineage,
 )
 from testenv.harness.waiting import wait_for
-from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
+from tests.operators.fakes import FakeCluster, FakeTaskInstance, driver_status
 
 SECRET = "planted-secret-7f3a9c"
 
@@ -54,15 +54,6 @@ def make_operator(**overrides) -> SparkK8sSubmitOperator:
     }
     params.update(overrides)
     return SparkK8sSubmitOperator(**params)
-
-
-@pytest.fixture
-def cluster(monkeypatch) -> FakeCluster:
-    cluster = FakeCluster()
-    hook = FakeHook(cluster)
-    monkeypatch.setattr(SparkK8sSubmitOperator, "_hook", lambda self: hook)
-    cluster.hook = hook  # type: ignore[attr-defined]
-    return cluster
 
 
 def context(ti: FakeTaskInstance | None = None) -> dict:

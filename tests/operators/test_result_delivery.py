@@ -12,8 +12,7 @@ import pytest
 
 from airflow_provider_sparkk8s.application.delivery import RESULT_KEY, record_name
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
-from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
+from tests.operators.fakes import FakeCluster, FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import make_operator, posts, progress
 
 REF = TaskInstanceRef("etl", "spark_pi", "manual__1")
@@ -29,14 +28,6 @@ class AnsweringTaskInstance(FakeTaskInstance):
 
     def get_task_states(self, dag_id, task_ids, run_ids, map_index=None):  # type: ignore[no-untyped-def]
         return {run_ids[0]: {task_ids[0]: self.state}}
-
-
-@pytest.fixture
-def cluster(monkeypatch) -> FakeCluster:
-    cluster = FakeCluster()
-    hook = FakeHook(cluster)
-    monkeypatch.setattr(SparkK8sSubmitOperator, "_hook", lambda self: hook)
-    return cluster
 
 
 def context(ti: FakeTaskInstance, clear_number: int | None = 0) -> dict[str, Any]:

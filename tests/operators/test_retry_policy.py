@@ -19,12 +19,10 @@ from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
 from airflow_provider_sparkk8s.operators.spark_k8s import APPLICATION_XCOM_KEY
 from airflow_provider_sparkk8s.version_compat import RetryAction
 from tests.operators.fakes import FakeTaskInstance, driver_status
-from tests.operators.test_operator_flow import (  # noqa: F401 - the cluster fixture
-    cluster,
+from tests.operators.test_operator_flow import (
     context,
     existing_driver,
     make_operator,
-    posts,
     progress,
 )
 
@@ -91,7 +89,7 @@ def oom_status() -> dict:
     return driver_status("finished", exit_code=137, reason="OOMKilled")
 
 
-def test_an_oom_driver_is_kept_then_the_retry_submits_more_memory(cluster):  # noqa: F811
+def test_an_oom_driver_is_kept_then_the_retry_submits_more_memory(cluster):
     policy = SparkK8sRetryPolicy(memory_factor=2)
     cluster.on_list = progress(oom_status())
     first_try = FakeTaskInstance(try_number=1)
@@ -128,7 +126,7 @@ def test_an_oom_driver_is_kept_then_the_retry_submits_more_memory(cluster):  # n
     assert cluster.pods == {}  # the first try's driver read, then deleted; the second's too
 
 
-def test_a_raised_try_that_runs_out_again_is_final(cluster):  # noqa: F811
+def test_a_raised_try_that_runs_out_again_is_final(cluster):
     policy = SparkK8sRetryPolicy(memory_factor=2)
     existing_driver(cluster, 1, oom_status())
     cluster.on_list = progress(oom_status(), only="-2-driver")
