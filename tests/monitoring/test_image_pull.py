@@ -1,6 +1,7 @@
-"""The registry's "not found" read from a waiting container's message, on messages shaped as
-containerd 1.6-2.x, Docker (cri-dockerd) and CRI-O hand them to the kubelet, and the kubelet
-1.35 wraps them (ErrImagePull, then `Back-off pulling image "REF": ErrImagePull: ...`)."""
+"""The registry's "not found" read from a waiting container's message: the messages the real
+node's containerd gave, verbatim, and messages shaped as containerd, Docker (cri-dockerd) and
+CRI-O hand them to the kubelet, and the kubelet 1.35 wraps them (ErrImagePull, then
+`Back-off pulling image "REF": ErrImagePull: ...`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,46 @@ RESOLVE = (
 )
 HEAD = 'Head "https://registry.example.com/v2/spark/manifests/1"'
 
+# containerd 1.6.20 under the kubelet v1.35.4 on the real node, verbatim (testenv/registry.py
+# answering 404, Docker Hub's 401s, 503; a port nobody listens on; a host no DNS answers).
+OBSERVED_NOT_FOUND = (
+    'rpc error: code = NotFound desc = failed to pull and unpack image "127.0.0.1:45831/'
+    'sparkk8s/missing:4.3.0": failed to resolve reference "127.0.0.1:45831/sparkk8s/missing:'
+    '4.3.0": 127.0.0.1:45831/sparkk8s/missing:4.3.0: not found'
+)
+OBSERVED_DENIED = (
+    'failed to pull and unpack image "127.0.0.1:45831/sparkk8s/denied:4.3.0": failed to resolve '
+    'reference "127.0.0.1:45831/sparkk8s/denied:4.3.0": pull access denied, repository does not '
+    "exist or may require authorization: server message: insufficient_scope: authorization failed"
+)
+OBSERVED_UNAVAILABLE = (
+    'failed to pull and unpack image "127.0.0.1:45831/sparkk8s/unavailable:4.3.0": failed to '
+    'resolve reference "127.0.0.1:45831/sparkk8s/unavailable:4.3.0": pulling from host '
+    "127.0.0.1:45831 failed with status code [manifests 4.3.0]: 503 Service Unavailable"
+)
+OBSERVED_REFUSED = (
+    'failed to pull and unpack image "127.0.0.1:1/sparkk8s/refused:1": failed to resolve '
+    'reference "127.0.0.1:1/sparkk8s/refused:1": failed to do request: Head "http://127.0.0.1:1/'
+    'v2/sparkk8s/refused/manifests/1": dial tcp 127.0.0.1:1: connect: connection refused'
+)
+OBSERVED_DNS = (
+    'failed to pull and unpack image "sparkk8s.invalid/missing:1": failed to resolve reference '
+    '"sparkk8s.invalid/missing:1": failed to do request: Head "https://sparkk8s.invalid/v2/'
+    'missing/manifests/1": dial tcp: lookup sparkk8s.invalid on 10.255.255.53:53: read udp '
+    "10.250.0.1:38250->10.255.255.53:53: i/o timeout"
+)
+
+
+def backoff(image: str, message: str) -> str:
+    """The kubelet 1.35's ImagePullBackOff message: its back-off, then the last pull's error."""
+    return f'Back-off pulling image "{image}": ErrImagePull: {message}'
+
+
 NOT_FOUND = [
+    OBSERVED_NOT_FOUND,
+    backoff("127.0.0.1:45831/sparkk8s/missing:4.3.0", OBSERVED_NOT_FOUND),
+    OBSERVED_DENIED,
+    backoff("127.0.0.1:45831/sparkk8s/denied:4.3.0", OBSERVED_DENIED),
     # containerd: every host answered 404 to the manifest (a tag or repository that is not there)
     CONTAINERD_NOT_FOUND,
     f'Back-off pulling image "apache/spark:3.5.99": ErrImagePull: {CONTAINERD_NOT_FOUND}',
@@ -60,6 +100,11 @@ NOT_FOUND = [
 ]
 
 TRANSIENT = [
+    OBSERVED_UNAVAILABLE,
+    backoff("127.0.0.1:45831/sparkk8s/unavailable:4.3.0", OBSERVED_UNAVAILABLE),
+    OBSERVED_REFUSED,
+    OBSERVED_DNS,
+    backoff("sparkk8s.invalid/missing:1", OBSERVED_DNS),
     # DNS, even NXDOMAIN: a resolver can be wrong for a while
     (
         f"rpc error: code = Unknown desc = {RESOLVE}: failed to do request: {HEAD}: dial tcp: lookup "
@@ -177,7 +222,7 @@ def test_an_init_container_or_sidecar_missing_its_image_counts_too() -> None:
 @pytest.mark.parametrize(
     "status",
     [
-        pulling("ErrImagePull", TRANSIENT[2]),
+        pulling("ErrImagePull", OBSERVED_UNAVAILABLE),
         pulling("ImagePullBackOff", 'Back-off pulling image "apache/spark:3.5.99"'),
         # a "not found" in another reason's message is not the registry's
         waiting("CreateContainerConfigError", 'configmap "x" not found: manifest unknown'),
@@ -201,6 +246,6 @@ def test_a_pending_driver_missing_its_image_fails_naming_it() -> None:
 
 
 def test_a_transient_pull_error_leaves_the_state_as_it_is() -> None:
-    driver = pod("d", conditions=SCHEDULED, containers=[pulling("ErrImagePull", TRANSIENT[0])])
+    driver = pod("d", conditions=SCHEDULED, containers=[pulling("ErrImagePull", OBSERVED_REFUSED)])
     pending = reduce_application([driver], driver_pod_name="d")
     assert image_not_found(pending, [driver]) is pending
