@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from testenv.harness.loopback import LoopbackServer
 
 # /v2/<name>/manifests/<reference> and /v2/<name>/blobs/<digest>; a name has slashes.
 _OBJECT = re.compile(r"^/v2/(?P<name>.+)/(?P<kind>manifests|blobs)/(?P<reference>[^/]+)$")
@@ -92,36 +93,12 @@ def _error(code: str, message: str, detail: object = None) -> dict[str, object]:
     return {"errors": [{"code": code, "message": message, "detail": detail}]}
 
 
-class MissingImageRegistry(ThreadingHTTPServer):
-    daemon_threads = True
-
+class MissingImageRegistry(LoopbackServer):
     def __init__(self, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(_Handler, port)
         self.requests: list[tuple[str, str]] = []  # (method, path): what was asked, in order
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
 
     def record(self, method: str, path: str) -> None:
         with self._lock:
             self.requests.append((method, path))
-
-    def start(self) -> Self:
-        self._thread = threading.Thread(
-            target=self.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
