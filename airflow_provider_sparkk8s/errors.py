@@ -116,10 +116,20 @@ class DriverOutOfMemory(ApplicationFailed):
     kind = "out_of_memory"
 
 
+class ConfigurationError(ApplicationFailed):
+    """What the submission names does not exist, so no try can start the driver: its image,
+    which the registry answered "not found" for (reason `ImageNotFound`; the message names
+    the image and the registry's answer). Not retried; unlike `SparkConfError`, found only
+    once the cluster tried."""
+
+    kind = "configuration_error"
+
+
 class InfrastructureFailure(ApplicationFailed):
     """The cluster, not the application: the driver was evicted, preempted, deleted by
-    someone else, lost with its node, never pulled its image or never scheduled within its
-    startup timeout, or the API server could not be reached."""
+    someone else, lost with its node, never pulled its image (for a reason other than its
+    absence) or never scheduled within its startup timeout, or the API server could not be
+    reached."""
 
     kind = "infrastructure"
 
@@ -135,11 +145,14 @@ FAILURE_CLASSES: dict[str, type[ApplicationFailed]] = {
     for cls in (
         ApplicationFailed,
         ApplicationError,
+        ConfigurationError,
         DriverOutOfMemory,
         InfrastructureFailure,
         ApplicationTimedOut,
     )
 }
+# The outcomes no retry mends: the same code, or the same missing image, fails the same way.
+NOT_RETRIED: tuple[type[ApplicationFailed], ...] = (ApplicationError, ConfigurationError)
 
 
 class PolicyViolation(SparkConfError):

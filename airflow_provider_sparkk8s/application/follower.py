@@ -8,6 +8,10 @@ anyone looks), the last state, the deadlines, and the cost's running total
 (`application.cost`). Each hands over what it saw (`observe`) or the time (`tick`), and
 acts on the `Step` it gets back: log its transition, send its final event.
 
+A driver that waits on an image its registry says does not exist ends at that look, failed
+with reason `ImageNotFound` (`monitoring.image_pull`): the startup timeout would only wait
+for the same answer again.
+
 A driver admitted through Kueue is also followed through its Workload: when `queue_read_due`
 says so, the face reads it through its pods service and hands the view to `note_queue`,
 which names the ClusterQueue and Kueue's reason in the queued state and remembers when the
@@ -32,6 +36,7 @@ from airflow_provider_sparkk8s.application.timeouts import (
     timed_out,
 )
 from airflow_provider_sparkk8s.monitoring import kueue_workload
+from airflow_provider_sparkk8s.monitoring.image_pull import image_not_found
 from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView
 from airflow_provider_sparkk8s.monitoring.reducer import (
     DRIVER_CONTAINER,
@@ -162,6 +167,9 @@ def observe(
         # Evicted (or preempted) and deleted before its end was reported: the last version
         # seen says why (this look's history, which a store may hold, else the last look).
         state = vanished_after_disruption(_last_driver_state(spec, earlier) or previous, state)
+    elif state.problem:
+        # An image its registry says does not exist: no later look can start the driver.
+        state = image_not_found(state, read)
     kueue = following.kueue
     if kueue is None and (is_queued(state) or (previous is None and _kueue_driver(read, state))):
         kueue = KueueWait(created_at=_created_at(read, state))

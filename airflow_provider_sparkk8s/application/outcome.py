@@ -14,6 +14,7 @@ from typing import Any
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import FAILURE_CLASSES, ApplicationFailed
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
+from airflow_provider_sparkk8s.monitoring.image_pull import IMAGE_NOT_FOUND
 
 ON_FINISH_ACTIONS = ("delete_pod", "delete_succeeded_pod", "keep_pod")
 
@@ -85,8 +86,9 @@ def report(app: TrackedApplication, event: Mapping[str, Any], now: datetime) -> 
         "submission_id": app.submission_id,
         "state": event.get("state"),
         "status": event.get("status"),
-        # The outcome's kind: succeeded, application_error, out_of_memory, infrastructure,
-        # timeout; `cause` is the pod's (or the timeout's) own reason.
+        # The outcome's kind: succeeded, application_error, configuration_error,
+        # out_of_memory, infrastructure, timeout; `cause` is the pod's (or the timeout's,
+        # or ImageNotFound's) own reason.
         "reason": kind,
         "cause": event.get("reason"),
         "exit_code": event.get("exit_code"),
@@ -140,13 +142,19 @@ def failure_message(app: TrackedApplication, event: Mapping[str, Any]) -> str:
     )
 
 
+def _abandoned(event: Mapping[str, Any]) -> bool:
+    """A driver that has not ended, which nobody follows any more: timed out, or waiting on
+    an image its registry says does not exist (the kubelet would pull it forever)."""
+    return event.get("status") == "timeout" or event.get("reason") == IMAGE_NOT_FOUND
+
+
 def should_delete_driver(on_finish_action: str, event: Mapping[str, Any]) -> bool:
     """Whether the finished (or abandoned) driver pod goes.
 
-    A timed-out driver is always deleted: it is still pending or running, nobody follows it
-    any more, and a retry must not adopt it.
+    An abandoned driver (timed out, or its image missing) is always deleted: it is still
+    pending or running, nobody follows it any more, and a retry must not adopt it.
     """
-    if event.get("status") == "timeout":
+    if _abandoned(event):
         return True
     if on_finish_action == "delete_pod":
         return True
@@ -156,5 +164,8 @@ def should_delete_driver(on_finish_action: str, event: Mapping[str, Any]) -> boo
 
 
 def deletion_reason(on_finish_action: str, event: Mapping[str, Any]) -> str:
-    """Why `should_delete_driver` said yes, for the task log: a timeout, or the action."""
+    """Why `should_delete_driver` said yes, for the task log: the missing image, a timeout,
+    or the action."""
+    if event.get("reason") == IMAGE_NOT_FOUND:
+        return "its image does not exist"
     return "timed out" if event.get("status") == "timeout" else on_finish_action

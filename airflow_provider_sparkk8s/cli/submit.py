@@ -71,6 +71,7 @@ EXIT_CODES = {
     "out_of_memory": 3,
     "infrastructure": 4,
     "timeout": 5,
+    "configuration_error": 6,
 }
 WAIT_KEY = "spark.kubernetes.submission.waitAppCompletion"
 REPORT_INTERVAL_KEY = "spark.kubernetes.report.interval"
@@ -224,11 +225,13 @@ def wait_for_driver(
 
     Admitted through Kueue (`application_id` names its Workload): its queue is read while
     it waits, and past `queue_timeout` (counted from `submitted_at`, else now) the driver and
-    its Workload are deleted."""
+    its Workload are deleted. A driver whose image its registry says does not exist ends the
+    wait (`ImageNotFound`) and is deleted too: its kubelet would retry the pull forever."""
     # Imported here: a submission that does not wait (waitAppCompletion=false) never follows,
     # and start-up time is what a CLI user feels.
     from airflow_provider_sparkk8s.application.follower import FollowSpec
     from airflow_provider_sparkk8s.application.timeouts import QUEUE_TIMEOUT
+    from airflow_provider_sparkk8s.monitoring.image_pull import IMAGE_NOT_FOUND
     from airflow_provider_sparkk8s.services.following import follow_driver
     from airflow_provider_sparkk8s.services.pods import DriverPods
 
@@ -257,8 +260,9 @@ def wait_for_driver(
     )
     ended = step.following.ended
     assert ended is not None  # follow_driver returns the step that ends
-    if ended.reason == QUEUE_TIMEOUT:
-        _print(out, f"Deleting driver pod {rendered_namespace}:{pod_name} (queue timeout).")
+    why = {QUEUE_TIMEOUT: "queue timeout", IMAGE_NOT_FOUND: "its image does not exist"}
+    if ended.reason in why:  # a driver that would never end by itself
+        _print(out, f"Deleting driver pod {rendered_namespace}:{pod_name} ({why[ended.reason]}).")
         pods.delete(rendered_namespace, pod_name)  # its Workload goes with it
     return ended
 

@@ -7,12 +7,14 @@ event (or an `ApplicationState.to_dict()`) and the last exception line of the dr
 Order matters, and why:
 1. out of memory first: a driver OOMKilled is also "exit code 137", and an evicted pod may
    carry an OOM; more memory is what would help.
-2. then the cluster: a disruption condition, a deletion, a vanished driver, an eviction or
+2. then the configuration: an image its registry says does not exist (`ImageNotFound`,
+   `monitoring.image_pull`). No try mends it: only a new image name, tag or credentials.
+3. then the cluster: a disruption condition, a deletion, a vanished driver, an eviction or
    a lost node, an image or a schedule that never came (the startup timeout), quota that
    never came (Kueue's queue timeout: the code never ran, a later try may find room).
    Running it again elsewhere, or later, may well work.
-3. then the run timeout, its own kind: neither obviously the code nor the cluster.
-4. anything else that exited non-zero is the application's own failure (Spark's exit
+4. then the run timeout, its own kind: neither obviously the code nor the cluster.
+5. anything else that exited non-zero is the application's own failure (Spark's exit
    exception, the user's `sys.exit(n)`, an uncaught exception).
 """
 
@@ -21,7 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-FailureKind = Literal["application_error", "out_of_memory", "infrastructure", "timeout"]
+from airflow_provider_sparkk8s.monitoring.image_pull import IMAGE_NOT_FOUND
+
+FailureKind = Literal[
+    "application_error", "configuration_error", "out_of_memory", "infrastructure", "timeout"
+]
 
 # Spark's SparkExitCode.OOM: the driver's uncaught-exception handler met an OutOfMemoryError.
 SPARK_OOM_EXIT_CODE = 52
@@ -52,6 +58,8 @@ INFRASTRUCTURE_REASONS = frozenset(
         "PodFailed",  # failed with no container ever reporting an exit
     }
 )
+# What the submission named wrongly, so that no later try can start the driver.
+CONFIGURATION_REASONS = frozenset({IMAGE_NOT_FOUND})
 TIMEOUT_REASONS = frozenset({"RunTimeout", "DeadlineExceeded"})
 
 
@@ -75,6 +83,8 @@ def failure_kind(event: Mapping[str, Any], exception_line: str | None = None) ->
         or any(OOM_TEXT in _text(text) for text in texts)
     ):
         return "out_of_memory"
+    if reason in CONFIGURATION_REASONS:
+        return "configuration_error"
     if reason in INFRASTRUCTURE_REASONS or event.get("disruption"):
         return "infrastructure"
     if reason in TIMEOUT_REASONS:

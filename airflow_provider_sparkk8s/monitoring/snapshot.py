@@ -196,7 +196,8 @@ _KEPT_STATE = {
 _SHARED = frozenset(
     {"phase", "type", "status", "reason", "namespace", ROLE_LABEL, "restartPolicy", "nodeName"}
 )
-_SHARED_CONTAINER = frozenset({"name"})
+# A container's image: read while it waits on a pull (`monitoring.image_pull` names it).
+_SHARED_CONTAINER = frozenset({"name", "image"})
 
 
 def _own(value: Any, shared: bool) -> Any:
@@ -277,7 +278,7 @@ def _slim_container(status: Any) -> dict[str, Any]:
     kept_state = {
         phase: _pick(state[phase], keys) for phase, keys in _KEPT_STATE.items() if phase in state
     }
-    return {**_pick(status, ("name",), _SHARED_CONTAINER), "state": kept_state}
+    return {**_pick(status, ("name", "image"), _SHARED_CONTAINER), "state": kept_state}
 
 
 def _counted_request(resource: Any) -> bool:

@@ -4,6 +4,8 @@
 
 - an application error (`ApplicationError`: the code failed) fails at once: running the same
   code on the same input again wastes the cluster;
+- a configuration error (`ConfigurationError`: the driver's image does not exist in its
+  registry) fails at once: another try pulls the same missing image;
 - an infrastructure failure (`InfrastructureFailure`, or the API server out of reach) is
   retried, after `infrastructure_delay` (None: the task's `retry_delay`);
 - out of memory (`DriverOutOfMemory`): with `memory_factor`, retried once with
@@ -15,7 +17,7 @@
 
 A policy can fail a task early but never retries beyond `retries`. The operator uses this
 policy when a task sets none (Airflow 3.3+); on 3.0-3.2, which have no policies, the
-operator fails an application error with AirflowFailException instead.
+operator fails an application or configuration error with AirflowFailException instead.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from airflow_provider_sparkk8s.application.memory_retry import check_factor
 from airflow_provider_sparkk8s.errors import (
     ApplicationError,
+    ConfigurationError,
     DriverOutOfMemory,
     InfrastructureFailure,
     KubeConnectionError,
@@ -47,6 +50,9 @@ if not RETRY_POLICIES:
 
 REASON_MAX = 500  # what Airflow stores of a decision's reason
 APPLICATION_REASON = "application error, not retried: the same code would fail the same way"
+CONFIGURATION_REASON = (
+    "configuration error, not retried: another try would meet the same missing image"
+)
 INFRASTRUCTURE_REASON = "infrastructure failure, retried"
 
 
@@ -55,8 +61,8 @@ def _with_failure(reason: str, exception: BaseException) -> str:
 
 
 class SparkK8sRetryPolicy(ExceptionRetryPolicy):
-    """Fail application errors, retry infrastructure, optionally retry once with more
-    driver memory after an out-of-memory failure."""
+    """Fail application and configuration errors, retry infrastructure, optionally retry
+    once with more driver memory after an out-of-memory failure."""
 
     def __init__(
         self,
@@ -72,6 +78,11 @@ class SparkK8sRetryPolicy(ExceptionRetryPolicy):
                     exception=ApplicationError,
                     action=RetryAction.FAIL,
                     reason=APPLICATION_REASON,
+                ),
+                RetryRule(
+                    exception=ConfigurationError,
+                    action=RetryAction.FAIL,
+                    reason=CONFIGURATION_REASON,
                 ),
                 RetryRule(
                     exception=[InfrastructureFailure, KubeConnectionError],

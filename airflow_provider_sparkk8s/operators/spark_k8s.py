@@ -79,7 +79,7 @@ from airflow_provider_sparkk8s.application.timeouts import (
     timeout_seconds,
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
-from airflow_provider_sparkk8s.errors import ApplicationError, ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.errors import NOT_RETRIED, ApplicationFailed, SparkConfError
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
@@ -1059,9 +1059,9 @@ class SparkK8sSubmitOperator(BaseOperator):
             self.log.info("%s", cost_line(self._cost))
         if not outcome.succeeded:
             failure = outcome.exception(memory_raised=memory_raised)
-            if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
+            if isinstance(failure, NOT_RETRIED) and not RETRY_POLICIES:
                 # Airflow before 3.3 has no retry policy to ask: fail without retries here.
-                raise not_retried(failure, "application error")
+                raise not_retried(failure, failure.kind.replace("_", " "))
             raise failure
         self.log.info(
             "Spark application %s succeeded in %ss",

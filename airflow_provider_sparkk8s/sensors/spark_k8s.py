@@ -44,7 +44,7 @@ from airflow_provider_sparkk8s.application.follower import (
 from airflow_provider_sparkk8s.application.outcome import failure_exception
 from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
 from airflow_provider_sparkk8s.errors import (
-    ApplicationError,
+    NOT_RETRIED,
     InfrastructureFailure,
     SparkConfError,
 )
@@ -431,7 +431,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
 def _typed(event: Mapping[str, Any], message: str) -> Exception:
     """The typed outcome of a failed application (the operator's classes); before Airflow
-    3.3, which has no retry policies, an application error is AirflowFailException."""
+    3.3, which has no retry policies, an application or configuration error is
+    AirflowFailException."""
     failure = failure_exception(
         failure_kind(event),
         message,
@@ -440,8 +441,8 @@ def _typed(event: Mapping[str, Any], message: str) -> Exception:
         exit_code=event.get("exit_code"),
         exception_line=event.get("exit_exception"),
     )
-    if isinstance(failure, ApplicationError) and not RETRY_POLICIES:
-        return not_retried(failure, "application error")
+    if isinstance(failure, NOT_RETRIED) and not RETRY_POLICIES:
+        return not_retried(failure, failure.kind.replace("_", " "))
     return failure
 
 

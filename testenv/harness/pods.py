@@ -24,7 +24,11 @@ MESSAGE = "kwok.sparkk8s.io/message"
 HOLD = "kwok.sparkk8s.io/hold"
 MANUAL = "kwok.sparkk8s.io/manual"  # KWOK leaves the status to the test
 
-UNPULLABLE_IMAGE = "registry.invalid/does-not-exist:1"
+# KWOK's pull failures (testenv/kwok-stages.yaml), each with the real node's messages: an i/o
+# timeout reaching the registry (transient: waits for the startup timeout), and the
+# registry's "not found" (definitive: the follower ends the application at once).
+UNPULLABLE_IMAGE = "registry.invalid/sparkk8s/pull-timeout:1"
+MISSING_IMAGE = "registry.invalid/sparkk8s/does-not-exist:1"
 
 
 def pod_manifest(

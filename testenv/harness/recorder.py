@@ -22,11 +22,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
+
+from testenv.harness.loopback import LoopbackServer
 
 VERSION_INFO = {
     "major": "1",
@@ -204,41 +206,12 @@ class Upstream(Protocol):
     ) -> tuple[int, bytes]: ...
 
 
-class RecordingServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class RecordingServer(LoopbackServer):
     def __init__(self, port: int = 0, upstream: Upstream | None = None) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(_Handler, port)
         self.upstream = upstream
         self.recording = Recording()
         self.unrecorded_paths: set[str] = set()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> Self:
-        # A short poll: stop() waits for it, and every parity case starts and stops one.
-        self._thread = threading.Thread(
-            target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def reset(self) -> None:
         with self.recording.lock:

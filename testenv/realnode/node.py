@@ -174,12 +174,14 @@ class RealNode:
     def expose_host_port(self, port: int) -> str:
         """`NODE_IP:port`, where the node's pods reach the server on the host's loopback port
         `port` (an object store a test runs): a listener inside the namespace forwards to
-        it, so nothing is routed out of either side. One forward per port, kept until stop."""
+        it, so nothing is routed out of either side. The node's own processes reach it at
+        `127.0.0.1:port` too (containerd pulls from a registry there over plain HTTP, as it
+        does from any loopback registry). One forward per port, kept until stop."""
         name = f"forward-{port}"
         if name not in self._processes:
             config = ForwardConfig(
                 netns=self._ns.netns,
-                listen=[(NODE_IP, port)],
+                listen=[(NODE_IP, port), ("127.0.0.1", port)],
                 upstream=("127.0.0.1", port),
                 proxy_socket=None,
                 inside_networks=[],

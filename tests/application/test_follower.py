@@ -112,6 +112,65 @@ def test_the_startup_timeout_fires_only_before_the_driver_runs():
     assert tick(started, 1600.0).final["reason"] == "RunTimeout"
 
 
+NOT_FOUND = (
+    'rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/apache/spark:'
+    '3.5.99": failed to resolve reference "docker.io/apache/spark:3.5.99": docker.io/apache/'
+    "spark:3.5.99: not found"
+)
+TIMED_OUT = (
+    'failed to pull and unpack image "registry.example.com/spark:1": failed to resolve reference '
+    '"registry.example.com/spark:1": failed to do request: Head "https://registry.example.com/v2/'
+    'spark/manifests/1": dial tcp 203.0.113.7:443: i/o timeout'
+)
+
+
+def pulling_driver(reason: str, message: str) -> dict:
+    status = waiting(reason, message)
+    status["image"] = "apache/spark:3.5.99"
+    return pod("d", conditions=SCHEDULED, containers=[status])
+
+
+def test_an_image_its_registry_says_does_not_exist_ends_the_following_at_once():
+    spec = FollowSpec(APP, "ns", "d", start_time=1000.0, startup_timeout=600)
+    following = observe(Following(spec), [pod("d")]).following  # submitted
+    step = observe(following, [pulling_driver("ErrImagePull", NOT_FOUND)], now=1002.0)
+    final = step.final
+    assert final is not None, "the first ErrImagePull that says not found ends it"
+    assert (final["status"], final["state"], final["reason"]) == (
+        "failed",
+        "failed",
+        "ImageNotFound",
+    )
+    assert final["driver_pod"] == "d" and final["exit_code"] is None
+    assert final["message"].startswith(
+        'image "apache/spark:3.5.99" of container spark-kubernetes-driver does not exist'
+    )
+    assert final["message"].endswith("docker.io/apache/spark:3.5.99: not found")
+    assert step.transition is not None and step.transition.reason == "ImageNotFound"
+    assert step.following.ended is not None and step.following.state.state == "failed"
+    assert seconds_to_deadline(step.following, 1002.0) is None  # nothing left to wait for
+    # Ended once: the kubelet's back-off that follows ends nothing again.
+    backoff = f'Back-off pulling image "apache/spark:3.5.99": ErrImagePull: {NOT_FOUND}'
+    again = observe(step.following, [pulling_driver("ImagePullBackOff", backoff)])
+    assert again.final is None and again.transition is None
+
+
+def test_a_transient_pull_error_waits_for_the_startup_timeout_as_before():
+    spec = FollowSpec(APP, "ns", "d", start_time=1000.0, startup_timeout=60)
+    following = Following(spec)
+    for reason, message in [
+        ("ErrImagePull", TIMED_OUT),
+        ("ImagePullBackOff", f'Back-off pulling image "registry.example.com/spark:1": {TIMED_OUT}'),
+        ("ImagePullBackOff", 'Back-off pulling image "registry.example.com/spark:1"'),
+    ]:
+        step = observe(following, [pulling_driver(reason, message)], now=1010.0)
+        assert step.final is None and step.following.state.state == "pending"
+        following = step.following
+    timeout = tick(following, 1060.0).final
+    assert (timeout["status"], timeout["reason"]) == ("timeout", "StartupTimeout")
+    assert "pending, ImagePullBackOff" in timeout["message"]
+
+
 def test_no_deadline_without_timeouts():
     following = Following(FollowSpec(APP, "ns"))
     assert seconds_to_deadline(following, 10**9) is None

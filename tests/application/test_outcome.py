@@ -20,6 +20,7 @@ from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import (
     ApplicationError,
     ApplicationFailed,
+    ConfigurationError,
     DriverOutOfMemory,
     InfrastructureFailure,
 )
@@ -120,6 +121,36 @@ def test_the_log_says_a_timed_out_driver_is_deleted_because_it_timed_out():
     assert deletion_reason("delete_succeeded_pod", timeout) == "timed out"
     assert deletion_reason("keep_pod", timeout) == "timed out"
     assert deletion_reason("delete_pod", failed) == "delete_pod"
+
+
+def test_a_driver_whose_image_does_not_exist_is_deleted_whatever_the_action_and_says_why():
+    missing = {"status": "failed", "reason": "ImageNotFound"}
+    for action in ("keep_pod", "delete_succeeded_pod", "delete_pod"):
+        assert should_delete_driver(action, missing)
+        assert deletion_reason(action, missing) == "its image does not exist"
+
+
+def test_a_missing_image_is_a_configuration_error_naming_the_image_and_the_answer():
+    state = ApplicationState(
+        state="failed",
+        reason="ImageNotFound",
+        message='image "apache/spark:3.5.99" of container spark-kubernetes-driver does not '
+        "exist in its registry (...): docker.io/apache/spark:3.5.99: not found",
+        driver_pod="pi-1-driver",
+    )
+    outcome = report(APP, final_event(APP, state), NOW)
+    assert (outcome.kind, outcome.xcom["reason"], outcome.xcom["cause"]) == (
+        "configuration_error",
+        "configuration_error",
+        "ImageNotFound",
+    )
+    error = outcome.exception()
+    assert isinstance(error, ConfigurationError) and error.reason == "ImageNotFound"
+    assert str(error).startswith(
+        "[configuration_error] Spark application spark-abc (driver pod team-a:pi-1-driver) "
+        'failed: ImageNotFound: image "apache/spark:3.5.99" of container'
+    )
+    assert str(error).endswith("docker.io/apache/spark:3.5.99: not found")
 
 
 def test_a_failure_reports_its_kind_as_the_xcom_reason_and_raises_its_class():

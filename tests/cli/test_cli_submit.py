@@ -15,6 +15,7 @@ from airflow_provider_sparkk8s.cli.submit import run, wait_for_driver
 from airflow_provider_sparkk8s.errors import (
     FAILURE_CLASSES,
     ApplicationError,
+    ConfigurationError,
     DriverOutOfMemory,
     KubeConnectionError,
 )
@@ -152,6 +153,63 @@ def test_wait_treats_a_deleted_driver_as_unknown() -> None:
         scripted(pod("Running"), None),  # type: ignore[arg-type]
     )
     assert state.state == "unknown"
+
+
+class DeleteRecorder:
+    """A client that answers only the driver's DELETE, recording it."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+
+    def request(self, method: str, path: str, **_: object) -> dict:
+        self.requests.append((method, path))
+        return {"metadata": {"name": "d", "namespace": "ns"}}
+
+
+def pulling(reason: str, message: str) -> dict:
+    driver = pod("Pending")
+    driver["status"]["containerStatuses"] = [
+        {"name": "spark-kubernetes-driver", "image": "apache/spark:3.5.99",
+         "state": {"waiting": {"reason": reason, "message": message}}}
+    ]  # fmt: skip
+    return driver
+
+
+NOT_FOUND = (
+    'rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/apache/spark:'
+    '3.5.99": failed to resolve reference "docker.io/apache/spark:3.5.99": docker.io/apache/'
+    "spark:3.5.99: not found"
+)
+
+
+def test_a_missing_image_ends_the_wait_deletes_the_driver_and_exits_6() -> None:
+    out, client = io.StringIO(), DeleteRecorder()
+    state = wait_for_driver(
+        client,  # type: ignore[arg-type]
+        "ns",
+        "d",
+        out,
+        scripted(pod("Pending"), pulling("ErrImagePull", NOT_FOUND), pod("Running")),
+    )
+    assert (state.state, state.reason) == ("failed", "ImageNotFound")
+    assert client.requests == [("DELETE", "/api/v1/namespaces/ns/pods/d")]
+    lines = out.getvalue().splitlines()
+    assert 'failed, ImageNotFound: image "apache/spark:3.5.99"' in lines[-2]
+    assert lines[-1].endswith("Deleting driver pod ns:d (its image does not exist).")
+    assert cli.exit_code_of(state) == 6
+
+
+def test_a_transient_pull_error_keeps_waiting() -> None:
+    timed_out = NOT_FOUND.replace("docker.io/apache/spark:3.5.99: not found", "i/o timeout")
+    client = DeleteRecorder()
+    state = wait_for_driver(
+        client,  # type: ignore[arg-type]
+        "ns",
+        "d",
+        io.StringIO(),
+        scripted(pulling("ErrImagePull", timed_out), pod("Failed", {"exitCode": 1})),
+    )
+    assert (state.state, state.exit_code, client.requests) == ("failed", 1, [])
 
 
 def test_the_status_line_repeats_every_report_interval_with_the_latest_phase() -> None:
@@ -297,7 +355,7 @@ def test_a_vanished_driver_exits_as_infrastructure() -> None:
 
 def test_the_exit_codes_cover_every_failure_class() -> None:
     assert set(cli.EXIT_CODES) == set(FAILURE_CLASSES)
-    assert len({cli.EXIT_CODES[k] for k in FAILURE_CLASSES if k != "failed"}) == 4
+    assert len({cli.EXIT_CODES[k] for k in FAILURE_CLASSES if k != "failed"}) == 5
 
 
 @pytest.mark.parametrize(
@@ -306,6 +364,7 @@ def test_the_exit_codes_cover_every_failure_class() -> None:
         (KubeConnectionError("connection refused"), 4),
         (DriverOutOfMemory("[out_of_memory] OOMKilled"), 3),
         (ApplicationError("[application_error] boom"), 1),
+        (ConfigurationError("[configuration_error] ImageNotFound"), 6),
     ],
 )
 def test_main_maps_raised_failures_to_their_exit_codes(

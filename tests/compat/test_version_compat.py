@@ -11,7 +11,11 @@ from airflow import __version__ as airflow_version
 from packaging.version import Version
 
 from airflow_provider_sparkk8s import version_compat
-from airflow_provider_sparkk8s.errors import ApplicationError, InfrastructureFailure
+from airflow_provider_sparkk8s.errors import (
+    ApplicationError,
+    ConfigurationError,
+    InfrastructureFailure,
+)
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_V_3_3_PLUS,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
@@ -74,6 +78,25 @@ def test_an_application_error_fails_without_retries_on_every_airflow(
     cluster.on_list = lambda fake: fake.pods.clear()
     with pytest.raises(InfrastructureFailure):
         make_operator(on_finish_action="delete_pod").execute(context(FakeTaskInstance()))
+
+
+def test_a_missing_image_fails_without_retries_on_every_airflow(
+    cluster: Any,  # noqa: F811
+) -> None:
+    """The registry said the driver's image does not exist: 3.3's default policy fails the
+    ConfigurationError at once; 3.0-3.2 raise it as AirflowFailException too."""
+    cluster.on_list = progress(driver_status("image_missing"))
+    operator = make_operator()
+    with pytest.raises(ConfigurationError) as error:
+        operator.execute(context(FakeTaskInstance()))
+    if AIRFLOW_V_3_3_PLUS:
+        policy = operator.retry_policy
+        assert policy is not None
+        assert policy.evaluate(error.value, 1, 3).action is version_compat.RetryAction.FAIL
+    else:
+        assert isinstance(error.value, version_compat.AirflowFailException)
+        assert str(error.value).endswith("(configuration error: not retried)")
+        assert error.value.reason == "ImageNotFound"
 
 
 def test_deferring_warns_when_a_kill_cannot_reach_the_trigger(

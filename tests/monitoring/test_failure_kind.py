@@ -39,6 +39,9 @@ def failed(**fields: Any) -> dict[str, Any]:
         (failed(reason="Error", exit_code=137), None, "infrastructure"),  # SIGKILL, nothing said
         ({"status": "timeout", "state": "failed", "reason": "StartupTimeout"}, None, "infrastructure"),
         ({"status": "timeout", "state": "failed", "reason": "QueueTimeout"}, None, "infrastructure"),
+        # The configuration: an image its registry says does not exist.
+        (failed(reason="ImageNotFound", message='image "x" of container d does not exist'), None, "configuration_error"),
+        (failed(reason="ImageNotFound", disruption="Deleted"), None, "configuration_error"),
         # The run timeout is its own kind.
         ({"status": "timeout", "state": "failed", "reason": "RunTimeout"}, None, "timeout"),
     ],
@@ -53,6 +56,12 @@ def test_an_oom_killed_driver_pod_is_out_of_memory_as_reduced() -> None:
 
 
 def test_every_kind_has_its_exception_class() -> None:
-    kinds = {"application_error", "out_of_memory", "infrastructure", "timeout"}
+    kinds = {
+        "application_error",
+        "configuration_error",
+        "out_of_memory",
+        "infrastructure",
+        "timeout",
+    }
     assert kinds < set(FAILURE_CLASSES)
     assert all(FAILURE_CLASSES[kind].kind == kind for kind in FAILURE_CLASSES)

@@ -122,6 +122,14 @@ def test_slim_pod_keeps_what_the_reducer_reads():
     assert slim["metadata"]["labels"] == full["metadata"]["labels"]
 
 
+def test_slim_pod_keeps_a_containers_image_for_a_pull_failure_to_name():
+    status = {"name": "spark-kubernetes-driver", "image": "apache/spark:3.5.99", "imageID": "",
+              "state": {"waiting": {"reason": "ErrImagePull", "message": "x: not found"}}}  # fmt: skip
+    full = pod("d", containers=[status])
+    [kept] = slim_pod(full)["status"]["containerStatuses"]
+    assert kept == {key: status[key] for key in ("name", "image", "state")}
+
+
 def test_a_list_keeps_the_held_object_when_the_version_is_the_same():
     held = apply_list(Snapshot(), [pod("a", rv="1")], "5").snapshot
     [kept] = held.pods.values()

@@ -234,6 +234,23 @@ def driver_status(
                 }
             ],
         }
+    if state == "image_missing":  # containerd's answer when the registry has no such tag
+        ref = "docker.io/apache/spark:3.5.99"
+        answer = (
+            f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
+            f'failed to resolve reference "{ref}": {ref}: not found'
+        )
+        return {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": container,
+                    "image": "apache/spark:3.5.99",
+                    "state": {"waiting": {"reason": "ErrImagePull", "message": answer}},
+                }
+            ],
+        }
     if state == "image_pull":
         return {
             "phase": "Pending",

@@ -35,6 +35,8 @@ from airflow_provider_sparkk8s.version_compat import (
 from testenv.harness.kube import request
 from testenv.harness.pods import (
     HOLD,
+    MISSING_IMAGE,
+    UNPULLABLE_IMAGE,
     create,
     get_pod,
     phase,
@@ -137,8 +139,11 @@ SCENARIOS = {
         kwok={"run-ms": "800", "exit-code": "137", "reason": "OOMKilled"},
     ),
     "image_pull_timeout": task(
-        deferrable=True, image="registry.invalid/does-not-exist:1", startup_timeout=6,
-        on_finish_action="keep_pod",
+        deferrable=True, image=UNPULLABLE_IMAGE, startup_timeout=6, on_finish_action="keep_pod",
+    ),
+    # the registry says the image does not exist: failed at once, not retried, driver deleted
+    "image_missing": task(
+        deferrable=True, image=MISSING_IMAGE, retries=2, on_finish_action="keep_pod",
     ),
     "unschedulable_timeout": task(
         deferrable=False, startup_timeout=6, on_finish_action="keep_pod",
@@ -158,6 +163,12 @@ SENSOR_TASK = (
 SENSOR_IMPORT = (
     "from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor\n"
 )
+
+
+def squeezed(text: str) -> str:
+    """`text` without whitespace and box lines: a message as Airflow 3.0's `dags test` prints
+    it, wrapped in a rich box, compares with its own squeezed form."""
+    return re.sub(r"[\s│]+", "", text)
 
 
 def sensor_looks(output: str) -> int:
@@ -185,9 +196,11 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     dag = "spark_scenarios"
     assert run.db, f"the Airflow run produced no DB dump:\n{run.output[-6000:]}"
     states = {ti["task_id"]: ti["state"] for ti in run.db["task_instances"]}
+    tries = {ti["task_id"]: ti["try_number"] for ti in run.db["task_instances"]}
     assert states == {
         "succeeds": "success", "fails_with_exit_code": "failed", "oom_killed": "failed",
-        "image_pull_timeout": "failed", "unschedulable_timeout": "failed", "dry_run": "success",
+        "image_pull_timeout": "failed", "image_missing": "failed",
+        "unschedulable_timeout": "failed", "dry_run": "success",
         "keeps_pod": "success", "bad_input_not_retried": "failed", "sensor_times_out": "failed",
     }, run.output[-8000:]  # fmt: skip
 
@@ -259,6 +272,34 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     )
     for task_id in ("image_pull_timeout", "unschedulable_timeout"):
         assert pods_of(kube_admin, namespace, dag, task_id) == [], task_id
+    # the pull timed out (an i/o timeout, transient): the startup timeout names it
+    assert "dialtcp192.0.2.10:443:i/otimeout" in squeezed(run.output)
+
+    # the image does not exist: the first ErrImagePull fails it, on its only try (retries=2),
+    # naming the image and the registry's answer; the driver goes despite keep_pod
+    missing = run.xcom("image_missing", "spark_application")
+    assert (missing["status"], missing["reason"], missing["cause"]) == (
+        "failed",
+        "configuration_error",
+        "ImageNotFound",
+    )
+    assert tries["image_missing"] == 1
+    # from the driver pod's creation to the task's end (no driver end: the report's "now")
+    assert missing["duration_seconds"] < 60, missing
+    said = squeezed(run.output)  # 3.0 prints the exception wrapped in a box
+    assert (
+        squeezed(
+            f"[configuration_error] Spark application {missing['application_id']} (driver pod "
+            f'{missing["submission_id"]}) failed: ImageNotFound: image "{MISSING_IMAGE}" of '
+            f"container spark-kubernetes-driver does not exist in its registry"
+        )
+        in said
+    ), run.output[-6000:]
+    assert (
+        squeezed(f'failed to resolve reference "{MISSING_IMAGE}": {MISSING_IMAGE}: not found')
+        in said
+    )
+    assert pods_of(kube_admin, namespace, dag, "image_missing") == []
 
     # dry run: YAML in the log, nothing in the cluster
     assert "Dry run: 3 objects of application" in run.output
@@ -272,7 +313,6 @@ def test_scenarios_in_one_real_airflow_run(scenarios_run, home, kube_admin, name
     ]
 
     # bad input: failed on the first try although retries=3, naming the key and the value
-    tries = {ti["task_id"]: ti["try_number"] for ti in run.db["task_instances"]}
     assert tries["bad_input_not_retried"] == 1
     assert "--executor-memory='lots' is invalid" in run.output
     assert pods_of(kube_admin, namespace, dag, "bad_input_not_retried") == []

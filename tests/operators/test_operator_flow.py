@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from airflow_provider_sparkk8s.application.task_identity import (
 from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
+    ConfigurationError,
     InfrastructureFailure,
     SparkConfError,
     SubmissionError,
@@ -301,6 +303,22 @@ def test_a_driver_that_never_starts_hits_the_startup_timeout_and_is_removed(
         make_operator(startup_timeout=0.3, on_finish_action="keep_pod").execute(context())
     assert "StartupTimeout" in str(error.value) and reason in str(error.value)
     assert cluster.pods == {}  # a timed-out driver is deleted even with keep_pod
+
+
+def test_a_missing_image_fails_at_once_as_a_configuration_error_and_the_driver_goes(cluster):
+    cluster.on_list = progress(driver_status("image_missing"), *[driver_status("running")] * 10)
+    ti = FakeTaskInstance()
+    started = time.monotonic()
+    with pytest.raises(ConfigurationError) as error:
+        make_operator(startup_timeout=600, on_finish_action="keep_pod").execute(context(ti))
+    assert time.monotonic() - started < 30  # not the startup timeout's 600 s
+    message = str(error.value)
+    assert message.startswith("[configuration_error] ")
+    assert 'ImageNotFound: image "apache/spark:3.5.99"' in message
+    assert message.endswith("docker.io/apache/spark:3.5.99: not found")
+    assert error.value.reason == "ImageNotFound"
+    assert ti.xcom[APPLICATION_XCOM_KEY]["reason"] == "configuration_error"
+    assert cluster.pods == {}  # deleted even with keep_pod: its kubelet would pull forever
 
 
 def test_the_run_timeout_ends_a_running_application(cluster):

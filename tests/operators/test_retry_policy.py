@@ -11,6 +11,7 @@ from airflow_provider_sparkk8s.errors import (
     ApplicationError,
     ApplicationFailed,
     ApplicationTimedOut,
+    ConfigurationError,
     DriverOutOfMemory,
     InfrastructureFailure,
     KubeConnectionError,
@@ -37,6 +38,15 @@ def test_application_errors_fail_at_once_and_say_why():
     assert decision.reason is not None
     assert decision.reason.startswith("application error, not retried")
     assert "boom" in decision.reason
+
+
+def test_configuration_errors_fail_at_once_and_say_why():
+    missing = ConfigurationError('[configuration_error] ImageNotFound: image "x:1" ...: not found')
+    decision = decide(SparkK8sRetryPolicy(), missing)
+    assert decision.action is RetryAction.FAIL
+    assert decision.reason is not None
+    assert decision.reason.startswith("configuration error, not retried")
+    assert 'image "x:1"' in decision.reason
 
 
 @pytest.mark.parametrize(

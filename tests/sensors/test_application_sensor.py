@@ -8,6 +8,7 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
+    ConfigurationError,
     InfrastructureFailure,
     KubeApiError,
     SparkConfError,
@@ -21,7 +22,7 @@ from airflow_provider_sparkk8s.version_compat import (
     AirflowSkipException,
     TaskDeferred,
 )
-from tests.monitoring.pod_builders import APP, pod, running, terminated
+from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
 
 class FakeClient:
@@ -102,6 +103,19 @@ def test_every_poke_closes_the_client_it_used(monkeypatch):
 def test_poke_fails_the_task_when_the_driver_fails(monkeypatch):
     client = FakeClient([pod("d", phase="Failed", containers=[terminated(4, "Error", "boom")])])
     with pytest.raises(ApplicationFailed, match="exit code 4: boom"):
+        sensor(client, monkeypatch, application_id=APP).poke({})
+
+
+def test_poke_fails_at_once_when_the_drivers_image_does_not_exist(monkeypatch):
+    answer = (
+        'rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/apache/'
+        'spark:3.5.99": failed to resolve reference "docker.io/apache/spark:3.5.99": '
+        "docker.io/apache/spark:3.5.99: not found"
+    )
+    status = waiting("ErrImagePull", answer)
+    status["image"] = "apache/spark:3.5.99"
+    client = FakeClient([pod("d", conditions=SCHEDULED, containers=[status])])
+    with pytest.raises(ConfigurationError, match=r'ImageNotFound: image "apache/spark:3\.5\.99"'):
         sensor(client, monkeypatch, application_id=APP).poke({})
 
 

@@ -17,6 +17,7 @@ from testenv.harness.pods import (
     EXIT_CODE,
     HOLD,
     MESSAGE,
+    MISSING_IMAGE,
     REASON,
     RUN_MS,
     UNPULLABLE_IMAGE,
@@ -110,7 +111,36 @@ async def test_image_pull_backoff_ends_in_a_startup_timeout_naming_it(
     )
     assert (payload["status"], payload["reason"]) == ("timeout", "StartupTimeout")
     assert "ImagePullBackOff" in payload["message"] or "ErrImagePull" in payload["message"]
+    assert "i/o timeout" in payload["message"]  # a transient answer: waited, as before
     assert time.monotonic() - started >= 7
+
+
+async def test_an_image_its_registry_says_does_not_exist_ends_at_the_first_pull(
+    conn_id, namespace, kube_admin
+):
+    app = new_app_id()
+    started = time.monotonic()
+    create(kube_admin, namespace, spark_pod("gone-driver", app, image=MISSING_IMAGE))
+    payload = await final_event(
+        make_trigger(conn_id, namespace, app, "gone-driver", startup_timeout=600)
+    )
+    took = time.monotonic() - started
+    assert (payload["status"], payload["state"], payload["reason"]) == (
+        "failed",
+        "failed",
+        "ImageNotFound",
+    )
+    assert payload["message"].startswith(
+        f'image "{MISSING_IMAGE}" of container spark-kubernetes-driver does not exist'
+    )
+    assert payload["message"].endswith(f"{MISSING_IMAGE}: not found")
+    assert took < 10, took  # KWOK's ErrImagePull comes 0.2 s after the pod starts
+    outcome = report(
+        TrackedApplication(app, namespace, "gone-driver", "spark-kubernetes-driver", ""),
+        payload,
+        datetime.now(UTC),
+    )
+    assert outcome.kind == "configuration_error"
 
 
 async def test_unschedulable_ends_in_a_startup_timeout_with_the_scheduler_message(
