@@ -28,6 +28,9 @@ from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support.real_spark import submitter_kubeconfig
 
+# `--tier=check` (make check: the tests that need no server); pytester for its tests.
+pytest_plugins = ("pytester", "tests.support.tiers")
+
 _started: list[ControlPlane] = []
 
 
