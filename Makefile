@@ -1,5 +1,6 @@
 # The README's two commands: `make test` and `make demo`. Everything they need is
 # installed from here, into .venv and ~/.cache, so a fresh machine needs nothing else.
+# `make check` is the quick one after every change: it needs the venv alone.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := testenv/constraints.txt
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(CONSTRAINTS) | md5sum | cut -c1-8)
 
-.PHONY: chaos bench-triggerer postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector hadoop-azure toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
+.PHONY: check chaos bench-triggerer postgres venv constraints lint test-deps controlplane hadoop-aws node-packages realnode-images spark-plane screenshots conf-keys gcs-connector hadoop-azure toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser test demo parity-refresh bench clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -92,6 +93,16 @@ lint: venv
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	mkdir -p $(MYPY_CACHE)
 	flock $(MYPY_CACHE).lock $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE) $(LINT_PATHS)
+
+# The quick check after every change: `lint`, then every test that needs no server
+# (--tier=check, tests/support/tiers.py: a test whose fixtures start a server or that carries
+# the controlplane, airflow or server marker is left out). It needs the venv alone: nothing is
+# built, installed or started. TESTS narrows it (make check TESTS=tests/submission); pytest's
+# exit 5 ("no tests collected") fails it as `make test`'s does.
+check: lint
+	$(PY) -m pytest -q -p no:cacheprovider --tier=check $(TESTS); \
+	rc=$$?; if [ $$rc -eq 5 ]; then echo "make check: no tests were collected" >&2; fi; \
+	exit $$rc
 
 # The S3A connector of each real-Spark line (hadoop-aws at the version of the line's
 # hadoop-client-api jar, and the AWS SDK modules it loads: 11-18 MB a Hadoop release) through

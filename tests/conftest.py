@@ -28,6 +28,10 @@ from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support.real_spark import submitter_kubeconfig
 
+# `--tier=check` (make check: the tests that need no server) and the time block at the end;
+# pytester for the tests of those two plugins.
+pytest_plugins = ("pytester", "tests.support.tiers", "tests.support.timing")
+
 _started: list[ControlPlane] = []
 
 

@@ -21,8 +21,9 @@
 set -uo pipefail
 py=${1:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
 compat=${2:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
-# --durations: each lane names its 30 slowest tests, the data for keeping CI in its budget.
-pytest=("$py" -m pytest -q -p no:cacheprovider --durations=30)
+# Each lane ends with where its time went (tests/support/timing.py: set-up against test time,
+# the session fixtures' starts, the ten slowest), the data for keeping CI in its budget.
+pytest=("$py" -m pytest -q -p no:cacheprovider)
 
 if [ "${3:-}" = --e2e-lane ]; then
     # Its verdicts go to a file of their own ($4), printed before its output: the output's

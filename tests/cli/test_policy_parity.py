@@ -16,8 +16,10 @@ from airflow_provider_sparkk8s.application.policy import Policy, parse_policy
 from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.errors import PolicyViolation
 from tests.parity.scenarios import Scenario, all_scenarios, golden_path
-from tests.parity.test_parity import apiserver  # noqa: F401 - the module's fixture
-from tests.parity.test_parity import test_same_requests_as_spark_submit as same_requests
+from tests.parity.test_parity import (
+    apiserver,  # noqa: F401 - the module's fixture
+    assert_as_captured,
+)
 
 pytestmark = [pytest.mark.controlplane]
 
@@ -65,7 +67,7 @@ def test_an_allowed_scenario_sends_what_spark_submit_sent_under_the_policy(
     monkeypatch.setattr(cli, "read_policy", lambda arguments, environ: POLICY)
     monkeypatch.setattr(guardrails, "enforce", enforce_and_keep)  # the service imports it late
     try:
-        same_requests(scenario, line, apiserver)
+        assert_as_captured(scenario, line, apiserver)
     except AssertionError:
         if checked and checked[-1]:
             pytest.skip(f"the parity policy refuses this scenario: {checked[-1]}")

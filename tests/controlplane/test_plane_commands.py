@@ -18,8 +18,6 @@ from kubernetes import config as k8s_config
 
 from testenv.harness import kube
 
-pytestmark = pytest.mark.controlplane
-
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -71,6 +69,7 @@ def _lines_until(process: subprocess.Popen[str], marker: str, timeout: float) ->
     raise AssertionError(f"no line starting {marker!r} within the deadline: {lines}")
 
 
+@pytest.mark.controlplane  # starts the plane itself, so no fixture says so
 def test_spark_plane_prints_ready_and_kubeconfig_through_a_pipe(tmp_path: Path) -> None:
     process = subprocess.Popen(
         _command("testenv.spark_plane", "--namespace", "piped"),

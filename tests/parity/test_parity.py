@@ -3,9 +3,11 @@
 The goldens were captured from real spark-submit (`make parity-refresh`); this test needs no
 JVM: it runs `sparkk8s-submit` with the same arguments, environment and local files
 against the same recording endpoint, normalises both captures the same way (only what is
-random per submission) and compares request by request. The recorder also sends each of
-our requests on to the test control plane's kube-apiserver (tests/parity/apiserver.py), so
-the server's own decoding and validation judge the bytes we send.
+random per submission) and compares request by request. Each case runs twice: against the
+recorder alone, which answers as it answered spark-submit (no server: `make check` runs
+it), and with the recorder sending each of our requests on to the test control plane's
+kube-apiserver (tests/parity/apiserver.py), so the server's own decoding and validation
+judge the bytes we send and its answers lead to the same requests.
 """
 
 from __future__ import annotations
@@ -41,11 +43,18 @@ from tests.parity.scenarios import (
 )
 from tests.support.volcano import CRD_NAME, POD_GROUP_CRD
 
-CASES = [
-    pytest.param(scenario, line, id=f"{scenario.name}[{line}]")
+CAPTURED = [
+    (scenario, line)
     for scenario in all_scenarios()
     for line in scenario.spark_lines
     if golden_path(scenario, line).exists()
+]
+CASES = [pytest.param(scenario, line, id=f"{scenario.name}[{line}]") for scenario, line in CAPTURED]
+# Refused before any request: nothing reaches the API server.
+SENT_CASES = [
+    pytest.param(scenario, line, id=f"{scenario.name}[{line}]")
+    for scenario, line in CAPTURED
+    if not scenario.expect_failure
 ]
 
 
@@ -149,11 +158,21 @@ def _summary(requests: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize(("scenario", "line"), CASES)
-def test_same_requests_as_spark_submit(
+def test_same_requests_as_spark_submit(scenario: Scenario, line: str) -> None:
+    """Against the recorder alone, as the goldens were captured."""
+    assert_as_captured(scenario, line, None)
+
+
+@pytest.mark.parametrize(("scenario", "line"), SENT_CASES)
+def test_the_api_server_accepts_the_same_requests(
     scenario: Scenario, line: str, apiserver: ApiServerUpstream
 ) -> None:
+    assert_as_captured(scenario, line, apiserver)
+
+
+def assert_as_captured(scenario: Scenario, line: str, upstream: ApiServerUpstream | None) -> None:
     captured = json.loads(golden_path(scenario, line).read_text())
-    result = run_ours(scenario, line, None if scenario.expect_failure else apiserver)
+    result = run_ours(scenario, line, None if scenario.expect_failure else upstream)
     if scenario.expect_failure:
         # spark-submit refused before any request; so do we, before writing anything (it
         # may have uploaded the files ahead of the bad one and left them: see the golden).

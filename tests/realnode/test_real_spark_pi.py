@@ -40,7 +40,7 @@ from tests.support.real_spark import (
     submit_with_cli,
 )
 
-pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.timeout(600)]
 BASE_PORTS = {"driver-rpc-port", "blockmanager", "spark-ui"}
 # version -> (the driver's container ports, whether a NetworkPolicy guards the executors)
 LINES = {
@@ -64,6 +64,7 @@ def test_every_line_is_named_here():
     assert sorted(LINES) == sorted(RUNTIME_VERSIONS)
 
 
+@pytest.mark.controlplane
 @pytest.mark.parametrize("version", sorted(LINES))
 def test_spark_pi_runs_on_the_real_kubelet_on_every_line(
     version: str,

@@ -18,7 +18,8 @@ import pytest
 from testenv.harness.waiting import wait_for
 from testenv.realnode.namespaces import cgroup_hierarchies, registry, sweep_stale
 
-pytestmark = [pytest.mark.timeout(120)]
+# The real node's namespaces and its packages' dnsmasq: `make check` leaves it out.
+pytestmark = [pytest.mark.server, pytest.mark.timeout(120)]
 REPO = Path(__file__).resolve().parents[2]
 
 # The owner: makes the namespaces (registering them), starts a daemon inside them that

@@ -91,6 +91,7 @@ def ours(version: str, conf: dict[str, str]) -> str:
     return f"{listed(resources.requests)};{listed(resources.limits)}"
 
 
+@pytest.mark.server  # a JVM on the parity installs: `make check` leaves it out
 @pytest.mark.parametrize("version", ["3.5.9", "4.1.4", "4.3.0"])
 def test_executor_container_resources_equal_sparks(version: str) -> None:
     expected = spark_answers(version, CASES)

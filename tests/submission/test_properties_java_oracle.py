@@ -69,6 +69,7 @@ def java(texts: list[str]) -> list[str]:
     return done.stdout.splitlines()
 
 
+@pytest.mark.server  # a JVM: `make check` leaves it out
 def test_escapes_as_java_reads_them() -> None:
     texts = HAND_PICKED + random_texts(1500)
     expected = java(texts)

@@ -1,0 +1,127 @@
+"""Where a pytest session's time went, printed at its end (before pytest's own summary line,
+which stays the last line: CI reads it).
+
+    time: set-up 212.4 s (session and module fixtures 180.2 s: real_plane 61.0 s, ...),
+          tests 1398.0 s, teardown 20.3 s
+    ten slowest:
+       136.71 s  call      tests/runtime/test_run_summary_real_spark.py::test_...
+
+Set-up, test (call) and teardown are the sums of pytest's phase durations. A session or
+module fixture's start is timed on its own (pytest_fixture_setup, less the fixtures it asks
+for while it runs, so nothing counts twice), since its set-up lands on the first test that
+uses it: the control plane's start shows by name, not only as one test's slow set-up.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass, field
+
+import pytest
+
+SLOWEST = 10
+FIXTURES_SHOWN = 5
+MIN_SHOWN = 0.1  # seconds
+WIDE_SCOPES = frozenset({"session", "package", "module", "class"})
+
+
+@dataclass(frozen=True)
+class Phase:
+    nodeid: str
+    when: str  # "setup", "call" or "teardown"
+    seconds: float
+
+
+@dataclass(frozen=True)
+class FixtureStart:
+    name: str
+    scope: str
+    seconds: float  # its own, less the fixtures it set up while it ran
+
+
+def time_block(phases: Iterable[Phase], starts: Iterable[FixtureStart]) -> list[str]:
+    """The lines of the block: the three sums, then the slowest phases, one a line."""
+    phases = list(phases)
+    totals: dict[str, float] = defaultdict(float)
+    for phase in phases:
+        totals[phase.when] += phase.seconds
+    by_fixture: dict[str, float] = defaultdict(float)
+    for start in starts:
+        if start.scope in WIDE_SCOPES:
+            by_fixture[start.name] += start.seconds
+    sums = (
+        f"time: set-up {totals['setup']:.1f} s{_wide_fixtures(by_fixture)}, "
+        f"tests {totals['call']:.1f} s, teardown {totals['teardown']:.1f} s"
+    )
+    lines = [sums, f"{_count_word(min(SLOWEST, len(phases)))} slowest:"]
+    slowest = sorted(phases, key=lambda phase: phase.seconds, reverse=True)[:SLOWEST]
+    lines += [f"  {p.seconds:8.2f} s  {p.when:<8}  {p.nodeid}" for p in slowest]
+    return lines
+
+
+def _wide_fixtures(by_fixture: dict[str, float]) -> str:
+    """' (session and module fixtures 61.2 s: real_plane 40.1 s, ...)'; names under a tenth
+    of a second (pytest-asyncio's event_loop_policy, a temp folder) are left out."""
+    if sum(by_fixture.values()) < MIN_SHOWN:
+        return ""
+    shown = sorted(
+        ((seconds, name) for name, seconds in by_fixture.items() if seconds >= MIN_SHOWN),
+        reverse=True,
+    )
+    names = ", ".join(f"{name} {seconds:.1f} s" for seconds, name in shown[:FIXTURES_SHOWN])
+    names += ", ..." if len(shown) > FIXTURES_SHOWN else ""
+    total = f"session and module fixtures {sum(by_fixture.values()):.1f} s"
+    return f" ({total}: {names})" if names else f" ({total})"
+
+
+def _count_word(n: int) -> str:
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    return words[n] if n < len(words) else str(n)
+
+
+@dataclass
+class _Open:
+    started: float
+    children: float = 0.0
+
+
+@dataclass(eq=False)  # hashable by identity, as pluggy wants a plugin
+class SessionTimes:
+    """One session's phases and fixture starts (an object per session, so a nested pytest
+    run in-process, as pytester's, keeps its own)."""
+
+    phases: list[Phase] = field(default_factory=list)
+    starts: list[FixtureStart] = field(default_factory=list)
+    _open: list[_Open] = field(default_factory=list)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.phases.append(Phase(report.nodeid, report.when, report.duration))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(
+        self, fixturedef: pytest.FixtureDef[object]
+    ) -> Generator[None, None, None]:
+        opened = _Open(time.perf_counter())
+        self._open.append(opened)
+        try:
+            yield
+        finally:
+            self._open.pop()
+            elapsed = time.perf_counter() - opened.started
+            if self._open:
+                self._open[-1].children += elapsed
+            own = elapsed - opened.children
+            self.starts.append(FixtureStart(fixturedef.argname, fixturedef.scope, own))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.phases:
+            return
+        terminalreporter.section("where the time went")
+        for line in time_block(self.phases, self.starts):
+            terminalreporter.write_line(line)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(SessionTimes(), "sparkk8s-session-times")
