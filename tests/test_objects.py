@@ -49,3 +49,9 @@ def test_newest_driver_is_the_latest_created_driver():
     assert objects.newest_driver([]) is None
     twin = pod(name="twin")
     assert objects.newest_driver([old, twin]) is old  # a tie keeps the first
+
+
+def test_quantities() -> None:
+    assert [objects.quantity(v) for v in ("500m", "2", "1Gi", "1.5", "1e3", "x")] == [
+        0.5, 2.0, 2.0**30, 1.5, 1000.0, 0.0
+    ]  # fmt: skip

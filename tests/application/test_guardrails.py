@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from airflow_provider_sparkk8s.application.guardrails import (
     apply_pins,
-    quantity,
     registry_path,
     violations,
 )
@@ -182,12 +181,6 @@ def test_executor_memory_adds_overhead_pyspark_and_off_heap() -> None:
 )
 def test_registry_path_resolves_as_the_runtime_does(image: str, location: str) -> None:
     assert registry_path(image) == location
-
-
-def test_quantities() -> None:
-    assert [quantity(v) for v in ("500m", "2", "1Gi", "1.5", "1e3", "x")] == [
-        0.5, 2.0, 2.0**30, 1.5, 1000.0, 0.0
-    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
