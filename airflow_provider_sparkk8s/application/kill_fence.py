@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.application.leftovers import FINISHED_STATES, state_key
+from airflow_provider_sparkk8s.application.ownership import Spare, kill_decision
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.monitoring.reducer import is_live
 
 STILL_DEFERRED = "deferred"
 RETRIED_BY_AIRFLOW = "up_for_retry"
@@ -76,7 +78,10 @@ def spare_reason(read: TaskStateRead, driver_live: bool) -> str | None:
         return f"the task instance's state could not be read ({read.error}), so no kill is proven"
     state = read.state
     if state == STILL_DEFERRED:
-        return "the task instance is still deferred: its trigger moved to another triggerer"
+        return (
+            "the task instance is still deferred: its trigger moved to another triggerer "
+            "(or a newer try deferred)"
+        )
     if state == RETRIED_BY_AIRFLOW:
         return "Airflow failed the try itself (up_for_retry): the next try adopts the driver"
     if state is None or state == GONE or state in FINISHED_STATES:
@@ -84,3 +89,16 @@ def spare_reason(read: TaskStateRead, driver_live: bool) -> str | None:
     if driver_live:
         return None
     return f"the task instance is {state} and the driver has ended or is gone: nothing to stop"
+
+
+def kill_verdict(
+    read: TaskStateRead, pod: Mapping[str, Any] | None, try_number: int | None
+) -> str | None:
+    """The whole decision on the pod as just read: None to delete it (with `ownership`'s
+    preconditions), else why not. A newer try's ownership, or a pod already going, is the
+    more specific reason and is named first; then the task instance's state."""
+    if pod is not None:
+        owned = kill_decision(pod, try_number)
+        if isinstance(owned, Spare):
+            return owned.reason
+    return spare_reason(read, pod is not None and is_live(pod))

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     )
     from airflow_provider_sparkk8s.application.kill_fence import (
         TaskStateRead,
+        kill_verdict,
         read_from_answer,
-        spare_reason,
     )
     from airflow_provider_sparkk8s.application.metrics import (
         Measurement,
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from airflow_provider_sparkk8s.monitoring.reducer import (
         ApplicationState,
         Pod,
-        is_live,
     )
     from airflow_provider_sparkk8s.services.async_pods import AsyncPods
     from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower, DriverLogStream
@@ -85,8 +84,8 @@ _MACHINERY: dict[str, tuple[str, ...]] = {
     ),
     "airflow_provider_sparkk8s.application.kill_fence": (
         "TaskStateRead",
+        "kill_verdict",
         "read_from_answer",
-        "spare_reason",
     ),
     "airflow_provider_sparkk8s.application.metrics": (
         "Measurement",
@@ -101,7 +100,6 @@ _MACHINERY: dict[str, tuple[str, ...]] = {
     "airflow_provider_sparkk8s.monitoring.reducer": (
         "ApplicationState",
         "Pod",
-        "is_live",
     ),
     "airflow_provider_sparkk8s.services.async_pods": ("AsyncPods",),
     "airflow_provider_sparkk8s.services.driver_log": (
@@ -472,24 +470,25 @@ class SparkK8sApplicationTrigger(BaseTrigger):
 
     async def _kill(self, driver_pod_name: str) -> None:
         await _machinery()
+        log = self.log  # one logger for the whole kill: the property makes one per use
         read = await self._task_state()
         client = await self._client()
         try:
             pods = AsyncPods(client)
             pod = await pods.get(self.namespace, driver_pod_name)
-            spared = spare_reason(read, pod is not None and is_live(pod))
+            spared = kill_verdict(read, pod, self.try_number)
             if spared is not None:
-                self.log.info(
+                log.info(
                     "Not deleting driver pod %s/%s: %s", self.namespace, driver_pod_name, spared
                 )
                 return
-            self.log.info("The task instance is %s: deleting its driver", read.describe())
+            log.info("The task instance is %s: deleting its driver", read.describe())
             await adelete_driver(
                 pods,
                 self.namespace,
                 driver_pod_name,
                 remove_uploads=self._remove_uploads,
-                log=self.log,
+                log=log,
                 keep_uploads=self.keep_uploaded_files,
                 kill_of_try=self.try_number,
             )

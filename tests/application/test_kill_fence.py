@@ -7,6 +7,7 @@ import pytest
 from airflow_provider_sparkk8s.application.kill_fence import (
     GONE,
     TaskStateRead,
+    kill_verdict,
     read_from_answer,
     spare_reason,
 )
@@ -69,3 +70,34 @@ def test_an_enum_state_is_read_as_its_value():
         value = "deferred"
 
     assert read_from_answer({"run-1": {"task": State()}}, REF) == TaskStateRead("deferred")
+
+
+def driver(phase: str = "Running", **annotations: str) -> dict:
+    return {
+        "metadata": {
+            "name": "d",
+            "uid": "u1",
+            "resourceVersion": "7",
+            "labels": {"spark-role": "driver", "sparkk8s.io/try-number": "1"},
+            "annotations": annotations,
+        },
+        "status": {"phase": phase},
+    }
+
+
+def test_a_newer_tries_adoption_is_named_before_the_state():
+    """A clear without a reset: try 2 adopted the driver and deferred again, so the state
+    reads deferred too; the adoption is the reason given."""
+    adopted = driver(**{"sparkk8s.io/adopted-by-try": "2"})
+    reason = kill_verdict(TaskStateRead("deferred"), adopted, 1)
+    assert reason is not None and reason.startswith("it was adopted by try 2")
+    assert kill_verdict(TaskStateRead("failed"), adopted, 1) == reason
+
+
+def test_the_verdict_reads_the_pod_for_liveness_and_a_gone_pod_for_the_state():
+    assert kill_verdict(TaskStateRead("running"), driver("Running"), 1) is None
+    ended = kill_verdict(TaskStateRead("running"), driver("Succeeded"), 1)
+    assert ended is not None and "nothing to stop" in ended
+    assert kill_verdict(TaskStateRead("failed"), None, 1) is None  # gone: the delete says so
+    moved = kill_verdict(TaskStateRead("deferred"), driver("Running"), 1)
+    assert moved is not None and "moved to another triggerer" in moved
