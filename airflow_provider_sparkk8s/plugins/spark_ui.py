@@ -9,8 +9,11 @@ page there, under the same base (application/history_ui.py).
 
 A request passes Airflow's own check first (the auth manager must allow its user to read
 that DAG's task instances: 401/403 otherwise), before the XCom is read and before any
-request to Kubernetes. Paths and rewrites are application/spark_ui.py's; the request is
-services/spark_ui_proxy.py's.
+request to Kubernetes. A connection whose kubeconfig runs an exec credential plugin is refused
+here (403, naming the connection and the setting) unless `[sparkk8s]
+allow_credential_commands_in_api_server` is True: the api-server runs no connection's code,
+as Airflow's security model keeps that to workers and the triggerer. Paths and rewrites are
+application/spark_ui.py's; the request is services/spark_ui_proxy.py's.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     UnsafePath,
     root_path,
 )
-from airflow_provider_sparkk8s.errors import KubeConnectionError
+from airflow_provider_sparkk8s.errors import CredentialCommandRefused, KubeConnectionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
@@ -83,9 +86,22 @@ def published_target(dag_id: str, run_id: str, task_id: str, map_index: int) -> 
     return target
 
 
+# Off by default, as Airflow's own `[core] test_connection` is: the api-server runs no code
+# that a connection names unless the deployment says so.
+CREDENTIAL_COMMANDS_OPTION = "allow_credential_commands_in_api_server"
+
+
 def connection_settings(conn_id: str) -> ClientSettings:
-    """The `spark_k8s` connection's client settings (read as the hook's Test button does)."""
-    return SparkK8sHook(kubernetes_conn_id=conn_id).get_settings()
+    """The `spark_k8s` connection's client settings (read as the hook's Test button does);
+    CredentialCommandRefused for an exec credential plugin, unless the deployment allows it.
+    Reading the settings runs nothing: the plugin's command would run at the first request."""
+    settings = SparkK8sHook(kubernetes_conn_id=conn_id).get_settings()
+    allowed = conf.getboolean("sparkk8s", CREDENTIAL_COMMANDS_OPTION, fallback=False)
+    if settings.exec_command and not allowed:
+        raise CredentialCommandRefused(
+            conn_id, settings.exec_command[0], "Airflow's api-server", CREDENTIAL_COMMANDS_OPTION
+        )
+    return settings
 
 
 def history_server_url(conn_id: str) -> str | None:
@@ -164,7 +180,10 @@ def build_app(read_check: Any = None) -> FastAPI:
         rest: str,
         target: SparkUiTarget = Depends(published_target),  # noqa: B008 - FastAPI's idiom
     ) -> Any:
-        client = await clients_of(app).get(target.conn_id)
+        try:
+            client = await clients_of(app).get(target.conn_id)
+        except CredentialCommandRefused as error:
+            raise HTTPException(403, str(error)) from None
         base = task_ui(dag_id, run_id, task_id, map_index).base
         try:
             answer = await open_spark_ui(
