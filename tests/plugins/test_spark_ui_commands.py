@@ -3,7 +3,8 @@ real api-server, a Viewer of the DAG, and a task whose `spark_k8s` connection na
 kubeconfig whose user runs an `exec:` credential plugin (a script that writes a marker file).
 The page refuses with 403, naming the connection and the setting, and the marker never
 appears; with `[sparkk8s] allow_credential_commands_in_api_server = True` the deployment has
-opted in, and the command runs at the proxied request (the marker appears)."""
+opted in, and the command runs at the first request to the API server, the driver pod's GET
+(the marker appears)."""
 
 from __future__ import annotations
 
@@ -14,39 +15,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.plugins.airflow_api import ApiServer, api_server
+from tests.plugins.airflow_api import ApiServer, api_server, spark_task_rows
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
 CONN_ID = "spark_k8s_exec"
 PAGE = "/sparkk8s/ui/etl/manual__1/pi/-1/jobs/"
-# A DAG, its run and the task's `spark_ui` XCom naming the connection, as the operator
-# publishes it (no scheduler: the rows are written through Airflow's models).
-ROWS = """
-import datetime
-from airflow.models.dag import DagModel
-from airflow.models.dagbundle import DagBundleModel
-from airflow.models.dagrun import DagRun
-from airflow.models.xcom import XComModel
-from airflow.utils.session import create_session
-from airflow.utils.types import DagRunType
-
-with create_session() as session:
-    if session.get(DagBundleModel, "dags-folder") is None:
-        session.add(DagBundleModel(name="dags-folder"))
-        session.flush()
-    session.add(DagModel(dag_id="etl", bundle_name="dags-folder", fileloc="/etl.py"))
-    session.flush()
-    session.add(DagRun(
-        dag_id="etl", run_id="manual__1", run_type=DagRunType.MANUAL,
-        run_after=datetime.datetime(2026, 12, 6, tzinfo=datetime.timezone.utc),
-    ))
-XComModel.set(
-    "spark_ui",
-    {"conn_id": "CONN_ID", "namespace": "jobs", "driver_pod": "pi-driver", "port": 4040},
-    dag_id="etl", task_id="pi", run_id="manual__1",
-)
-""".replace("CONN_ID", CONN_ID)
+# The task's `spark_ui` XCom, as the operator publishes it; the connection the plugin uses is
+# the one of the task's serialized definition (tests/plugins/airflow_api.py writes both).
+XCOM = {"conn_id": CONN_ID, "namespace": "jobs", "driver_pod": "pi-driver", "port": 4040}
 
 
 def exec_kubeconfig(folder: Path, marker: Path) -> Path:
@@ -88,7 +65,8 @@ def server(
     env = {f"AIRFLOW_CONN_{CONN_ID.upper()}": json.dumps(connection)}
     if request.param:
         env["AIRFLOW__SPARKK8S__ALLOW_CREDENTIAL_COMMANDS_IN_API_SERVER"] = "True"
-    with api_server(tmp_path / "home", {"viewer": "viewer"}, env, rows=ROWS) as running:
+    rows = spark_task_rows(tmp_path / "home", CONN_ID, "jobs", XCOM)
+    with api_server(tmp_path / "home", {"viewer": "viewer"}, env, rows=rows) as running:
         yield running, marker, request.param
 
 
