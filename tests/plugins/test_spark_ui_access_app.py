@@ -40,11 +40,17 @@ def pod(name: str, labels: Mapping[str, str], namespace: str = "jobs") -> dict[s
 
 def task_kube(request: Recorded) -> Reply:
     name = request.path.removeprefix("/api/v1/namespaces/jobs/pods/")
-    pods = {"pi-driver": pod("pi-driver", LABELS), "intruder": pod("intruder", {})}
+    pods = {
+        "pi-driver": pod("pi-driver", LABELS),
+        "intruder": pod("intruder", {}),
+        "noproxy-driver": pod("noproxy-driver", LABELS),
+    }
     if name in pods:
         return Reply(200, pods[name])
     if name == "denied":
         return Reply.status_body(403, "Forbidden", f'User "{IDENTITY}" cannot get pods')
+    if name.startswith("noproxy-driver:4041/proxy/"):
+        return Reply.status_body(403, "Forbidden", f'User "{IDENTITY}" cannot get pods/proxy')
     if name == "pi-driver:4041/proxy/api/v1/applications":
         return Reply(200, [{"id": "spark-1"}])
     return Reply.status_body(404, "NotFound", f'pods "{name}" not found')
@@ -56,7 +62,11 @@ class Plugin:
         self.loaded: list[str] = []
 
     def hint(self, **value: Any) -> None:
-        target = {"conn_id": "task_conn", "namespace": "jobs", "driver_pod": "pi-driver"}
+        target: dict[str, Any] = {
+            "conn_id": "task_conn",
+            "namespace": "jobs",
+            "driver_pod": "pi-driver",
+        }
         target.update(value)
         hint = SparkUiTarget(**target)
         self.app.dependency_overrides[plugin.published_target] = lambda: hint
@@ -136,6 +146,15 @@ def test_a_refused_get_is_the_plugins_message_without_the_api_servers_body(ui):
     response = ui.client.get(PAGE)
     assert response.status_code == 403
     assert "may not get pods in namespace 'jobs'" in response.json()["detail"]
+    assert IDENTITY not in response.text
+
+
+def test_a_refused_proxy_request_names_pods_proxy_without_the_api_servers_body(ui):
+    ui.hint(driver_pod="noproxy-driver")
+    response = ui.client.get(PAGE)
+    assert response.status_code == 403
+    detail = response.json()["detail"]
+    assert "'task_conn''s identity may not get pods/proxy in namespace 'jobs'" in detail
     assert IDENTITY not in response.text
 
 
