@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
 from airflow_provider_sparkk8s.application.submission_plan import NAMESPACE_KEY
 from airflow_provider_sparkk8s.application.task_identity import (
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
 )
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 
 # The operator adds it to its serialized fields (SparkK8sSubmitOperator.get_serialized_fields).
 SERIALIZED_CONN_FIELD = "kubernetes_conn_id"

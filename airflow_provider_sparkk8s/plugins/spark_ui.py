@@ -130,6 +130,9 @@ async def trusted_target(
     what the task rendered (else the connection's); the XCom must name both, and its pod
     must carry the task instance's labels (application/spark_ui_access.py). Nothing is sent
     before the connection and namespace are settled, and nothing with the XCom's own."""
+    checked = app.state.checked.get(hint, ref)
+    if checked is not None:  # settled a moment ago (a page's assets)
+        return await clients_of(app).get(checked.conn_id), checked
     task = ref.describe()
     definition = await asyncio.to_thread(lambda: app.state.definition_for(*ids))
     conn_id = task_connection(definition, task)
@@ -140,11 +143,9 @@ async def trusted_target(
         rendered = await asyncio.to_thread(lambda: app.state.rendered_for(*ids))
     namespace = task_namespace(definition, rendered, client.settings.effective_namespace(), task)
     check_hint(hint, conn_id, namespace)
-    checked = app.state.checked.get(conn_id, hint, ref)
-    if checked is None:
-        checked = await checked_driver(client, conn_id, hint, ref)
-        if checked is not None:
-            app.state.checked.put(conn_id, hint, ref, checked)
+    checked = await checked_driver(client, conn_id, hint, ref)
+    if checked is not None:
+        app.state.checked.put(hint, ref, checked)
     return client, checked
 
 

@@ -150,22 +150,20 @@ async def checked_driver(
 
 
 class CheckedDrivers:
-    """Targets checked within the last `ttl` seconds, by (task instance, XCom hint): a
-    page's assets follow it without a GET of the pod each."""
+    """Targets settled within the last `ttl` seconds, by (task instance, XCom hint): a
+    page's assets follow it without reading the task's definition or getting the pod each."""
 
     def __init__(
         self, *, ttl: float = CHECKED_TTL_SECONDS, clock: Callable[[], float] = time.monotonic
     ):
         self._ttl, self._clock = ttl, clock
-        self._checked: dict[tuple[str, SparkUiTarget, str], tuple[float, SparkUiTarget]] = {}
+        self._checked: dict[tuple[str, SparkUiTarget], tuple[float, SparkUiTarget]] = {}
 
-    def get(self, conn_id: str, hint: SparkUiTarget, ref: TaskInstanceRef) -> SparkUiTarget | None:
+    def get(self, hint: SparkUiTarget, ref: TaskInstanceRef) -> SparkUiTarget | None:
         now = self._clock()
         self._checked = {key: kept for key, kept in self._checked.items() if kept[0] > now}
-        kept = self._checked.get((conn_id, hint, ref.digest))
+        kept = self._checked.get((ref.digest, hint))
         return kept[1] if kept else None
 
-    def put(
-        self, conn_id: str, hint: SparkUiTarget, ref: TaskInstanceRef, target: SparkUiTarget
-    ) -> None:
-        self._checked[(conn_id, hint, ref.digest)] = (self._clock() + self._ttl, target)
+    def put(self, hint: SparkUiTarget, ref: TaskInstanceRef, target: SparkUiTarget) -> None:
+        self._checked[(ref.digest, hint)] = (self._clock() + self._ttl, target)

@@ -56,10 +56,10 @@ def test_a_checked_driver_is_remembered_for_its_ttl_per_task_instance_and_hint()
     checked = CheckedDrivers(ttl=10, clock=lambda: now[0])
     ref, hint = TaskInstanceRef("etl", "pi", "r"), SparkUiTarget("c", "jobs", "pi-driver")
     target = SparkUiTarget("c", "jobs", "pi-driver", 4041)
-    assert checked.get("c", hint, ref) is None
-    checked.put("c", hint, ref, target)
-    assert checked.get("c", hint, ref) == target
-    assert checked.get("c", hint, TaskInstanceRef("etl", "pi", "r2")) is None
-    assert checked.get("c", SparkUiTarget("c", "jobs", "other-driver"), ref) is None
+    assert checked.get(hint, ref) is None
+    checked.put(hint, ref, target)
+    assert checked.get(hint, ref) == target
+    assert checked.get(hint, TaskInstanceRef("etl", "pi", "r2")) is None
+    assert checked.get(SparkUiTarget("c", "jobs", "other-driver"), ref) is None
     now[0] = 10.0  # past its TTL: checked again
-    assert checked.get("c", hint, ref) is None
+    assert checked.get(hint, ref) is None
