@@ -37,7 +37,8 @@ ROLE_LABEL = "spark-role"
 # A mapped task's definition holds only what `partial()` was given: the default connection
 # is the operator's own default, known for our class alone (a subclass may change it).
 OPERATOR_CLASS = ("airflow_provider_sparkk8s.operators.spark_k8s", "SparkK8sSubmitOperator")
-UI_PORT_NAME = "spark-ui"  # Spark's BasicDriverFeatureStep names the driver's UI port so
+# The name Spark's BasicDriverFeatureStep (and ours) gives the driver container's UI port.
+UI_PORT_NAME = "spark-ui"
 RBAC_DOC = "docs/rbac.yaml"
 
 
@@ -74,10 +75,15 @@ def _templated(value: Any) -> bool:
     return False
 
 
-def task_connection(definition: TaskDefinition | None, task: str) -> str:
-    """The connection the task's definition names; a refusal when the definition has none."""
+def found_definition(definition: TaskDefinition | None, task: str) -> TaskDefinition:
+    """The task's definition; a 404 when Airflow's serialized DAGs hold none."""
     if definition is None:
         raise UiRefused(404, f"No definition of {task} in Airflow's serialized DAGs")
+    return definition
+
+
+def task_connection(definition: TaskDefinition, task: str) -> str:
+    """The connection the task's definition names; a refusal when it names none."""
     if SERIALIZED_CONN_FIELD in definition.expanded:
         raise UiRefused(
             403,

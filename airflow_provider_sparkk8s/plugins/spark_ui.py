@@ -57,6 +57,7 @@ from airflow_provider_sparkk8s.application.spark_ui_access import (
     UiRefused,
     api_refusal,
     check_hint,
+    found_definition,
     is_api_refusal,
     needs_rendered,
     task_connection,
@@ -134,10 +135,10 @@ async def trusted_target(
     if checked is not None:  # settled a moment ago (a page's assets)
         return await clients_of(app).get(checked.conn_id), checked
     task = ref.describe()
-    definition = await asyncio.to_thread(lambda: app.state.definition_for(*ids))
+    read = await asyncio.to_thread(lambda: app.state.definition_for(*ids))
+    definition = found_definition(read, task)
     conn_id = task_connection(definition, task)
     client = await clients_of(app).get(conn_id)
-    assert definition is not None  # task_connection refused otherwise
     rendered = None
     if needs_rendered(definition):
         rendered = await asyncio.to_thread(lambda: app.state.rendered_for(*ids))

@@ -15,6 +15,7 @@ from airflow_provider_sparkk8s.application.spark_ui_access import (
     api_refusal,
     check_hint,
     driver_ui_port,
+    found_definition,
     is_api_refusal,
     needs_rendered,
     task_connection,
@@ -51,7 +52,6 @@ def test_a_mapped_task_without_one_in_partial_has_the_operators_default():
 @pytest.mark.parametrize(
     ("found", "status", "text"),
     [
-        (None, 404, "No definition of etl.pi"),
         (definition(namespace="jobs"), 403, "names no kubernetes_conn_id"),
         (definition(frozenset({"kubernetes_conn_id"})), 403, "expands over kubernetes_conn_id"),
     ],
@@ -60,6 +60,12 @@ def test_no_connection_from_the_definition_is_a_refusal(found, status, text):
     with pytest.raises(UiRefused, match=text) as refused:
         task_connection(found, TASK)
     assert refused.value.status == status
+
+
+def test_a_task_without_a_definition_is_a_404():
+    with pytest.raises(UiRefused, match="No definition of etl") as refused:
+        found_definition(None, TASK)
+    assert refused.value.status == 404
 
 
 @pytest.mark.parametrize(
