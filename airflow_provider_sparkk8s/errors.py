@@ -33,6 +33,21 @@ class KubeConfigError(SparkK8sError):
     """The connection or kubeconfig cannot produce a working client (never holds secrets)."""
 
 
+class CredentialCommandRefused(KubeConfigError):
+    """A connection would run a command (a kubeconfig `exec:` credential plugin) in a process
+    that must run no connection's code: the api-server, the scheduler, the dag processor."""
+
+    def __init__(self, conn_id: str, command: str, where: str, option: str) -> None:
+        self.conn_id, self.command, self.where, self.option = conn_id, command, where, option
+        super().__init__(
+            f"connection {conn_id!r} authenticates with an exec credential plugin "
+            f"({command!r}), and {where} runs no command taken from a connection: anyone "
+            "who can edit connections could run code there. Give this connection a token, a "
+            "token file or client certificates, or let the deployment allow it with "
+            f"[sparkk8s] {option} = True"
+        )
+
+
 class KubeApiError(SparkK8sError):
     """The API server refused a request; names the object, the status and its reason."""
 

@@ -385,3 +385,78 @@ def task_instance_xcom(dag_id: str, run_id: str, task_id: str, map_index: int, k
         except ValueError:
             return value
     return value
+
+
+def task_definition(
+    dag_id: str, run_id: str, task_id: str, map_index: int, fields: tuple[str, ...]
+) -> tuple[dict[str, Any], frozenset[str]] | None:
+    """What Airflow's serialized DAG says of a task, for the version the task instance ran
+    (else its run's): `fields` as the definition holds them (template fields unrendered),
+    with `task_type`, `_task_module` and `_is_mapped`, and which `fields` a mapped task
+    expands (all of them when it expands a list of dicts). None: no such DAG version or task.
+    Read from the serialized JSON (its shape on 3.3; not checked on 3.0-3.2), so the whole
+    DAG is not deserialized for one task."""
+    from airflow.models.dagrun import DagRun
+    from airflow.models.serialized_dag import SerializedDagModel
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.serialization.serialized_objects import BaseSerialization
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        version_id = session.scalar(
+            select(TaskInstance.dag_version_id).where(
+                TaskInstance.dag_id == dag_id,
+                TaskInstance.run_id == run_id,
+                TaskInstance.task_id == task_id,
+                TaskInstance.map_index == map_index,
+            )
+        ) or session.scalar(
+            select(DagRun.created_dag_version_id).where(
+                DagRun.dag_id == dag_id, DagRun.run_id == run_id
+            )
+        )
+        if version_id is None:
+            return None
+        serialized = session.scalar(
+            select(SerializedDagModel).where(SerializedDagModel.dag_version_id == version_id)
+        )
+        data = serialized.data if serialized is not None else None
+    tasks = ((data or {}).get("dag") or {}).get("tasks") or []
+    encoded = next(
+        (t.get("__var") for t in tasks if (t.get("__var") or {}).get("task_id") == task_id), None
+    )
+    if not isinstance(encoded, dict):
+        return None
+    values: dict[str, Any] = {
+        key: encoded.get(key) for key in ("task_type", "_task_module", "_is_mapped")
+    }
+    if not encoded.get("_is_mapped"):
+        values.update((name, encoded[name]) for name in fields if name in encoded)
+        return values, frozenset()
+    partial = encoded.get("partial_kwargs") or {}
+    values.update(
+        (name, BaseSerialization.deserialize(partial[name])) for name in fields if name in partial
+    )
+    expand = encoded.get("expand_input") or {}
+    expanded_value = BaseSerialization.deserialize(expand.get("value"))
+    if expand.get("type") == "dict-of-lists" and isinstance(expanded_value, dict):
+        return values, frozenset(name for name in fields if name in expanded_value)
+    return values, frozenset(fields)  # expand_kwargs: any field may differ per map index
+
+
+def rendered_task_fields(dag_id: str, run_id: str, task_id: str, map_index: int) -> Any:
+    """The template fields as the task instance rendered them (Airflow's rendered fields,
+    which the task writes through the execution API); None before it rendered any."""
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    query = select(RenderedTaskInstanceFields.rendered_fields).where(
+        RenderedTaskInstanceFields.dag_id == dag_id,
+        RenderedTaskInstanceFields.run_id == run_id,
+        RenderedTaskInstanceFields.task_id == task_id,
+        RenderedTaskInstanceFields.map_index == map_index,
+    )
+    with create_session() as session:
+        return session.scalar(query)

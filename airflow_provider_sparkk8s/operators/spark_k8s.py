@@ -65,6 +65,7 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     ui_port,
     with_proxy_base,
 )
+from airflow_provider_sparkk8s.application.spark_ui_access import SERIALIZED_CONN_FIELD
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     namespace_of,
@@ -256,6 +257,13 @@ class SparkK8sSubmitOperator(BaseOperator):
         "executor_pod_template": "json",
     }
     ui_color = "#e25a1c"  # Spark's orange
+
+    @classmethod
+    def get_serialized_fields(cls) -> frozenset[str]:
+        """Airflow's fields and template fields, and the connection: the Spark UI plugin
+        reads it from the serialized DAG in the api-server, never from an XCom (issue 44;
+        Airflow's ExternalTaskMarker adds its `recursion_depth` the same way)."""
+        return frozenset(super().get_serialized_fields() | {SERIALIZED_CONN_FIELD})
 
     @property
     def operator_extra_links(self) -> tuple[BaseOperatorLink, ...]:  # type: ignore[override]

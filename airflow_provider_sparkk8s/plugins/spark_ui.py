@@ -2,6 +2,13 @@
 api-server mounts at /sparkk8s, which forwards GET and HEAD under a task instance's path to
 its driver's UI through kube-apiserver's pod proxy, with the task's `spark_k8s` connection.
 
+Only what the task itself submitted is proxied (issue 44): the connection is the one the
+task's serialized definition names (`kubernetes_conn_id`), the namespace the one it submits
+to; the `spark_ui` XCom only names the driver pod, and must name that connection and
+namespace too, and the pod must carry the task instance's identity labels (a GET with the
+task's connection) before anything is proxied. Refusals, kube-apiserver's 401/403 included,
+are the plugin's own messages (application/spark_ui_access.py).
+
 Once the driver is gone (the pod proxy's 404 for the pod, or its 503), the same link serves
 the application from the Spark History Server the connection's `history_server_url` extra
 (else `[sparkk8s] history_server_url`) names: a page of the driver's UI redirects to the same
@@ -9,14 +16,18 @@ page there, under the same base (application/history_ui.py).
 
 A request passes Airflow's own check first (the auth manager must allow its user to read
 that DAG's task instances: 401/403 otherwise), before the XCom is read and before any
-request to Kubernetes. Paths and rewrites are application/spark_ui.py's; the request is
-services/spark_ui_proxy.py's.
+request to Kubernetes. A connection whose kubeconfig runs an exec credential plugin is refused
+here (403, naming the connection and the setting) unless `[sparkk8s]
+allow_credential_commands_in_api_server` is True: the api-server runs no connection's code,
+as Airflow's security model keeps that to workers and the triggerer. Paths and rewrites are
+application/spark_ui.py's; the request is services/spark_ui_proxy.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -40,20 +51,37 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     UnsafePath,
     root_path,
 )
-from airflow_provider_sparkk8s.errors import KubeConnectionError
+from airflow_provider_sparkk8s.application.spark_ui_access import (
+    DEFINITION_FIELDS,
+    TaskDefinition,
+    UiRefused,
+    api_refusal,
+    check_hint,
+    found_definition,
+    is_api_refusal,
+    needs_rendered,
+    task_connection,
+    task_namespace,
+)
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.errors import CredentialCommandRefused, KubeConnectionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.services.history_ui_proxy import open_history_ui
 from airflow_provider_sparkk8s.services.spark_ui_proxy import (
+    CheckedDrivers,
     KubeClients,
     ProxiedAnswer,
+    checked_driver,
     open_spark_ui,
 )
 from airflow_provider_sparkk8s.version_compat import (
     airflow_plugin_class,
     conf,
     dag_reader_dependency,
+    rendered_task_fields,
+    task_definition,
     task_instance_xcom,
 )
 
@@ -69,8 +97,9 @@ def task_ui(dag_id: str, run_id: str, task_id: str, map_index: int) -> TaskInsta
 
 
 def published_target(dag_id: str, run_id: str, task_id: str, map_index: int) -> SparkUiTarget:
-    """Where the task instance's driver UI is: the XCom its operator published (a
-    dependency, run in a thread: it reads the metadata DB)."""
+    """Where the task instance's driver UI is, as its operator published it (XCom
+    `spark_ui`; a dependency, run in a thread: it reads the metadata DB). A hint only: its
+    connection and namespace must be the task's own, its pod is checked (`trusted_target`)."""
     value = task_instance_xcom(dag_id, run_id, task_id, map_index, XCOM_KEY)
     target = SparkUiTarget.from_xcom(value)
     if target is None:
@@ -83,9 +112,60 @@ def published_target(dag_id: str, run_id: str, task_id: str, map_index: int) -> 
     return target
 
 
+def definition_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> TaskDefinition | None:
+    """The task's definition in the serialized DAG of the version the task instance ran."""
+    found = task_definition(dag_id, run_id, task_id, map_index, DEFINITION_FIELDS)
+    return None if found is None else TaskDefinition(*found)
+
+
+def rendered_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> Mapping[str, Any] | None:
+    value = rendered_task_fields(dag_id, run_id, task_id, map_index)
+    return value if isinstance(value, Mapping) else None
+
+
+async def trusted_target(
+    app: FastAPI, ids: tuple[str, str, str, int], ref: TaskInstanceRef, hint: SparkUiTarget
+) -> tuple[AsyncKubeClient, SparkUiTarget | None]:
+    """The task's own connection's client and its checked driver (None: the XCom's pod is
+    gone). The connection comes from the task's definition, the namespace from it or from
+    what the task rendered (else the connection's); the XCom must name both, and its pod
+    must carry the task instance's labels (application/spark_ui_access.py). Nothing is sent
+    before the connection and namespace are settled, and nothing with the XCom's own."""
+    checked = app.state.checked.get(hint, ref)
+    if checked is not None:  # settled a moment ago (a page's assets)
+        return await clients_of(app).get(checked.conn_id), checked
+    task = ref.describe()
+    read = await asyncio.to_thread(lambda: app.state.definition_for(*ids))
+    definition = found_definition(read, task)
+    conn_id = task_connection(definition, task)
+    client = await clients_of(app).get(conn_id)
+    rendered = None
+    if needs_rendered(definition):
+        rendered = await asyncio.to_thread(lambda: app.state.rendered_for(*ids))
+    namespace = task_namespace(definition, rendered, client.settings.effective_namespace(), task)
+    check_hint(hint, conn_id, namespace)
+    checked = await checked_driver(client, conn_id, hint, ref)
+    if checked is not None:
+        app.state.checked.put(hint, ref, checked)
+    return client, checked
+
+
+# Off by default, as Airflow's own `[core] test_connection` is: the api-server runs no code
+# that a connection names unless the deployment says so.
+CREDENTIAL_COMMANDS_OPTION = "allow_credential_commands_in_api_server"
+
+
 def connection_settings(conn_id: str) -> ClientSettings:
-    """The `spark_k8s` connection's client settings (read as the hook's Test button does)."""
-    return SparkK8sHook(kubernetes_conn_id=conn_id).get_settings()
+    """The `spark_k8s` connection's client settings (read as the hook's Test button does);
+    CredentialCommandRefused for an exec credential plugin, unless the deployment allows it.
+    Reading the settings runs nothing: the plugin's command would run at the first request."""
+    settings = SparkK8sHook(kubernetes_conn_id=conn_id).get_settings()
+    allowed = conf.getboolean("sparkk8s", CREDENTIAL_COMMANDS_OPTION, fallback=False)
+    if settings.exec_command and not allowed:
+        raise CredentialCommandRefused(
+            conn_id, settings.exec_command[0], "Airflow's api-server", CREDENTIAL_COMMANDS_OPTION
+        )
+    return settings
 
 
 def history_server_url(conn_id: str) -> str | None:
@@ -162,10 +242,21 @@ def build_app(read_check: Any = None) -> FastAPI:
         task_id: str,
         map_index: int,
         rest: str,
-        target: SparkUiTarget = Depends(published_target),  # noqa: B008 - FastAPI's idiom
+        hint: SparkUiTarget = Depends(published_target),  # noqa: B008 - FastAPI's idiom
     ) -> Any:
-        client = await clients_of(app).get(target.conn_id)
-        base = task_ui(dag_id, run_id, task_id, map_index).base
+        ids = (dag_id, run_id, task_id, map_index)
+        ref = TaskInstanceRef(dag_id, task_id, run_id, map_index)
+        base = task_ui(*ids).base
+        try:
+            client, target = await trusted_target(app, ids, ref, hint)
+        except CredentialCommandRefused as error:
+            raise HTTPException(403, str(error)) from None
+        except UiRefused as error:
+            raise HTTPException(error.status, error.message) from None
+        except KubeConnectionError as error:
+            raise HTTPException(502, str(error)) from None
+        if target is None:  # the pod is gone: its application from the History Server
+            return await after_the_driver(request, hint, ids, base, rest)
         try:
             answer = await open_spark_ui(
                 client,
@@ -180,27 +271,48 @@ def build_app(read_check: Any = None) -> FastAPI:
             raise HTTPException(400, str(error)) from None
         except KubeConnectionError as error:
             raise HTTPException(502, str(error)) from None
+        content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
+        if is_api_refusal(answer.status, content_type):  # kube-apiserver's, not the driver's
+            await answer.body.aclose()  # type: ignore[attr-defined]
+            refused = api_refusal(answer.status, "get pods/proxy", target.namespace, target.conn_id)
+            raise HTTPException(refused.status, refused.message)
         if answer.status not in (404, 503):
             return _streamed(answer)
         original = answer.body
         head, answer = await _first_chunk(answer)
-        content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
         if head_needs_a_get(request.method, answer.status, content_type):
             head = await _status_body(client, target, base, rest, request)
         if not driver_gone(answer.status, content_type, head):
             return _streamed(answer)
-        ids = (dag_id, run_id, task_id, map_index)
+        if answer.status == 404:
+            await original.aclose()  # type: ignore[attr-defined]
+            return await after_the_driver(request, target, ids, base, rest)
         url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
-        read_id = app.state.application_id_for
-        app_id = await asyncio.to_thread(lambda: read_id(*ids)) if url else None
+        app_id = await _application_id(ids) if url else None
         if url is not None and app_id is not None:
             await original.aclose()  # type: ignore[attr-defined]
             return await from_history(request, url, app_id, base, rest)
-        if answer.status == 404:  # deleted: say so, rather than the API server's Status
-            await original.aclose()  # type: ignore[attr-defined]
-            reason = unavailable_reason(url, target.conn_id)
-            raise HTTPException(404, gone_detail(target.namespace, target.driver_pod, reason))
         return _streamed(answer)  # 503: the pod is there but does not serve (yet, or now)
+
+    async def _application_id(ids: tuple[str, str, str, int]) -> str | None:
+        read_id = app.state.application_id_for
+        return await asyncio.to_thread(lambda: read_id(*ids))  # type: ignore[no-any-return]
+
+    async def after_the_driver(
+        request: Request,
+        target: SparkUiTarget,
+        ids: tuple[str, str, str, int],
+        base: str,
+        rest: str,
+    ) -> Any:
+        """A deleted driver's page: from the History Server the task's connection (or
+        [sparkk8s]) names, else the plugin's own 404 (not the API server's Status)."""
+        url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
+        app_id = await _application_id(ids) if url else None
+        if url is not None and app_id is not None:
+            return await from_history(request, url, app_id, base, rest)
+        reason = unavailable_reason(url, target.conn_id)
+        raise HTTPException(404, gone_detail(target.namespace, target.driver_pod, reason))
 
     async def from_history(request: Request, url: str, app_id: str, base: str, rest: str) -> Any:
         """The page from the History Server at `url`, for the application `app_id`."""
@@ -219,6 +331,9 @@ def build_app(read_check: Any = None) -> FastAPI:
     app.state.settings_for = connection_settings
     app.state.history_url_for = history_server_url
     app.state.application_id_for = application_id
+    app.state.definition_for = definition_of
+    app.state.rendered_for = rendered_of
+    app.state.checked = CheckedDrivers()
     app.state.clients = weakref.WeakKeyDictionary()
     return app
 

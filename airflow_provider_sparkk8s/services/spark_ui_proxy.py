@@ -1,5 +1,6 @@
 """One Spark UI request through kube-apiserver's pod proxy: the I/O under the plugin
-(plugins/spark_ui.py); application/spark_ui.py decides the paths and the rewrites."""
+(plugins/spark_ui.py); application/spark_ui.py decides the paths and the rewrites, and
+application/spark_ui_access.py which driver a task instance's link may reach."""
 
 from __future__ import annotations
 
@@ -16,14 +17,25 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     response_headers,
     upstream_path,
 )
+from airflow_provider_sparkk8s.application.spark_ui_access import (
+    UiRefused,
+    api_refusal,
+    driver_ui_port,
+    unexpected_answer,
+)
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.services.async_pods import AsyncPodRequests, AsyncPods
 
 # A page and its assets reuse one client (keep-alive, no TLS handshake each); a connection
 # edited in Airflow counts after this long.
 CLIENT_TTL_SECONDS = 60.0
 # A replaced client still streams the bodies it started; it closes this much later.
 RETIRED_GRACE_SECONDS = 600.0
+# A driver pod checked (its labels, its UI port) serves a page's assets without a GET each.
+CHECKED_TTL_SECONDS = 10.0
 
 
 class KubeClients:
@@ -109,3 +121,49 @@ async def open_spark_ui(
         headers=response_headers(upstream.headers.multi_items(), prefix, base),
         body=body(),
     )
+
+
+async def checked_driver(
+    client: AsyncPodRequests,
+    conn_id: str,
+    hint: SparkUiTarget,
+    ref: TaskInstanceRef,
+) -> SparkUiTarget | None:
+    """The XCom's driver pod as a target, once a GET with the task's own connection shows
+    it is the task instance's driver in the task's namespace (`hint`'s connection and
+    namespace are the task's: application/spark_ui_access.check_hint); None when there is
+    no such pod (the driver is gone). UiRefused otherwise: the API server's refusals as the
+    plugin's own message, its body left here."""
+    try:
+        pod = await AsyncPods(client).get(hint.namespace, hint.driver_pod)
+    except SparkConfError:
+        raise UiRefused(403, f"The spark_ui XCom names no pod name: {hint.driver_pod!r}") from None
+    except KubeApiError as error:
+        if error.status in (401, 403):
+            raise api_refusal(error.status, "get pods", hint.namespace, conn_id) from None
+        raise unexpected_answer(error.status, hint.namespace, hint.driver_pod) from None
+    if pod is None:
+        return None
+    return SparkUiTarget(
+        conn_id, hint.namespace, hint.driver_pod, driver_ui_port(pod, ref, hint.namespace)
+    )
+
+
+class CheckedDrivers:
+    """Targets settled within the last `ttl` seconds, by (task instance, XCom hint): a
+    page's assets follow it without reading the task's definition or getting the pod each."""
+
+    def __init__(
+        self, *, ttl: float = CHECKED_TTL_SECONDS, clock: Callable[[], float] = time.monotonic
+    ):
+        self._ttl, self._clock = ttl, clock
+        self._checked: dict[tuple[str, SparkUiTarget], tuple[float, SparkUiTarget]] = {}
+
+    def get(self, hint: SparkUiTarget, ref: TaskInstanceRef) -> SparkUiTarget | None:
+        now = self._clock()
+        self._checked = {key: kept for key, kept in self._checked.items() if kept[0] > now}
+        kept = self._checked.get((ref.digest, hint))
+        return kept[1] if kept else None
+
+    def put(self, hint: SparkUiTarget, ref: TaskInstanceRef, target: SparkUiTarget) -> None:
+        self._checked[(ref.digest, hint)] = (self._clock() + self._ttl, target)

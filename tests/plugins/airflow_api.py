@@ -134,3 +134,56 @@ def api_server(
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         log.close()
+
+
+# A DAG of one SparkK8sSubmitOperator task, serialized as the DAG processor would, its run
+# created by the serialized DAG (the task instance with its DAG version), and the task's
+# `spark_ui` XCom: what the plugin reads in the api-server (no scheduler, no worker).
+SPARK_TASK_DAG = """
+import datetime
+from airflow.sdk import DAG
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+
+with DAG("etl", start_date=datetime.datetime(2026, 1, 1), schedule=None):
+    SparkK8sSubmitOperator(
+        task_id="pi", application="local:///opt/spark/pi.py", kubernetes_conn_id=CONN_ID,
+        namespace=NAMESPACE,
+    )
+"""
+SPARK_TASK_ROWS = """
+import datetime
+from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+from airflow.models.dagbag import DBDagBag
+from airflow.models.dagbundle import DagBundleModel
+from airflow.models.xcom import XComModel
+from airflow.utils.session import create_session
+from airflow.utils.state import DagRunState
+from airflow.utils.types import DagRunTriggeredByType, DagRunType
+
+with create_session() as session:
+    if session.get(DagBundleModel, "dags-folder") is None:
+        session.add(DagBundleModel(name="dags-folder"))
+bag = DagBag(dag_folder=DAG_FILE, bundle_name="dags-folder")
+assert not bag.import_errors, bag.import_errors
+sync_bag_to_db(bag, "dags-folder", None)
+with create_session() as session:
+    dag = DBDagBag().get_latest_version_of_dag("etl", session=session)
+    dag.create_dagrun(
+        run_id="manual__1", run_type=DagRunType.MANUAL, state=DagRunState.RUNNING,
+        run_after=datetime.datetime(2026, 12, 6, tzinfo=datetime.timezone.utc),
+        triggered_by=DagRunTriggeredByType.TEST, session=session,
+    )
+XComModel.set("spark_ui", XCOM, dag_id="etl", task_id="pi", run_id="manual__1")
+"""
+
+
+def spark_task_rows(home: Path, conn_id: str, namespace: str, xcom: Mapping[str, object]) -> str:
+    """Writes the DAG file under `home`'s dags folder; the rows' code for `api_server`."""
+    dags = home / "dags"
+    dags.mkdir(parents=True, exist_ok=True)
+    dag_file = dags / "etl.py"
+    dag = SPARK_TASK_DAG.replace("CONN_ID", repr(conn_id)).replace("NAMESPACE", repr(namespace))
+    dag_file.write_text(dag)
+    return SPARK_TASK_ROWS.replace("DAG_FILE", repr(str(dag_file))).replace(
+        "XCOM", repr(dict(xcom))
+    )

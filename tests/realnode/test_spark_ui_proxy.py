@@ -20,6 +20,11 @@ from fastapi.testclient import TestClient
 from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget, TaskInstanceUi
+from airflow_provider_sparkk8s.application.spark_ui_access import TaskDefinition
+from airflow_provider_sparkk8s.application.task_identity import (
+    TASK_INSTANCE_LABEL,
+    TaskInstanceRef,
+)
 from airflow_provider_sparkk8s.plugins import spark_ui as plugin
 from testenv.controlplane import ControlPlane, free_port
 from testenv.harness import kube
@@ -32,6 +37,8 @@ pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(400)]
 
 UI = TaskInstanceUi("etl", "manual__2026-12-02T01:00:00+00:00", "pi", -1)
 BASE = UI.base
+REF = TaskInstanceRef(UI.dag_id, UI.task_id, UI.run_id, UI.map_index)
+DRIVER_LABELS = {TASK_INSTANCE_LABEL: REF.digest, "spark-role": "driver"}
 BIG = 3 * 1024 * 1024
 
 # Spark's UI, as far as a proxy can tell: links under the base, redirects to the bare path.
@@ -80,7 +87,9 @@ ThreadingHTTPServer(("0.0.0.0", 4040), Handler).serve_forever()
 
 def _ui_pod(base: str) -> dict:
     return {
-        "metadata": {"name": "ui-driver", "labels": {"spark-role": "driver"}},
+        # The task instance's identity, as the operator labels its drivers: the plugin
+        # proxies only to such a pod (application/spark_ui_access.py).
+        "metadata": {"name": "ui-driver", "labels": DRIVER_LABELS},
         "spec": {
             "nodeName": "real-node-0",
             "restartPolicy": "Never",
@@ -118,6 +127,9 @@ def plugin_client(
     target = SparkUiTarget("spark_ui_test", ns, "ui-driver", 4040)
     app = plugin.build_app(read_check=lambda: None)
     app.dependency_overrides[plugin.published_target] = lambda: target
+    # The task's definition in the serialized DAG (tests/plugins: a real one).
+    definition = TaskDefinition({"kubernetes_conn_id": "spark_ui_test", "namespace": ns})
+    app.state.definition_for = lambda *ids: definition
     if history is not None:
         url, app_id = history
         app.state.history_url_for = lambda conn_id: url

@@ -29,6 +29,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget, TaskInstanceUi
+from airflow_provider_sparkk8s.application.spark_ui_access import TaskDefinition
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
@@ -243,6 +244,9 @@ def check_the_link_serves_the_history(
     assert target is not None
     app = plugin.build_app(read_check=lambda: None)  # Airflow's check: tests/plugins
     app.dependency_overrides[plugin.published_target] = lambda: target
+    # The task's serialized definition (tests/plugins read a real one): its connection.
+    definition = {"kubernetes_conn_id": target.conn_id, "namespace": target.namespace}
+    app.state.definition_for = lambda *ids: TaskDefinition(definition)
     app.state.application_id_for = lambda *ids: ti.xcom["spark_application"]["application_id"]
     root = FastAPI()
     root.mount("/sparkk8s", app)

@@ -1,11 +1,13 @@
 """KubeClients (services/spark_ui_proxy.py): one client per connection, kept for a while,
-a replaced one closed only after its grace, on plain stand-ins."""
+a replaced one closed only after its grace, on plain stand-ins; CheckedDrivers' memory."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_sparkk8s.services.spark_ui_proxy import KubeClients
+from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.services.spark_ui_proxy import CheckedDrivers, KubeClients
 
 
 class FakeClient:
@@ -47,3 +49,17 @@ async def test_a_client_is_kept_per_connection_then_replaced_and_closed_after_it
     assert first.closed  # type: ignore[attr-defined]
     await clients.aclose()
     assert second.closed and other.closed  # type: ignore[attr-defined]
+
+
+def test_a_checked_driver_is_remembered_for_its_ttl_per_task_instance_and_hint():
+    now = [0.0]
+    checked = CheckedDrivers(ttl=10, clock=lambda: now[0])
+    ref, hint = TaskInstanceRef("etl", "pi", "r"), SparkUiTarget("c", "jobs", "pi-driver")
+    target = SparkUiTarget("c", "jobs", "pi-driver", 4041)
+    assert checked.get(hint, ref) is None
+    checked.put(hint, ref, target)
+    assert checked.get(hint, ref) == target
+    assert checked.get(hint, TaskInstanceRef("etl", "pi", "r2")) is None
+    assert checked.get(SparkUiTarget("c", "jobs", "other-driver"), ref) is None
+    now[0] = 10.0  # past its TTL: checked again
+    assert checked.get(hint, ref) is None
