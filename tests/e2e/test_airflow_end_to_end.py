@@ -348,7 +348,23 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
         # The operator deleted its driver once it succeeded; the sensor still saw the end.
         from_sensor = poked.result(timeout=120)
         assert from_sensor["state"] == "succeeded", from_sensor
-        assert from_sensor["executors"] == result["executors"]
+        assert at_the_end(from_sensor["executors"]) == at_the_end(result["executors"]), (
+            from_sensor["executors"],
+            result["executors"],
+        )
+
+
+def at_the_end(executors: dict[str, Any]) -> dict[str, Any]:
+    """The executors' summary with those that ended with the application counted together.
+    Spark deletes its executors when the driver ends: whether one of them reads `succeeded`
+    or `deleted` depends on whether a follower saw the kubelet's last status before the
+    deletion. The poking sensor lists every few seconds and the trigger watches, so the
+    same run was seen both ways (CI on 2026-12-05, and a run here on 2026-12-06: the sensor
+    {deleted 1, failed 1, succeeded 1}, the trigger {deleted 2, failed 1}). That race decides
+    nothing the test is about: the failures and every other count must still agree."""
+    counts = dict(executors["counts"])
+    ended = counts.pop("succeeded", 0) + counts.pop("deleted", 0)
+    return {**executors, "counts": {**counts, "succeeded or deleted": ended}}
 
 
 def runtime_log(plane: Any, namespace: str, pod: str) -> str:
