@@ -75,7 +75,8 @@ kueue:
 statsd-exporter:
 	./testenv/build_statsd_exporter.sh >/dev/null
 
-# Debian's postgresql for Airflow with two triggerers (the chaos run); no-op once present.
+# Debian's postgresql for Airflow with two triggerers (the failover tests of `make test`, the
+# chaos run); no-op once present.
 postgres:
 	./testenv/install_postgres.sh >/dev/null
 
@@ -147,10 +148,12 @@ COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
 # builds keep the two cores busy while Maven, npm, pip's layer and the Go module downloads wait
 # on the network. The steps that use apt run one after another (order-only prerequisites):
 # apt-get update takes a lock the others would fail on.
-TEST_DEPS := lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser runtime-image realnode-images
+TEST_DEPS := lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser postgres runtime-image realnode-images
 test-deps: $(TEST_DEPS)
 tinyproxy: | node-packages
 browser: | tinyproxy
+# The e2e lane's two-triggerer tests (tests/e2e/test_triggerer_failover.py) need PostgreSQL.
+postgres: | browser
 test: venv
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \

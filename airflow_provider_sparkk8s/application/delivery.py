@@ -36,10 +36,16 @@ RESULT_LABEL = f"{LABEL_DOMAIN}/result"  # "succeeded": what kind of object this
 RESULT_KEY = "result.json"
 
 
+def may_keep(ref: TaskInstanceRef) -> bool:
+    """Whether a record can be kept at all: only under a known clear count (else a clear
+    could not be told from a retry, and a clear would deliver instead of running again)."""
+    return ref.clear_number is not None
+
+
 def may_find_record(ref: TaskInstanceRef) -> bool:
     """Whether this try can find a record at all: only a later try of a known clear (a
     first try has no earlier one; a clear starts a new try too, and is told by its count)."""
-    return ref.try_number > 1 and ref.clear_number is not None
+    return ref.try_number > 1 and may_keep(ref)
 
 
 def record_name(ref: TaskInstanceRef) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from airflow_provider_sparkk8s.application.delivery import (
     Undelivered,
     may_find_record,
+    may_keep,
     record_name,
     result_record,
     stale,
@@ -50,7 +51,7 @@ def keep_result(
     log: Log,
 ) -> bool:
     """Write the succeeded application's record, until Airflow records the success."""
-    if ref.clear_number is None:  # Airflow 3.0: a clear could not be told from a retry
+    if not may_keep(ref):  # Airflow 3.0 gives no clear count
         return False
     try:
         pods.keep_result(result_record(ref, namespace, application, returned))

@@ -10,6 +10,7 @@ from airflow_provider_sparkk8s.application.delivery import (
     RESULT_KEY,
     Undelivered,
     may_find_record,
+    may_keep,
     record_name,
     result_record,
     stale,
@@ -63,3 +64,8 @@ def test_another_task_instances_or_an_unreadable_record_delivers_nothing():
     assert undelivered(broken, replace(REF, try_number=2)) is None
     assert undelivered(None, REF) is None
     assert undelivered({}, REF) is None
+
+
+def test_a_record_is_kept_only_under_a_known_clear_count():
+    assert may_keep(REF)
+    assert not may_keep(replace(REF, clear_number=None))

@@ -446,3 +446,27 @@ async def test_a_cancel_during_the_connection_read_keeps_its_message_and_closes_
     assert cancelled.value.args == ("user action",)
     await asyncio.wait_for(closed.wait(), 5)
     assert stores == []
+
+
+def test_the_machinery_loaded_off_the_loop_is_what_the_module_declares_for_typing():
+    """`load_machinery` fills in exactly the names the TYPE_CHECKING block imports (a name
+    in one list only would be a NameError at a trigger's first run, or a dead entry)."""
+    import ast
+    import inspect
+
+    from airflow_provider_sparkk8s.triggers import spark_k8s
+
+    tree = ast.parse(inspect.getsource(spark_k8s))
+    (typing_block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    ]
+    declared = {
+        (node.module, alias.name)
+        for node in typing_block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    loaded = {(module, name) for module, names in spark_k8s._MACHINERY.items() for name in names}
+    assert declared == loaded
