@@ -62,7 +62,7 @@ REAL_AND_STAND_INS = (
 INTERESTING = (
     "Created ", "Submitted Spark application", "Spark application ", "Deferring", "Adopting",
     "[driver]", "Deleting driver", "Keeping driver", "succeeded in", "Trigger fired", "ERROR",
-    "Task failed", "failed:",
+    "Task failed", "failed:", "Result delivered",
 )  # fmt: skip
 # Of the real driver log the trigger streams (hundreds of lines), the ones worth showing.
 DRIVER_HIGHLIGHTS = (
