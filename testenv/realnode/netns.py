@@ -66,7 +66,8 @@ def call_inside(netns_path: str, function: Callable[..., T], *args: object, time
     its `__main__` is a module (pyspark's Connect client refuses a bare one as a doctest)."""
     with tempfile.TemporaryDirectory(prefix="sparkk8s-inside-") as folder:
         request, result = Path(folder) / "request", Path(folder) / "result"
-        request.write_bytes(pickle.dumps((sys.path, function, args)))
+        # The path first: the child sets it before the function's module is imported.
+        request.write_bytes(pickle.dumps(sys.path) + pickle.dumps((function, args)))
         argv = [
             sys.executable,
             "-m",
@@ -97,8 +98,9 @@ def _main(argv: list[str]) -> int:
         _setns(fd)  # first: nothing is imported yet that could have opened a socket
     finally:
         os.close(fd)
-    path, function, args = pickle.loads(Path(request).read_bytes())
-    sys.path[:] = path
+    with open(request, "rb") as called:
+        sys.path[:] = pickle.load(called)
+        function, args = pickle.load(called)
     try:
         outcome = (True, function(*args), "")
     except BaseException as error:  # noqa: BLE001 - every failure goes back to the caller
