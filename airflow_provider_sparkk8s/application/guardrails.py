@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from airflow_provider_sparkk8s.application import secure_preset
 from airflow_provider_sparkk8s.application.policy import SUBMITTER_KEYS, Policy
 from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.errors import PolicyViolation
@@ -40,6 +41,7 @@ from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import pod_template
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
+from airflow_provider_sparkk8s.submission.spark_line import DEFAULT_SPARK_VERSION
 
 NAMESPACE_KEY = "spark.kubernetes.namespace"
 DRIVER_SA_KEY = "spark.kubernetes.authenticate.driver.serviceAccountName"
@@ -51,11 +53,23 @@ _LEGACY_MIN_OVERHEAD_MIB = 384
 Violation = tuple[str, str, str]  # (key, the value as shown, the rule)
 
 
-def apply_pins(policy: Policy | None, conf: Mapping[str, str]) -> dict[str, str]:
-    """The conf with every pinned key it leaves out set to the policy's value."""
+def pins(policy: Policy, spark_version: str) -> dict[str, tuple[str, str]]:
+    """Every pinned key -> (value, the rule's name): the preset's for this Spark line, then
+    the policy's own, which win."""
+    found: dict[str, tuple[str, str]] = {}
+    if policy.preset == secure_preset.SECURE:
+        found = {k: (v, "preset secure:") for k, v in secure_preset.pins(spark_version).items()}
+    return {**found, **{k: (v, "pinned") for k, v in policy.pinned.items()}}
+
+
+def apply_pins(
+    policy: Policy | None, conf: Mapping[str, str], spark_version: str = DEFAULT_SPARK_VERSION
+) -> dict[str, str]:
+    """The conf with every pinned key it leaves out set to the policy's value (the preset's
+    depend on the Spark line)."""
     conf = dict(conf)
     if policy is not None:
-        for key, value in policy.pinned.items():
+        for key, (value, _) in pins(policy, spark_version).items():
             conf.setdefault(key, value)
     return conf
 
@@ -250,6 +264,7 @@ class _Checker:
         self.policy = policy
         self.template = template
         self.conf = conf.spark_conf
+        self.spark_version = conf.spark_version
         self.pattern = redaction_pattern(self.conf)
         self.provided = provided
         self.found: list[Violation] = []
@@ -275,11 +290,30 @@ class _Checker:
             glob = next((g for g in self.policy.denied_keys if fnmatchcase(key, g)), None)
             if glob is not None:
                 self.refuse(key, self.conf[key], f"denied_keys {glob!r}")
+            elif self.policy.preset == secure_preset.SECURE:
+                glob = next((g for g in secure_preset.DENIED_KEYS if fnmatchcase(key, g)), None)
+                if glob is not None:
+                    rule = f"preset secure: denied {glob!r} (the preset draws the secret)"
+                    self.refuse(key, self.conf[key], rule)
         # A pin holds whoever wrote the key: the operator's own keys may not differ either.
-        for key, want in sorted(self.policy.pinned.items()):
+        for key, (want, rule) in sorted(pins(self.policy, self.spark_version).items()):
             have = self.conf.get(key)
             if have is not None and have != want:
-                self.refuse(key, have, f"pinned {key}={self.shown(key, want)!r}")
+                self.refuse(key, have, f"{rule} {key}={self.shown(key, want)!r}")
+
+    def preset(self, conf: DriverConf, rendered: RenderedSubmission) -> None:
+        """What the secure preset refuses beyond its pins: the pods against the restricted
+        profile (after our steps filled what they left out), 4.3's escalation keys and the
+        NetworkPolicy step's exclusion."""
+        if self.policy.preset != secure_preset.SECURE:
+            return
+        found = secure_preset.conf_problems(self.conf)
+        found += secure_preset.pod_problems("driver pod", rendered.driver_pod)
+        template = pod_template.executor_template(conf)
+        if template is not None:
+            found += secure_preset.pod_problems("executor pod template", template)
+        for key, value, rule in found:
+            self.refuse(key, value, rule)
 
     def places(self, rendered: RenderedSubmission) -> None:
         policy, pod, template = self.policy, rendered.driver_pod, self.template
@@ -381,13 +415,15 @@ def violations(
     rendered: RenderedSubmission,
     provided: Mapping[str, str] | None = None,
 ) -> list[Violation]:
-    """Every rule the submission breaks, in a fixed order (keys, places, ceilings, labels)."""
+    """Every rule the submission breaks, in a fixed order (keys, places, ceilings, labels,
+    the preset's pods)."""
     template = executor_template(conf)
     checker = _Checker(policy, conf, provided or {}, template)
     checker.keys()
     checker.places(rendered)
     checker.ceilings(footprint(conf, rendered, template))
     checker.labels(rendered)
+    checker.preset(conf, rendered)
     return checker.found
 
 

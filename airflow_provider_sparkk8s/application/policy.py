@@ -11,8 +11,15 @@ optional; an absent field is no rule. `guardrails.py` applies it to a rendered s
  "allowed_namespaces": ["team-a-*"], "allowed_service_accounts": ["spark"],
  "allowed_image_registries": ["registry.example.com/spark"],
  "max_cores": 64, "max_memory": "256g", "max_executors": 20, "max_gpus": 4,
- "required_labels": ["team"], "labels": {"cost-center": "data-eng"}}
+ "required_labels": ["team"], "labels": {"cost-center": "data-eng"},
+ "preset": "secure"}
 ```
+
+`preset` names a set of rules in one word; `secure` is the only one
+(`secure_preset.py`, docs/secure_preset.md): Spark's authentication with a per-application
+secret the driver owns, AES-GCM RPC encryption, I/O encryption, the executors' NetworkPolicy
+and Pod Security Admission's "restricted" profile on driver and executors. Its keys act as
+pins; a key the policy pins itself keeps the policy's value.
 
 A misspelt field or a bad value is refused here, naming `policy.<field>` and where the
 policy came from, so a typo cannot switch a rule off without a word.
@@ -45,7 +52,8 @@ _LIST_FIELDS = (
     "required_labels",
 )
 _CEILINGS = ("max_cores", "max_memory", "max_executors", "max_gpus")
-FIELDS = (*_LIST_FIELDS, "pinned", "labels", *_CEILINGS)
+FIELDS = (*_LIST_FIELDS, "pinned", "labels", *_CEILINGS, "preset")
+PRESETS = ("secure",)  # application/secure_preset.py
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class Policy:
     max_gpus: int | None = None
     required_labels: tuple[str, ...] = ()  # on the driver and in the executors' labels
     labels: Mapping[str, str] = field(default_factory=dict)  # added by the operator
+    preset: str | None = None  # one of PRESETS
 
     def rules(self) -> list[str]:
         """The rules in force, as `field=value` (what a dry run shows)."""
@@ -82,6 +91,8 @@ class Policy:
         ):
             if value is not None:
                 shown.append(f"{name}={value}")
+        if self.preset is not None:
+            shown.append(f"preset={self.preset}")
         return shown
 
 
@@ -154,6 +165,11 @@ def parse_policy(document: Mapping[str, Any], source: str) -> Policy:
             values["max_memory_mib"] = parse_size("policy.max_memory", memory, "m")
         except SparkConfError as error:
             raise _refuse(source, "max_memory", memory, error.accepted) from None
+    if "preset" in document:
+        preset = document["preset"]
+        if not isinstance(preset, str) or preset.strip().lower() not in PRESETS:
+            raise _refuse(source, "preset", preset, f"one of {', '.join(PRESETS)}")
+        values["preset"] = preset.strip().lower()
     return Policy(source=source, **values)
 
 

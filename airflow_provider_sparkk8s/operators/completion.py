@@ -1,4 +1,5 @@
-"""After the driver ends: its log's tail and exception line, and its deletion with its uploads.
+"""After the driver ends: its log's tail and exception line, its deletion with its uploads,
+and the History Server's known vulnerabilities.
 
 The reads and the uploads' removal are best effort: the application's result stands
 whatever they meet, so a failure becomes a warning in the task log. Every path of the
@@ -9,10 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from airflow_provider_sparkk8s.application import history_advisories
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
 from airflow_provider_sparkk8s.services import driver_removal
+from airflow_provider_sparkk8s.services.history_server import (
+    FetchJson,
+    read_spark_version,
+    url_fetcher,
+)
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 
@@ -65,3 +72,17 @@ def delete_driver(
         why=why,
         kill_of_try=kill_of_try,
     )
+
+
+VERSION_READ_SECONDS = 5.0
+
+
+def warn_of_history_server(url: str | None, log: Log, fetch: FetchJson | None = None) -> None:
+    """One warning naming the History Server's known vulnerabilities, from the version its
+    REST API reports; nothing when none is configured, it does not answer, or it is fixed."""
+    if url is None:
+        return
+    version = read_spark_version(fetch or url_fetcher(url, VERSION_READ_SECONDS))
+    issues = history_advisories.known_issues(version)
+    if version is not None and issues:
+        log.warning("%s", history_advisories.warning(url, version, issues))

@@ -1061,6 +1061,9 @@ class SparkK8sSubmitOperator(BaseOperator):
                 self.log.info(
                     "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
                 )
+        completion.warn_of_history_server(
+            self._connection_or_config(HISTORY_SERVER_URL_OPTION), self.log
+        )
         self._push_run_summary(ti, app, event)
         self._cost = outcome.xcom.get("cost")
         if self._cost:

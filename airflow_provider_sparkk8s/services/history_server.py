@@ -48,6 +48,17 @@ def url_fetcher(base_url: str, timeout: float = _REQUEST_SECONDS) -> FetchJson:
     return fetch
 
 
+def read_spark_version(fetch: FetchJson) -> str | None:
+    """The Spark version the History Server reports (`GET /api/v1/version`), or None when
+    it does not answer or answers something else: the caller's check is advisory."""
+    try:
+        answer = fetch("version")
+    except (OSError, ValueError):  # unreachable, an HTTP error, not JSON
+        return None
+    version = answer.get("spark") if isinstance(answer, dict) else None
+    return version if isinstance(version, str) and version.strip() else None
+
+
 def _completed(application: Any) -> bool:
     attempts = application.get("attempts") if isinstance(application, dict) else None
     return (

@@ -164,7 +164,7 @@ def plan(
     if policy is not None:
         from airflow_provider_sparkk8s.application import guardrails
 
-        conf = guardrails.apply_pins(policy, conf)
+        conf = guardrails.apply_pins(policy, conf, spark_version)
     driver_conf = prepare(
         conf,
         spark_version=spark_version,

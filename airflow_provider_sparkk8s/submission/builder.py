@@ -17,6 +17,7 @@ from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import pod_template, properties, secret_confs
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.features import (
+    auth_secret,
     basic_driver,
     driver_command,
     driver_disruption_budget,
@@ -24,12 +25,14 @@ from airflow_provider_sparkk8s.submission.features import (
     driver_service,
     env_secrets,
     executor_decommission,
+    executor_network_policy,
     hadoop_conf_driver,
     kerberos_conf_driver,
     local_dirs,
     mount_secrets,
     mount_volumes,
     network_policy,
+    pod_security,
     pod_template_config_map,
 )
 from airflow_provider_sparkk8s.submission.podops import add_to_list, editable, env_var, volume_mount
@@ -72,10 +75,15 @@ OPTIONAL_STEPS: dict[str, Callable[[], FeatureStep]] = {
     "org.apache.spark.deploy.k8s.features.VolcanoFeatureStep": _volcano,
 }
 # Ours (Spark has none of them), after Spark's and before user steps; each does nothing
-# unless its own spark.kubernetes.sparkk8s.* key is true, so spark-submit's objects stay.
+# unless its own spark.kubernetes.sparkk8s.* key is set, so spark-submit's objects stay.
+# The last three are the secure preset's (application/secure_preset.py); pod security runs
+# last of ours, so it fills every container and volume the others added.
 PROVIDER_STEPS: tuple[FeatureStep, ...] = (
     driver_disruption_budget.STEP,
     executor_decommission.STEP,
+    auth_secret.STEP,
+    executor_network_policy.STEP,
+    pod_security.STEP,
 )
 
 USER_STEPS_KEY = "spark.kubernetes.driver.pod.featureSteps"

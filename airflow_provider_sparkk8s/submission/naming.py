@@ -11,7 +11,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -36,6 +36,9 @@ class SubmissionIds:
     properties_date: str = ""  # java.util.Date.toString() in the properties header
     shuffle_seed: int = 0  # seeds the random order Spark gives the local dirs
     upload_seed: int = 0  # seeds the spark-upload-<uuid> folder names (upload_plan.py)
+    # 256 random bits as hex (Spark's own `createSecret` draws as many), the RPC secret of
+    # the secure preset's Secret (features/auth_secret.py); never printed, hence repr=False.
+    auth_secret: str = field(default="", repr=False)
 
 
 class _LocalEnvironment(Protocol):
@@ -238,4 +241,5 @@ def new_submission_ids(
         properties_date=java_date_string(now_ms / 1000),
         shuffle_seed=int.from_bytes(random_bytes(8), "big"),
         upload_seed=new_uuid().int,
+        auth_secret=random_bytes(32).hex(),
     )

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import restricted_profile
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import java_double_to_string
 from airflow_provider_sparkk8s.submission.java_text import read_utf8
@@ -347,24 +348,43 @@ def initial_driver_pod(conf: DriverConf) -> SparkPod:
     return select_spark_container(template, conf.get(DRIVER_CONTAINER_NAME_KEY))
 
 
+# The executor template of the restricted profile when the author gave none: Spark's
+# container (BasicExecutorFeatureStep's default name) with nothing else.
+_EMPTY_EXECUTOR_TEMPLATE = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "spec": {"containers": [{"name": "spark-kubernetes-executor"}]},
+}
+
+
+def _yaml(template: Mapping[str, Any]) -> str:
+    import yaml
+
+    return str(yaml.safe_dump(dict(template), sort_keys=False, default_flow_style=False))
+
+
 def executor_template_text(conf: DriverConf) -> str | None:
     """The executor template text Spark ships in a ConfigMap, validated; None when unset.
 
     A file is shipped as written; a dict is written as YAML. Spark only parses the executor
     template inside the driver; parsing it now reports a broken template before submission.
+    With `spark.kubernetes.sparkk8s.podSecurity=restricted` the template (or one holding only
+    Spark's container) gets the profile's fields it leaves out, written as YAML: the
+    executors have no other way to get a pod security context on 3.5-4.3.
     """
+    restricted = restricted_profile.enabled(conf)
     if conf.executor_pod_template is not None:
-        import yaml
-
         template = template_from_dict(EXECUTOR_TEMPLATE_KEY, conf.executor_pod_template)
-        return str(yaml.safe_dump(template, sort_keys=False, default_flow_style=False))
+        return _yaml(restricted_profile.harden_pod(template) if restricted else template)
     path = conf.get(EXECUTOR_TEMPLATE_KEY)
     if path is None:
-        return None
+        if not restricted:
+            return None
+        return _yaml(restricted_profile.harden_pod(_EMPTY_EXECUTOR_TEMPLATE))
     content = _template_file(conf, EXECUTOR_TEMPLATE_KEY, path)
     text = file_text(conf, EXECUTOR_TEMPLATE_KEY, path, content)
-    parse_template(EXECUTOR_TEMPLATE_KEY, path, text)
-    return text
+    parsed = parse_template(EXECUTOR_TEMPLATE_KEY, path, text)
+    return _yaml(restricted_profile.harden_pod(parsed)) if restricted else text
 
 
 def executor_template(conf: DriverConf) -> KubeObject | None:

@@ -47,6 +47,8 @@ def test_blank_is_no_policy(blank: object) -> None:
         ({"pinned": {"a": {"b": 1}}}, "policy.pinned", "string, number or boolean"),
         ({"labels": {"bad key!": "x"}}, "policy.labels.bad key!", "DNS subdomain"),
         ({"allowed_namespaces": [""]}, "policy.allowed_namespaces", "non-empty"),
+        ({"preset": "paranoid"}, "policy.preset", "='paranoid' is invalid: expected one of secure"),
+        ({"preset": True}, "policy.preset", "one of secure"),
     ],
 )
 def test_bad_fields_are_named(document: dict, key: str, fragment: str) -> None:
@@ -64,3 +66,10 @@ def test_unparsable_text_names_the_line_and_the_source() -> None:
 def test_an_empty_allow_list_allows_nothing_and_says_so() -> None:
     policy = parse_policy({"allowed_namespaces": []}, "s")
     assert policy.allowed_namespaces == () and policy.rules() == ["allowed_namespaces=[]"]
+
+
+def test_the_preset_is_one_word_and_shown_with_the_rules() -> None:
+    policy = parse_policy({"preset": "Secure", "max_executors": 4}, "s")
+    assert policy.preset == "secure"
+    assert policy.rules() == ["max_executors=4", "preset=secure"]
+    assert parse_policy({}, "s").preset is None

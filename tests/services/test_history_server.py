@@ -10,6 +10,7 @@ import pytest
 from airflow_provider_sparkk8s.services.history_server import (
     HistoryUnavailable,
     read_run_summary,
+    read_spark_version,
     wait_for_application,
 )
 
@@ -86,3 +87,23 @@ def test_a_server_that_never_lists_it_is_unavailable_with_why():
     api, clock = FakeApi({}, listed_after=10**6), Clock()
     with pytest.raises(HistoryUnavailable, match=r"spark-1 after 30 s .*404"):
         read_run_summary(api, "spark-1", 30, clock, clock.sleep)
+
+
+def test_the_spark_version_is_read_from_the_version_endpoint():
+    api = FakeApi({"version": {"spark": "3.5.6"}})
+    assert read_spark_version(api) == "3.5.6" and api.asked == ["version"]
+
+
+@pytest.mark.parametrize("answer", [{}, {"spark": ""}, {"spark": 3}, ["3.5.6"], None])
+def test_an_odd_version_answer_is_no_version(answer):
+    assert read_spark_version(FakeApi({"version": answer})) is None
+
+
+def test_an_unreachable_server_is_no_version():
+    def refused(path: str) -> Any:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    def not_json(path: str) -> Any:
+        raise ValueError("Expecting value")
+
+    assert read_spark_version(refused) is None and read_spark_version(not_json) is None

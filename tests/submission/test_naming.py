@@ -98,7 +98,7 @@ def test_java_date_string():
 
 
 def test_new_submission_ids_uses_given_sources():
-    draws = iter([b"\x01\x02\x03", b"\x04\x05\x06", b"\x07\x08\x09", b"\x00" * 8])
+    draws = iter([b"\x01\x02\x03", b"\x04\x05\x06", b"\x07\x08\x09", b"\x00" * 8, b"\xab" * 32])
     import uuid
 
     fixed = uuid.UUID("12345678-1234-5678-1234-567812345678")
@@ -108,5 +108,6 @@ def test_new_submission_ids_uses_given_sources():
     assert ids.config_map_unique_id == "0405069ad0f8a400"
     assert ids.service_unique_id == "0708099ad0f8a400"
     assert ids.local_dir_uuids == (str(fixed),)
+    assert ids.auth_secret == "ab" * 32
     real = naming.new_submission_ids()
     assert len(real.app_id) == 38 and real.prefix_unique_id != real.config_map_unique_id

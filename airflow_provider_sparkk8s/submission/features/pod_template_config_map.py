@@ -1,9 +1,11 @@
 """PodTemplateConfigMapStep: ship the executor pod template to the driver.
 
 Active when `spark.kubernetes.executor.podTemplateFile` is set (or an executor template dict
-is given). The template text goes into a ConfigMap `<prefix>-driver-podspec-conf-map`, which
-is mounted at `/opt/spark/pod-template`; the driver reads it from there, so the conf entry is
-rewritten to that path.
+is given), and with our `spark.kubernetes.sparkk8s.podSecurity=restricted`, which ships a
+template holding the profile's security context when the author gave none. The template
+text goes into a ConfigMap `<prefix>-driver-podspec-conf-map`, which is mounted at
+`/opt/spark/pod-template`; the driver reads it from there, so the conf entry is rewritten
+to that path.
 """
 
 from __future__ import annotations
