@@ -200,9 +200,10 @@ class RealNode:
         pods' addresses route: a client that dials a pod (Spark Connect's, by the server pod's
         IP) runs there, as it would in the cluster. The host's loopback ports `host_ports`
         (the API server's) answer there at 127.0.0.1 on the same port, so a kubeconfig
-        written for this process serves inside too. Neither a port-forward (the product also
-        dials the pod IP itself: the readiness probe, the status page) nor a route out of
-        the namespace (two instances use the same addresses) would do."""
+        written for this process serves inside too. Neither a port-forward (containerd's
+        works here, but the product dials the pod IP itself: the readiness probe, the status
+        page, the client's URL) nor a route out of the namespace (it would change the host's
+        network, and two instances use the same addresses) would do."""
         for port in host_ports:
             self.expose_host_port(port)
         return call_inside(self.netns_path, function, *args, timeout=timeout)
