@@ -126,7 +126,7 @@ gcs-connector: venv
 hadoop-azure: venv
 	$(PY) -m testenv.hadoop_azure --all >/dev/null
 
-# The node agent's Spark images: pyspark 4.3.0, 4.2.1, 4.1.4, 4.0.5 and 3.5.9 (the parity
+# The real node's Spark image trees: pyspark 4.3.0, 4.2.1, 4.1.4, 4.0.5 and 3.5.9 (the parity
 # oracle's cached installs) laid out as Spark images with our entrypoint and programs, under ~/.cache; no-op
 # once present; their jars include the S3A, Azure and GCS connectors. `make demo` builds only its
 # own (4.3.0) when it starts.
@@ -184,8 +184,8 @@ test-compat: controlplane
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $$py -m pytest -q -p no:cacheprovider \
 		$$(grep -v '^#' tests/compat/suite.txt)
 
-# The plane `make demo` runs on, alone: the real node (the kubelet, containerd and runc; the
-# node agent with --node-agent), the Spark 4.3.0 image, docs/rbac.yaml applied to the namespace `spark`; prints the submitter's
+# The plane `make demo` runs on, alone: the real node (the kubelet, containerd and runc),
+# the Spark 4.3.0 image, docs/rbac.yaml applied to the namespace `spark`; prints the submitter's
 # kubeconfig and runs until Ctrl-C (testenv/spark_plane.py; `--help` for its options).
 spark-plane: venv controlplane node-packages
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m testenv.spark_plane

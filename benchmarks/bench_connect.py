@@ -1,5 +1,5 @@
 """Ten small PySpark queries as ten submitted applications, against the same ten through one
-Spark Connect server (issue 26's measurement), in one sitting on one runtime plane.
+Spark Connect server (issue 26's measurement), in one sitting on the real node's plane.
 
     PYTHONPATH=. python -m benchmarks.bench_connect [--queries 10] [--order submit,connect]
 
@@ -9,16 +9,19 @@ Spark Connect server (issue 26's measurement), in one sitting on one runtime pla
 - **Connect:** `SparkK8sConnectServerOperator` starts one server (one executor; the wait in
   the worker), ten `remote_session`s (one per query, as ten client tasks would open) run
   the same `query()` with pyspark-client, and the teardown deletes the server. Its start
-  and its teardown are inside the figures.
+  and its teardown are inside the figures. They run in a fresh interpreter inside the
+  node's network namespace (`RealNode.call_inside`), where the server pod's IP routes.
 
 Every answer is checked. Both run Spark 4.2.1 (the pyspark-client line) with 512 MiB JVMs.
 
-CPU-seconds, from /proc (the node agent runs pods as its own child processes):
-- pods: the node agent's reaped children (cutime + cstime) over the phase; the phase ends
-  once every pod is gone and the agent has no child left, so nothing is still uncounted;
-- control plane: kube-apiserver, etcd, the controller manager, the scheduler and the node
-  agent's own time;
-- client: this process and its children (the CLI runs, or pyspark-client and the operator).
+CPU-seconds:
+- pods: `cpuacct.usage` of the real node's cgroup root (its pods' containers and their
+  pause containers; cgroup v1 charges every ancestor, so a container gone stays counted)
+  over the phase, which ends once every pod is gone;
+- control plane and node: kube-apiserver, etcd, the controller manager, the scheduler, and
+  the node's kubelet, containerd, dnsmasq and forwards, from /proc;
+- client: this process and its children (the CLI runs, or the interpreter in the node's
+  namespace that runs pyspark-client and the operator).
 
 Not a test and not in CI: one run, printed as a Markdown table with the load averages.
 """
@@ -46,15 +49,23 @@ from benchmarks.connect_queries.query import expected, query
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from testenv.runtime_image import image_name, spark_image
-from tests.support.real_spark import BASE_CONF, driver_log, submit_with_cli, submitter_kubeconfig
+from testenv.realnode.node import RealNode
+from testenv.runtime_image import image_name
+from tests.support.real_spark import (
+    BASE_CONF,
+    SMALL_PODS,
+    driver_log,
+    submit_with_cli,
+    submitter_kubeconfig,
+)
 
 SPARK = "4.2.1"
 QUERIES = Path(__file__).with_name("connect_queries")
 MOUNT = "/opt/bench-queries"
-CONF = {**BASE_CONF, "spark.kubernetes.container.image": image_name(SPARK),
+CONF = {**BASE_CONF, **SMALL_PODS, "spark.kubernetes.container.image": image_name(SPARK),
         "spark.executor.instances": "1"}  # fmt: skip
 TICK = os.sysconf("SC_CLK_TCK")
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1's cpuacct hierarchy
 
 
 @dataclass(frozen=True)
@@ -80,49 +91,40 @@ def _stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
-def cpu_now(plane: ControlPlane) -> Cpu:
-    pids = {name: pid for name, pid in plane.pids().items() if pid}
-    agent = _stat(pids["node-agent"])
-    own = sum((int(_stat(pid)[11]) + int(_stat(pid)[12])) / TICK for pid in pids.values())
+def cpu_now(plane: ControlPlane, node: RealNode) -> Cpu:
+    pids = [pid for pid in (*plane.pids().values(), *node.pids().values()) if pid]
+    own = sum((int(_stat(pid)[11]) + int(_stat(pid)[12])) / TICK for pid in pids)
     me, children = (resource.getrusage(who) for who in
                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))  # fmt: skip
     client = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
-    return Cpu((int(agent[13]) + int(agent[14])) / TICK, own, client)
-
-
-def _agent_children(plane: ControlPlane) -> list[str]:
-    pid = plane.pids()["node-agent"]
-    found: list[str] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += (task / "children").read_text().split()
-    return found
+    usage = CPUACCT / node.cgroup_root.lstrip("/") / "cpuacct.usage"
+    return Cpu(int(usage.read_text()) / 1e9, own, client)
 
 
 def _pods(api: ApiClient, namespace: str) -> list[dict]:
     return kube.request(api, "GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
 
 
-def settle(plane: ControlPlane, api: ApiClient, namespace: str) -> None:
-    """Every pod gone and every container process reaped, so its CPU is counted."""
+def settle(api: ApiClient, namespace: str) -> None:
+    """Every pod gone (the kubelet reports a pod gone once its containers ended), so its CPU
+    is counted."""
     for pod in _pods(api, namespace):
         kube.request(
             api, "DELETE", f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}"
         )
     wait_for(lambda: not _pods(api, namespace), 180, "no pod left", interval=1)
-    wait_for(
-        lambda: not _agent_children(plane), 120, "the node agent's children reaped", interval=1
-    )
 
 
 def measured(
-    name: str, plane: ControlPlane, api: ApiClient, namespace: str, run: Callable[[], str]
-) -> Phase:
-    settle(plane, api, namespace)
-    load, before, started = os.getloadavg()[0], cpu_now(plane), time.monotonic()
+    name: str, plane: ControlPlane, node: RealNode, api: ApiClient, namespace: str,
+    run: Callable[[], str],
+) -> Phase:  # fmt: skip
+    settle(api, namespace)
+    load, before, started = os.getloadavg()[0], cpu_now(plane, node), time.monotonic()
     detail = run()
     wall = time.monotonic() - started
-    settle(plane, api, namespace)
-    return Phase(name, wall, cpu_now(plane) - before, (load, os.getloadavg()[0]), detail)
+    settle(api, namespace)
+    return Phase(name, wall, cpu_now(plane, node) - before, (load, os.getloadavg()[0]), detail)
 
 
 def submitted(plane: ControlPlane, api: ApiClient, ns: str, kubeconfig: Path, count: int) -> str:
@@ -171,8 +173,17 @@ def _keep_driver_logs(api: ApiClient, ns: str, kept: dict[str, str], stop: threa
                     kept[pod["metadata"]["name"]] = driver_log(api, ns, pod["metadata"]["name"])
 
 
-def through_connect(api: ApiClient, ns: str, kubeconfig: Path, count: int) -> str:
-    return _keeping_driver_logs(api, ns, lambda: _through_connect(ns, kubeconfig, count))
+def through_connect(
+    plane: ControlPlane, node: RealNode, api: ApiClient, ns: str, kubeconfig: Path, count: int
+) -> str:
+    port = int(plane.apiserver_address.rsplit(":", 1)[1])
+    return _keeping_driver_logs(
+        api,
+        ns,
+        lambda: node.call_inside(
+            _through_connect, ns, str(kubeconfig), count, host_ports=[port], timeout=1800
+        ),
+    )
 
 
 def _keeping_driver_logs(api: ApiClient, ns: str, run: Callable[[], str]) -> str:
@@ -190,14 +201,14 @@ def _keeping_driver_logs(api: ApiClient, ns: str, run: Callable[[], str]) -> str
         stop.set()
 
 
-def _through_connect(ns: str, kubeconfig: Path, count: int) -> str:
+def _through_connect(ns: str, kubeconfig: str, count: int) -> str:
     from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
     from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
     from tests.operators.fakes import FakeTaskInstance
 
     os.environ["AIRFLOW_DISABLE_GREENBACK_PORTAL"] = "true"
     os.environ["AIRFLOW_CONN_SPARK_K8S_DEFAULT"] = json.dumps(
-        {"conn_type": "spark_k8s", "extra": {"kube_config_path": str(kubeconfig)}}
+        {"conn_type": "spark_k8s", "extra": {"kube_config_path": kubeconfig}}
     )
     os.environ["AIRFLOW_CONN_BENCH_TOKEN"] = json.dumps(
         {"conn_type": "spark_connect", "password": secrets.token_urlsafe(24)}
@@ -253,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=10)
     parser.add_argument("--order", default="submit,connect")
     args = parser.parse_args(argv)
-    plane = ControlPlane(node_count=0, process_node=True, images_file=spark_image(SPARK)).start()
+    node = RealNode()
+    plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket)
+    plane.start()
+    node.start(plane)
+    node.ensure_spark_image(SPARK)
     api = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
     namespace = "bench-connect"
     try:
@@ -265,12 +280,12 @@ def main(argv: list[str] | None = None) -> int:
             plane, namespace, Path(tempfile.mkdtemp(prefix="bench-connect-")) / "kubeconfig"
         )
         runs = {
-            "submit": lambda: measured("submitted", plane, api, namespace,
+            "submit": lambda: measured("submitted", plane, node, api, namespace,
                                        lambda: submitted(plane, api, namespace, kubeconfig,
                                                          args.queries)),
-            "connect": lambda: measured("one Connect server", plane, api, namespace,
-                                        lambda: through_connect(api, namespace, kubeconfig,
-                                                                args.queries)),
+            "connect": lambda: measured("one Connect server", plane, node, api, namespace,
+                                        lambda: through_connect(plane, node, api, namespace,
+                                                                kubeconfig, args.queries)),
         }  # fmt: skip
         phases = []
         for name in args.order.split(","):
@@ -279,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         print(table(phases))
     finally:
         api.close()
+        node.stop()
         plane.stop()
     return 0
 

@@ -1,8 +1,8 @@
-"""The real node (testenv/realnode: the kubelet v1.35.4, containerd and runc) against the node
-agent (testenv/nodeagent), in one sitting: `python -m benchmarks.bench_real_node`.
+"""The real node (testenv/realnode: the kubelet v1.35.4, containerd and runc), measured:
+`python -m benchmarks.bench_real_node`. (It once ran the node agent first, a stand-in kubelet
+since retired, for the README's comparison.)
 
-For each node in turn (the node agent first, then the real node, never both at once), on a
-plane of its own, as the documented submitter (docs/rbac.yaml):
+On a plane of its own, as the documented submitter (docs/rbac.yaml):
 - pod create -> Running: `--pods` plain pods (the Spark 4.3.0 image running `sleep`), one
   after the other, each timed from its POST to the first status that says Running;
 - one PySpark Pi (`pi.py 4 200000`, 2 executors, 512m each, 200m cores a pod) through
@@ -10,10 +10,9 @@ plane of its own, as the documented submitter (docs/rbac.yaml):
   (the driver log's own timestamps), the CLI's exit on success, all in seconds since the
   submission;
 - the peak of the resident memory of the application's containers, sampled every 0.2 s from
-  the memory cgroups (`total_rss` with the children's, no page cache): the node agent's own
-  cgroup (a child per container), the real node's cgroup root (its pods' containers and
-  their pause containers).
-The load average is printed before and after each node. Nothing is asserted: the figures
+  the memory cgroups (`total_rss` with the children's, no page cache) of the real node's
+  cgroup root (its pods' containers and their pause containers).
+The load average is printed before and after. Nothing is asserted: the figures
 go into the README by hand, with the load.
 """
 
@@ -34,14 +33,13 @@ from typing import Any
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
-from testenv.nodeagent.cgroups import MEMORY_ROOT
 from testenv.realnode.node import RealNode
-from testenv.runtime_image import spark_image
 from testenv.spark_plane import open_namespace
 from tests.support.real_spark import PI, SMALL_PODS, PodRecorder, registered_executors
 from tests.support.real_spark import submit_with_cli as submit
 
 NAMESPACE = "bench"
+MEMORY_ROOT = Path("/sys/fs/cgroup/memory")  # cgroup v1's memory hierarchy
 IMAGE = "sparkk8s/spark:4.3.0"
 
 
@@ -55,24 +53,6 @@ def total_rss(stat: Path) -> int:
     except OSError:
         pass
     return 0
-
-
-@contextmanager
-def node_agent_plane() -> Iterator[tuple[ControlPlane, Callable[[], int]]]:
-    plane = ControlPlane(node_count=0, process_node=True, images_file=spark_image()).start()
-    node = plane.agent.node_name if plane.agent else ""
-    agent_pid = plane._processes["node-agent"].pid
-    # The agent's own memory cgroup (testenv/nodeagent/runtime.py names it by its node and
-    # pid), with a child per container: every session's agent is named process-node-0.
-    stat = MEMORY_ROOT / "sparkk8s" / f"{node}-{agent_pid}" / "memory.stat"
-
-    def rss() -> int:
-        return total_rss(stat)
-
-    try:
-        yield plane, rss
-    finally:
-        plane.stop()
 
 
 @contextmanager
@@ -185,18 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_real_node")
     parser.add_argument("--pods", type=int, default=5, help="plain pods per node (5)")
     arguments = parser.parse_args()
-    agent = measure("node agent (testenv/nodeagent)", node_agent_plane, arguments.pods)
-    real = measure("real node (kubelet, containerd, runc)", real_node_plane, arguments.pods)
-    print("\nreal node / node agent")
-    for key in (
-        "pod create -> Running, median (s)",
-        "driver Running (s)",
-        "first executor registered (s)",
-        "succeeded, CLI exit (s)",
-        "peak RSS of the pods (MiB)",
-    ):
-        ratio = real[key] / agent[key] if agent[key] else float("nan")
-        print(f"  {key:<36} {ratio:.2f}x")
+    measure("real node (kubelet, containerd, runc)", real_node_plane, arguments.pods)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,6 @@ from typing import Any, Self
 from testenv.admin_client import AdminHttp
 from testenv.binaries import find_binaries
 from testenv.kwok_logs import write_spark_logs
-from testenv.nodeagent.kubelet import AgentConfig
-from testenv.nodeagent.setup import agent_command, node_agent_config
 from testenv.pki import PkiFiles, generate_pki
 from testenv.processes import ManagedProcess, Server, wait_until
 from testenv.realnode.config import egress_selector
@@ -130,19 +128,14 @@ class ControlPlane(Server):
         node_count: int = NODE_COUNT,
         *,
         api_only: bool = False,
-        process_node: bool = False,
-        images_file: Path | None = None,
         cluster_egress_socket: Path | None = None,
     ) -> None:
         self.bin_dir = bin_dir or find_binaries()
         self.node_count = node_count
         self.api_only = api_only
-        self.process_node = process_node
-        self.images_file = images_file
         # The real node's forward (testenv/realnode): the API server's `cluster` traffic
         # (to kubelets, pods and Services) goes through its HTTP CONNECT proxy there.
         self.cluster_egress_socket = cluster_egress_socket
-        self.agent: AgentConfig | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-controlplane-"))
         self.static_token = secrets.token_urlsafe(32)
         self.startup_seconds: float | None = None
@@ -329,7 +322,6 @@ class ControlPlane(Server):
     def stop(self) -> None:
         """Stops every process by its pid (dependents first) and removes the temp dir."""
         for name in (
-            "node-agent",
             "kwok",
             "kube-scheduler",
             "kube-controller-manager",
@@ -386,8 +378,6 @@ class ControlPlane(Server):
         self._scheduler_port = scheduler_port = self._start_controllers()
         if self.node_count:
             self._start_kwok()
-        if self.process_node:
-            self._start_node_agent()
         for name in self.node_names[: self.node_count]:
             self._admin_http.json("POST", "/api/v1/nodes", fake_node(name))
         watched = list(self._processes.values())
@@ -587,23 +577,10 @@ class ControlPlane(Server):
             ],
         )
 
-    def _start_node_agent(self) -> None:
-        """The process runtime's node: a node agent running its pods as local processes,
-        with its own node identity, kubelet certificate and loopback /24."""
-        self.agent = node_agent_config(
-            self._pki_files, self.workdir / "node-agent", self._apiserver_port, self.images_file
-        )
-        config_file = self.workdir / "node-agent" / "config.json"
-        config_file.write_text(self.agent.to_json())
-        self._spawn("node-agent", agent_command(config_file))
-        self.node_names.append(self.agent.node_name)
-
     def _kubelet_endpoints(self) -> list[tuple[int, str, str]]:
         endpoints = []
         if self.node_count:
             endpoints.append((self._kwok_server_port, "127.0.0.1", "KWOK kubelet server"))
-        if self.agent is not None:
-            endpoints.append((self.agent.kubelet_port, self.agent.node_ip, "node agent"))
         return endpoints
 
     def _release_kwok_leases(self) -> None:

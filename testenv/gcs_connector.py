@@ -2,7 +2,7 @@
 built for the Hadoop client the Spark release ships (testenv/hadoop_aws.hadoop_version).
 
 pyspark's distribution has no gs:// file system, so a driver cannot read `gs://` out of the
-box; a user's image adds this jar to `$SPARK_HOME/jars`, and so do the node agent's images
+box; a user's image adds this jar to `$SPARK_HOME/jars`, and so do the test images
 (testenv/runtime_image.py). testenv/fetch_gcs_connector.sh fetches it through Maven, cached
 under ~/.cache keyed by the connector's version.
 

@@ -2,7 +2,7 @@
 the version of the Hadoop client the Spark release ships (its `hadoop-client-api-<v>.jar`).
 
 pyspark's distribution has no hadoop-aws, so a driver cannot read `s3a://` out of the box;
-a user's image adds these jars to `$SPARK_HOME/jars`, and so do the node agent's images
+a user's image adds these jars to `$SPARK_HOME/jars`, and so do the test images
 (testenv/runtime_image.py). testenv/fetch_hadoop_aws.sh fetches them through Maven, cached
 under ~/.cache keyed by the Hadoop version.
 

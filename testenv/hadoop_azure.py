@@ -2,8 +2,8 @@
 run time, at the version of the Hadoop client the Spark release ships (as testenv/hadoop_aws.py).
 
 pyspark's distribution has no hadoop-azure, so a driver cannot read `abfs://` or `wasb://`
-out of the box; a user's image adds these jars to `$SPARK_HOME/jars`, and so do the node
-agent's images (testenv/runtime_image.py). testenv/fetch_hadoop_azure.sh fetches them through
+out of the box; a user's image adds these jars to `$SPARK_HOME/jars`, and so do the test
+images (testenv/runtime_image.py). testenv/fetch_hadoop_azure.sh fetches them through
 Maven, cached under ~/.cache keyed by the Hadoop version.
 
 Azurite serves the Blob API only (no ADLS Gen2 `dfs` endpoint). ABFS from Hadoop 3.4.2 has a

@@ -1,15 +1,15 @@
 """Spark's History Server on loopback, reading an event log folder on this host.
 
     with HistoryServer(events) as history:
-        # drivers on the node agent write there (spark.eventLog.dir=file:<events>)
+        # drivers on the real node write there (spark.eventLog.dir=file:<events>, a hostPath)
         history.wait_for_application(app_id, 120)
         history.api("applications/" + app_id + "/jobs")
 
 `org.apache.spark.deploy.history.HistoryServer` from the pyspark distribution the parity
 tests install (testenv/runtime_image.py's `pyspark_venv`), started with `java` directly
 (no `sbin/start-history-server.sh`: it daemonizes, and we stop the server by its own pid).
-It binds 127.0.0.1 (SPARK_LOCAL_IP) and rescans the folder every second. The node agent's
-pods are host processes, so a host folder is the "shared path" of a cluster.
+It binds 127.0.0.1 (SPARK_LOCAL_IP) and rescans the folder every second. The real node's
+pods mount a host folder (hostPath), so a host folder is the "shared path" of a cluster.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Container logs for KWOK's fake pods: Spark-shaped lines, each marked as generated test
 data, in the CRI log format that KWOK's kubelet server replays for `pods/log`, and the
 `ClusterLogs` config that points the Spark containers at them. Real driver logs come from
-real Spark on the node agent (testenv/nodeagent); nothing here is ever shown as a run.
+real Spark on the real node (testenv/realnode); nothing here is ever shown as a run.
 
 KWOK replays a fixed file for every matching pod, so the lines cannot carry each
 pod's own start time. They are dated a day after the control plane starts: any

@@ -197,7 +197,7 @@ def issue_from_ca(
 ) -> None:
     """Writes a key and a certificate signed by the run's CA: a serving certificate for
     `server_names` (IP addresses or DNS names) when given, else a client certificate (a
-    node agent's kubelet endpoint, and its `system:node:<name>` identity)."""
+    kubelet's `system:node:<name>` identity)."""
     ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
     ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)

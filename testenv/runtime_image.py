@@ -1,7 +1,7 @@
-"""The process runtime's Spark "images": pyspark's Spark distribution laid out as the Spark
-images lay it out, with our entrypoint and example programs, described in an images file
-the node agent reads (testenv/nodeagent/images.py). `sparkk8s/spark:<version>` is the tree
-built from pyspark <version>: 4.3.0 by default, and 3.5.9, 4.0.5, 4.1.4 and 4.2.1 for the
+"""The Spark images' trees: pyspark's Spark distribution laid out as the Spark images lay it
+out, with our entrypoint and example programs, named in an images file whose trees
+testenv/realnode/image.py packs into the real node's images. `sparkk8s/spark:<version>` is
+the tree built from pyspark <version>: 4.3.0 by default, and 3.5.9, 4.0.5, 4.1.4 and 4.2.1 for the
 real-Spark tests of the older lines.
 
     python -m testenv.runtime_image            # sparkk8s/spark:4.3.0; prints the images file
@@ -101,7 +101,7 @@ def distribution_jars(venv: Path) -> Path:
 def _java_home() -> str:
     java = shutil.which("java")
     if java is None:
-        raise FileNotFoundError("no java on PATH: the process runtime's Spark needs Java 17")
+        raise FileNotFoundError("no java on PATH: the Spark images need Java 17")
     return str(Path(java).resolve().parent.parent)
 
 

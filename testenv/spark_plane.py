@@ -1,6 +1,6 @@
 """The real-Spark plane `make demo` runs on, as a command: the control plane whose only node
-is the real node (testenv/realnode: the kubelet, containerd and runc in namespaces of its own;
-`--node-agent` for our stand-in kubelet instead), the Spark images from pyspark, and one
+is the real node (testenv/realnode: the kubelet, containerd and runc in namespaces of its
+own), the Spark images from pyspark, and one
 namespace with docs/rbac.yaml applied as the cluster's administrator would. It prints a
 kubeconfig for the documented submitter (the `airflow` service account), and runs until
 interrupted.
@@ -23,7 +23,7 @@ from testenv.controlplane import ControlPlane, StopSignals
 from testenv.processes import wait_until
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT, apply_documented_rbac
 from testenv.realnode.node import RealNode
-from testenv.runtime_image import IMAGE_NAME, RUNTIME_VERSIONS, SPARK_VERSION, spark_image
+from testenv.runtime_image import RUNTIME_VERSIONS, SPARK_VERSION
 
 NAMESPACE = "spark"
 SUBMITTER = "airflow"  # the service account the documented submitter Role is bound to
@@ -86,12 +86,6 @@ def _parser() -> argparse.ArgumentParser:
         help=f"lay out the images of every Spark line the tests run ({', '.join(RUNTIME_VERSIONS)})"
         f", not only {SPARK_VERSION}'s",
     )
-    parser.add_argument(
-        "--node-agent",
-        action="store_true",
-        help="run the pods on the node agent (our stand-in kubelet: pods as local processes, "
-        "loopback pod IPs the host reaches) instead of the real node",
-    )
     return parser
 
 
@@ -100,18 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     stop = StopSignals()
     lines_wanted = RUNTIME_VERSIONS if options.all_lines else (SPARK_VERSION,)
-    if options.node_agent:
-        images = spark_image(*(RUNTIME_VERSIONS if options.all_lines else ()))
-        plane = ControlPlane(node_count=0, process_node=True, images_file=images)
-        with plane:
-            return _serve(plane, options.namespace, IMAGE_NAME, stop, started)
     node = RealNode()
     plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket)
     try:
         plane.start()
         node.start(plane)
         names = ", ".join(node.ensure_spark_image(version) for version in lines_wanted)
-        return _serve(plane, options.namespace, names, stop, started, node=node)
+        return _serve(plane, node, options.namespace, names, stop, started)
     finally:
         node.stop()
         plane.stop()
@@ -119,22 +108,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _serve(
     plane: ControlPlane,
+    node: RealNode,
     namespace: str,
     images: str,
     stop: StopSignals,
     started: float,
-    node: RealNode | None = None,
 ) -> int:
     kubeconfig = plane.workdir / "submitter.kubeconfig"
     open_namespace(plane, namespace, kubeconfig)
-    where = f"node {node.node_name} (real kubelet)" if node else "the node agent"
     lines = (
         f"real-Spark plane ready in {time.monotonic() - started:.1f}s",
         f"server:     {plane.server}",
         f"kubeconfig: {kubeconfig}  (namespace {namespace}, as {SUBMITTER})",
         f"admin:      {plane.admin_kubeconfig}",
         f"image:      {images}; the driver's service account: {DRIVER_SERVICE_ACCOUNT}",
-        f"pods on:    {where}",
+        f"pods on:    node {node.node_name} (real kubelet)",
         f"logs:       {plane.logs_dir}",
         "Ctrl-C stops it and removes the temp dir.",
     )

@@ -23,7 +23,6 @@ from testenv.gcsserver import GcsServer
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.realnode.node import RealNode
-from testenv.runtime_image import RUNTIME_VERSIONS, spark_image
 from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
 from tests.support.real_spark import submitter_kubeconfig
@@ -53,16 +52,6 @@ def control_plane() -> Iterator[ControlPlane]:
     """etcd, kube-apiserver, controller manager, scheduler and KWOK, once per session.
     Binaries come from $SPARKK8S_TESTENV_BIN, else testenv/build.sh builds or reuses them."""
     yield from _session_plane()
-
-
-@pytest.fixture(scope="session")
-def runtime_plane() -> Iterator[ControlPlane]:
-    """A second plane whose only node is the node agent (testenv/nodeagent): its pods run as
-    real processes, the Spark images (`sparkk8s/spark:4.3.0` and `:3.5.9`,
-    testenv/runtime_image.py) are those pyspark releases' distributions. No KWOK node, so
-    nothing real lands on a fake node."""
-    images = spark_image(*RUNTIME_VERSIONS)
-    yield from _session_plane(node_count=0, process_node=True, images_file=images)
 
 
 @pytest.fixture(scope="session")
@@ -169,18 +158,6 @@ def namespace(control_plane: ControlPlane, request: pytest.FixtureRequest) -> It
     """A fresh namespace whose `default` service account exists (pods need it to
     pass the ServiceAccount admission plugin). Deleted after the test."""
     yield from _fresh_namespace(control_plane, request)
-
-
-@pytest.fixture
-def runtime_namespace(runtime_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
-    """`namespace`, on the runtime plane."""
-    yield from _fresh_namespace(runtime_plane, request)
-
-
-@pytest.fixture
-def runtime_admin(runtime_plane: ControlPlane) -> Iterator[k8s_client.ApiClient]:
-    """`kube_admin`, on the runtime plane."""
-    yield from _admin_session(runtime_plane)
 
 
 @pytest.fixture

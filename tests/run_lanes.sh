@@ -11,8 +11,8 @@
 # One after the other they took 1,660 s + 155 s; the e2e lane is mostly idle, so the other
 # lane has the CPU while it waits. Each lane is its own pytest session, so its session
 # fixtures are its own: control planes, the Airflow stack and S3 server on free loopback
-# ports and in their own temp dirs, node agents on a random 127.a.b.0/24 each, and a real
-# node each (the rest lane's for tests/runtime) in namespaces and cgroups of its own. Every test
+# ports and in their own temp dirs, and a real node each (the rest lane's for tests/runtime)
+# in namespaces and cgroups of its own. Every test
 # still runs, each exactly once: the rest lane is `tests` less tests/e2e and tests/realnode.
 #
 # The rest lane prints as it goes; the e2e lane's output is kept in a file and printed after

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The entrypoint of the process runtime's Spark "image" (testenv/runtime_image.py): what the
+# The entrypoint of the test Spark images (testenv/runtime_image.py): what the
 # Spark images' entrypoint does for the two roles spark-submit's pods run, and nothing else.
 #   driver ARGS...    spark-submit in client mode, bound to the pod's address, with the pod's args
 #   executor          KubernetesExecutorBackend from the executor pod's environment

@@ -1,8 +1,8 @@
 """Cluster DNS for the real node: dnsmasq answers `cluster.local` on the node IP from a
-hosts file, and this watcher keeps that file to the Services and the pods behind them (the
-same mapping the node agent writes into its pods' hosts files, testenv/nodeagent/hosts.py:
-there is no kube-proxy, so a Service's name leads to its first ready pod, and `kubernetes`
-to its ClusterIP, which the namespace's DNAT rule leads to the API server).
+hosts file, and this watcher keeps that file to the Services and the pods behind them
+(testenv/realnode/services.py: there is no kube-proxy, so a Service's name leads to its
+first ready pod, and `kubernetes` to its ClusterIP, which the namespace's DNAT rule leads to
+the API server).
 
 After each change it rewrites the file and sends dnsmasq SIGHUP, which re-reads it whole, so
 a Service or pod gone leaves no stale record.
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from testenv.admin_client import AdminHttp
-from testenv.nodeagent.hosts import PodAddress, service_addresses
-from testenv.nodeagent.informer import Informer
 from testenv.realnode.config import API_SERVICE_IP, NODE_IP, dns_records
+from testenv.realnode.informer import Informer
+from testenv.realnode.services import PodAddress, service_addresses
 
 RECORDS_FILE = "services"
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from testenv.nodeagent.hosts import CLUSTER_DOMAIN, ServiceAddress
+from testenv.realnode.services import CLUSTER_DOMAIN, ServiceAddress
 
 NODE_IP = "10.250.0.1"
 NODE_PREFIX = 24

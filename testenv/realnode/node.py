@@ -28,9 +28,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
@@ -49,12 +50,14 @@ from testenv.realnode.config import (
 from testenv.realnode.forward import ForwardConfig
 from testenv.realnode.image import PAUSE_IMAGE, build_image, node_images, spark_spec
 from testenv.realnode.namespaces import NodeNamespaces
+from testenv.realnode.netns import call_inside
 from testenv.runtime_image import SPARK_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_PACKAGES = REPO / "testenv" / "install_node_packages.sh"
 NODE_NAME = "real-node-0"
 STARTUP_TIMEOUT_SECONDS = 90.0
+T = TypeVar("T")
 
 
 def node_packages() -> Path:
@@ -189,6 +192,22 @@ class RealNode:
             self._spawn_forward(name, config)
         return f"{NODE_IP}:{port}"
 
+    def call_inside(
+        self, function: Callable[..., T], *args: object, host_ports: Iterable[int] = (),
+        timeout: float = 600.0,
+    ) -> T:  # fmt: skip
+        """`function(*args)` in a fresh interpreter in the node's network namespace, where the
+        pods' addresses route: a client that dials a pod (Spark Connect's, by the server pod's
+        IP) runs there, as it would in the cluster. The host's loopback ports `host_ports`
+        (the API server's) answer there at 127.0.0.1 on the same port, so a kubeconfig
+        written for this process serves inside too. Neither a port-forward (containerd's
+        works here, but the product dials the pod IP itself: the readiness probe, the status
+        page, the client's URL) nor a route out of the namespace (it would change the host's
+        network, and two instances use the same addresses) would do."""
+        for port in host_ports:
+            self.expose_host_port(port)
+        return call_inside(self.netns_path, function, *args, timeout=timeout)
+
     def container_pid(self, container_id: str) -> int:
         """The host pid of a running container's first process (`containerd://<id>`, as a
         pod's status names it), from containerd's task list: the node has no pid namespace
@@ -201,6 +220,10 @@ class RealNode:
             if len(fields) >= 2 and fields[0] == task:
                 return int(fields[1])
         raise LookupError(f"containerd runs no task {task}")
+
+    def pids(self) -> dict[str, int | None]:
+        """The node's own processes (containerd, the kubelet, dnsmasq, the forwards) by name."""
+        return {name: process.pid for name, process in self._processes.items()}
 
     def log_tails(self, max_bytes: int = 2000) -> str:
         return "\n".join(

@@ -1,7 +1,7 @@
 """The end-to-end run of the example on the real node (`e2e_spark_pi`, tests/e2e/e2e_dags/
 e2e_spark.py) is the example `dags/spark_pi.py`'s task as it stands, but for its connection:
-the example's `spark_k8s_default` is the node agent in the e2e stack, made only for the
-Connect DAGs."""
+the example's `spark_k8s_default` is not made in the shared e2e stack (only the Connect
+DAGs' own stack, tests/e2e/conftest.py's `connect_airflow`, has one)."""
 
 from __future__ import annotations
 

@@ -51,7 +51,8 @@ E2E_CONNECT_NAMESPACE = "airflow-e2e-connect"
 # The connection of the DAGs that run on the real node (tests/e2e/e2e_dags/e2e_spark.py names
 # it too, through tests/e2e/real_node_pods.py): the real kubelet, containerd and runc
 # (testenv/realnode), in E2E_NAMESPACE, E2E_KILL_NAMESPACE and E2E_TIMEOUT_NAMESPACE of that
-# plane. `spark_k8s_default` stays on the node agent, for the Connect DAGs only.
+# plane. The Connect DAGs run on the same node from a stack of their own
+# (tests/e2e/conftest.py's `connect_airflow`), through its `spark_k8s_default`.
 E2E_REAL_CONN = "spark_k8s_real"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.
 E2E_TIMINGS: dict[str, float] = {}
@@ -158,6 +159,8 @@ class AirflowStack:
     started_at: float = 0.0
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    # Words put before a component's command, by component (e.g. nsenter into a namespace).
+    prefixes: Mapping[str, list[str]] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
@@ -189,11 +192,12 @@ class AirflowStack:
         """Start component `kind` (default: `name`) under `name`, e.g. a second triggerer."""
         self.log_file(name).parent.mkdir(parents=True, exist_ok=True)
         port_flag = ["--port", str(self.port)] if name == "api-server" else []
+        command = [*self.prefixes.get(name, []), str(AIRFLOW_BIN), *COMPONENTS[kind or name]]
         with self.log_file(name).open("ab") as log:
             # A new session makes the component's pid its process-group id, so stop()
             # reaches the workers it forks (LocalExecutor, uvicorn) through that pid alone.
             self.processes[name] = subprocess.Popen(
-                [str(AIRFLOW_BIN), *COMPONENTS[kind or name], *port_flag],
+                [*command, *port_flag],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -342,12 +346,15 @@ def launch_stack(
     *,
     extra_env: Mapping[str, str] = {},
     timeout: float = 240,
+    port: int | None = None,
+    prefixes: Mapping[str, list[str]] = {},
 ) -> AirflowStack:
     """Migrate the DB and spawn the four components without waiting for them, so the
     caller can start other things (the control plane) while Airflow boots. Then call
-    `wait_healthy`, and always `stop`."""
+    `wait_healthy`, and always `stop`. `port`: the api-server's (default: a free one);
+    `prefixes`: words before a component's command, by component."""
     started = time.monotonic()
-    port = free_port()
+    port = free_port() if port is None else port
     password = secrets.token_urlsafe(16)
     home.mkdir(parents=True, exist_ok=True)
     (home / "passwords.json").write_text(json.dumps({ADMIN_USER: password}))
@@ -358,6 +365,7 @@ def launch_stack(
         env=airflow_environment(home, dags_folder, port, extra_env),
         password=password,
         started_at=started,
+        prefixes=prefixes,
     )
     stack.run_cli("db", "migrate", timeout=timeout)
     stack.timings["db_migrate_s"] = time.monotonic() - started

@@ -6,11 +6,10 @@ DAGs points at the provider. When a collected test asks for `real_plane`, its
 `spark_k8s_real` connection reaches the real node's plane (the real kubelet, containerd and
 runc: tests/conftest.py's session node, the one tests/realnode uses) as the documented
 submitter (docs/rbac.yaml), in namespaces of the tests' own; the drivers run as the
-documented `spark` account. Every real-Spark e2e DAG runs there but the Connect ones
-(tests/e2e/e2e_dags/e2e_connect.py): their worker dials the server pod's IP, which only the
-real node's network namespace routes, so they stay on the node agent (`runtime_plane`,
-connection `spark_k8s_default`), whose plane starts only when a collected test asks for it.
-Its `[metrics]` sends StatsD
+documented `spark` account. Every real-Spark e2e DAG runs there. The Connect DAGs
+(tests/e2e/e2e_dags/e2e_connect.py) run on the same node from an Airflow of their own
+(`connect_airflow`): their worker and triggerer dial the server pod's IP, which only the real
+node's network namespace routes. The shared stack's `[metrics]` sends StatsD
 (InfluxDB-style tags) to a real statsd_exporter (`stack_statsd`), as a deployment would, so
 a test can read what the real triggerer and worker sent.
 """
@@ -27,7 +26,9 @@ import pytest
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
+from testenv.realnode.node import RealNode
 from testenv.statsd_exporter import StatsdExporter
 from tests.e2e.airflow_stack import (
     E2E_CONNECT_NAMESPACE,
@@ -37,6 +38,7 @@ from tests.e2e.airflow_stack import (
     E2E_TIMEOUT_NAMESPACE,
     E2E_TIMINGS,
     AirflowStack,
+    free_port,
     launch_stack,
 )
 from tests.support.real_spark import submitter_kubeconfig
@@ -65,9 +67,7 @@ def create_namespace(plane: Any, name: str) -> None:
 
 # Every namespace of the DAGs that run on the real node, made with the submitter's RBAC.
 REAL_NODE_NAMESPACES = (E2E_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE)
-# The node agent's (Connect's DAGs), and every other e2e namespace too, so that a DAG
-# moved back to `spark_k8s_default` finds its namespace there.
-AGENT_NAMESPACES = (E2E_NAMESPACE, E2E_CONNECT_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE)
+CONNECT_SPARK = "4.2.1"  # the image tests/e2e/e2e_dags/e2e_connect.py names
 
 
 def asked_for(request: pytest.FixtureRequest, fixture: str) -> bool:
@@ -123,17 +123,51 @@ def airflow(
             connections[E2E_REAL_CONN] = namespaces_and_submitter(
                 real, REAL_NODE_NAMESPACES, root / "real-submitter.kubeconfig"
             )
-        if asked_for(request, "runtime_plane"):
-            agent = request.getfixturevalue("runtime_plane")
-            connections["spark_k8s_default"] = namespaces_and_submitter(
-                agent, AGENT_NAMESPACES, root / "submitter.kubeconfig"
-            )
         stack.wait_healthy(timeout=300)
         for conn_id, kubeconfig in connections.items():
             extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_NAMESPACE}
             stack.put_connection(conn_id, "spark_k8s", extra=json.dumps(extra))
         E2E_TIMINGS["Airflow + control plane up (s)"] = time.monotonic() - started
         E2E_TIMINGS.update({f"Airflow {key}": value for key, value in stack.timings.items()})
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="module")
+def connect_airflow(
+    tmp_path_factory: pytest.TempPathFactory, real_node: RealNode, real_plane: ControlPlane
+) -> Iterator[AirflowStack]:
+    """An Airflow for the Connect DAGs alone, whose scheduler (so the LocalExecutor's
+    workers) and triggerer run inside the real node's network namespace (`nsenter --net`):
+    the setup's trigger and the client tasks dial the server pod's IP, as a worker in the
+    cluster would, and only that namespace routes it. The api-server and the dag-processor
+    stay on the host's loopback, where the test talks to them; the api-server's and the API
+    server's loopback ports answer inside too (`RealNode.expose_host_port`). Not the shared
+    stack: its components also send StatsD to a server on the host's loopback (UDP, which the
+    node's forward does not carry). Its `spark_k8s_default` is the documented submitter in
+    E2E_CONNECT_NAMESPACE on the real node's plane."""
+    real_node.ensure_spark_image(CONNECT_SPARK)  # imported in the background, or now
+    root = tmp_path_factory.mktemp("connect-airflow")
+    dags = root / "dags"
+    dags.mkdir()
+    (dags / "e2e_connect.py").symlink_to(REPO / "tests/e2e/e2e_dags/e2e_connect.py")
+    started = time.monotonic()
+    port = free_port()
+    for loopback in (port, int(real_plane.apiserver_address.rsplit(":", 1)[1])):
+        real_node.expose_host_port(loopback)
+    inside = ["nsenter", f"--net={real_node.netns_path}", "--"]
+    stack = launch_stack(
+        root / "home", dags, port=port, prefixes={"scheduler": inside, "triggerer": inside}
+    )
+    try:
+        kubeconfig = namespaces_and_submitter(
+            real_plane, (E2E_CONNECT_NAMESPACE,), root / "submitter.kubeconfig"
+        )
+        stack.wait_healthy(timeout=300)
+        extra = {"kube_config_path": str(kubeconfig), "namespace": E2E_CONNECT_NAMESPACE}
+        stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        E2E_TIMINGS["Connect Airflow up (s)"] = time.monotonic() - started
         yield stack
     finally:
         stack.stop()

@@ -1,5 +1,6 @@
-"""The Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py) through the real Airflow 3.3:
-the setup defers into the triggerer until the server's gRPC port answers, two PySpark tasks
+"""The Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py) through the real Airflow 3.3 on
+the real node (`connect_airflow`: its worker and triggerer in the node's network namespace,
+tests/e2e/conftest.py): the setup defers into the triggerer until the server's gRPC port answers, two PySpark tasks
 in the LocalExecutor's worker (pyspark-client, no JVM) query it with the token from the
 connection, and the teardown leaves no pod in the DAG's namespace. A server killed mid-DAG
 fails the next client task with the pod and the reason; its teardown still runs."""
@@ -30,12 +31,13 @@ pytest.importorskip("pyspark.sql.connect.client", reason="needs pyspark-client (
 
 
 def test_connect_server_dag_setup_two_clients_teardown_leaves_nothing(
-    airflow: AirflowStack, runtime_plane: Any, runtime_admin: Any
+    connect_airflow: AirflowStack, real_plane: Any, real_admin: Any
 ) -> None:
+    airflow = connect_airflow
     dag_id = "e2e_connect"
     token = secrets.token_urlsafe(24)
     airflow.put_connection("e2e_connect_token", "spark_connect", password=token)
-    recorder = PodRecorder(runtime_plane, E2E_CONNECT_NAMESPACE).start()
+    recorder = PodRecorder(real_plane, E2E_CONNECT_NAMESPACE).start()
     started = time.monotonic()
     with airflow.client() as client:
         run, lines = run_dag(airflow, client, dag_id, "connect_server", "Connect DAG", "success")
@@ -55,14 +57,15 @@ def test_connect_server_dag_setup_two_clients_teardown_leaves_nothing(
             joined = json.loads(joined)
         assert [list(row) for row in joined] == [[f"name-{k}", 10] for k in range(10)]
     assert recorder.reached("executor", "Running"), recorder.events  # real executors served
-    left = kube.request(runtime_admin, "GET", f"/api/v1/namespaces/{E2E_CONNECT_NAMESPACE}/pods")
+    left = kube.request(real_admin, "GET", f"/api/v1/namespaces/{E2E_CONNECT_NAMESPACE}/pods")
     assert left["items"] == []
     E2E_TIMINGS["Connect DAG: setup -> teardown done"] = time.monotonic() - started
 
 
 def test_a_killed_server_fails_the_next_client_with_why_and_the_teardown_still_runs(
-    airflow: AirflowStack, runtime_admin: Any
+    connect_airflow: AirflowStack, real_admin: Any
 ) -> None:
+    airflow = connect_airflow
     dag_id = "e2e_connect_killed"
     airflow.put_connection("e2e_connect_token", "spark_connect", password=secrets.token_urlsafe(24))
     started = time.monotonic()
@@ -89,6 +92,6 @@ def test_a_killed_server_fails_the_next_client_with_why_and_the_teardown_still_r
             f"{published['driver_pod']} ({published['url']}) is not serving: the driver pod is gone"
             in log
         )
-    left = kube.request(runtime_admin, "GET", f"/api/v1/namespaces/{E2E_CONNECT_NAMESPACE}/pods")
+    left = kube.request(real_admin, "GET", f"/api/v1/namespaces/{E2E_CONNECT_NAMESPACE}/pods")
     assert left["items"] == []
     E2E_TIMINGS["Connect killed DAG: setup -> teardown done"] = time.monotonic() - started

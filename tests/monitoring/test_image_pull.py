@@ -154,7 +154,7 @@ TRANSIENT = [
         "open: content at https://registry.example.com/v2/spark/blobs/sha256:0a1b not found: "
         "not found"
     ),
-    # TLS, cancellation, the bare back-off of a kubelet before 1.31, our node agent
+    # TLS, cancellation, the bare back-off of a kubelet before 1.31, a stand-in kubelet
     (
         f"{RESOLVE}: failed to do request: {HEAD}: tls: failed to verify certificate: x509: "
         "certificate signed by unknown authority"

@@ -1,7 +1,7 @@
 """A lost executor, counted alike by the three ways of waiting: the trigger (deferred), the
 operator's wait in the worker (deferrable=False) and the sensor in poke mode.
 
-On the real API server, the pods go through what a real run on the node agent showed
+On the real API server, the pods go through what a real run on a node showed
 (tests/e2e, lost executor): an executor is killed (exit 137) and Spark deletes its pod at
 once, then asks for another; when the application ends Spark deletes its executors, which
 end while being deleted (SIGTERM, 143, or exit 1), and the driver succeeds. No executor is

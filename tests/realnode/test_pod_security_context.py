@@ -3,7 +3,7 @@ with `spark.kubernetes.driver.podTemplateFile` naming a template whose pod runs 
 (a uid the image does not know; it runs as 185) with fsGroup 2000 and an emptyDir volume.
 The rendered pod carries them, and the driver's own log, written from inside its container,
 shows the uid, the fsGroup among its groups and on the volume, while the executor (no
-template) runs as the image's user. The node agent ran everything as root."""
+template) runs as the image's user."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ user 185. Before 4.3 the executors dial the driver by its Service name, which on
 DNS (dnsmasq and the Service records testenv/realnode/cluster_dns.py writes) can resolve: 3.5
 and 4.0 have no `spark.kubernetes.executor.useDriverPodIP`, and 4.1 and 4.2 default it to
 false. 4.3 defaults it to true: its executors dial the driver pod's address on the node's
-bridge (on the node agent, a loopback address).
+bridge.
 
 The node has the machine's 2 CPUs, so the pods ask for a fraction of a core each; Spark's
 default (1 per pod) would leave an executor Pending."""

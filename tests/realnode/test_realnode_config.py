@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from testenv.nodeagent.hosts import ServiceAddress
 from testenv.realnode.config import (
     INSIDE_NETWORKS,
     NODE_IP,
@@ -26,6 +25,7 @@ from testenv.realnode.config import (
 )
 from testenv.realnode.forward import ForwardConfig, connect_target, where
 from testenv.realnode.image import Layout, _with_libraries, jar_native_libraries, write_layer
+from testenv.realnode.services import ServiceAddress
 from tests.realnode.conftest import spark_lines_of
 
 
@@ -177,7 +177,7 @@ def test_the_prefetched_lines_are_those_the_node_tests_ask_for_in_their_order():
     items = [
         item(("real_plane",)),
         item(("real_node", "real_plane"), "4.1.4"),
-        item(("runtime_plane",), "3.5.9"),  # not a real-node test
+        item(("control_plane",), "3.5.9"),  # not a real-node test (the KWOK plane)
         item(("real_node",), "3.5.9"),
         item(("real_node",), "4.1.4"),
     ]

@@ -1,6 +1,10 @@
-"""A Spark Connect server on the node agent, set up and torn down by
+"""A Spark Connect server on the real node, set up and torn down by
 SparkK8sConnectServerOperator as the documented submitter: pyspark 4.2.1's SparkConnectServer
-in the driver pod with a real executor, reached with pyspark-client 4.2 from this process.
+in the driver pod with a real executor, reached with pyspark-client 4.2 by the pod's address.
+
+The operator, its trigger and the clients run in a fresh interpreter inside the node's
+network namespace (`RealNode.call_inside`), where the pods' addresses route, as a worker in
+the cluster would; this process watches the pods from outside.
 
 One server: deferred setup (the trigger run as the triggerer runs it) until the gRPC port
 answers, `spark.range(10**6).count()` and a small join with their results checked, clients
@@ -12,19 +16,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import secrets
 import time
 from pathlib import Path
 
 import pytest
+from kubernetes import config as k8s_config
 from kubernetes.client import ApiClient
 
-from testenv.controlplane import ControlPlane, free_port
+from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, PodRecorder
+from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SMALL_PODS, PodRecorder
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 pytest.importorskip("pyspark.sql.connect.client", reason="needs pyspark-client (test extra)")
@@ -77,9 +84,32 @@ def _status_logger() -> tuple[logging.Logger, _Lines]:
 
 
 def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
-    monkeypatch, runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path,
-    runtime_admin: ApiClient,
+    real_node: RealNode, real_plane: ControlPlane, real_namespace: str, real_submitter: Path,
+    real_admin: ApiClient,
 ):  # fmt: skip
+    real_node.ensure_spark_image(SPARK)  # imported in the background, or now
+    ns = real_namespace
+    recorder = PodRecorder(real_plane, ns).start()
+    port = int(real_plane.apiserver_address.rsplit(":", 1)[1])
+    timings, driver = real_node.call_inside(
+        _serve_clients_refuse_strangers_tear_down,
+        ns, str(real_submitter), str(real_plane.admin_kubeconfig),
+        host_ports=[port], timeout=540,
+    )  # fmt: skip
+    REAL_SPARK_TIMINGS.update(timings)
+    recorder.stop()
+    executors = recorder.names("executor")
+    assert len(executors) == 1, recorder.events  # the server's driver created its executor
+    assert recorder.reached("executor", "Running") == executors
+    assert recorder.gone(driver)
+    assert _pods(real_admin, ns) == []
+
+
+def _serve_clients_refuse_strangers_tear_down(
+    ns: str, submitter: str, admin_kubeconfig: str
+) -> tuple[dict[str, float], str]:
+    """In the node's network namespace: setup, clients, strangers, teardown; the timings and
+    the driver pod's name back."""
     from pyspark.errors.exceptions.connect import SparkConnectGrpcException
     from pyspark.sql import functions
 
@@ -87,20 +117,17 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
     from tests.operators.fakes import FakeTaskInstance
 
-    ns = runtime_namespace
+    timings: dict[str, float] = {}
+    admin = k8s_config.new_client_from_config(config_file=admin_kubeconfig)
     token = secrets.token_urlsafe(24)
-    monkeypatch.setenv("AIRFLOW_DISABLE_GREENBACK_PORTAL", "true")
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_SPARK_K8S_DEFAULT",
-        json.dumps({"conn_type": "spark_k8s", "extra": {"kube_config_path": str(submitter)}}),
+    os.environ["AIRFLOW_DISABLE_GREENBACK_PORTAL"] = "true"
+    os.environ["AIRFLOW_CONN_SPARK_K8S_DEFAULT"] = json.dumps(
+        {"conn_type": "spark_k8s", "extra": {"kube_config_path": submitter}}
     )
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_CONNECT_TOKEN", json.dumps({"conn_type": "spark_connect", "password": token})
+    os.environ["AIRFLOW_CONN_CONNECT_TOKEN"] = json.dumps(
+        {"conn_type": "spark_connect", "password": token}
     )
-    # The node agent's pods share the host's network: a port of its own for the driver's UI,
-    # so the status read cannot reach another Spark's UI bound to *:4040 on this machine.
-    conf = {**BASE_CONF, "spark.executor.instances": "1", "spark.ui.port": str(free_port())}
-    recorder = PodRecorder(runtime_plane, ns).start()
+    conf = {**BASE_CONF, **SMALL_PODS, "spark.executor.instances": "1"}
     ti = FakeTaskInstance(dag_id="connect", task_id="server")
     setup = SparkK8sConnectServerOperator(
         task_id="server", namespace=ns, image=image_name(SPARK), conf=conf,
@@ -108,15 +135,17 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     )  # fmt: skip
     started = time.monotonic()
     trigger_kwargs, published = _setup(setup, ti)
-    REAL_SPARK_TIMINGS["Connect server: ready (setup)"] = time.monotonic() - started
+    timings["Connect server: ready (setup)"] = time.monotonic() - started
     # The token is in neither the trigger's kwargs nor the XCom.
     assert token not in json.dumps(trigger_kwargs) and token not in json.dumps(published)
-    assert published["url"].startswith("sc://127.") and published["url"].endswith(":15002")
-    ti.xcom_push("return_value", published)
     driver = published["driver_pod"]
-    assert _pods(runtime_admin, ns)  # the server's pods run
+    pod = kube.request(admin, "GET", f"/api/v1/namespaces/{ns}/pods/{driver}")
+    # The driver pod's own address on the real node's pod network.
+    assert published["url"] == f"sc://{pod['status']['podIP']}:15002", published["url"]
+    ti.xcom_push("return_value", published)
+    assert _pods(admin, ns)  # the server's pods run
     # The ConfigMap holds a reference, the Secret the value (base64).
-    config_maps = kube.request(runtime_admin, "GET", f"/api/v1/namespaces/{ns}/configmaps")
+    config_maps = kube.request(admin, "GET", f"/api/v1/namespaces/{ns}/configmaps")
     assert token not in json.dumps(config_maps)
 
     spark = remote_session(published)
@@ -137,10 +166,7 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
         assert "0 request(s) running" in sessions_line, sessions_line
     finally:
         spark.stop()
-    REAL_SPARK_TIMINGS["Connect server: two client queries done"] = time.monotonic() - started
-    executors = recorder.names("executor")
-    assert len(executors) == 1, recorder.events  # the server's driver created its executor
-    assert recorder.reached("executor", "Running") == executors
+    timings["Connect server: two client queries done"] = time.monotonic() - started
 
     for wrong in (None, "not-the-token"):
         stranger = dict(published, token_conn_id=None)
@@ -159,35 +185,56 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
         task_id="teardown", mode="teardown", server_task_id="server", namespace=ns
     )
     teardown.execute({"ti": ti})
-    recorder.stop()
-    assert recorder.gone(driver)
-    assert _pods(runtime_admin, ns) == []
-    REAL_SPARK_TIMINGS["Connect server: torn down"] = time.monotonic() - started
+    assert _pods(admin, ns) == []
+    timings["Connect server: torn down"] = time.monotonic() - started
+    admin.close()
+    return timings, str(driver)
 
 
 def test_the_idle_timeout_ends_a_server_whose_teardown_never_ran(
-    monkeypatch, runtime_plane: ControlPlane, runtime_namespace: str, submitter: Path,
-    runtime_admin: ApiClient,
+    real_node: RealNode, real_plane: ControlPlane, real_namespace: str, real_submitter: Path,
+    real_admin: ApiClient,
 ):  # fmt: skip
+    real_node.ensure_spark_image(SPARK)
+    ns = real_namespace
+    port = int(real_plane.apiserver_address.rsplit(":", 1)[1])
+    timings, driver = real_node.call_inside(
+        _idle_server_ends_by_itself,
+        ns, str(real_submitter), str(real_plane.admin_kubeconfig),
+        host_ports=[port], timeout=540,
+    )  # fmt: skip
+    REAL_SPARK_TIMINGS.update(timings)
+    assert _pods(real_admin, ns) == [], driver
+    wait_for(
+        lambda: not kube.request(real_admin, "GET", f"/api/v1/namespaces/{ns}/services")["items"],
+        60,
+        "the Service collected with its owner",
+        interval=1,
+    )
+
+
+def _idle_server_ends_by_itself(
+    ns: str, submitter: str, admin_kubeconfig: str
+) -> tuple[dict[str, float], str]:
+    """In the node's network namespace: a server with no teardown, gone by its idle timeout,
+    and a client after that refused with why; the timings and the driver pod's name back."""
+    from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
+    from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
     from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
     from tests.operators.fakes import FakeTaskInstance
 
-    ns = runtime_namespace
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_SPARK_K8S_DEFAULT",
-        json.dumps({"conn_type": "spark_k8s", "extra": {"kube_config_path": str(submitter)}}),
+    admin = k8s_config.new_client_from_config(config_file=admin_kubeconfig)
+    os.environ["AIRFLOW_CONN_SPARK_K8S_DEFAULT"] = json.dumps(
+        {"conn_type": "spark_k8s", "extra": {"kube_config_path": submitter}}
     )
     # No executor (Spark refuses 0 fixed executors; dynamic allocation starts with none).
     conf = {
         **BASE_CONF,
+        **SMALL_PODS,
         "spark.dynamicAllocation.enabled": "true",
         "spark.dynamicAllocation.shuffleTracking.enabled": "true",
         "spark.dynamicAllocation.minExecutors": "0",
         "spark.dynamicAllocation.initialExecutors": "0",
-        # The watcher reads the jobs at the pod's address on this port. The node agent's pods
-        # share the host's network: on 4040 it read another Spark's UI (an e2e driver's, in
-        # the full run), whose jobs kept this idle server "active" or made it look gone.
-        "spark.ui.port": str(free_port()),
     }
     del conf["spark.executor.instances"]
     setup = SparkK8sConnectServerOperator(
@@ -198,22 +245,15 @@ def test_the_idle_timeout_ends_a_server_whose_teardown_never_ran(
     started = time.monotonic()
     published = setup.execute({"ti": FakeTaskInstance(dag_id="idle", task_id="server")})
     ready = time.monotonic() - started
-    assert published["driver_pod"] in _pods(runtime_admin, ns)
+    assert published["driver_pod"] in _pods(admin, ns)
     # No teardown: the watcher beside the driver deletes the pod, and its objects go with it.
-    wait_for(lambda: _pods(runtime_admin, ns) == [], 180, "the idle server gone", interval=1)
+    wait_for(lambda: _pods(admin, ns) == [], 180, "the idle server gone", interval=1)
+    admin.close()
     # A client task after that fails with the pod and why, not a gRPC connection error.
-    from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
-    from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
-
     with pytest.raises(ConnectServerUnavailable, match=published["driver_pod"] + ".* gone"):
         remote_session(published)
-    REAL_SPARK_TIMINGS["Connect idle server: ready"] = ready
-    REAL_SPARK_TIMINGS["Connect idle server: gone by its idle timeout"] = time.monotonic() - started
-    wait_for(
-        lambda: (
-            not kube.request(runtime_admin, "GET", f"/api/v1/namespaces/{ns}/services")["items"]
-        ),
-        60,
-        "the Service collected with its owner",
-        interval=1,
-    )
+    timings = {
+        "Connect idle server: ready": ready,
+        "Connect idle server: gone by its idle timeout": time.monotonic() - started,
+    }
+    return timings, str(published["driver_pod"])

@@ -1,4 +1,4 @@
-"""Real Spark on the runtime plane (testenv/nodeagent): the documented identities, the conf
+"""Real Spark on the real node's plane (testenv/realnode): the documented identities, the conf
 every real-Spark test starts from, and a recorder of what happened to the pods.
 
 Every real-Spark test submits as the `airflow` service account bound to the documented
@@ -220,13 +220,6 @@ def host_folder_conf(path: Path, roles: tuple[str, ...] = ("driver", "executor")
             ("mount.readOnly", "false"),
         )
     }
-
-
-def container_pid(pod: dict[str, Any]) -> int:
-    """The pid of a pod's first container: the node agent puts it at the end of the
-    container id (`sparkk8s-process://<pod uid>-<container>-<pid>`)."""
-    container_id = pod["status"]["containerStatuses"][0]["containerID"]
-    return int(container_id.rsplit("-", 1)[1])
 
 
 def env_value(pod: dict[str, Any], name: str) -> str | None:

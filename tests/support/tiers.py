@@ -31,7 +31,6 @@ SERVER_FIXTURES = frozenset(
         # tests/conftest.py: the planes (Go binaries of testenv/build.sh), the real node
         # (its Debian packages and images), the storage servers and the fault proxy.
         "control_plane",
-        "runtime_plane",
         "real_node",
         "real_plane",
         "s3_server",

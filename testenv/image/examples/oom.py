@@ -4,8 +4,8 @@
 
 Starts its SparkContext, then allocates and writes <MiB> MiB in the driver's Python
 program, then counts on the executors and exits 0. Under a container memory limit smaller
-than that plus the JVM, the kernel's OOM killer ends it (the node agent's memory cgroup
-enforces the limit and reports the container OOMKilled).
+than that plus the JVM, the kernel's OOM killer ends it (the container's memory cgroup
+enforces the limit and the kubelet reports the container OOMKilled).
 """
 
 from __future__ import annotations

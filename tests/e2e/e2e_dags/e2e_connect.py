@@ -31,6 +31,10 @@ DRIVER_CONF = {
     "spark.kubernetes.authenticate.driver.serviceAccountName": "spark",
     "spark.driver.memory": "512m",
     "spark.executor.memory": "512m",
+    # The real node has the machine's 2 CPUs: Spark's default request (1 per pod) would leave
+    # the executor Pending beside another test's pods.
+    "spark.kubernetes.driver.request.cores": "200m",
+    "spark.kubernetes.executor.request.cores": "200m",
 }
 
 with DAG("e2e_connect", schedule=None, catchup=False, start_date=START):

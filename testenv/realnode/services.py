@@ -1,9 +1,8 @@
-"""The per-pod /etc/hosts that stands in for cluster DNS (pure).
-
-There is no DNS server here: each pod's hosts file names every Service by its DNS names
-and maps them to the pod IPs behind it (headless or not: there is no kube-proxy, so a
-ClusterIP would lead nowhere), and `kubernetes.default.svc` to the agent's forward to the
-API server. Spark's executors reach the driver through its Service name this way.
+"""Which address each Service's DNS name leads to on the real node (pure): there is no
+kube-proxy, so a Service's name leads to the first ready pod it selects (headless or not: a
+ClusterIP would lead nowhere), and `kubernetes` to the address given for the API server.
+testenv/realnode/cluster_dns.py writes these records for dnsmasq; Spark's executors reach
+the driver through its Service name this way.
 """
 
 from __future__ import annotations
@@ -38,9 +37,9 @@ def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
 def service_addresses(
     services: Iterable[Mapping[str, Any]], pods: Iterable[PodAddress], api_ip: str
 ) -> list[ServiceAddress]:
-    """One address per Service: the first of its selected pods' IPs (sorted, so every pod's
-    file agrees); `default/kubernetes` goes to the API forward. Services selecting no live
-    pod are left out, as DNS has no record for them."""
+    """One address per Service: the first of its selected pods' IPs (sorted, so every
+    rewrite agrees); `default/kubernetes` goes to `api_ip`. Services selecting no live pod
+    are left out, as DNS has no record for them."""
     live = [pod for pod in pods if pod.ready]
     addresses = []
     for service in services:
@@ -58,23 +57,3 @@ def service_addresses(
     if not any((a.namespace, a.name) == API_SERVICE for a in addresses):
         addresses.append(ServiceAddress(*API_SERVICE, api_ip))
     return sorted(addresses, key=lambda a: (a.namespace, a.name))
-
-
-def hosts_file(
-    hostname: str, pod_ip: str, namespace: str, services: Iterable[ServiceAddress]
-) -> str:
-    """The file's text: loopback names, the pod's own name, then each Service by its full,
-    `.svc`, namespace-qualified and (in the pod's namespace) short names."""
-    lines = [
-        "# Kubernetes-managed hosts file (sparkk8s process runtime).",
-        "127.0.0.1\tlocalhost",
-        "::1\tlocalhost ip6-localhost ip6-loopback",
-        f"{pod_ip}\t{hostname}",
-    ]
-    for service in services:
-        base = f"{service.name}.{service.namespace}"
-        names = [f"{base}.svc.{CLUSTER_DOMAIN}", f"{base}.svc", base]
-        if service.namespace == namespace:
-            names.append(service.name)
-        lines.append(f"{service.ip}\t{' '.join(names)}")
-    return "\n".join(lines) + "\n"

@@ -3,7 +3,8 @@
 with the S3A and GCS connectors of its Hadoop version in its jars. Stand-in pyspark installs
 (the layout install_spark.sh leaves) and stand-in connector folders keep it fast and offline
 (the real jars are read by tests/runtime/test_s3a_uploads_real_spark.py and
-test_gcs_uploads_real_spark.py)."""
+test_gcs_uploads_real_spark.py). The real node's images are laid out from these trees
+(testenv/realnode/image.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from testenv import gcs_connector, hadoop_aws, hadoop_azure, runtime_image
-from testenv.nodeagent.images import load_images
 
 
 def fake_pyspark(parity: Path, version: str) -> Path:
@@ -95,11 +95,11 @@ GCS_JAR = {
 
 def test_each_version_names_its_own_distribution(caches: Path):
     packages = {version: fake_pyspark(caches, version) for version in ("4.3.0", "3.5.9")}
-    images = load_images(runtime_image.spark_image("4.3.0", "3.5.9"))
+    images = json.loads(runtime_image.spark_image("4.3.0", "3.5.9").read_text())
     for version, package in packages.items():
         image = images[f"sparkk8s/spark:{version}"]
-        assert image.tree is not None
-        spark = Path(image.tree) / "opt" / "spark"
+        assert image["tree"] is not None
+        spark = Path(image["tree"]) / "opt" / "spark"
         jars = sorted(path.name for path in (spark / "jars").iterdir())
         hadoop = HADOOP[version]
         # The distribution's jars, and the S3A connector's of its own Hadoop release, less
@@ -116,9 +116,11 @@ def test_each_version_names_its_own_distribution(caches: Path):
         assert (spark / "jars" / core).resolve() == (package / "jars" / core).resolve()
         assert (spark / "jars" / "httpclient-4.5.14.jar").read_text() == version
         assert (spark / "jars" / f"hadoop-aws-{hadoop}.jar").read_text() == hadoop
-        assert (Path(image.tree) / "opt" / "entrypoint.sh").is_file()
-        assert image.env["PYSPARK_PYTHON"] == str(caches / f"pyspark-{version}" / "bin" / "python")
-    assert images["sparkk8s/spark:4.3.0"].tree != images["sparkk8s/spark:3.5.9"].tree
+        assert (Path(image["tree"]) / "opt" / "entrypoint.sh").is_file()
+        assert image["env"]["PYSPARK_PYTHON"] == str(
+            caches / f"pyspark-{version}" / "bin" / "python"
+        )
+    assert images["sparkk8s/spark:4.3.0"]["tree"] != images["sparkk8s/spark:3.5.9"]["tree"]
     # Each image's examples jar is built against its own release's jars.
     assert sorted(JAVAC_CALLS) == sorted(f"pyspark:{package}" for package in packages.values())
     assert sorted(FETCHED) == ["3.3.4", "3.5.0"]
@@ -136,9 +138,9 @@ def test_the_default_is_4_3_0_alone(caches: Path):
 def test_a_distribution_without_a_hadoop_client_gains_no_connector(caches: Path):
     package = fake_pyspark(caches, "4.3.0")
     (package / "jars" / "hadoop-client-api-3.5.0.jar").unlink()
-    image = load_images(runtime_image.spark_image())["sparkk8s/spark:4.3.0"]
-    assert image.tree is not None
-    jars = sorted(path.name for path in (Path(image.tree) / "opt/spark/jars").iterdir())
+    image = json.loads(runtime_image.spark_image().read_text())["sparkk8s/spark:4.3.0"]
+    assert image["tree"] is not None
+    jars = sorted(path.name for path in (Path(image["tree"]) / "opt/spark/jars").iterdir())
     assert jars == ["httpclient-4.5.14.jar", "spark-core-4.3.0.jar"]
     assert FETCHED == [] and FETCHED_GCS == [] and FETCHED_AZURE == []
 
