@@ -44,14 +44,12 @@ T = TypeVar("T")
 E2E_NAMESPACE = "airflow-e2e"
 # The namespace of the DAG e2e_spark_kill (tests/e2e/e2e_dags/e2e_spark.py names it too).
 E2E_KILL_NAMESPACE = "airflow-e2e-kill"
-# The namespace of the timeout DAGs (tests/e2e/e2e_dags/e2e_timeouts.py names it too).
-E2E_TIMEOUT_NAMESPACE = "airflow-e2e-timeout"
 # The namespace of the Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py names it too).
 E2E_CONNECT_NAMESPACE = "airflow-e2e-connect"
 # The connection of the DAGs that run on the real node (tests/e2e/e2e_dags/e2e_spark.py names
 # it too, through tests/e2e/real_node_pods.py): the real kubelet, containerd and runc
-# (testenv/realnode), in E2E_NAMESPACE, E2E_KILL_NAMESPACE and E2E_TIMEOUT_NAMESPACE of that
-# plane. The Connect DAGs run on the same node from a stack of their own
+# (testenv/realnode), in E2E_NAMESPACE, E2E_KILL_NAMESPACE and the timeout DAGs' namespaces
+# (tests/e2e/e2e_dags/e2e_timeouts.py's NAMESPACE_OF) of that plane. The Connect DAGs run on the same node from a stack of their own
 # (tests/e2e/conftest.py's `connect_airflow`), through its `spark_k8s_default`.
 E2E_REAL_CONN = "spark_k8s_real"
 # Seconds per named phase, filled by the e2e tests and printed at the end of the session.

@@ -35,12 +35,12 @@ from tests.e2e.airflow_stack import (
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
     E2E_REAL_CONN,
-    E2E_TIMEOUT_NAMESPACE,
     E2E_TIMINGS,
     AirflowStack,
     free_port,
     launch_stack,
 )
+from tests.e2e.e2e_dags.e2e_timeouts import NAMESPACE_OF as TIMEOUT_NAMESPACES
 from tests.support.real_spark import submitter_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def create_namespace(plane: Any, name: str) -> None:
 
 
 # Every namespace of the DAGs that run on the real node, made with the submitter's RBAC.
-REAL_NODE_NAMESPACES = (E2E_NAMESPACE, E2E_KILL_NAMESPACE, E2E_TIMEOUT_NAMESPACE)
+REAL_NODE_NAMESPACES = (E2E_NAMESPACE, E2E_KILL_NAMESPACE, *TIMEOUT_NAMESPACES.values())
 CONNECT_SPARK = "4.2.1"  # the image tests/e2e/e2e_dags/e2e_connect.py names
 
 

@@ -1,7 +1,9 @@
 """Timeouts on real Spark, for tests/e2e/test_execution_timeouts.py: applications that run
 far longer than their task's `execution_timeout` (deferred, and in the worker with uploads),
 and the sensor, poking and deferred, on an application submitted elsewhere. Each DAG has
-no retries, so the test sees one try end by its timeout. They run on the real node.
+no retries, so the test sees one try end by its timeout. They run on the real node, at the
+same time (the test starts all four at once: each mostly waits for its timeout), each in a
+namespace of its own, so "nothing left" is checked whole per DAG.
 """
 
 from __future__ import annotations
@@ -17,15 +19,20 @@ from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSenso
 from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
-TIMEOUT_NAMESPACE = "airflow-e2e-timeout"  # its own namespace: "nothing left" checked whole
+NAMESPACE_OF = {
+    "e2e_timeout_deferred": "airflow-e2e-timeout-deferred",
+    "e2e_timeout_worker_uploads": "airflow-e2e-timeout-worker",
+    "e2e_timeout_poking_sensor": "airflow-e2e-timeout-poking",
+    "e2e_timeout_deferred_sensor": "airflow-e2e-timeout-sensor",
+}
 # Many minutes of work for two executors: the timeouts below end it long before (400
 # partitions took 133 s on the quiet machine, within the deferred task's timeout).
 LONG_PI = ["1200", "3000000"]
-EXECUTION_TIMEOUT = datetime.timedelta(seconds=100)
-# The session's first driver starts slowly (a cold JVM on a busy 2-core machine took 100 s
-# to ask for executors): the deferred task, whose test checks its executors go too, runs
-# first and waits longer.
-DEFERRED_EXECUTION_TIMEOUT = datetime.timedelta(seconds=140)
+# A driver starts slowly on a busy 2-core machine (a cold JVM took 100 s to ask for
+# executors), and here two start at once: the tasks whose tests check that their executors
+# ran (and went) wait long enough for them. The deferred task waits longer than the worker's.
+WORKER_EXECUTION_TIMEOUT = datetime.timedelta(seconds=150)
+DEFERRED_EXECUTION_TIMEOUT = datetime.timedelta(seconds=180)
 # The sensors' application runs before they start: nothing to wait for but the timeout.
 SENSOR_EXECUTION_TIMEOUT = datetime.timedelta(seconds=50)
 # Uploads go where the driver reads them at the same path: a hostPath volume of the real
@@ -45,7 +52,6 @@ COMMON: dict[str, Any] = {
     "driver_memory": "512m",
     "executor_memory": "512m",
     "num_executors": 2,
-    "namespace": TIMEOUT_NAMESPACE,
     "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark", **SMALL_PODS},
     "poll_interval": 1.0,
     "startup_timeout": 300,  # execution_timeout shadows it: the task log warns
@@ -56,6 +62,7 @@ START = datetime.datetime(2024, 1, 1)
 with DAG("e2e_timeout_deferred", schedule=None, catchup=False, start_date=START):
     SparkK8sSubmitOperator(
         task_id="spark_deferred",
+        namespace=NAMESPACE_OF["e2e_timeout_deferred"],
         application=f"{EXAMPLES}/pi.py",
         application_args=LONG_PI,
         deferrable=True,
@@ -70,7 +77,8 @@ with DAG("e2e_timeout_worker_uploads", schedule=None, catchup=False, start_date=
         application_args=LONG_PI,
         files=["e2e_timeout_input.txt"],  # next to this file: uploaded to UPLOAD_DIR
         deferrable=False,
-        execution_timeout=EXECUTION_TIMEOUT,
+        namespace=NAMESPACE_OF["e2e_timeout_worker_uploads"],
+        execution_timeout=WORKER_EXECUTION_TIMEOUT,
         **{
             **COMMON,
             "conf": {**COMMON["conf"], **UPLOAD_VOLUME},
@@ -81,7 +89,6 @@ with DAG("e2e_timeout_worker_uploads", schedule=None, catchup=False, start_date=
 SENSOR: dict[str, Any] = {
     "kubernetes_conn_id": REAL_NODE,
     "driver_pod_name": "{{ dag_run.conf['driver_pod'] }}",
-    "namespace": TIMEOUT_NAMESPACE,
     "delete_on_timeout": True,
     "execution_timeout": SENSOR_EXECUTION_TIMEOUT,
     "poke_interval": 5,
@@ -89,7 +96,18 @@ SENSOR: dict[str, Any] = {
 }
 
 with DAG("e2e_timeout_poking_sensor", schedule=None, catchup=False, start_date=START):
-    SparkK8sApplicationSensor(task_id="sensor_poking", mode="poke", deferrable=False, **SENSOR)
+    SparkK8sApplicationSensor(
+        task_id="sensor_poking",
+        mode="poke",
+        deferrable=False,
+        namespace=NAMESPACE_OF["e2e_timeout_poking_sensor"],
+        **SENSOR,
+    )
 
 with DAG("e2e_timeout_deferred_sensor", schedule=None, catchup=False, start_date=START):
-    SparkK8sApplicationSensor(task_id="sensor_deferred", deferrable=True, **SENSOR)
+    SparkK8sApplicationSensor(
+        task_id="sensor_deferred",
+        deferrable=True,
+        namespace=NAMESPACE_OF["e2e_timeout_deferred_sensor"],
+        **SENSOR,
+    )
