@@ -97,8 +97,8 @@ def test_the_secret_is_in_the_secret_only(version: str) -> None:
     assert SECRET not in json.dumps(submission.dry_run(planned).objects)
     props = properties(planned)
     path = "/opt/spark/auth-secret/spark-auth-secret"
-    assert props["spark.authenticate.secret.driver.file"] == path
-    assert props["spark.authenticate.secret.executor.file"] == path
+    assert props["spark.authenticate.secret.file"] == path
+    assert "spark.authenticate.secret.driver.file" not in props  # falls back to it
     assert props[f"spark.kubernetes.executor.secrets.{name}"] == "/opt/spark/auth-secret"
     pod = planned.rendered.driver_pod
     assert {"name": "spark-auth-secret", "secret": {"secretName": name}} in pod["spec"]["volumes"]
@@ -180,8 +180,8 @@ def test_a_literal_secret_is_refused_and_not_shown() -> None:
         ("spark.authenticate.secret", "*********(redacted)",
          "preset secure: denied 'spark.authenticate.secret' (the preset draws the secret)"),
     ]  # fmt: skip
-    found = refused(conf={"spark.authenticate.secret.file": "/etc/mine"})
-    assert found[0][0] == "spark.authenticate.secret.file"
+    found = refused(conf={"spark.authenticate.secret.executor.file": "/etc/mine"})
+    assert found[0][0] == "spark.authenticate.secret.executor.file"
 
 
 def test_the_policy_own_pin_wins_over_the_preset() -> None:
@@ -228,4 +228,4 @@ def test_without_the_preset_nothing_changes() -> None:
     with_other_rules = plan(policy=parse_policy({"max_executors": 9}, "s"))
     assert plain.rendered == with_other_rules.rendered
     assert not set(secure_preset.pins("4.3.0")) & set(plain.spark_conf)
-    assert "Secret" not in kinds(plain) and auth_secret.DRIVER_FILE_KEY not in properties(plain)
+    assert "Secret" not in kinds(plain) and auth_secret.FILE_KEY not in properties(plain)

@@ -4,16 +4,18 @@ On Kubernetes a driver with `spark.authenticate=true` and no secret file draws i
 and Spark's BasicExecutorFeatureStep writes it into every executor pod's env as the literal
 value of `_SPARK_AUTH_SECRET`: whoever may read pods in the namespace reads the secret. A
 literal `spark.authenticate.secret` would sit in the driver's ConfigMap instead. Spark 3.0+
-reads the secret from files when `spark.authenticate.secret.driver.file` and
-`.executor.file` are set (both or neither, SecurityManager refuses one alone), and then
-leaves the executors' env out.
+reads the secret from a file when `spark.authenticate.secret.file` is set, and then leaves
+the executors' env out. That one key, not the `.driver.file` and `.executor.file` pair that
+fall back to it: an executor's first connection to the driver (CoarseGrainedExecutorBackend's
+`driverPropsFetcher`, 3.5.9 and 4.3.0 alike) builds its SecurityManager with the plain key and
+reads no other: with the pair alone, every executor exited with 1 on the real node.
 
 With `spark.kubernetes.sparkk8s.authenticate.keyFile.enabled=true` (the secure preset
 sets it) this step sends a Secret `<app id>-auth` holding 256 random bits drawn by the
 submitter for this application only (`SubmissionIds.auth_secret`), before the driver pod
 (a pre-resource, then owned by the pod, so it goes with it), mounts it read-only into the
 driver, and adds to the driver's conf:
-- both file keys, the same path;
+- `spark.authenticate.secret.file`, the mounted file's path;
 - `spark.kubernetes.executor.secrets.<secret>=<dir>`, so the driver mounts it into each
   executor at the same path (Spark's executor MountSecretsFeatureStep).
 spark.properties then holds paths only, and no pod spec holds the value. The executors
@@ -41,8 +43,7 @@ ENABLED_KEY = "spark.kubernetes.sparkk8s.authenticate.keyFile.enabled"
 NAME = "airflow_provider_sparkk8s.submission.features.auth_secret:step"
 SINCE = (0, 0, 0)  # the file keys exist on every line we build (3.0+)
 
-DRIVER_FILE_KEY = "spark.authenticate.secret.driver.file"
-EXECUTOR_FILE_KEY = "spark.authenticate.secret.executor.file"
+FILE_KEY = "spark.authenticate.secret.file"
 EXECUTOR_SECRETS = "spark.kubernetes.executor.secrets."
 DATA_KEY = "spark-auth-secret"
 MOUNT_DIR = "/opt/spark/auth-secret"
@@ -85,8 +86,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     return StepResult(
         pod=add_volumes_and_mounts(pod, [volume], [mount]),
         system_properties={
-            DRIVER_FILE_KEY: SECRET_FILE,
-            EXECUTOR_FILE_KEY: SECRET_FILE,
+            FILE_KEY: SECRET_FILE,
             EXECUTOR_SECRETS + name: MOUNT_DIR,
         },
         pre_resources=(auth_secret(conf),),
