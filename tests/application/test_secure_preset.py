@@ -91,17 +91,25 @@ def test_the_secret_is_in_the_secret_only(version: str) -> None:
     name = f"{IDS.app_id}-auth"
     assert secret["metadata"]["name"] == name and secret["immutable"] is True
     assert base64.b64decode(secret["data"]["spark-auth-secret"]).decode() == SECRET
+    # The executors' env: what Spark derives from the file's bytes (Base64), so keys agree.
+    executors = base64.b64decode(secret["data"]["spark-auth-secret-base64"]).decode()
+    assert executors == base64.b64encode(SECRET.encode()).decode()
     others = [o for o in planned.rendered.objects if o is not secret]
-    assert SECRET not in json.dumps(others)
+    assert SECRET not in json.dumps(others) and executors not in json.dumps(others)
     assert SECRET not in json.dumps(planned.spark_conf)
     assert SECRET not in json.dumps(submission.dry_run(planned).objects)
     props = properties(planned)
     path = "/opt/spark/auth-secret/spark-auth-secret"
     assert props["spark.authenticate.secret.file"] == path
     assert "spark.authenticate.secret.driver.file" not in props  # falls back to it
-    assert props[f"spark.kubernetes.executor.secrets.{name}"] == "/opt/spark/auth-secret"
+    assert props["spark.kubernetes.executor.secretKeyRef._SPARK_AUTH_SECRET"] == (
+        f"{name}:spark-auth-secret-base64"
+    )
     pod = planned.rendered.driver_pod
-    assert {"name": "spark-auth-secret", "secret": {"secretName": name}} in pod["spec"]["volumes"]
+    items = [{"key": "spark-auth-secret", "path": "spark-auth-secret"}]
+    assert {"name": "spark-auth-secret", "secret": {"secretName": name, "items": items}} in (
+        pod["spec"]["volumes"]
+    )
     (container,) = pod["spec"]["containers"]
     assert {"name": "spark-auth-secret", "mountPath": "/opt/spark/auth-secret",
             "readOnly": True} in container["volumeMounts"]  # fmt: skip
