@@ -107,7 +107,14 @@ def pod_to_running(admin: KubeClient, plane: ControlPlane, index: int) -> float:
         )
 
 
-def spark_pi(plane: ControlPlane, kubeconfig: Path, rss: Callable[[], int]) -> dict[str, Any]:
+def spark_pi(
+    plane: ControlPlane,
+    kubeconfig: Path,
+    rss: Callable[[], int],
+    options: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """One Pi through sparkk8s-submit (`options`: more of its own, bench_secure_preset's
+    `--policy FILE`), timed; its driver pod is deleted after, so runs do not pile up."""
     peak = [0]
     stop = threading.Event()
 
@@ -119,7 +126,7 @@ def spark_pi(plane: ControlPlane, kubeconfig: Path, rss: Callable[[], int]) -> d
     recorder = PodRecorder(plane, NAMESPACE).start()
     submitted_at = datetime.datetime.now(datetime.UTC)
     started = time.monotonic()
-    done = submit(plane, NAMESPACE, kubeconfig, "pi", [PI, "4", "200000"], SMALL_PODS)
+    done = submit(plane, NAMESPACE, kubeconfig, "pi", [PI, "4", "200000"], SMALL_PODS, options)
     ended = time.monotonic() - started
     stop.set()
     recorder.stop()
@@ -128,6 +135,7 @@ def spark_pi(plane: ControlPlane, kubeconfig: Path, rss: Callable[[], int]) -> d
         log = admin.text(
             f"/api/v1/namespaces/{NAMESPACE}/pods/{driver}/log", {"timestamps": "true"}
         )
+        admin.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{driver}")
     running = recorder.first("driver", "Running")
     registered = [t for t, _ in registered_executors(log) if t is not None]
     return {

@@ -19,6 +19,11 @@ the driver will read it: its side-car and init containers keep their images and 
 beside Spark's container, its labels go on every executor, and an account it names is the
 executors' (`ExecutorTemplate`).
 
+The secure preset (`"preset": "secure"`, secure_preset.py) adds pins that depend on the Spark
+line (the policy's own pins win over them), denies the author's `spark.authenticate.secret*`,
+and checks the rendered driver pod and the executor pod template against Pod Security
+Admission's restricted profile after our steps filled in what they left out.
+
 Keys the face wrote itself (`provided`: the operator's task identity, its generated pod
 name, the connection's namespace) and the submitter's own keys are not the author's input,
 so denied keys do not apply to them; a pin holds whoever wrote the key (the policy may not

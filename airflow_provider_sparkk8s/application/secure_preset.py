@@ -3,9 +3,10 @@
 One word for what a platform team otherwise writes key by key and gets wrong on some line:
 
 - `spark.authenticate=true` with a secret for this application only, in a Secret the driver
-  pod owns and both sides read from a mounted file (features/auth_secret.py): never in
-  spark.properties, never a literal in a pod spec. A literal `spark.authenticate.secret*`
-  written by the author is refused (the file keys are the preset's).
+  pod owns, read by the driver from a mounted file and by the executors through a
+  `secretKeyRef` variable (features/auth_secret.py): never in spark.properties, never a
+  literal in a pod spec. The author's `spark.authenticate.secret*` is refused (the preset
+  draws the secret and sets the file key).
 - RPC encryption: `spark.network.crypto.enabled=true` (Spark's AES protocol, which needs the
   authentication above), with no SASL fallback (there is no older shuffle service to talk
   to on Kubernetes, and a fallback is a downgrade). From 3.5.2 and 4.0.0 on (SPARK-47172

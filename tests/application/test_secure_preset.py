@@ -91,17 +91,25 @@ def test_the_secret_is_in_the_secret_only(version: str) -> None:
     name = f"{IDS.app_id}-auth"
     assert secret["metadata"]["name"] == name and secret["immutable"] is True
     assert base64.b64decode(secret["data"]["spark-auth-secret"]).decode() == SECRET
+    # The executors' env: what Spark derives from the file's bytes (Base64), so keys agree.
+    executors = base64.b64decode(secret["data"]["spark-auth-secret-base64"]).decode()
+    assert executors == base64.b64encode(SECRET.encode()).decode()
     others = [o for o in planned.rendered.objects if o is not secret]
-    assert SECRET not in json.dumps(others)
+    assert SECRET not in json.dumps(others) and executors not in json.dumps(others)
     assert SECRET not in json.dumps(planned.spark_conf)
     assert SECRET not in json.dumps(submission.dry_run(planned).objects)
     props = properties(planned)
     path = "/opt/spark/auth-secret/spark-auth-secret"
-    assert props["spark.authenticate.secret.driver.file"] == path
-    assert props["spark.authenticate.secret.executor.file"] == path
-    assert props[f"spark.kubernetes.executor.secrets.{name}"] == "/opt/spark/auth-secret"
+    assert props["spark.authenticate.secret.file"] == path
+    assert "spark.authenticate.secret.driver.file" not in props  # falls back to it
+    assert props["spark.kubernetes.executor.secretKeyRef._SPARK_AUTH_SECRET"] == (
+        f"{name}:spark-auth-secret-base64"
+    )
     pod = planned.rendered.driver_pod
-    assert {"name": "spark-auth-secret", "secret": {"secretName": name}} in pod["spec"]["volumes"]
+    items = [{"key": "spark-auth-secret", "path": "spark-auth-secret"}]
+    assert {"name": "spark-auth-secret", "secret": {"secretName": name, "items": items}} in (
+        pod["spec"]["volumes"]
+    )
     (container,) = pod["spec"]["containers"]
     assert {"name": "spark-auth-secret", "mountPath": "/opt/spark/auth-secret",
             "readOnly": True} in container["volumeMounts"]  # fmt: skip
@@ -180,8 +188,8 @@ def test_a_literal_secret_is_refused_and_not_shown() -> None:
         ("spark.authenticate.secret", "*********(redacted)",
          "preset secure: denied 'spark.authenticate.secret' (the preset draws the secret)"),
     ]  # fmt: skip
-    found = refused(conf={"spark.authenticate.secret.file": "/etc/mine"})
-    assert found[0][0] == "spark.authenticate.secret.file"
+    found = refused(conf={"spark.authenticate.secret.executor.file": "/etc/mine"})
+    assert found[0][0] == "spark.authenticate.secret.executor.file"
 
 
 def test_the_policy_own_pin_wins_over_the_preset() -> None:
@@ -228,4 +236,4 @@ def test_without_the_preset_nothing_changes() -> None:
     with_other_rules = plan(policy=parse_policy({"max_executors": 9}, "s"))
     assert plain.rendered == with_other_rules.rendered
     assert not set(secure_preset.pins("4.3.0")) & set(plain.spark_conf)
-    assert "Secret" not in kinds(plain) and auth_secret.DRIVER_FILE_KEY not in properties(plain)
+    assert "Secret" not in kinds(plain) and auth_secret.FILE_KEY not in properties(plain)

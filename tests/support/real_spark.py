@@ -67,12 +67,14 @@ def submit_with_cli(
     name: str,
     app: list[str],
     conf: Mapping[str, str] | None = None,
+    options: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Runs the `sparkk8s-submit` command (cluster mode, waiting for the end) as the user
-    whose `kubeconfig` is given, with BASE_CONF and `conf` on top."""
+    whose `kubeconfig` is given, with BASE_CONF and `conf` on top; `options`: more of the
+    command's own (`--policy FILE`)."""
     every = {**BASE_CONF, "spark.kubernetes.namespace": namespace, **(conf or {})}
     argv = [str(SUBMIT), "--master", f"k8s://{plane.server}", "--deploy-mode", "cluster",
-            "--name", name]  # fmt: skip
+            "--name", name, *options]  # fmt: skip
     for key, value in every.items():
         argv += ["--conf", f"{key}={value}"]
     return subprocess.run(

@@ -1,25 +1,27 @@
-"""Ours, opt-in: `spark.authenticate`'s secret in a Secret the driver owns, read from files.
+"""Ours, opt-in: `spark.authenticate`'s secret in a Secret the driver owns, never a literal.
 
-On Kubernetes a driver with `spark.authenticate=true` and no secret file draws its own secret
+On Kubernetes a driver with `spark.authenticate=true` and no secret file draws its own secret,
 and Spark's BasicExecutorFeatureStep writes it into every executor pod's env as the literal
 value of `_SPARK_AUTH_SECRET`: whoever may read pods in the namespace reads the secret. A
-literal `spark.authenticate.secret` would sit in the driver's ConfigMap instead. Spark 3.0+
-reads the secret from files when `spark.authenticate.secret.driver.file` and
-`.executor.file` are set (both or neither, SecurityManager refuses one alone), and then
-leaves the executors' env out.
+literal `spark.authenticate.secret` would sit in the driver's ConfigMap instead.
 
-With `spark.kubernetes.sparkk8s.authenticate.keyFile.enabled=true` (the secure preset
-sets it) this step sends a Secret `<app id>-auth` holding 256 random bits drawn by the
-submitter for this application only (`SubmissionIds.auth_secret`), before the driver pod
-(a pre-resource, then owned by the pod, so it goes with it), mounts it read-only into the
-driver, and adds to the driver's conf:
-- both file keys, the same path;
-- `spark.kubernetes.executor.secrets.<secret>=<dir>`, so the driver mounts it into each
-  executor at the same path (Spark's executor MountSecretsFeatureStep).
-spark.properties then holds paths only, and no pod spec holds the value. The executors
-learn the file key before they dial the driver: Spark passes `spark.auth*` keys in their
-start-up options. The Secret's name comes from the application id, not the resource prefix,
-because Spark names the executors' volume `<secret>-volume`, which must be a DNS label. Pure.
+With `spark.kubernetes.sparkk8s.authenticate.keyFile.enabled=true` (the secure preset sets
+it) this step sends a Secret `<app id>-auth` holding 256 random bits drawn by the submitter
+for this application only (`SubmissionIds.auth_secret`), before the driver pod (a
+pre-resource, then owned by the pod, so it goes with it), and:
+- the driver reads it from a file: the Secret mounted read-only, and
+  `spark.authenticate.secret.file` naming it (its SecurityManager keys on the file's bytes,
+  base64-encoded);
+- each executor gets `_SPARK_AUTH_SECRET`, the variable Spark reads first, from the Secret
+  (`spark.kubernetes.executor.secretKeyRef._SPARK_AUTH_SECRET`) holding those same base64
+  bytes. With the file key set, BasicExecutorFeatureStep writes no literal of its own.
+
+Not the executor file (`spark.authenticate.secret.executor.file`, mounted): an executor's
+first connection to the driver (KubernetesExecutorBackend's `driverPropsFetcher`) has only
+its start-up options, and SecurityManager reads a secret file only when `spark.master` names
+Kubernetes, which those options never carry; on the real node every executor then failed
+with "A secret key must be specified via the spark.authenticate.secret config" (3.5.9, 4.3.0).
+spark.properties holds a path and a reference; no pod spec holds the value. Pure.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.objects import APP_ID_LABEL
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf import DriverConf
-from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label
 from airflow_provider_sparkk8s.submission.features._mounts import (
     add_volumes_and_mounts,
     immutable_data_object,
@@ -39,14 +40,15 @@ from airflow_provider_sparkk8s.submission.spec import FeatureStep, KubeObject, S
 
 ENABLED_KEY = "spark.kubernetes.sparkk8s.authenticate.keyFile.enabled"
 NAME = "airflow_provider_sparkk8s.submission.features.auth_secret:step"
-SINCE = (0, 0, 0)  # the file keys exist on every line we build (3.0+)
+SINCE = (0, 0, 0)  # the file key exists on every line we build (3.0+)
 
-DRIVER_FILE_KEY = "spark.authenticate.secret.driver.file"
-EXECUTOR_FILE_KEY = "spark.authenticate.secret.executor.file"
-EXECUTOR_SECRETS = "spark.kubernetes.executor.secrets."
-DATA_KEY = "spark-auth-secret"
+FILE_KEY = "spark.authenticate.secret.file"
+EXECUTOR_ENV = "_SPARK_AUTH_SECRET"  # Spark's SecurityManager.ENV_AUTH_SECRET
+EXECUTOR_KEY_REF = f"spark.kubernetes.executor.secretKeyRef.{EXECUTOR_ENV}"
+FILE_DATA_KEY = "spark-auth-secret"  # the driver's file: the drawn secret
+ENV_DATA_KEY = "spark-auth-secret-base64"  # the executors' env: the file's bytes, base64
 MOUNT_DIR = "/opt/spark/auth-secret"
-SECRET_FILE = f"{MOUNT_DIR}/{DATA_KEY}"
+SECRET_FILE = f"{MOUNT_DIR}/{FILE_DATA_KEY}"
 VOLUME = "spark-auth-secret"
 
 
@@ -58,8 +60,15 @@ def secret_name(conf: DriverConf) -> str:
     return f"{conf.app_id}-auth"
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
 def auth_secret(conf: DriverConf) -> KubeObject:
-    data = {DATA_KEY: base64.b64encode(conf.ids.auth_secret.encode("ascii")).decode("ascii")}
+    drawn = conf.ids.auth_secret.encode("ascii")
+    # The env value is what Spark derives from the file (Base64 of its bytes), so the
+    # executors' key equals the driver's.
+    data = {FILE_DATA_KEY: _b64(drawn), ENV_DATA_KEY: _b64(_b64(drawn).encode("ascii"))}
     secret = immutable_data_object("Secret", secret_name(conf), data)
     secret["metadata"] = {**secret["metadata"], "labels": {APP_ID_LABEL: conf.app_id}}
     secret["type"] = "Opaque"
@@ -69,26 +78,18 @@ def auth_secret(conf: DriverConf) -> KubeObject:
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     if not enabled(conf):
         return StepResult(pod=pod)
-    name = secret_name(conf)
-    if not is_dns1123_label(f"{name}-volume"):
-        raise SparkConfError(
-            "spark.app.id", conf.app_id, "an id that makes '<id>-auth-volume' a DNS-1123 label",
-            f"{ENABLED_KEY} names the executors' Secret volume after it",
-        )  # fmt: skip
     if not conf.ids.auth_secret:
         raise SparkConfError(
             ENABLED_KEY, "true", "a submission whose ids carry a drawn secret",
             "SubmissionIds.auth_secret is empty (naming.new_submission_ids draws it)",
         )  # fmt: skip
-    volume = {"name": VOLUME, "secret": {"secretName": name}}
+    name = secret_name(conf)
+    items = [{"key": FILE_DATA_KEY, "path": FILE_DATA_KEY}]
+    volume = {"name": VOLUME, "secret": {"secretName": name, "items": items}}
     mount = {"name": VOLUME, "mountPath": MOUNT_DIR, "readOnly": True}
     return StepResult(
         pod=add_volumes_and_mounts(pod, [volume], [mount]),
-        system_properties={
-            DRIVER_FILE_KEY: SECRET_FILE,
-            EXECUTOR_FILE_KEY: SECRET_FILE,
-            EXECUTOR_SECRETS + name: MOUNT_DIR,
-        },
+        system_properties={FILE_KEY: SECRET_FILE, EXECUTOR_KEY_REF: f"{name}:{ENV_DATA_KEY}"},
         pre_resources=(auth_secret(conf),),
     )
 
