@@ -207,24 +207,39 @@ def kill(scene: Scene) -> str | None:
     return _cli_error(done)
 
 
-def roll_back(scene: Scene) -> str | None:
+def roll_back(scene: Scene, *conf: str) -> str | None:
     """A ResourceQuota with room for no more ConfigMaps refuses the submission's last object
     (its conf ConfigMap): the submission rolls back what it had created."""
+    configmaps = f"/api/v1/namespaces/{scene.namespace}/configmaps"
     path = f"/api/v1/namespaces/{scene.namespace}/resourcequotas"
-    used = len(scene.admin.json("GET", f"/api/v1/namespaces/{scene.namespace}/configmaps")["items"])
+
+    def names() -> list[str]:
+        return [c["metadata"]["name"] for c in scene.admin.json("GET", configmaps)["items"]]
+
+    # The killed driver's conf ConfigMap goes with it (the garbage collector): wait, so the
+    # quota's count is the namespace's own.
+    wait_for(lambda: names() == ["kube-root-ca.crt"], 60, "only kube-root-ca.crt left")
     quota = {"metadata": {"name": "no-more-configmaps"},
-             "spec": {"hard": {"count/configmaps": str(used)}}}  # fmt: skip
+             "spec": {"hard": {"count/configmaps": "1"}}}  # fmt: skip
     scene.admin.request("POST", path, json=quota)
     wait_for(
-        lambda: bool(
-            (scene.admin.json("GET", f"{path}/no-more-configmaps").get("status") or {}).get("used")
+        lambda: (
+            (
+                (scene.admin.json("GET", f"{path}/no-more-configmaps").get("status") or {}).get(
+                    "used"
+                )
+                or {}
+            ).get("count/configmaps")
+            == "1"
         ),
         30,
         "the quota's usage counted",
     )
     try:
         done = scene.cli(
-            *_submit_argv(scene, "rolled", "spark.kubernetes.submission.waitAppCompletion=false")
+            *_submit_argv(
+                scene, "rolled", "spark.kubernetes.submission.waitAppCompletion=false", *conf
+            )
         )
     finally:
         scene.admin.request("DELETE", f"{path}/no-more-configmaps")
@@ -246,18 +261,22 @@ def queued(scene: Scene) -> str | None:
         *_submit_argv(scene, "rbac", f"{QUEUE_NAME_KEY}={LOCAL_QUEUE}",
                       f"{QUEUE_TIMEOUT_KEY}=8s"),
     )  # fmt: skip
-    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
-    if warnings:
-        return warnings[0]
-    error = _cli_error(done)
-    assert error is not None, done.stderr  # it cannot be admitted: its queue timeout ends it
-    if "queue timeout" not in done.stderr:
-        return error
+    lines = done.stderr.splitlines()
+    said = [line for line in lines if line.startswith(("WARNING", "sparkk8s-submit:"))]
+    if said:
+        return said[0]
+    # It cannot be admitted: its queue timeout ends it (exit 4, infrastructure).
+    assert done.returncode == 4, done.stderr
     assert f"queued in ClusterQueue {cluster_queue}" in done.stderr, done.stderr
     workloads = f"{KUEUE_API}/namespaces/{scene.namespace}/workloads"
     # Deleted with the driver; Kueue's finalizer holds it until the pod is gone.
     wait_for(lambda: scene.admin.json("GET", workloads)["items"] == [], 30, "the Workload gone")
     return None
+
+
+def queued_roll_back(scene: Scene) -> str | None:
+    """The same refusal of a submission through Kueue (after `queued` made its queues)."""
+    return roll_back(scene, f"{QUEUE_NAME_KEY}={LOCAL_QUEUE}")
 
 
 FEATURES: list[tuple[str, Callable[[Scene], str | None]]] = [
@@ -272,6 +291,7 @@ FEATURES: list[tuple[str, Callable[[Scene], str | None]]] = [
 ]
 KUEUE_FEATURES: list[tuple[str, Callable[[Scene], str | None]]] = [
     ("Kueue: a queued submission followed to its queue timeout", queued),
+    ("Kueue: a submission rolled back (its Workload applied before the pod)", queued_roll_back),
 ]
 
 
@@ -326,6 +346,8 @@ def _short(seen: str, namespace: str) -> str:
     text = re.sub(r"\brbac-[0-9a-f]{16}-driver\b", "DRIVER", text)
     text = re.sub(r"\b(rbac|rolled)-[0-9a-f]{16}-", r"\1-ID-", text)
     text = re.sub(r"sparkk8s-result-[0-9a-f]+", "sparkk8s-result-DIGEST", text)
+    text = re.sub(r"\bspark-drv-[0-9a-f]{16}-", "spark-drv-ID-", text)
+    text = re.sub(r"\bspark-[0-9a-f]{32}\b", "APP-ID", text)
     return re.sub(r": User \"system:serviceaccount:NS:airflow\" cannot .*$", "", text)
 
 
