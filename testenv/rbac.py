@@ -54,6 +54,65 @@ def documented_objects(
     return objects
 
 
+def rule_verbs(role: str) -> list[tuple[str, str, str]]:
+    """(group, resource, verb) of every verb docs/rbac.yaml's Role `role` grants, in order."""
+    for document in yaml.safe_load_all(RBAC_FILE.read_text()):
+        if document and document["kind"] == "Role" and document["metadata"]["name"] == role:
+            return [
+                (group, resource, verb)
+                for rule in document["rules"]
+                for group in rule["apiGroups"]
+                for resource in rule["resources"]
+                for verb in rule["verbs"]
+            ]
+    raise KeyError(role)
+
+
+def without(
+    objects: list[dict[str, Any]], role: str, group: str, resource: str, verb: str
+) -> list[dict[str, Any]]:
+    """The objects with the Role `role` granting everything it did but `verb` on
+    `resource` of `group` (a rule naming several resources is split so the others keep it)."""
+    changed = copy.deepcopy(objects)
+    for obj in changed:
+        if obj["kind"] != "Role" or obj["metadata"]["name"] != role:
+            continue
+        rules = []
+        for rule in obj["rules"]:
+            if group not in rule["apiGroups"] or resource not in rule["resources"]:
+                rules.append(rule)
+                continue
+            others = [r for r in rule["resources"] if r != resource]
+            if others:
+                rules.append({**rule, "resources": others})
+            verbs = [v for v in rule["verbs"] if v != verb]
+            if verbs:
+                rules.append({**rule, "resources": [resource], "verbs": verbs})
+        obj["rules"] = rules
+    return changed
+
+
+def apply_objects(admin: Requests, objects: list[dict[str, Any]], submitter: str) -> None:
+    """Creates the submitter's service account (in the first object's namespace) and
+    `objects` (documented_objects, perhaps changed), as the cluster administrator would."""
+    home = objects[0]["metadata"]["namespace"]
+    _create_all(admin, [_account(submitter, home), *objects])
+
+
+def _account(name: str, namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace}}  # fmt: skip
+
+
+def _create_all(admin: Requests, objects: list[dict[str, Any]]) -> None:
+    for obj in objects:
+        try:
+            admin.request("POST", _path(obj), json=obj)
+        except Exception as error:
+            if getattr(error, "status", None) != 409:  # 409: it exists already
+                raise
+
+
 def _path(obj: dict[str, Any]) -> str:
     group = "/api/v1" if obj["apiVersion"] == "v1" else f"/apis/{obj['apiVersion']}"
     return f"{group}/namespaces/{obj['metadata']['namespace']}/{_PLURALS[obj['kind']]}"
@@ -66,13 +125,4 @@ def apply_documented_rbac(
     `namespace`) and every documented object in `namespace` (set-up only: this is the
     cluster administrator's step, so it runs as admin)."""
     home = submitter_namespace or namespace
-    account = {"apiVersion": "v1", "kind": "ServiceAccount"}
-    for obj in [
-        {**account, "metadata": {"name": submitter, "namespace": home}},
-        *documented_objects(namespace, submitter, home),
-    ]:
-        try:
-            admin.request("POST", _path(obj), json=obj)
-        except Exception as error:
-            if getattr(error, "status", None) != 409:  # 409: it exists already
-                raise
+    _create_all(admin, [_account(submitter, home), *documented_objects(namespace, submitter, home)])

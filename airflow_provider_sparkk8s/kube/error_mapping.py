@@ -1,7 +1,8 @@
 """A failed answer or a failed connection as the package's error, with a useful message.
 
-A Status body gives the reason and message; a 403 names the missing permission (and, in a
-namespace, that the namespace may not exist), a 401 the credentials used; a TLS failure says
+A Status body gives the reason and message; a 403 names the missing permission as RBAC's
+refusal names it (and, in a namespace, that the namespace may not exist), and none for a
+quota's or an admission plugin's 403; a 401 names the credentials used; a TLS failure says
 whether the certificate or the handshake failed.
 """
 
@@ -17,7 +18,7 @@ from airflow_provider_sparkk8s.errors import (
     KubeConnectionError,
     KubeTLSVerificationError,
 )
-from airflow_provider_sparkk8s.kube.paths import access_of
+from airflow_provider_sparkk8s.kube.paths import Access, access_of, denied_access
 from airflow_provider_sparkk8s.kube.request import KubeRequest
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure, tls_failure
@@ -42,7 +43,7 @@ def api_error(
         message = body.decode(errors="replace").strip()[:300] or http_reason
         parsed = None
     if status == 403:
-        access = access_of(request.method, request.path, request.params)
+        access = refused_access(request, message, from_status=parsed is not None)
         if access is not None:
             # RBAC grants nothing in a namespace that does not exist, so a missing namespace
             # answers 403, not 404, to an identity without cluster-wide rights.
@@ -60,6 +61,18 @@ def api_error(
     return KubeApiError(
         status, reason, message, method=request.method, path=request.path, body=parsed
     )
+
+
+def refused_access(request: KubeRequest, message: str, *, from_status: bool) -> Access | None:
+    """The permission a 403 says is missing: the one RBAC's refusal names, else the one the
+    request needs; None for a refusal that is not RBAC's (a ResourceQuota's `exceeded quota`,
+    Pod Security admission: a Status whose message says `is forbidden:` but names no verb)."""
+    denied = denied_access(message)
+    if denied is not None:
+        return denied
+    if from_status and "is forbidden:" in message:
+        return None
+    return access_of(request.method, request.path, request.params)
 
 
 def connection_error(

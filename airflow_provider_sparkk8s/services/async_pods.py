@@ -20,6 +20,7 @@ from airflow_provider_sparkk8s.services.pods import (
     cluster_queue_of_local,
     conf_map_path,
     local_queue_path,
+    local_queue_unread,
     properties_of,
     workload_path,
     workload_unread,
@@ -99,8 +100,8 @@ class AsyncPods:
             try:
                 local = await self.client.request("GET", local_queue_path(namespace, str(queue)))
                 cluster_queue = cluster_queue_of_local(local)
-            except SparkK8sError:
-                pass  # the view names the LocalQueue instead
+            except SparkK8sError as error:  # the view names the LocalQueue instead
+                local_queue_unread(namespace, str(queue), error)
         return view_of(found, cluster_queue)
 
     async def driver_properties(self, pod: Pod) -> dict[str, str] | None:

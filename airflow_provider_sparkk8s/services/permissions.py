@@ -8,7 +8,9 @@ docs/rbac.yaml's `sparkk8s-submitter` Role grants exactly the `always` rows (a t
 them), and the connection's Test button asks for every row (SelfSubjectAccessReview).
 tests/services/test_permissions_controlplane.py records the services' requests on their way to
 the real API server and checks each one's access (`kube.paths.access_of`) is a row here; the
-real-Spark and end-to-end tests run as a submitter bound to the documented Role.
+real-Spark and end-to-end tests run as a submitter bound to the documented Role, and
+tests/services/test_rbac_minimal_controlplane.py takes each verb of the Role away in turn
+and writes docs/rbac.md's table of what then fails (none is unused).
 """
 
 from __future__ import annotations
@@ -49,8 +51,16 @@ SUBMITTER_PERMISSIONS: tuple[Permission, ...] = (
     *_rows("pods", ("delete",), "kill, timeouts, on_finish_action, the leftover clean-up"),
     *_rows("pods", ("patch",), "the adoption mark: the try that adopted a live driver"),
     *_rows("pods", ("get",), "the driver's log in the task log", subresource="log"),
-    *_rows("configmaps", _OWNED, "the driver's spark.properties ConfigMap"),
-    *_rows("configmaps", ("get",), "adoption and clean-up read a driver's uploads from it"),
+    *_rows(
+        "configmaps",
+        _OWNED,
+        "the driver's spark.properties ConfigMap; a succeeded application's result record",
+    ),
+    *_rows(
+        "configmaps",
+        ("get",),
+        "adoption and clean-up read a driver's uploads from it; a later try, the result record",
+    ),
     *_rows("services", _OWNED, "the driver's headless Service"),
     *_rows("secrets", _OWNED, "shipped API credentials; the secret confs Secret"),
     *_rows("networkpolicies", _OWNED, "the driver's NetworkPolicy", "networking.k8s.io"),

@@ -323,8 +323,8 @@ class DriverPods:
             try:
                 local = self.client.request("GET", local_queue_path(namespace, str(queue)))
                 cluster_queue = cluster_queue_of_local(local)
-            except SparkK8sError:
-                pass  # the view names the LocalQueue instead
+            except SparkK8sError as error:  # the view names the LocalQueue instead
+                local_queue_unread(namespace, str(queue), error)
         return view_of(found, cluster_queue)
 
     # ------------------------------------------------------------------ waiting
@@ -433,6 +433,25 @@ def _name(pod: Mapping[str, Any]) -> str:
     return objects.name(pod) or ""
 
 
+def local_queue_unread(namespace: str, queue: str, error: SparkK8sError) -> None:
+    """A LocalQueue that cannot be read (a 403: the Role lacks `get` on localqueues) leaves
+    the queued message naming the LocalQueue, not its ClusterQueue; said once per queue."""
+    _warn_once(
+        (namespace, f"localqueue/{queue}"),
+        "Cannot read Kueue's LocalQueue %s/%s (%s); the driver's queue is reported by its "
+        "LocalQueue, without its ClusterQueue",
+        namespace,
+        queue,
+        error,
+    )
+
+
+def _warn_once(key: tuple[str, str], message: str, *args: object) -> None:
+    if key not in _WARNED_WORKLOADS and len(_WARNED_WORKLOADS) < _WARNED_MAX:
+        _WARNED_WORKLOADS.add(key)
+        log.warning(message, *args)
+
+
 def workload_unread(
     namespace: str, workload: str, cluster_queue: str | None, error: SparkK8sError
 ) -> QueueView | None:
@@ -442,14 +461,12 @@ def workload_unread(
     lacks `get` on workloads (docs/rbac.yaml), so the queued message cannot say more."""
     if isinstance(error, KubeApiError) and error.status == 404:
         return view_of(None, cluster_queue)
-    key = (namespace, workload)
-    if key not in _WARNED_WORKLOADS and len(_WARNED_WORKLOADS) < _WARNED_MAX:
-        _WARNED_WORKLOADS.add(key)
-        log.warning(
-            "Cannot read Kueue's Workload %s/%s (%s); the driver's queue is reported without "
-            "its ClusterQueue's reason until it can be read",
-            namespace,
-            workload,
-            error,
-        )
+    _warn_once(
+        (namespace, workload),
+        "Cannot read Kueue's Workload %s/%s (%s); the driver's queue is reported without "
+        "its ClusterQueue's reason until it can be read",
+        namespace,
+        workload,
+        error,
+    )
     return None

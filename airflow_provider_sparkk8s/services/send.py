@@ -21,6 +21,7 @@ from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, 
 from airflow_provider_sparkk8s.kube.paths import (
     FIELD_MANAGER,
     apply_params,
+    denied_access,
     object_path,
     resource_path,
 )
@@ -162,7 +163,7 @@ class _Sender:
                 if error.status == 404:
                     removed.append(describe(obj))
                 else:
-                    left.append(f"{describe(obj)} ({error.status} {error.reason})")
+                    left.append(f"{describe(obj)} ({_refusal(error)})")
             except KubeConnectionError as error:
                 left.append(f"{describe(obj)} ({error})")
         return removed, left
@@ -198,9 +199,16 @@ class _Sender:
             removed.append(describe(pod))
         except KubeApiError as error:
             if error.status != 404:
-                left.append(f"{describe(pod)} ({error.status} {error.reason})")
+                left.append(f"{describe(pod)} ({_refusal(error)})")
         except KubeConnectionError as error:
             left.append(f"{describe(pod)} ({error})")
+
+
+def _refusal(error: KubeApiError) -> str:
+    """Why a roll-back's request was refused: RBAC's missing permission by name."""
+    denied = denied_access(error.api_message) if error.status == 403 else None
+    why = f"{error.status} {error.reason}"
+    return f"{why}: missing permission to {denied.describe()}" if denied else why
 
 
 def _failure(

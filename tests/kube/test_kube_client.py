@@ -148,6 +148,31 @@ def test_403_names_the_denied_verb_and_resource() -> None:
     assert "watch pods in namespace 'ns'" in str(watch.value)
 
 
+def test_403_names_the_permission_rbac_refused_and_none_for_a_quota() -> None:
+    """A server-side apply of a new object is checked as `create`: the refusal's own words
+    win over the request's verb. A quota's 403 is no missing permission."""
+    rbac = Reply.status_body(
+        403,
+        "Forbidden",
+        'configmaps "c" is forbidden: User "system:serviceaccount:ns:airflow" cannot create '
+        'resource "configmaps" in API group "" in the namespace "ns"',
+    )
+    quota = Reply.status_body(
+        403,
+        "Forbidden",
+        'configmaps "c" is forbidden: exceeded quota: q, requested: count/configmaps=1, '
+        "used: count/configmaps=1, limited: count/configmaps=1",
+    )
+    apply = "/api/v1/namespaces/ns/configmaps/c"
+    with FakeApiServer(scripted(rbac, quota)) as server, KubeClient(plain(server)) as client:
+        with pytest.raises(KubeApiError) as denied:
+            client.request("PATCH", apply, json={}, content_type="application/apply-patch+yaml")
+        with pytest.raises(KubeApiError) as full:
+            client.request("PATCH", apply, json={}, content_type="application/apply-patch+yaml")
+    assert "missing permission to create configmaps in namespace 'ns'" in str(denied.value)
+    assert "missing permission" not in str(full.value) and "exceeded quota" in str(full.value)
+
+
 def test_connection_refused_is_retried_then_reported(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     with FakeApiServer(scripted()) as server:

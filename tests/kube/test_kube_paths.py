@@ -11,6 +11,7 @@ from airflow_provider_sparkk8s.kube.paths import (
     Access,
     access_of,
     apply_params,
+    denied_access,
     object_path,
     plural,
     resource_path,
@@ -134,3 +135,14 @@ def test_access_description_and_review_attributes() -> None:
         "subresource": "log",
         "namespace": "ns",
     }
+
+
+def test_an_rbac_refusal_is_read_back_into_its_permission() -> None:
+    message = 'User "u" cannot get resource "pods/log" in API group "" in the namespace "ns"'
+    assert denied_access(message) == Access("get", "pods", "", "log", "ns")
+    cluster = (
+        'User "u" cannot list resource "workloads" in API group "kueue.x-k8s.io" '
+        "at the cluster scope"
+    )
+    assert denied_access(cluster) == Access("list", "workloads", "kueue.x-k8s.io")
+    assert denied_access("exceeded quota: q") is None

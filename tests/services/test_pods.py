@@ -359,5 +359,10 @@ def test_queue_view_without_a_workload_or_a_permission(caplog: pytest.LogCapture
     assert DriverPods(broken).queue_view("ns", "spark-1", None) is None  # type: ignore[arg-type]
     # The LocalQueue refused: the sentence names the LocalQueue instead.
     partly = KueueClient({WORKLOAD_PATH: PENDING, LOCAL_QUEUE_PATH: refused})
-    view = DriverPods(partly).queue_view("ns", "spark-1", None)  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="airflow_provider_sparkk8s.services.pods"):
+        view = DriverPods(partly).queue_view("ns", "spark-1", None)  # type: ignore[arg-type]
+        DriverPods(partly).queue_view("ns", "spark-1", None)  # type: ignore[arg-type]
     assert view is not None and view.status == "queued in LocalQueue team-queue: full"
+    # ... and says once why (a 403: the Role lacks get on localqueues).
+    local = [r.getMessage() for r in caplog.records if "LocalQueue ns/team-queue" in r.getMessage()]
+    assert len(local) == 1 and "no get on workloads" in local[0], local

@@ -173,6 +173,26 @@ def test_403_names_the_missing_permission(server: RecordingServer, client: KubeC
     assert server.recording.objects == {}
 
 
+def test_a_roll_back_refused_names_the_permission_it_lacks(
+    server: RecordingServer, client: KubeClient
+) -> None:
+    rendered = rendered_submission(pre_resource=False)
+    server.fail(InjectedFailure("PATCH", r"/configmaps/", 422, "Invalid", "spec is broken"))
+    refusal = (
+        'services "s" is forbidden: User "system:serviceaccount:team-a:airflow" cannot delete '
+        'resource "services" in API group "" in the namespace "team-a"'
+    )
+    server.fail(InjectedFailure("DELETE", r"/services/", 403, "Forbidden", refusal))
+    with pytest.raises(SubmissionError) as raised:
+        submit(client, rendered)
+    message = str(raised.value)
+    assert re.search(
+        r"could NOT remove: Service/\S+ \(403 Forbidden: missing permission to delete "
+        r"services in namespace 'team-a'\)",
+        message,
+    ), message
+
+
 def pod_posts(server: RecordingServer) -> int:
     return sum(
         1
