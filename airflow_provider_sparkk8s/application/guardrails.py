@@ -309,7 +309,7 @@ class _Checker:
     def preset(self, conf: DriverConf, rendered: RenderedSubmission) -> None:
         """What the secure preset refuses beyond its pins: the pods against the restricted
         profile (after our steps filled what they left out), 4.3's escalation keys and the
-        NetworkPolicy step's exclusion."""
+        exclusion of a step it needs."""
         if self.policy.preset != secure_preset.SECURE:
             return
         found = secure_preset.conf_problems(self.conf)
