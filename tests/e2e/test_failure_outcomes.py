@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from testenv.admin_client import AdminHttp
 from testenv.harness import kube
 from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
 from tests.e2e.test_airflow_end_to_end import (
@@ -99,9 +100,7 @@ def dag_pods(real_plane: Any, dag_id: str) -> PodRecorder:
 
 
 @pytest.fixture(scope="module")
-def outcome_runs(
-    airflow: AirflowStack, real_plane: Any, real_admin: Any
-) -> Iterator[dict[str, OutcomeRun]]:
+def outcome_runs(airflow: AirflowStack, real_plane: Any) -> Iterator[dict[str, OutcomeRun]]:
     runs: dict[str, OutcomeRun] = {}
     try:
         with airflow.client() as client:
@@ -119,7 +118,8 @@ def outcome_runs(
             return drivers[0] if "Starting task" in log else None
 
         deleted.victim = wait_for(computing, timeout=300, what="the first driver computing")
-        kube.request(real_admin, "DELETE", f"{NAMESPACE}/pods/{deleted.victim}")
+        admin = AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
+        admin.json("DELETE", f"{NAMESPACE}/pods/{deleted.victim}")
         yield runs
     finally:
         for run in runs.values():
