@@ -1,15 +1,23 @@
 """Failure kinds through real Airflow 3.3 and real Spark on the real node: what the retry
 policy decides for each, the task's final state and try number, the XCom, and what is left
-in the namespace (the DAGs are tests/e2e/e2e_dags/e2e_outcomes.py)."""
+in the namespace (the DAGs are tests/e2e/e2e_dags/e2e_outcomes.py).
+
+The three DAG runs start at once (`outcome_runs`), and the driver to be deleted is deleted
+there, while it computes: the runs mostly wait on Spark and on retry delays, and those waits
+overlap. Each test reads its own run, and watches its DAG's pods alone (by the task identity's
+`sparkk8s.io/dag-id` label)."""
 
 from __future__ import annotations
 
-import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
 
+from testenv.admin_client import AdminHttp
 from testenv.harness import kube
 from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
 from tests.e2e.test_airflow_end_to_end import (
@@ -72,27 +80,69 @@ def assert_nothing_left(real_admin: Any, recorder: PodRecorder, dag_id: str) -> 
     assert left() == []
 
 
-def run_and_wait(
-    airflow: AirflowStack, client: httpx.Client, dag_id: str, label: str
-) -> tuple[str, dict[str, Any], float]:
-    airflow.wait_dag(client, dag_id)
-    started = time.monotonic()
-    run_id = airflow.trigger(client, dag_id)
-    run = airflow.wait_run(client, dag_id, run_id, timeout=800)
-    seconds = time.monotonic() - started
-    E2E_TIMINGS[f"{label}: trigger -> run {run['state']}"] = seconds
-    return run_id, run, seconds
+ERROR, DELETED, OOM = (
+    "e2e_outcome_application_error",
+    "e2e_outcome_deleted_driver",
+    "e2e_outcome_out_of_memory",
+)
+
+
+@dataclass
+class OutcomeRun:
+    dag_id: str
+    run_id: str
+    recorder: PodRecorder  # the DAG's pods
+    victim: str = ""  # the deleted-driver DAG's first driver, deleted by `outcome_runs`
+
+
+def dag_pods(real_plane: Any, dag_id: str) -> PodRecorder:
+    return PodRecorder(real_plane, E2E_NAMESPACE, label_selector=f"sparkk8s.io/dag-id={dag_id}")
+
+
+@pytest.fixture(scope="module")
+def outcome_runs(airflow: AirflowStack, real_plane: Any) -> Iterator[dict[str, OutcomeRun]]:
+    runs: dict[str, OutcomeRun] = {}
+    try:
+        with airflow.client() as client:
+            for dag_id in (DELETED, ERROR, OOM):
+                recorder = dag_pods(real_plane, dag_id).start()
+                airflow.wait_dag(client, dag_id)
+                runs[dag_id] = OutcomeRun(dag_id, airflow.trigger(client, dag_id), recorder)
+        deleted = runs[DELETED]
+
+        def computing() -> str | None:
+            drivers = deleted.recorder.reached("driver", "Running")
+            if not drivers or not deleted.recorder.reached("executor", "Running"):
+                return None
+            log = runtime_log(real_plane, E2E_NAMESPACE, drivers[0])
+            return drivers[0] if "Starting task" in log else None
+
+        deleted.victim = wait_for(computing, timeout=300, what="the first driver computing")
+        admin = AdminHttp.from_kubeconfig(real_plane.admin_kubeconfig)
+        admin.json("DELETE", f"{NAMESPACE}/pods/{deleted.victim}")
+        yield runs
+    finally:
+        for run in runs.values():
+            run.recorder.stop()
+
+
+def wait_run(airflow: AirflowStack, client: httpx.Client, run: OutcomeRun, label: str) -> Any:
+    ended = airflow.wait_run(client, run.dag_id, run.run_id, timeout=800)
+    # The run's own clock: the runs overlap, so the time until this test looked is not it.
+    start, end = (datetime.fromisoformat(ended[key]) for key in ("start_date", "end_date"))
+    E2E_TIMINGS[f"{label}: run start -> {ended['state']}"] = (end - start).total_seconds()
+    return ended
 
 
 def test_an_application_error_fails_on_try_one_despite_retries(
-    airflow: AirflowStack, real_plane: Any, real_admin: Any
+    airflow: AirflowStack, outcome_runs: dict[str, OutcomeRun], real_admin: Any
 ) -> None:
     """fail.py raises; retries=3, no retry_policy given: the operator's default policy
     fails it at once, and says why in the task log."""
-    dag_id, task_id = "e2e_outcome_application_error", "raises"
-    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
+    dag_id, task_id = ERROR, "raises"
+    recorder, run_id = outcome_runs[dag_id].recorder, outcome_runs[dag_id].run_id
     with airflow.client() as client:
-        run_id, run, _ = run_and_wait(airflow, client, dag_id, "application error")
+        run = wait_run(airflow, client, outcome_runs[dag_id], "application error")
         events = task_log(client, dag_id, run_id, task_id, 1)
         lines = messages(events)
         assert run["state"] == "failed", "\n".join(lines)
@@ -123,27 +173,14 @@ def test_an_application_error_fails_on_try_one_despite_retries(
 
 
 def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
-    airflow: AirflowStack, real_plane: Any, real_admin: Any
+    airflow: AirflowStack, outcome_runs: dict[str, OutcomeRun], real_admin: Any
 ) -> None:
-    dag_id, task_id = "e2e_outcome_deleted_driver", "deleted"
-    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
+    dag_id, task_id = DELETED, "deleted"
+    recorder, run_id = outcome_runs[dag_id].recorder, outcome_runs[dag_id].run_id
+    victim = outcome_runs[dag_id].victim
     with airflow.client() as client:
-        airflow.wait_dag(client, dag_id)
-        started = time.monotonic()
-        run_id = airflow.trigger(client, dag_id)
-
-        def computing() -> str | None:
-            drivers = recorder.reached("driver", "Running")
-            if not drivers or not recorder.reached("executor", "Running"):
-                return None
-            log = runtime_log(real_plane, E2E_NAMESPACE, drivers[0])
-            return drivers[0] if "Starting task" in log else None
-
-        victim = wait_for(computing, timeout=300, what="the first driver computing")
         first_app = recorder.pods[victim]["metadata"]["labels"]["spark-app-selector"]
-        kube.request(real_admin, "DELETE", f"{NAMESPACE}/pods/{victim}")
-        run = airflow.wait_run(client, dag_id, run_id, timeout=800)
-        E2E_TIMINGS[f"deleted driver: trigger -> run {run['state']}"] = time.monotonic() - started
+        run = wait_run(airflow, client, outcome_runs[dag_id], "deleted driver")
         first = task_log(client, dag_id, run_id, task_id, 1)
         second = messages(task_log(client, dag_id, run_id, task_id, 2))
         assert run["state"] == "success", "\n".join([*messages(first), "--- try 2", *second])
@@ -162,18 +199,20 @@ def test_a_driver_deleted_by_someone_else_is_retried_and_succeeds(
         events = [(e.name, e.kind) for e in recorder.events]
         # submitted after the victim went, and gone too at the end (delete_pod)
         assert events.index((victim, "DELETED")) < events.index((again, "ADDED")), events
-        assert recorder.gone(victim) and recorder.gone(again), events
+        # The task deletes its driver as it ends (delete_pod); the watch sees it a moment later.
+        wait_for(lambda: recorder.gone(again) or None, timeout=60, what=f"{again} gone")
+        assert recorder.gone(victim), events
         recorder.stop()
         assert_nothing_left(real_admin, recorder, dag_id)
 
 
 def test_an_out_of_memory_driver_is_retried_once_with_more_memory(
-    airflow: AirflowStack, real_plane: Any, real_admin: Any
+    airflow: AirflowStack, outcome_runs: dict[str, OutcomeRun], real_admin: Any
 ) -> None:
-    dag_id, task_id = "e2e_outcome_out_of_memory", "oom"
-    recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
+    dag_id, task_id = OOM, "oom"
+    recorder, run_id = outcome_runs[dag_id].recorder, outcome_runs[dag_id].run_id
     with airflow.client() as client:
-        run_id, run, _ = run_and_wait(airflow, client, dag_id, "out of memory")
+        run = wait_run(airflow, client, outcome_runs[dag_id], "out of memory")
         first = task_log(client, dag_id, run_id, task_id, 1)
         second = messages(task_log(client, dag_id, run_id, task_id, 2))
         assert run["state"] == "success", "\n".join([*messages(first), "--- try 2", *second])
