@@ -344,7 +344,12 @@ def test_a_lost_executor_is_replaced_and_the_application_still_succeeds(
         (lost,) = result["executors"]["failures"]
         assert lost["pod_name"] == victim["metadata"]["name"]
         assert lost["exit_code"] == 137
-        assert waited.result(timeout=120)["executors"] == result["executors"]
+        # The worker's wait watches as the trigger does, yet the same race may part them.
+        from_worker = waited.result(timeout=120)["executors"]
+        assert at_the_end(from_worker) == at_the_end(result["executors"]), (
+            from_worker,
+            result["executors"],
+        )
         # The operator deleted its driver once it succeeded; the sensor still saw the end.
         from_sensor = poked.result(timeout=120)
         assert from_sensor["state"] == "succeeded", from_sensor
