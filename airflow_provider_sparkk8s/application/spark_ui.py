@@ -65,6 +65,23 @@ _HOP_BY_HOP = {
 # Not passed back: a driver must not set cookies or CORS rules on Airflow's origin, and
 # the length changes whenever a page is rewritten.
 _DROPPED_RESPONSE_HEADERS = {"set-cookie", "content-length", "access-control-allow-origin"}
+# Spark's own protections of its pages (4.x's HttpSecurityFilter sends a CSP of 'self' and a
+# per-page script nonce, no host or path: under Airflow's origin it means the same). They
+# reach the browser as the driver sent them, even if its Connection header names them.
+PROTECTION_HEADERS = frozenset(
+    {
+        "content-security-policy",
+        "x-frame-options",
+        "x-content-type-options",
+        "x-xss-protection",
+        "referrer-policy",
+        "strict-transport-security",
+    }
+)
+# Read-only: what the plugin forwards. Anything else (the UI's kill forms POST) is refused.
+PROXIED_METHODS = ("GET", "HEAD")
+# Spark's state-changing endpoints (job and stage kill), refused whatever the method.
+_KILL_PATHS = ("jobs/job/kill", "stages/stage/kill")
 
 
 @dataclass(frozen=True)
@@ -212,7 +229,8 @@ def response_headers(
     headers: Iterable[tuple[str, str]], upstream_prefix: str, base: str
 ) -> list[tuple[str, str]]:
     """The upstream answer's headers for the browser: no hop-by-hop field (nor one the
-    Connection header names), no cookie, Location mapped back under `base`."""
+    Connection header names), no cookie, Location mapped back under `base`; Spark's
+    protections (PROTECTION_HEADERS) always kept."""
     pairs = list(headers)
     named = {
         token.strip().lower()
@@ -223,7 +241,8 @@ def response_headers(
     kept = []
     for name, value in pairs:
         lower = name.lower()
-        if lower in _HOP_BY_HOP or lower in named or lower in _DROPPED_RESPONSE_HEADERS:
+        dropped = lower in _HOP_BY_HOP or lower in named or lower in _DROPPED_RESPONSE_HEADERS
+        if dropped and lower not in PROTECTION_HEADERS:
             continue
         mapped = browser_location(value, upstream_prefix, base) if lower == "location" else value
         kept.append((name, mapped))
@@ -266,3 +285,23 @@ class LinkRewriter:
     def flush(self) -> bytes:
         data, self._pending = self._pending, b""
         return self._pattern.sub(lambda _: self._base, data)
+
+
+def refused_method(method: str, rest: str = "") -> str | None:
+    """Why a request of `method` for the page `rest` is not forwarded (None: it is). The
+    plugin checks only that the user may read the task instance, so no state-changing
+    request reaches the driver: a Viewer must not kill a job, and the connection needs only
+    `get` on pods/proxy. Spark's kill endpoints are refused for GET too: with
+    `spark.ui.actionsViaGetEnabled` (a DAG's conf) they kill on a GET, and the CSRF token it
+    needs is in the page any reader sees."""
+    page = "/" + rest.strip("/")
+    kill = any(page.endswith("/" + path) for path in _KILL_PATHS)
+    if method.upper() in PROXIED_METHODS and not kill:
+        return None
+    return (
+        f"The Spark UI through Airflow is read-only: a {method.upper()} request (such as the "
+        "UI's kill of a job or stage) is not forwarded to the driver, because the plugin "
+        "checks only that you may read this task instance, not that you may change it. "
+        "To stop the application, mark the task instance failed or clear it in Airflow "
+        "(its on_kill deletes the driver)."
+    )

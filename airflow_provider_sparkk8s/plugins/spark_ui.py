@@ -1,6 +1,8 @@
 """The live Spark UI inside Airflow, with no ingress (docs/spark_ui.md): a FastAPI app the
 api-server mounts at /sparkk8s, which forwards GET and HEAD under a task instance's path to
 its driver's UI through kube-apiserver's pod proxy, with the task's `spark_k8s` connection.
+Other methods (the UI's kill forms) are refused with the reason: the plugin checks read
+access only. Spark's Content-Security-Policy and its other protections pass as sent.
 
 Only what the task itself submitted is proxied (issue 44): the connection is the one the
 task's serialized definition names (`kubernetes_conn_id`), the namespace the one it submits
@@ -44,11 +46,13 @@ from airflow_provider_sparkk8s.application.history_ui import (
 )
 from airflow_provider_sparkk8s.application.spark_ui import (
     PLUGIN_PREFIX,
+    PROXIED_METHODS,
     UI_ROUTE,
     XCOM_KEY,
     SparkUiTarget,
     TaskInstanceUi,
     UnsafePath,
+    refused_method,
     root_path,
 )
 from airflow_provider_sparkk8s.application.spark_ui_access import (
@@ -88,7 +92,9 @@ from airflow_provider_sparkk8s.version_compat import (
 # The operator's XCom of the application (its `application_id` names it on the History Server).
 APPLICATION_XCOM_KEY = "spark_application"
 TASK_INSTANCE_ROUTE = UI_ROUTE + "/{dag_id}/{run_id}/{task_id}/{map_index}"
-METHODS = ["GET", "HEAD"]
+METHODS = list(PROXIED_METHODS)
+# Answered with the plugin's refusal (405), never forwarded (application/spark_ui.py).
+REFUSED_METHODS = ["POST", "PUT", "PATCH", "DELETE"]
 
 
 def task_ui(dag_id: str, run_id: str, task_id: str, map_index: int) -> TaskInstanceUi:
@@ -234,6 +240,16 @@ def build_app(read_check: Any = None) -> FastAPI:
     async def spark_ui_root(dag_id: str, run_id: str, task_id: str, map_index: int) -> Any:
         return RedirectResponse(task_ui(dag_id, run_id, task_id, map_index).base + "/", 302)
 
+    @app.api_route(TASK_INSTANCE_ROUTE, methods=REFUSED_METHODS, dependencies=reader)
+    @app.api_route(
+        TASK_INSTANCE_ROUTE + "/{rest:path}", methods=REFUSED_METHODS, dependencies=reader
+    )
+    async def spark_ui_change(request: Request) -> Any:
+        """A state-changing request (Spark's kill forms POST): refused before the XCom, the
+        definition or Kubernetes is read; Airflow's read check still comes first."""
+        reason = refused_method(request.method, request.path_params.get("rest", ""))
+        raise HTTPException(405, reason or "", headers={"Allow": ", ".join(PROXIED_METHODS)})
+
     @app.api_route(TASK_INSTANCE_ROUTE + "/{rest:path}", methods=METHODS, dependencies=reader)
     async def spark_ui_page(
         request: Request,
@@ -244,6 +260,9 @@ def build_app(read_check: Any = None) -> FastAPI:
         rest: str,
         hint: SparkUiTarget = Depends(published_target),  # noqa: B008 - FastAPI's idiom
     ) -> Any:
+        refusal = refused_method(request.method, rest)
+        if refusal is not None:  # a kill by GET: nothing sent to Kubernetes
+            raise HTTPException(405, refusal, headers={"Allow": ", ".join(PROXIED_METHODS)})
         ids = (dag_id, run_id, task_id, map_index)
         ref = TaskInstanceRef(dag_id, task_id, run_id, map_index)
         base = task_ui(*ids).base

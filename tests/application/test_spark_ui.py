@@ -135,6 +135,50 @@ def test_response_headers_drop_hop_by_hop_cookies_and_length_and_map_location():
     ]
 
 
+# What Spark 4.3's HttpSecurityFilter sends by default (a fresh nonce per page).
+SPARK_CSP = (
+    "default-src 'self'; script-src 'self' 'nonce-abc'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'self'"
+)
+
+
+def test_sparks_csp_and_protections_pass_as_sent_even_if_connection_names_them():
+    headers = [
+        ("Connection", "close, Content-Security-Policy, X-Frame-Options"),
+        ("Content-Security-Policy", SPARK_CSP),
+        ("X-Frame-Options", "SAMEORIGIN"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-XSS-Protection", "1; mode=block"),
+        ("Set-Cookie", "JSESSIONID=1"),
+    ]
+    assert spark_ui.response_headers(headers, UPSTREAM, BASE) == [
+        ("Content-Security-Policy", SPARK_CSP),
+        ("X-Frame-Options", "SAMEORIGIN"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-XSS-Protection", "1; mode=block"),
+    ]
+
+
+def test_only_get_and_head_are_forwarded_and_the_rest_is_refused_with_the_reason():
+    assert spark_ui.refused_method("GET") is None
+    assert spark_ui.refused_method("head") is None
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        reason = spark_ui.refused_method(method)
+        assert reason and "read-only" in reason and method in reason
+        assert "mark the task instance failed" in reason
+
+
+@pytest.mark.parametrize(
+    "rest", ["jobs/job/kill/", "stages/stage/kill", "history/app-1/jobs/job/kill/"]
+)
+def test_sparks_kill_endpoints_are_refused_for_get_too(rest):
+    # spark.ui.actionsViaGetEnabled makes them kill on a GET with the page's CSRF token.
+    for method in ("GET", "HEAD", "POST"):
+        assert "read-only" in (spark_ui.refused_method(method, rest) or "")
+    assert spark_ui.refused_method("GET", "jobs/job/") is None
+    assert spark_ui.refused_method("GET", "stages/stage/") is None
+
+
 def test_is_html():
     assert spark_ui.is_html("text/html;charset=utf-8")
     assert not spark_ui.is_html("application/json")

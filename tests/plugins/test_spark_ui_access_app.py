@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
 from fastapi.testclient import TestClient
 
 from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
@@ -28,6 +28,8 @@ REF = TaskInstanceRef("etl", "pi", "manual__1", -1)
 PAGE = "/sparkk8s/ui/etl/manual__1/pi/-1/api/v1/applications"
 IDENTITY = "system:serviceaccount:platform:airflow"
 LABELS = {TASK_INSTANCE_LABEL: REF.digest, "spark-role": "driver"}
+SPARK_CSP = "default-src 'self'; script-src 'self' 'nonce-abc'; object-src 'none'"
+KILL = "/sparkk8s/ui/etl/manual__1/pi/-1/jobs/job/kill/"
 
 
 def pod(name: str, labels: Mapping[str, str], namespace: str = "jobs") -> dict[str, Any]:
@@ -51,6 +53,11 @@ def task_kube(request: Recorded) -> Reply:
         return Reply.status_body(403, "Forbidden", f'User "{IDENTITY}" cannot get pods')
     if name.startswith("noproxy-driver:4041/proxy/"):
         return Reply.status_body(403, "Forbidden", f'User "{IDENTITY}" cannot get pods/proxy')
+    if name == "pi-driver:4041/proxy/jobs/":
+        protections = {"Content-Security-Policy": SPARK_CSP, "X-Frame-Options": "SAMEORIGIN"}
+        cookie = {"Set-Cookie": "JSESSIONID=from-the-driver"}
+        html = {"Content-Type": "text/html;charset=utf-8"}
+        return Reply(200, b"<html>Spark Jobs</html>", {**html, **protections, **cookie})
     if name == "pi-driver:4041/proxy/api/v1/applications":
         return Reply(200, [{"id": "spark-1"}])
     return Reply.status_body(404, "NotFound", f'pods "{name}" not found')
@@ -183,3 +190,40 @@ def test_a_task_without_a_serialized_connection_is_refused(ui):
     assert response.status_code == 403
     assert "names no kubernetes_conn_id" in response.json()["detail"]
     assert ui.loaded == []
+
+
+def test_sparks_csp_reaches_the_browser_and_its_cookie_does_not(ui):
+    page = ui.client.get("/sparkk8s/ui/etl/manual__1/pi/-1/jobs/")
+    assert page.status_code == 200, page.text
+    assert page.headers["content-security-policy"] == SPARK_CSP
+    assert page.headers["x-frame-options"] == "SAMEORIGIN"
+    assert "set-cookie" not in page.headers
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
+def test_a_kill_is_refused_with_the_reason_before_anything_is_read_or_sent(ui, method):
+    form = {"id": "0", "csrfToken": "token-from-the-page"}
+    refused = ui.client.request(method, KILL, data=form)
+    assert refused.status_code == 405, refused.text
+    assert refused.headers["allow"] == "GET, HEAD"
+    assert "read-only" in refused.json()["detail"], refused.text
+    assert ui.sent("task_conn") == [] and ui.sent("other_conn") == []
+    assert ui.loaded == []
+
+
+def test_a_kill_from_a_user_who_may_not_read_is_refused_by_airflows_check_first(ui):
+    def viewer_of_another_dag() -> None:
+        raise HTTPException(403, "Forbidden")
+
+    app = plugin.build_app(read_check=viewer_of_another_dag)
+    root = FastAPI()
+    root.mount("/sparkk8s", app)
+    with TestClient(root) as client:
+        refused = client.post(KILL, data={"id": "0", "csrfToken": "t"})
+    assert refused.status_code == 403, refused.text
+
+
+def test_a_kill_by_get_is_refused_and_sends_nothing(ui):
+    refused = ui.client.get(KILL, params={"id": "0", "csrfToken": "token-from-the-page"})
+    assert refused.status_code == 405 and "read-only" in refused.text, refused.text
+    assert ui.sent("task_conn") == [] and ui.loaded == []

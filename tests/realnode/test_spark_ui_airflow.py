@@ -181,6 +181,18 @@ def test_chromium_follows_the_spark_ui_link_from_the_task_instance(
     assert "driver" in report["executorsText"], report["executorsText"]
     rest = [r for r in report["responses"] if "/api/v1/applications/" in r["path"]]
     assert rest and all(r["status"] == 200 for r in rest), rest
+    # Spark's CSP reached the browser on the Jobs page, and the page ran under it.
+    pages = [r for r in report["responses"] if r["path"] == base + "/jobs/"]
+    assert pages and all(r["csp"] for r in pages), pages
+    assert "default-src 'self'" in pages[0]["csp"] and "'nonce-" in pages[0]["csp"], pages
+    # The running job's kill (a POST with Spark's CSRF token) is the plugin's refusal.
+    assert report["killAction"] == base + "/jobs/job/kill/" and report["killHasToken"], report
+    kills = [r for r in report["responses"] if r["method"] == "POST"]
+    assert [(r["path"], r["status"]) for r in kills] == [(base + "/jobs/job/kill/", 405)], kills
+    assert "read-only" in report["killText"], report["killText"]
+    assert "mark the task instance failed" in report["killText"], report["killText"]
+    listed = live_run.get(f"{base}/api/v1/applications/{live_run.application_id()}/jobs").json()
+    assert [job["status"] for job in listed] == ["RUNNING"], listed  # not killed
     assert sorted(Path(f).name for f in report["screenshots"]) == [
         "spark-ui-executors.png",
         "spark-ui-jobs.png",

@@ -9,6 +9,7 @@ api-server in tests/plugins/test_spark_ui_auth.py; here it is let through."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -344,6 +345,15 @@ def test_a_real_spark_drivers_ui_through_the_plugin(
             assert f'href="{BASE}/environment/"' in html, html[:3000]
             assert f"setUIRoot('{BASE}')" in html
             assert "/api/v1/namespaces/" not in html
+            if version == "4.3.0":  # Spark's CSP (HttpSecurityFilter) reaches the client
+                csp = jobs.headers.get("content-security-policy", "")
+                assert "default-src 'self'" in csp and "object-src 'none'" in csp, jobs.headers
+                nonce = re.search(r"'nonce-([^']+)'", csp)
+                assert nonce and f'nonce="{nonce.group(1)}"' in html, (csp, html[:3000])
+                assert "set-cookie" not in jobs.headers
+            # A state-changing request is the plugin's refusal, never the driver's business.
+            kill = client.post(BASE + "/jobs/job/kill/", data={"id": "0", "csrfToken": "x"})
+            assert kill.status_code == 405 and "read-only" in kill.text, kill.text
             css = client.get(BASE + "/static/webui.css")
             assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
             assert len(css.content) > 1000

@@ -3,7 +3,7 @@
 //
 // Input (JSON file named by argv[2]):
 //   baseUrl, username, password, taskInstancePath, screenshotDir, userDataDir,
-//   phase: "live" (the running driver: Jobs, then Executors) or "history" (the driver
+//   phase: "live" (the running driver: Jobs, then Executors, then a kill) or "history" (the driver
 //   gone: the History Server's Jobs page, then its Environment's spark.app.id)
 import fs from "node:fs";
 import path from "node:path";
@@ -41,8 +41,10 @@ try {
     if (url.pathname.startsWith("/sparkk8s/")) {
       report.responses.push({
         path: url.pathname,
+        method: response.request().method(),
         status: response.status(),
         type: response.headers()["content-type"] ?? "",
+        csp: response.headers()["content-security-policy"] ?? null,
       });
     }
   });
@@ -117,6 +119,22 @@ try {
     report.executorsUrl = spark.url();
     report.executorsText = await spark.locator("#active-executors-table").innerText();
     await shoot(spark, "spark-ui-executors.png");
+
+    // The running job's kill form (Spark 4.3: a POST with the page's CSRF token, after a
+    // confirm): the plugin refuses it with its reason, and the job runs on.
+    await spark.getByRole("link", { name: "Jobs", exact: true }).first().click();
+    const killForm = spark.locator('form[action*="/jobs/job/kill/"]').first();
+    await killForm.waitFor({ state: "attached" });
+    report.killAction = await killForm.getAttribute("action");
+    report.killHasToken = (await killForm.locator('input[name="csrfToken"]').count()) > 0;
+    spark.on("dialog", (dialog) => dialog.accept());
+    await Promise.all([
+      spark.waitForURL((url) => url.pathname.endsWith("/jobs/job/kill/")),
+      killForm.evaluate((form) => form.requestSubmit()),
+    ]);
+    await spark.waitForLoadState("load");
+    report.killUrl = spark.url();
+    report.killText = await spark.locator("body").innerText();
   }
 } catch (error) {
   for (const open of context.pages()) await shoot(open, `failure-${report.screenshots.length}.png`);
