@@ -20,6 +20,7 @@ from airflow_provider_sparkk8s.services.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from testenv.harness.waiting import wait_for
+from testenv.rbac import without as rbac_without
 
 pytestmark = pytest.mark.controlplane
 
@@ -43,18 +44,8 @@ def bind_documented_role(
     role["metadata"]["namespace"] = binding["metadata"]["namespace"] = namespace
     role["rules"] = [r for r in role["rules"] if drop_group not in r["apiGroups"]]
     if drop_verb is not None:
-        verb, resource = drop_verb
-        rules = []
-        for rule in role["rules"]:
-            if resource not in rule["resources"]:
-                rules.append(rule)
-                continue
-            others = [r for r in rule["resources"] if r != resource]
-            if others:
-                rules.append({**rule, "resources": others})
-            verbs = [v for v in rule["verbs"] if v != verb]
-            rules.append({**rule, "resources": [resource], "verbs": verbs})
-        role["rules"] = rules
+        verb, resource = drop_verb  # of the core API group
+        (role,) = rbac_without([role], role["metadata"]["name"], "", resource, verb)
     binding["subjects"] = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
     rbac = k8s.RbacAuthorizationV1Api(kube_admin)
     rbac.create_namespaced_role(namespace, role)
