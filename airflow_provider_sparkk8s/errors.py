@@ -60,10 +60,13 @@ class KubeApiError(SparkK8sError):
         method: str = "",
         path: str = "",
         body: dict[str, object] | None = None,
+        missing_permission: str = "",
     ):
         self.status = status
         self.reason = reason
         self.api_message = message
+        # A 403's missing permission as RBAC named it ("create configmaps in ..."), or "".
+        self.missing_permission = missing_permission
         self.method = method
         self.path = path
         self.body = body or {}

@@ -45,7 +45,6 @@ from airflow_provider_sparkk8s.submission.features import (
 )
 
 SECURE = "secure"
-PRESETS = (SECURE,)
 GCM_SINCE = ((3, 5, 2), (4, 0, 0))  # the 3.5 backport, and the 4.x lines
 EXCLUDED_STEPS_KEY = "spark.kubernetes.driver.pod.excludedFeatureSteps"
 # The author may not name the secret: the preset draws one per application.

@@ -42,9 +42,11 @@ def api_error(
         reason = http_reason
         message = body.decode(errors="replace").strip()[:300] or http_reason
         parsed = None
+    missing_permission = ""
     if status == 403:
         access = refused_access(request, message, from_status=parsed is not None)
         if access is not None:
+            missing_permission = access.describe()
             # RBAC grants nothing in a namespace that does not exist, so a missing namespace
             # answers 403, not 404, to an identity without cluster-wide rights.
             missing = (
@@ -52,14 +54,20 @@ def api_error(
                 if access.namespace
                 else ""
             )
-            message = f"missing permission to {access.describe()}{missing}: {message}"
+            message = f"missing permission to {missing_permission}{missing}: {message}"
     elif status == 401:
         message = (
             f"{message}: the API server rejected the credentials "
             f"({settings.auth_description}){settings.origin()}"
         )
     return KubeApiError(
-        status, reason, message, method=request.method, path=request.path, body=parsed
+        status,
+        reason,
+        message,
+        method=request.method,
+        path=request.path,
+        body=parsed,
+        missing_permission=missing_permission,
     )
 
 

@@ -21,7 +21,6 @@ from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, 
 from airflow_provider_sparkk8s.kube.paths import (
     FIELD_MANAGER,
     apply_params,
-    denied_access,
     object_path,
     resource_path,
 )
@@ -205,10 +204,14 @@ class _Sender:
 
 
 def _refusal(error: KubeApiError) -> str:
-    """Why a roll-back's request was refused: RBAC's missing permission by name."""
-    denied = denied_access(error.api_message) if error.status == 403 else None
+    """Why a roll-back's request was refused: RBAC's missing permission by name (as the
+    error mapping read it from the refusal)."""
     why = f"{error.status} {error.reason}"
-    return f"{why}: missing permission to {denied.describe()}" if denied else why
+    return (
+        f"{why}: missing permission to {error.missing_permission}"
+        if error.missing_permission
+        else why
+    )
 
 
 def _failure(

@@ -171,6 +171,8 @@ def test_403_names_the_permission_rbac_refused_and_none_for_a_quota() -> None:
             client.request("PATCH", apply, json={}, content_type="application/apply-patch+yaml")
     assert "missing permission to create configmaps in namespace 'ns'" in str(denied.value)
     assert "missing permission" not in str(full.value) and "exceeded quota" in str(full.value)
+    assert denied.value.missing_permission == "create configmaps in namespace 'ns'"
+    assert full.value.missing_permission == ""
 
 
 def test_connection_refused_is_retried_then_reported(caplog: pytest.LogCaptureFixture) -> None:
