@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,26 @@ def _status_logger() -> tuple[logging.Logger, _Lines]:
     return log, kept
 
 
+def run_inside(
+    scenario: Callable[..., tuple[dict[str, float], str]],
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    namespace: str,
+    submitter: Path,
+) -> str:
+    """Runs `scenario` in a process inside the node's network namespace (where pod IPs
+    route), with the API server's port reachable there; keeps its timings, returns its
+    driver pod's name."""
+    port = int(real_plane.apiserver_address.rsplit(":", 1)[1])
+    timings, driver = real_node.call_inside(
+        scenario,
+        namespace, str(submitter), str(real_plane.admin_kubeconfig),
+        host_ports=[port], timeout=540,
+    )  # fmt: skip
+    REAL_SPARK_TIMINGS.update(timings)
+    return driver
+
+
 def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     real_node: RealNode, real_plane: ControlPlane, real_namespace: str, real_submitter: Path,
     real_admin: ApiClient,
@@ -90,13 +111,9 @@ def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
     real_node.ensure_spark_image(SPARK)  # imported in the background, or now
     ns = real_namespace
     recorder = PodRecorder(real_plane, ns).start()
-    port = int(real_plane.apiserver_address.rsplit(":", 1)[1])
-    timings, driver = real_node.call_inside(
-        _serve_clients_refuse_strangers_tear_down,
-        ns, str(real_submitter), str(real_plane.admin_kubeconfig),
-        host_ports=[port], timeout=540,
-    )  # fmt: skip
-    REAL_SPARK_TIMINGS.update(timings)
+    driver = run_inside(
+        _serve_clients_refuse_strangers_tear_down, real_node, real_plane, ns, real_submitter
+    )
     recorder.stop()
     executors = recorder.names("executor")
     assert len(executors) == 1, recorder.events  # the server's driver created its executor
@@ -197,13 +214,7 @@ def test_the_idle_timeout_ends_a_server_whose_teardown_never_ran(
 ):  # fmt: skip
     real_node.ensure_spark_image(SPARK)
     ns = real_namespace
-    port = int(real_plane.apiserver_address.rsplit(":", 1)[1])
-    timings, driver = real_node.call_inside(
-        _idle_server_ends_by_itself,
-        ns, str(real_submitter), str(real_plane.admin_kubeconfig),
-        host_ports=[port], timeout=540,
-    )  # fmt: skip
-    REAL_SPARK_TIMINGS.update(timings)
+    driver = run_inside(_idle_server_ends_by_itself, real_node, real_plane, ns, real_submitter)
     assert _pods(real_admin, ns) == [], driver
     wait_for(
         lambda: not kube.request(real_admin, "GET", f"/api/v1/namespaces/{ns}/services")["items"],
