@@ -3,9 +3,11 @@ name, the ten slowest phases, all before pytest's summary line, which stays the 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from tests.support.timing import FixtureStart, Phase, time_block
+from tests.support.timing import FixtureStart, Phase, machine_busy_seconds, time_block
 
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 
@@ -46,6 +48,8 @@ def test_the_block_comes_before_the_summary_line_and_nested_starts_count_once(
     pytester.makeconftest(
         """
 import time
+import os
+
 import pytest
 
 @pytest.fixture(scope="session")
@@ -67,3 +71,28 @@ def stack(request):
     assert seconds["plane"] >= 0.4 and seconds["stack"] < seconds["plane"]
     assert "six slowest:" in result.outlines  # two tests, three phases each
     assert result.outlines[-1].startswith("2 passed")
+
+
+def test_the_machines_busy_time_leaves_out_idle_and_iowait() -> None:
+    ticks = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal
+    line = f"cpu  {3 * ticks} 0 {ticks} {50 * ticks} {7 * ticks} 0 0 0 0 0"
+    assert machine_busy_seconds(line) == 4.0
+
+
+def test_each_phase_is_written_with_its_wall_and_the_machines_busy_time(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_busy="def test_spins():\n    sum(range(3_000_000))\n")
+    record = pytester.path / "times.tsv"
+    monkeypatch.setenv("SPARKK8S_TIMINGS", str(record))
+    pytester.runpytest("-p", "tests.support.timing", "-q").assert_outcomes(passed=1)
+    rows = [line.split("\t") for line in record.read_text().splitlines()]
+    assert [row[:2] for row in rows] == [
+        ["test_busy.py::test_spins", "setup"],
+        ["test_busy.py::test_spins", "call"],
+        ["test_busy.py::test_spins", "teardown"],
+    ]
+    call = rows[1]
+    assert float(call[2]) > 0 and float(call[3]) > 0

@@ -10,10 +10,16 @@ Set-up, test (call) and teardown are the sums of pytest's phase durations. A ses
 module fixture's start is timed on its own (pytest_fixture_setup, less the fixtures it asks
 for while it runs, so nothing counts twice), since its set-up lands on the first test that
 uses it: the control plane's start shows by name, not only as one test's slow set-up.
+
+With SPARKK8S_TIMINGS=FILE, every phase is also written to FILE as a tab-separated line:
+node id, phase, wall seconds and the machine's busy CPU seconds over it (/proc/stat, every
+process: a test's servers and JVMs are not pytest's children). Read alone, one lane's file
+says what each test costs the machine; with both lanes running, their CPU mixes.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from collections.abc import Generator, Iterable
@@ -81,6 +87,24 @@ def _count_word(n: int) -> str:
     return words[n] if n < len(words) else str(n)
 
 
+def machine_busy_seconds(stat: str | None = None) -> float:
+    """CPU seconds the machine spent busy since boot: /proc/stat's first line, less idle and
+    iowait (0.0 where there is no /proc/stat)."""
+    if stat is None:
+        try:
+            with open("/proc/stat") as lines:
+                stat = lines.readline()
+        except OSError:
+            return 0.0
+    ticks = [int(value) for value in stat.split()[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def record_line(nodeid: str, when: str, wall: float, busy: float) -> str:
+    return f"{nodeid}\t{when}\t{wall:.3f}\t{busy:.2f}\n"
+
+
 @dataclass
 class _Open:
     started: float
@@ -95,9 +119,23 @@ class SessionTimes:
     phases: list[Phase] = field(default_factory=list)
     starts: list[FixtureStart] = field(default_factory=list)
     _open: list[_Open] = field(default_factory=list)
+    record: str | None = None
+    _busy_at: float = 0.0
+
+    def _phase(self) -> Generator[None, None, None]:
+        self._busy_at = machine_busy_seconds()
+        yield
+
+    pytest_runtest_setup = pytest.hookimpl(hookwrapper=True)(_phase)
+    pytest_runtest_call = pytest.hookimpl(hookwrapper=True)(_phase)
+    pytest_runtest_teardown = pytest.hookimpl(hookwrapper=True)(_phase)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.phases.append(Phase(report.nodeid, report.when, report.duration))
+        if self.record:
+            busy = machine_busy_seconds() - self._busy_at
+            with open(self.record, "a") as out:
+                out.write(record_line(report.nodeid, report.when, report.duration, busy))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(
@@ -124,4 +162,5 @@ class SessionTimes:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(SessionTimes(), "sparkk8s-session-times")
+    times = SessionTimes(record=os.environ.get("SPARKK8S_TIMINGS") or None)
+    config.pluginmanager.register(times, "sparkk8s-session-times")
