@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Self, TextIO
 # Only what every command needs is imported here: start-up is most of a CLI's wall time.
 # A command imports the rest when it gets there (tests/cli/test_cli_startup.py holds the
 # list of what start-up must not import).
+from airflow_provider_sparkk8s.cli.spark_env import wrapper_environment
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
     KubeApiError,
@@ -339,9 +340,10 @@ def run(
     client_factory: Callable[[Mapping[str, str], Mapping[str, str]], KubeClient] = _client,
 ) -> Outcome:
     """The whole command, with its I/O passed in (tests call this; `main` wraps it)."""
-    environ = dict(os.environ if environ is None else environ)
     out = out or sys.stdout
     err = err or sys.stderr
+    # What spark-submit's wrapper exports (spark-env.sh) is the submitter's environment.
+    environ = wrapper_environment(os.environ if environ is None else environ, err)
     arguments = submission.parse(submission.SubmissionRequest(argv, environ, os.getcwd()))
     line = choose_spark_line(
         arguments.spark_version,

@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Mapping
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.submission import submit_opts
 from airflow_provider_sparkk8s.submission.conf import LocalInputs
 from airflow_provider_sparkk8s.submission.uris import uri_scheme
 
@@ -89,8 +90,10 @@ def read_directory(variable: str, directory: str) -> tuple[tuple[str, ...], dict
 
 
 def submitting_user(environment: Mapping[str, str]) -> str:
-    """SPARK_USER of the submitter, else the OS user (Hadoop's UGI short name falls back to it)."""
-    user = environment.get("SPARK_USER")
+    """Spark's Utils.getCurrentUserName on the submitter: SPARK_USER, else Hadoop's login
+    user (simple auth): HADOOP_USER_NAME from the environment, else from SPARK_SUBMIT_OPTS'
+    -DHADOOP_USER_NAME, else the OS user."""
+    user = environment.get("SPARK_USER") or submit_opts.hadoop_user_name(environment)
     if user:
         return user
     try:
@@ -127,5 +130,5 @@ def gather(
         environment=env,
         files=files,
         directories=directories,
-        spark_user=submitting_user(env),
+        spark_user=submitting_user(env_source),
     )

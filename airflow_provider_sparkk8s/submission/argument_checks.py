@@ -6,8 +6,9 @@
 - driver cores, executor cores, total executor cores and the number of executors that are
   not positive whole numbers (`spark.cores.max` is checked even off standalone; the number
   of executors only while `spark.dynamicAllocation.enabled` is not `true`);
-- `--proxy-user` together with a Kerberos principal; a Spark Connect remote together with a
-  master (4.x lets `spark.local.connect` through);
+- `--proxy-user` together with a Kerberos principal; a Spark Connect remote (`--remote`,
+  else `spark.remote`, else `$SPARK_REMOTE`) together with a master (4.x lets
+  `spark.local.connect` through);
 - `--kill` together with `--status`.
 `SparkSubmit.prepareSubmitEnvironment` then refuses cluster mode for the shells, the SQL
 CLI, the Thrift server and the Connect server.
@@ -162,7 +163,10 @@ def check_submit_arguments(
 ) -> None:
     """validateSubmitArguments: the checks of a submission (not of --kill or --status)."""
     has_master = bool(options.get("--master") or conf.get("spark.master") or environ.get("MASTER"))
-    remote = conf.get("spark.remote", environ.get("SPARK_REMOTE"))
+    remote_source = _first(("--remote", "spark.remote"), options, conf)
+    if remote_source is None and "SPARK_REMOTE" in environ:
+        remote_source = "SPARK_REMOTE", environ["SPARK_REMOTE"]
+    remote = None if remote_source is None else remote_source[1]
     deploy_mode_given = (
         "--deploy-mode" in options
         or "spark.submit.deployMode" in conf
@@ -173,7 +177,7 @@ def check_submit_arguments(
         and "spark.local.connect" not in conf
         and (has_master or deploy_mode_given)
     ):
-        origin = "spark.remote" if "spark.remote" in conf else "SPARK_REMOTE"
+        origin = "SPARK_REMOTE" if remote_source is None else remote_source[0]
         raise SparkConfError(
             origin, remote, "no Spark Connect remote when a master or deploy mode is given",
             "spark-submit: Remote cannot be specified with master and/or deploy mode",

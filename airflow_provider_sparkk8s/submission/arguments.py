@@ -1,11 +1,13 @@
 """spark-submit's command line, for Kubernetes cluster mode, as plain data.
 
-What `SparkSubmitArguments` and `SparkSubmit.prepareSubmitEnvironment` do before the
-Kubernetes client runs: parse the options, merge the properties file (or
-`spark-defaults.conf` from the conf dir), let flags win over conf keys, drop non-`spark.`
-keys, resolve dependency lists to URIs, add the primary jar to `spark.jars`, and set
-`spark.master`, `spark.submit.deployMode`, `spark.app.name`, `spark.app.submitTime` and an
-always-present `spark.submit.pyFiles`.
+What spark-submit's launcher (`SparkSubmitCommandBuilder`), `SparkSubmitArguments` and
+`SparkSubmit.prepareSubmitEnvironment` do before the Kubernetes client runs: parse the
+options (each line's own set), merge the properties file(s) (or `spark-defaults.conf` from
+the conf dir), let flags win over conf keys (but the launcher's driver JVM flags only when
+they come later than their `--conf`), add SPARK_SUBMIT_OPTS' `-Dspark.*` properties below
+everything, drop non-`spark.` keys, resolve dependency lists to URIs, add the primary jar to
+`spark.jars`, and set `spark.master`, `spark.submit.deployMode`, `spark.app.name`,
+`spark.app.submitTime` and an always-present `spark.submit.pyFiles`.
 
 Pure: files are read through the `read_text` callable the shell passes in, and the
 submit time comes in as a number.
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission import argument_checks
+from airflow_provider_sparkk8s.submission import argument_checks, submit_opts
 from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, R_RUNNER, MainAppResource
 from airflow_provider_sparkk8s.submission.jar_manifest import (
     ReadJar,
@@ -55,7 +57,8 @@ VALUE_OPTIONS = {
     "--driver-java-options", "--driver-library-path", "--driver-class-path",
     "--executor-memory", "--executor-cores", "--num-executors", "--total-executor-cores",
     "--proxy-user", "--principal", "--keytab", "--packages", "--exclude-packages",
-    "--repositories", "--queue", "--kill", "--status",
+    "--repositories", "--queue", "--kill", "--status", "--remote",
+    "--driver-default-class-path", "--extra-properties-file",
     # ours
     "--spark-version", "--policy",
 }  # fmt: skip
@@ -64,6 +67,13 @@ SWITCHES = {
     # ours
     "--dry-run",
 }  # fmt: skip
+# Options a line's parser does not know yet: (option, first line with it). spark-submit's
+# launcher stops at them with "Unrecognized option".
+LINE_OPTIONS = {
+    "--load-spark-defaults": (4, 0),
+    "--driver-default-class-path": (4, 0),
+    "--extra-properties-file": (4, 2),
+}
 UNSUPPORTED = {
     "--queue": "a YARN option",
     "--supervise": "a standalone-cluster option",
@@ -80,9 +90,17 @@ FLAG_CONF = {
     "--driver-java-options": ("spark.driver.extraJavaOptions", None),
     "--driver-library-path": ("spark.driver.extraLibraryPath", None),
     "--driver-class-path": ("spark.driver.extraClassPath", None),
+    "--driver-default-class-path": ("spark.driver.defaultExtraClassPath", None),
     "--principal": ("spark.kerberos.principal", None),
     "--keytab": ("spark.kerberos.keytab", None),
 }
+# The launcher (SparkSubmitCommandBuilder) turns these flags into their conf key in one map
+# with the --conf pairs, so for them the later of the flag and the --conf wins.
+DRIVER_JVM_FLAGS = {
+    flag: FLAG_CONF[flag][0]
+    for flag in ("--driver-memory", "--driver-java-options", "--driver-library-path",
+                 "--driver-class-path", "--driver-default-class-path")
+}  # fmt: skip
 DEPENDENCY_FLAGS = {
     "--jars": "spark.jars",
     "--files": "spark.files",
@@ -101,6 +119,7 @@ class ParsedCommandLine:
     switches: frozenset[str]
     primary_resource: str | None
     app_args: tuple[str, ...]
+    extra_properties_files: tuple[str, ...] = ()  # --extra-properties-file, in order
 
 
 @dataclass(frozen=True)
@@ -125,6 +144,7 @@ def parse_command_line(argv: Sequence[str]) -> ParsedCommandLine:
     """Split argv like SparkSubmitOptionParser: options until the primary resource, then args."""
     options: dict[str, str] = {}
     confs: list[tuple[str, str]] = []
+    extra_files: list[str] = []
     switches: set[str] = set()
     index = 0
     while index < len(argv):
@@ -139,7 +159,14 @@ def parse_command_line(argv: Sequence[str]) -> ParsedCommandLine:
             else:
                 raise SparkConfError(name, None, f"a value after {name}")
             if name in ("--conf", "-c"):
-                confs.append(_conf_pair(value))
+                key, conf_value = _conf_pair(value)
+                confs.append((key, conf_value))
+                for flag, flag_key in DRIVER_JVM_FLAGS.items():
+                    if key == flag_key:
+                        options.pop(flag, None)  # a later --conf wins over the flag
+            elif name == "--extra-properties-file":
+                extra_files.append(value)
+                options[name] = value
             else:
                 options[name] = value
         elif arg in SWITCHES:
@@ -148,9 +175,11 @@ def parse_command_line(argv: Sequence[str]) -> ParsedCommandLine:
             raise SparkConfError("argument", arg, "a spark-submit option (see --help)")
         else:
             return ParsedCommandLine(options, tuple(confs), frozenset(switches), arg,
-                                     tuple(argv[index + 1:]))  # fmt: skip
+                                     tuple(argv[index + 1:]), tuple(extra_files))  # fmt: skip
         index += 1
-    return ParsedCommandLine(options, tuple(confs), frozenset(switches), None, ())
+    return ParsedCommandLine(
+        options, tuple(confs), frozenset(switches), None, (), tuple(extra_files)
+    )
 
 
 def _conf_pair(pair: str) -> tuple[str, str]:
@@ -259,28 +288,44 @@ def _join_surrogate_pairs(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
+def check_line_options(parsed: ParsedCommandLine, release: str) -> None:
+    """An option newer than the Spark line is unknown to that line's spark-submit."""
+    version = tuple(int(part) for part in release.split(".")[:2])
+    for option, since in LINE_OPTIONS.items():
+        if version < since and (option in parsed.options or option in parsed.switches):
+            raise SparkConfError(
+                option, parsed.options.get(option, True), f"an option Spark {release} knows",
+                f"spark-submit {release}: Unrecognized option: {option}; it exists from "
+                f"Spark {since[0]}.{since[1]}",
+            )  # fmt: skip
+
+
 def _defaults_files(
     parsed: ParsedCommandLine, environ: Mapping[str, str]
-) -> list[tuple[str, bool]]:
-    """(file, must exist) to merge, in precedence order: --properties-file, else (or also,
-    with --load-spark-defaults) spark-defaults.conf of SPARK_CONF_DIR or SPARK_HOME/conf."""
-    files = []
+) -> list[tuple[str, str | None]]:
+    """(file, the option naming it: it must exist) to merge, in precedence order: the
+    --extra-properties-file files (the last first), --properties-file, else (or also, with
+    --load-spark-defaults) spark-defaults.conf of SPARK_CONF_DIR or SPARK_HOME/conf."""
+    extra = "--extra-properties-file"
+    files: list[tuple[str, str | None]] = [
+        (path, extra) for path in reversed(parsed.extra_properties_files)
+    ]
     given = parsed.options.get("--properties-file")
     if given:
-        files.append((given, True))
+        files.append((given, "--properties-file"))
     conf_dir = environ.get("SPARK_CONF_DIR") or (
         posixpath.join(environ["SPARK_HOME"], "conf") if environ.get("SPARK_HOME") else None
     )
     if conf_dir and (not given or "--load-spark-defaults" in parsed.switches):
-        files.append((posixpath.join(conf_dir, DEFAULTS_FILE), False))
+        files.append((posixpath.join(conf_dir, DEFAULTS_FILE), None))
     return files
 
 
-def _read_properties(path: str, must_exist: bool, read_text: ReadText) -> dict[str, str]:
+def _read_properties(path: str, option: str | None, read_text: ReadText) -> dict[str, str]:
     text = read_text(path)
     if text is None:
-        if must_exist:
-            raise SparkConfError("--properties-file", path, "the path of a readable file")
+        if option is not None:
+            raise SparkConfError(option, path, "the path of a readable file")
         return {}
     return {key: java_trim(value) for key, value in load_java_properties(text).items()}
 
@@ -315,8 +360,8 @@ def _merged_conf(
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """--conf pairs, then the properties file(s) for keys not given; non-spark. keys dropped."""
     conf = dict(parsed.confs)
-    for path, must_exist in _defaults_files(parsed, environ):
-        for key, value in _read_properties(path, must_exist, read_text).items():
+    for path, option in _defaults_files(parsed, environ):
+        for key, value in _read_properties(path, option, read_text).items():
             conf.setdefault(key, value)
     ignored = tuple(key for key in conf if not key.startswith("spark."))
     for key in ignored:
@@ -370,6 +415,11 @@ def parse_spark_submit(
     for flag, hint in UNSUPPORTED.items():
         if flag in parsed.options or flag in switches:
             raise SparkConfError(flag, parsed.options.get(flag, True), "not given", hint)
+    # The launcher refuses an option its line does not know before anything else is read;
+    # the image may only be known once the properties files are read (checked again then).
+    check_line_options(
+        parsed, release_for_checks(spark_version, driver_image(dict(parsed.confs), image))
+    )
     if {"--help", "-h"} & switches:
         return SubmitArguments("help", {}, MainAppResource("java", None), None, **common)
     if "--version" in switches:
@@ -377,6 +427,7 @@ def parse_spark_submit(
 
     conf, ignored = _merged_conf(parsed, environ, read_text)
     release = release_for_checks(spark_version, driver_image(conf, image))
+    check_line_options(parsed, release)
     argument_checks.check_arguments(parsed.options, conf, environ, spark_version=release)
     conf["spark.master"] = _master(parsed, conf, environ)
 
@@ -442,9 +493,11 @@ def parse_spark_submit(
         jars = [j for j in conf.get("spark.jars", "").split(",") if j]
         conf["spark.jars"] = ",".join([*jars, *filter(None, [resource.primary_resource])])
     conf.setdefault("spark.submit.pyFiles", "")
-
-    conf.pop("spark.driver.host", None)
     conf.setdefault("spark.app.submitTime", str(submit_time_ms))
+    # SparkSubmit's `new SparkConf()` holds the JVM's -Dspark.* options; all else wins.
+    for key, value in submit_opts.spark_properties(environ).items():
+        conf.setdefault(key, value)
+    conf.pop("spark.driver.host", None)
     proxy_user = parsed.options.get("--proxy-user") or None
     if resource.kind == "python":
         main_class = PYTHON_RUNNER

@@ -8,6 +8,7 @@ raw (the Writer variant does not use \\uXXXX). Keys are sorted, as JDK 18+ write
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 
@@ -16,6 +17,8 @@ from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import naming
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.spec import KubeObject
+
+log = logging.getLogger(__name__)
 
 PROPERTIES_FILE = "spark.properties"
 CONF_VOLUME = "spark-conf-volume-driver"
@@ -101,7 +104,12 @@ def max_size(conf: DriverConf) -> int:
 
 
 def conf_dir_files(conf: DriverConf) -> dict[str, str]:
-    """The files Spark copies from the conf directory: name -> text, within the size budget."""
+    """The files Spark copies from the conf directory: name -> text, within the size budget.
+
+    KubernetesClientUtils.loadSparkConfDirFiles: a file whose name and bytes pass the limit
+    by themselves is left out quietly; the rest, ordered by name length plus bytes, are
+    added while the running total of name and text lengths (UTF-16 units) stays below it;
+    one that does not fit is skipped, with Spark's warning, and the next ones are tried."""
     directory = conf_dir(conf)
     if directory is None:
         return {}
@@ -118,16 +126,25 @@ def conf_dir_files(conf: DriverConf) -> dict[str, str]:
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError:
-            continue  # Spark skips undecodable files with a warning
+            log.warning("Unable to read a non UTF-8 encoded file %s. Skipping...", path)
+            continue
         candidates.append((len(name) + len(content), path, name, text))
     selected: dict[str, str] = {}
+    skipped: list[str] = []
     total = 0
     for _, _, name, text in sorted(candidates):
         size = len(name) + _java_length(text)
         if total + size >= budget:
-            break
+            skipped.append(name)
+            continue
         total += size
         selected[name] = text
+    if skipped:
+        log.warning(
+            "Skipped conf file(s) %s, due to size constraint. Please see, config: "
+            "`spark.kubernetes.configMap.maxSize` for more details.",
+            ",".join(skipped),
+        )
     return selected
 
 

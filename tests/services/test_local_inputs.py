@@ -58,3 +58,14 @@ def test_unreadable_file(tmp_path):
     with pytest.raises(SparkConfError) as err:
         local_inputs.gather({"spark.kubernetes.authenticate.driver.clientKeyFile": str(path)}, {})
     assert err.value.key == "spark.kubernetes.authenticate.driver.clientKeyFile"
+
+
+def test_hadoop_user_name_is_the_user_without_spark_user():
+    assert local_inputs.submitting_user({"HADOOP_USER_NAME": "hdfs"}) == "hdfs"
+    both = {"SPARK_USER": "spark", "HADOOP_USER_NAME": "hdfs"}
+    assert local_inputs.submitting_user(both) == "spark"
+    opts = {"SPARK_SUBMIT_OPTS": "-Xmx1g -DHADOOP_USER_NAME=from-opts"}
+    assert local_inputs.submitting_user(opts) == "from-opts"
+    assert local_inputs.submitting_user({**opts, "HADOOP_USER_NAME": "env"}) == "env"
+    assert local_inputs.gather({}, opts).spark_user == "from-opts"
+    assert "SPARK_SUBMIT_OPTS" not in local_inputs.gather({}, opts).environment

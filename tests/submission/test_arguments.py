@@ -191,3 +191,105 @@ def test_package_flags_win_over_conf_keys() -> None:
     conf = parse_spark_submit(argv, environ={}, read_text=lambda path: "<ivysettings/>").spark_conf
     assert conf["spark.jars.packages"] == "g:new:1"
     assert conf["spark.jars.ivySettings"] == "/etc/ivy.xml"
+
+
+@pytest.mark.parametrize(
+    ("flag", "key"),
+    [
+        ("--driver-memory", "spark.driver.memory"),
+        ("--driver-java-options", "spark.driver.extraJavaOptions"),
+        ("--driver-library-path", "spark.driver.extraLibraryPath"),
+        ("--driver-class-path", "spark.driver.extraClassPath"),
+        ("--driver-default-class-path", "spark.driver.defaultExtraClassPath"),
+    ],
+)
+def test_the_launchers_driver_flags_lose_to_a_later_conf_and_win_over_an_earlier_one(
+    flag: str, key: str
+) -> None:
+    later_conf = parse(flag, "1g", "--conf", f"{key}=5g", "--class", "M", JAR)
+    assert later_conf.spark_conf[key] == "5g"
+    later_flag = parse("-c", f"{key}=5g", flag, "1g", "--class", "M", JAR)
+    assert later_flag.spark_conf[key] == "1g"
+    again = parse(flag, "1g", "--conf", f"{key}=5g", flag, "2g", "--class", "M", JAR)
+    assert again.spark_conf[key] == "2g"
+
+
+def test_other_flags_win_over_a_later_conf() -> None:
+    args = parse(
+        "--executor-memory", "3g", "--conf", "spark.executor.memory=1g", "--class", "M", JAR
+    )
+    assert args.spark_conf["spark.executor.memory"] == "3g"
+
+
+def test_a_bad_driver_memory_names_where_the_winning_value_came_from() -> None:
+    with pytest.raises(SparkConfError) as flag_lost:
+        parse("--driver-memory", "2g", "--conf", "spark.driver.memory=0", "--class", "M", JAR)
+    assert (flag_lost.value.key, flag_lost.value.value) == ("spark.driver.memory", "0")
+    with pytest.raises(SparkConfError) as flag_won:
+        parse("--conf", "spark.driver.memory=2g", "--driver-memory", "0", "--class", "M", JAR)
+    assert (flag_won.value.key, flag_won.value.value) == ("--driver-memory", "0")
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "version"),
+    [
+        (["--load-spark-defaults"], "--load-spark-defaults", "3.5.9"),
+        (["--driver-default-class-path", "/x"], "--driver-default-class-path", "3.5.9"),
+        (["--extra-properties-file", "/x"], "--extra-properties-file", "4.1.4"),
+    ],
+)
+def test_an_option_newer_than_the_line_is_unrecognized(
+    argv: list[str], option: str, version: str
+) -> None:
+    with pytest.raises(SparkConfError) as refused:
+        parse("--spark-version", version, *argv, "--class", "M", JAR)
+    assert refused.value.key == option
+    assert f"Unrecognized option: {option}" in str(refused.value)
+
+
+def test_the_line_of_an_image_named_in_the_properties_file_decides_too() -> None:
+    files = {"/p": "spark.kubernetes.container.image apache/spark:3.5.7\n"}
+    with pytest.raises(SparkConfError, match="Unrecognized option: --load-spark-defaults"):
+        parse("--properties-file", "/p", "--load-spark-defaults", "--class", "M", JAR, files=files)
+
+
+def test_extra_properties_files_win_over_the_properties_file_in_order_never_over_conf() -> None:
+    files = {
+        "/p": "spark.a p\nspark.b p\nspark.c p\nspark.d p\n",
+        "/e1": "spark.b e1\nspark.c e1\nspark.d e1\n",
+        "/e2": "spark.c e2\nspark.d e2\n",
+    }
+    args = parse(
+        "--properties-file", "/p", "--extra-properties-file", "/e1",
+        "--extra-properties-file", "/e2", "--conf", "spark.d=conf", "--class", "M", JAR,
+        files=files, env={"SPARK_CONF_DIR": "/etc/spark"},
+    )  # fmt: skip
+    conf = args.spark_conf
+    assert [conf[k] for k in ("spark.a", "spark.b", "spark.c", "spark.d")] == [
+        "p", "e1", "e2", "conf",
+    ]  # fmt: skip
+    with pytest.raises(SparkConfError) as missing:
+        parse("--extra-properties-file", "/nope", "--class", "M", JAR)
+    assert (missing.value.key, missing.value.value) == ("--extra-properties-file", "/nope")
+
+
+def test_remote_flag_with_a_master_is_refused_naming_the_flag() -> None:
+    with pytest.raises(SparkConfError) as refused:
+        parse("--remote", "sc://localhost", "--class", "M", JAR)
+    assert (refused.value.key, refused.value.value) == ("--remote", "sc://localhost")
+    assert "Remote cannot be specified with master" in str(refused.value)
+
+
+def test_spark_submit_opts_system_properties_are_the_lowest_conf_layer() -> None:
+    env = {
+        "SPARK_SUBMIT_OPTS": "-Xmx1g -Dspark.a=opts '-Dspark.b=x y' -Dspark.c=opts -Dother=1"
+        " -Dspark.driver.host=h"
+    }
+    files = {"/p": "spark.c file\n"}
+    args = parse(
+        "--properties-file", "/p", "--conf", "spark.a=conf", "--class", "M", JAR,
+        files=files, env=env,
+    )  # fmt: skip
+    conf = args.spark_conf
+    assert (conf["spark.a"], conf["spark.b"], conf["spark.c"]) == ("conf", "x y", "file")
+    assert "other" not in conf and "spark.driver.host" not in conf

@@ -94,6 +94,28 @@ def test_conf_dir_budget():
         )
 
 
+def test_a_file_that_does_not_fit_is_skipped_with_a_warning_and_later_ones_still_tried(caplog):
+    # Ordered by name + bytes: a (6), bb (52), c (53), m (58: 27 chars of 2 bytes, 28 units);
+    # running total a 6, bb 58, c 111 >= 100 skipped, m 58 + 29 = 87 < 100 kept; big
+    # alone (104 > 100) is left out without a word.
+    files = {
+        "a": b"x" * 5,
+        "bb": b"y" * 50,
+        "c": b"z" * 52,
+        "m": "\u00e9".encode() * 27 + b"\n",
+        "big": b"q" * 101,
+    }
+    conf = conf_dir_conf(files, {"spark.kubernetes.configMap.maxSize": "100"})
+    with caplog.at_level("WARNING"):
+        selected = properties.conf_dir_files(conf)
+    assert list(selected) == ["a", "bb", "m"]
+    warning = (
+        "Skipped conf file(s) c, due to size constraint. Please see, config: "
+        "`spark.kubernetes.configMap.maxSize` for more details."
+    )
+    assert [record.getMessage() for record in caplog.records] == [warning]
+
+
 def test_spark_home_conf_dir():
     local = LocalInputs(
         files={"/opt/spark/conf/x.xml": b"1"}, directories={"/opt/spark/conf": ("x.xml",)}

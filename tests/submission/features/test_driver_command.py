@@ -95,3 +95,28 @@ def test_r_keeps_resource():
     result = run(make_conf(kind="r", primary="/home/me/app.R", main_class=R_RUNNER))
     assert result.pod.container["args"][-1] == "/home/me/app.R"
     assert result.system_properties == {"spark.kubernetes.resource.type": "r"}
+
+
+@pytest.mark.parametrize("value", ["2", "3.11", ""])
+def test_python_version_other_than_3_is_refused_on_3_5(value):
+    conf = make_conf(
+        {"spark.kubernetes.pyspark.pythonVersion": value},
+        version="3.5.9", kind="python", primary="local:///a.py",
+    )  # fmt: skip
+    with pytest.raises(SparkConfError) as refused:
+        run(conf)
+    assert (refused.value.key, refused.value.value) == (
+        "spark.kubernetes.pyspark.pythonVersion",
+        value,
+    )
+    assert "Python 2 was dropped from Spark 3.1" in str(refused.value)
+
+
+def test_python_version_3_on_3_5_warns_and_4_x_or_a_jvm_app_never_reads_it(caplog):
+    key = {"spark.kubernetes.pyspark.pythonVersion": "3"}
+    with caplog.at_level("WARNING"):
+        run(make_conf(key, version="3.5.9", kind="python", primary="local:///a.py"))
+    assert "spark.kubernetes.pyspark.pythonVersion was deprecated in Spark 3.1" in caplog.text
+    two = {"spark.kubernetes.pyspark.pythonVersion": "2"}
+    run(make_conf(two, version="4.1.4", kind="python", primary="local:///a.py"))
+    run(make_conf(two, version="3.5.9"))  # a JVM application: the key is not read
