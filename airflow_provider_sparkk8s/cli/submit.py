@@ -86,7 +86,10 @@ Usage: sparkk8s-submit --master k8s://https://<host>:<port> --deploy-mode cluste
 spark-submit options: --name --class --conf/-c K=V --properties-file --jars --files
   --py-files --archives --driver-memory --driver-cores --executor-memory --executor-cores
   --num-executors --proxy-user --principal --keytab --driver-java-options
-  --driver-class-path --driver-library-path --load-spark-defaults --verbose
+  --driver-class-path --driver-library-path --verbose --remote (refused with a master)
+  --load-spark-defaults --driver-default-class-path (4.0+) --extra-properties-file (4.2+)
+Like spark-submit, sources ${{SPARK_CONF_DIR:-$SPARK_HOME/conf}}/spark-env.sh first and reads
+  SPARK_SUBMIT_OPTS' -Dspark.* (docs/cli.md).
 Added: --spark-version X.Y.Z (default: the release in an official image's tag, such as
   apache/spark:3.5.1, else {version})  --dry-run (print the objects as YAML)
   --policy FILE (a platform policy, JSON or YAML, checked before anything is sent;

@@ -113,6 +113,18 @@ DRIVER_KEYS = [
     "spark.kubernetes.driver.pod.featureSteps: org.apache.spark.deploy.k8s.features.VolcanoFeatureStep",
     "spark.kubernetes.scheduler.volcano.podGroupTemplateFile",
     "spark.kubernetes.scheduler.volcano.podGroupTemplateJson",
+    # spark-submit's wrapper and launcher (docs/cli.md)
+    "spark-env.sh",
+    "HADOOP_USER_NAME",
+    "SPARK_SUBMIT_OPTS",
+    "--driver-java-options",
+    "--driver-library-path",
+    "--driver-class-path",
+    "--driver-default-class-path",
+    "--load-spark-defaults",
+    "--extra-properties-file",
+    "--remote",
+    "spark.kubernetes.pyspark.pythonVersion",
 ]
 
 # Driver keys no scenario sets, and why real spark-submit cannot be the oracle for them here.
