@@ -120,20 +120,31 @@ class SessionTimes:
     starts: list[FixtureStart] = field(default_factory=list)
     _open: list[_Open] = field(default_factory=list)
     record: str | None = None
-    _busy_at: float = 0.0
+    # Each phase's busy seconds, taken as it runs: pytest-rerunfailures reports a test's
+    # phases only after all of them ran, so the report cannot be the clock.
+    _busy: dict[tuple[str, str], float] = field(default_factory=dict)
 
-    def _phase(self) -> Generator[None, None, None]:
-        self._busy_at = machine_busy_seconds()
+    def _timed(self, item: pytest.Item, when: str) -> Generator[None, None, None]:
+        started = machine_busy_seconds()
         yield
+        self._busy[item.nodeid, when] = machine_busy_seconds() - started
 
-    pytest_runtest_setup = pytest.hookimpl(hookwrapper=True)(_phase)
-    pytest_runtest_call = pytest.hookimpl(hookwrapper=True)(_phase)
-    pytest_runtest_teardown = pytest.hookimpl(hookwrapper=True)(_phase)
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._timed(item, "setup")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._timed(item, "call")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._timed(item, "teardown")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.phases.append(Phase(report.nodeid, report.when, report.duration))
         if self.record:
-            busy = machine_busy_seconds() - self._busy_at
+            busy = self._busy.pop((report.nodeid, report.when), 0.0)
             with open(self.record, "a") as out:
                 out.write(record_line(report.nodeid, report.when, report.duration, busy))
 
