@@ -10,6 +10,8 @@
   else `spark.remote`, else `$SPARK_REMOTE`) together with a master (4.x lets
   `spark.local.connect` through);
 - `--kill` together with `--status`.
+The launcher (`SparkSubmitCommandBuilder`) refuses before that, in cluster mode too, driver
+java options that do not split as JVM options or that set the heap (`-Xmx`).
 `SparkSubmit.prepareSubmitEnvironment` then refuses cluster mode for the shells, the SQL
 CLI, the Thrift server and the Connect server.
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf_values import iec_sizes, parse_int, parse_size
+from airflow_provider_sparkk8s.submission.submit_opts import parse_option_string
 
 # Primary resources and main classes that only make sense with a local driver.
 SHELLS = ("spark-shell", "pyspark-shell", "sparkr-shell", "connect-shell")
@@ -59,6 +62,11 @@ NUM_EXECUTORS = Setting("Number of executors", "--num-executors", "spark.executo
 POSITIVE_SETTINGS = (
     DRIVER_MEMORY, EXECUTOR_MEMORY, DRIVER_CORES, EXECUTOR_CORES, TOTAL_EXECUTOR_CORES,
 )  # fmt: skip
+# (flag, key) of the driver's java options ("": spark.driver.defaultJavaOptions has none).
+DRIVER_JAVA_OPTIONS = (
+    ("--driver-java-options", "spark.driver.extraJavaOptions"),
+    ("", "spark.driver.defaultJavaOptions"),
+)
 PRINCIPAL_SOURCES = ("--principal", "spark.kerberos.principal", "spark.yarn.principal")
 
 
@@ -193,6 +201,23 @@ def check_submit_arguments(
             f"{principal[0]}={principal[1]!r} is given too; spark-submit: Only one of "
             "--proxy-user or --principal can be provided",
         )  # fmt: skip
+
+
+def check_driver_java_options(options: Mapping[str, str], conf: Mapping[str, str]) -> None:
+    """The launcher's checkJavaOptions, in cluster mode too: the driver's java options must
+    split as JVM options and set no heap (-Xmx)."""
+    for flag, key in DRIVER_JAVA_OPTIONS:
+        origin = flag if flag in options else key
+        value = options.get(flag) if flag in options else conf.get(key)
+        if not value:
+            continue
+        for option in parse_option_string(value, origin):
+            if option.startswith("-Xmx"):
+                raise SparkConfError(
+                    origin, value, "java options without -Xmx",
+                    "spark-submit: Not allowed to specify max heap(Xmx) memory settings "
+                    "through java options; use --driver-memory or spark.driver.memory",
+                )  # fmt: skip
 
 
 def check_cluster_mode_application(primary_resource: str, main_class: str | None) -> None:

@@ -23,8 +23,9 @@ SUBMIT_OPTS = "SPARK_SUBMIT_OPTS"
 HADOOP_USER_NAME = "HADOOP_USER_NAME"
 
 
-def parse_option_string(text: str) -> list[str]:
-    """The JVM options in `text`, split as spark-submit's launcher splits them."""
+def parse_option_string(text: str, source: str = SUBMIT_OPTS) -> list[str]:
+    """The JVM options in `text`, split as spark-submit's launcher splits them; `source`
+    names where the text came from when it cannot be split."""
     options: list[str] = []
     current: list[str] = []
     has_data = escaped = in_single = in_double = False
@@ -47,7 +48,7 @@ def parse_option_string(text: str) -> list[str]:
             has_data = True
     if in_single or in_double or escaped:
         raise SparkConfError(
-            SUBMIT_OPTS, text, "JVM options with closed quotes and no trailing backslash",
+            source, text, "JVM options with closed quotes and no trailing backslash",
             f"spark-submit: Invalid option string: {text}",
         )  # fmt: skip
     if has_data:

@@ -13,6 +13,7 @@ from airflow_provider_sparkk8s.submission.argument_checks import (
     EXECUTOR_CORES,
     check_arguments,
     check_cluster_mode_application,
+    check_driver_java_options,
     resolve,
 )
 from airflow_provider_sparkk8s.submission.arguments import parse_spark_submit
@@ -152,3 +153,30 @@ def test_shells_and_servers_cannot_be_cluster_drivers(primary: str, main_class: 
 def test_an_application_is_fine() -> None:
     check_cluster_mode_application("local:///opt/app.jar", "com.example.Main")
     check_cluster_mode_application("s3a://b/job.py", "org.apache.spark.deploy.PythonRunner")
+
+
+@pytest.mark.parametrize(
+    ("options", "conf", "origin"),
+    [
+        ({"--driver-java-options": "-Dx=1 -Xmx2g"}, {}, "--driver-java-options"),
+        ({}, {"spark.driver.extraJavaOptions": "'-Xmx2g'"}, "spark.driver.extraJavaOptions"),
+        ({}, {"spark.driver.defaultJavaOptions": "-Xmx1g"}, "spark.driver.defaultJavaOptions"),
+    ],
+)
+def test_a_driver_heap_in_java_options_is_refused_as_the_launcher_refuses_it(
+    options: dict[str, str], conf: dict[str, str], origin: str
+) -> None:
+    with pytest.raises(SparkConfError) as refused:
+        check_driver_java_options(options, conf)
+    assert refused.value.key == origin
+    assert "Not allowed to specify max heap(Xmx)" in str(refused.value)
+
+
+def test_driver_java_options_must_split_and_may_set_anything_but_the_heap() -> None:
+    check_driver_java_options(
+        {"--driver-java-options": "-Xms1g -XX:MaxRAMPercentage=80 '-Dx=-Xmx'"}, {}
+    )
+    with pytest.raises(SparkConfError) as refused:
+        check_driver_java_options({}, {"spark.driver.defaultJavaOptions": '"-Dx'})
+    assert refused.value.key == "spark.driver.defaultJavaOptions"
+    assert "Invalid option string" in str(refused.value)
