@@ -92,8 +92,11 @@ def read_directory(variable: str, directory: str) -> tuple[tuple[str, ...], dict
 def submitting_user(environment: Mapping[str, str]) -> str:
     """Spark's Utils.getCurrentUserName on the submitter: SPARK_USER, else Hadoop's login
     user (simple auth): HADOOP_USER_NAME from the environment, else from SPARK_SUBMIT_OPTS'
-    -DHADOOP_USER_NAME, else the OS user."""
-    user = environment.get("SPARK_USER") or submit_opts.hadoop_user_name(environment)
+    -DHADOOP_USER_NAME, else the OS user. A SPARK_USER set to "" counts (Spark takes the
+    variable when it is set at all)."""
+    if "SPARK_USER" in environment:
+        return environment["SPARK_USER"]
+    user = submit_opts.hadoop_user_name(environment)
     if user:
         return user
     try:

@@ -11,7 +11,8 @@
   `spark.local.connect` through);
 - `--kill` together with `--status`.
 The launcher (`SparkSubmitCommandBuilder`) refuses before that, in cluster mode too, driver
-java options that do not split as JVM options or that set the heap (`-Xmx`).
+java options that set the heap (4.x: an option starting with `-Xmx`, and options that do not
+split; 3.5: any `Xmx` in the text).
 `SparkSubmit.prepareSubmitEnvironment` then refuses cluster mode for the shells, the SQL
 CLI, the Thrift server and the Connect server.
 
@@ -203,21 +204,28 @@ def check_submit_arguments(
         )  # fmt: skip
 
 
-def check_driver_java_options(options: Mapping[str, str], conf: Mapping[str, str]) -> None:
-    """The launcher's checkJavaOptions, in cluster mode too: the driver's java options must
-    split as JVM options and set no heap (-Xmx)."""
+def check_driver_java_options(
+    options: Mapping[str, str], conf: Mapping[str, str], *, spark_version: str
+) -> None:
+    """The launcher's checkJavaOptions, in cluster mode too: the driver's java options set
+    no heap. 4.x splits them as JVM options (refusing what does not split) and looks for an
+    option starting with -Xmx; 3.5 refuses any "Xmx" in the text and splits nothing."""
+    splits = int(spark_version.split(".")[0]) >= 4
     for flag, key in DRIVER_JAVA_OPTIONS:
         origin = flag if flag in options else key
         value = options.get(flag) if flag in options else conf.get(key)
         if not value:
             continue
-        for option in parse_option_string(value, origin):
-            if option.startswith("-Xmx"):
-                raise SparkConfError(
-                    origin, value, "java options without -Xmx",
-                    "spark-submit: Not allowed to specify max heap(Xmx) memory settings "
-                    "through java options; use --driver-memory or spark.driver.memory",
-                )  # fmt: skip
+        if splits:
+            heap = any(o.startswith("-Xmx") for o in parse_option_string(value, origin))
+        else:
+            heap = "Xmx" in value
+        if heap:
+            raise SparkConfError(
+                origin, value, "java options without -Xmx",
+                "spark-submit: Not allowed to specify max heap(Xmx) memory settings "
+                "through java options; use --driver-memory or spark.driver.memory",
+            )  # fmt: skip
 
 
 def check_cluster_mode_application(primary_resource: str, main_class: str | None) -> None:

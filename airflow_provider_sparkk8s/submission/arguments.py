@@ -428,7 +428,7 @@ def parse_spark_submit(
     conf, ignored = _merged_conf(parsed, environ, read_text)
     release = release_for_checks(spark_version, driver_image(conf, image))
     check_line_options(parsed, release)
-    argument_checks.check_driver_java_options(parsed.options, conf)
+    argument_checks.check_driver_java_options(parsed.options, conf, spark_version=release)
     argument_checks.check_arguments(parsed.options, conf, environ, spark_version=release)
     conf["spark.master"] = _master(parsed, conf, environ)
 

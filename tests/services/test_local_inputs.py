@@ -69,3 +69,7 @@ def test_hadoop_user_name_is_the_user_without_spark_user():
     assert local_inputs.submitting_user({**opts, "HADOOP_USER_NAME": "env"}) == "env"
     assert local_inputs.gather({}, opts).spark_user == "from-opts"
     assert "SPARK_SUBMIT_OPTS" not in local_inputs.gather({}, opts).environment
+
+
+def test_an_empty_spark_user_is_the_user():
+    assert local_inputs.submitting_user({"SPARK_USER": "", "HADOOP_USER_NAME": "hdfs"}) == ""

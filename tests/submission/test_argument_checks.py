@@ -163,20 +163,30 @@ def test_an_application_is_fine() -> None:
         ({}, {"spark.driver.defaultJavaOptions": "-Xmx1g"}, "spark.driver.defaultJavaOptions"),
     ],
 )
+@pytest.mark.parametrize("version", ["3.5.9", "4.1.4", "4.3.0"])
 def test_a_driver_heap_in_java_options_is_refused_as_the_launcher_refuses_it(
-    options: dict[str, str], conf: dict[str, str], origin: str
+    options: dict[str, str], conf: dict[str, str], origin: str, version: str
 ) -> None:
     with pytest.raises(SparkConfError) as refused:
-        check_driver_java_options(options, conf)
+        check_driver_java_options(options, conf, spark_version=version)
     assert refused.value.key == origin
     assert "Not allowed to specify max heap(Xmx)" in str(refused.value)
 
 
-def test_driver_java_options_must_split_and_may_set_anything_but_the_heap() -> None:
-    check_driver_java_options(
-        {"--driver-java-options": "-Xms1g -XX:MaxRAMPercentage=80 '-Dx=-Xmx'"}, {}
-    )
+def test_4x_splits_driver_java_options_and_looks_for_an_option_starting_with_xmx() -> None:
+    options = {"--driver-java-options": "-Xms1g -XX:MaxRAMPercentage=80 '-Dx=-Xmx'"}
+    check_driver_java_options(options, {}, spark_version="4.3.0")
     with pytest.raises(SparkConfError) as refused:
-        check_driver_java_options({}, {"spark.driver.defaultJavaOptions": '"-Dx'})
+        check_driver_java_options(
+            {}, {"spark.driver.defaultJavaOptions": '"-Dx'}, spark_version="4.1.4"
+        )
     assert refused.value.key == "spark.driver.defaultJavaOptions"
     assert "Invalid option string" in str(refused.value)
+
+
+def test_3_5_refuses_any_xmx_in_the_text_and_splits_nothing() -> None:
+    options = {"--driver-java-options": "-Dnote=noXmx"}
+    with pytest.raises(SparkConfError, match="Not allowed to specify max heap"):
+        check_driver_java_options(options, {}, spark_version="3.5.9")
+    unsplit = {"spark.driver.defaultJavaOptions": '"-Dx'}
+    check_driver_java_options({}, unsplit, spark_version="3.5.9")

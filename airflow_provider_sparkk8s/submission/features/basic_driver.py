@@ -152,7 +152,7 @@ def spark_user(conf: DriverConf) -> str:
     builds the pod inside the proxy user's doAs, so Utils.getCurrentUserName gives the
     submitter's SPARK_USER when set, else the proxy user (the current UGI)."""
     if conf.proxy_user is not None and (
-        conf.version_tuple >= (4, 3, 0) or not conf.local.environment.get("SPARK_USER")
+        conf.version_tuple >= (4, 3, 0) or "SPARK_USER" not in conf.local.environment
     ):
         return conf.proxy_user
     return conf.local.spark_user
