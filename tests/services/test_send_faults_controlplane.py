@@ -62,32 +62,16 @@ def toxics(proxy: Any, *specs: tuple[str, str, dict[str, Any]]) -> Iterator[None
 
 
 @contextlib.contextmanager
-def throttled(kube_admin: Any, control_plane: Any, namespace: str) -> Iterator[None]:
-    """Our identity gets one seat; busy clients of the same identity keep it taken."""
-    import ssl
-
-    import httpx
-
-    stop = threading.Event()
-
-    def busy() -> None:
-        context = ssl.create_default_context(cafile=str(control_plane.ca_file))
-        headers = {"Authorization": f"Bearer {control_plane.static_token}"}
-        with httpx.Client(base_url=control_plane.server, verify=context, headers=headers) as c:
-            while not stop.is_set():
-                with contextlib.suppress(httpx.HTTPError):
-                    c.get(f"/api/v1/namespaces/{namespace}/configmaps")
-
+def throttled(kube_admin: Any) -> Iterator[None]:
+    """Our identity's requests go to a priority level with no seats of its own and none to
+    borrow (testenv/harness/apf.py): kube-apiserver refuses them with 429 and Retry-After,
+    which the client honours, and the test checks the refusals in the server's metrics. A
+    client of the same identity kept busy beside it, as before, added no refusal the metric
+    needed and spun both cores: 170 CPU-s of the test's 105 s, now 13 CPU-s in 22 s."""
     throttle_user(kube_admin, STATIC_TOKEN_USER)
-    threads = [threading.Thread(target=busy, daemon=True)]
-    for thread in threads:
-        thread.start()
     try:
         yield
     finally:
-        stop.set()
-        for thread in threads:
-            thread.join()
         unthrottle(kube_admin)
 
 
@@ -128,7 +112,7 @@ def test_200_submissions_through_faults_leave_no_duplicate_and_no_orphan(
         "resets": lambda: toxics(
             api_proxy, ("reset_peer", "downstream", {"timeout": 0, "toxicity": 0.33})
         ),
-        "429s": lambda: throttled(kube_admin, control_plane, namespace),
+        "429s": lambda: throttled(kube_admin),
         "latency": lambda: toxics(
             api_proxy,
             ("latency", "downstream", {"latency": 100, "jitter": 50}),
