@@ -27,7 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.conf_values import iec_sizes, parse_int, parse_size
+from airflow_provider_sparkk8s.submission.conf_values import (
+    iec_sizes,
+    parse_int,
+    parse_size,
+    version_tuple,
+)
 from airflow_provider_sparkk8s.submission.submit_opts import parse_option_string
 
 # Primary resources and main classes that only make sense with a local driver.
@@ -210,7 +215,7 @@ def check_driver_java_options(
     """The launcher's checkJavaOptions, in cluster mode too: the driver's java options set
     no heap. 4.x splits them as JVM options (refusing what does not split) and looks for an
     option starting with -Xmx; 3.5 refuses any "Xmx" in the text and splits nothing."""
-    splits = int(spark_version.split(".")[0]) >= 4
+    splits = version_tuple(spark_version) >= (4, 0, 0)
     for flag, key in DRIVER_JAVA_OPTIONS:
         origin = flag if flag in options else key
         value = options.get(flag) if flag in options else conf.get(key)

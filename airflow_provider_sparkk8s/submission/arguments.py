@@ -25,6 +25,7 @@ from typing import Any, Literal
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import argument_checks, submit_opts
 from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, R_RUNNER, MainAppResource
+from airflow_provider_sparkk8s.submission.conf_values import version_tuple
 from airflow_provider_sparkk8s.submission.jar_manifest import (
     ReadJar,
     main_class_from_jar,
@@ -290,7 +291,7 @@ def _join_surrogate_pairs(text: str) -> str:
 
 def check_line_options(parsed: ParsedCommandLine, release: str) -> None:
     """An option newer than the Spark line is unknown to that line's spark-submit."""
-    version = tuple(int(part) for part in release.split(".")[:2])
+    version = version_tuple(release)[:2]
     for option, since in LINE_OPTIONS.items():
         if version < since and (option in parsed.options or option in parsed.switches):
             raise SparkConfError(
