@@ -22,7 +22,7 @@ import pytest
 
 from testenv.harness import kube
 from tests.e2e.airflow_stack import E2E_TIMINGS, AirflowStack, wait_for
-from tests.e2e.e2e_dags.e2e_timeouts import NAMESPACE_OF, UPLOAD_DIR
+from tests.e2e.e2e_dags.e2e_timeouts import LONG_PI, NAMESPACE_OF, UPLOAD_DIR
 from tests.e2e.real_node_pods import SMALL_PODS
 from tests.e2e.test_airflow_end_to_end import PARKED, first_index, messages, task_instance, task_log
 from tests.support.real_spark import PI, PodRecorder, submit_with_cli
@@ -77,7 +77,7 @@ def submit_elsewhere(airflow: AirflowStack, real_plane: Any, namespace: str) -> 
         namespace,
         airflow.home.parent / "real-submitter.kubeconfig",
         "sensed",
-        [PI, "1200", "3000000"],
+        [PI, *LONG_PI],
         {
             "spark.kubernetes.driver.pod.name": driver,
             "spark.kubernetes.submission.waitAppCompletion": "false",

@@ -52,11 +52,12 @@ with DAG("e2e_outcome_application_error", schedule=None, catchup=False, start_da
     )
 
 with DAG("e2e_outcome_deleted_driver", schedule=None, catchup=False, start_date=START):
-    # Long enough to be deleted while it computes; short enough to run again on try 2.
+    # Long enough to be deleted while it works (each partition held 15 s asleep on try 1);
+    # short on try 2.
     SparkK8sSubmitOperator(
         task_id="deleted",
         application=f"{EXAMPLES}/pi.py",
-        application_args=["4", "600000"],
+        application_args=["4", "1000", "{{ 15 if ti.try_number == 1 else 0 }}"],
         retries=2,
         retry_policy=SparkK8sRetryPolicy(infrastructure_delay=datetime.timedelta(seconds=2)),
         **COMMON,

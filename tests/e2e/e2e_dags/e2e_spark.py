@@ -63,20 +63,22 @@ with DAG("e2e_spark_failure", schedule=None, catchup=False, start_date=START):
     )
 
 with DAG("e2e_spark_kill", schedule=None, catchup=False, start_date=START):
-    # Long enough to be killed while its executors compute.
+    # Long enough to be killed while its executors work: each partition held 300 s asleep.
     SparkK8sSubmitOperator(
         task_id="spark_killed",
         namespace=KILL_NAMESPACE,
         application=f"{EXAMPLES}/pi.py",
-        application_args=["64", "2000000"],
+        application_args=["4", "1000", "300"],
         **COMMON,
     )
 
 with DAG("e2e_spark_lost_executor", schedule=None, catchup=False, start_date=START):
-    # Long enough that an executor can be lost mid-job and replaced.
+    # Long enough that an executor can be lost mid-job and replaced: six partitions held
+    # 10 s each on two executors, so the loss lands while they work, however slow the
+    # machine (6,000,000 samples once left a second or two).
     SparkK8sSubmitOperator(
         task_id="spark_loses_an_executor",
         application=f"{EXAMPLES}/pi.py",
-        application_args=["6", "1000000"],
+        application_args=["6", "1000", "10"],
         **COMMON,
     )

@@ -25,9 +25,10 @@ NAMESPACE_OF = {
     "e2e_timeout_poking_sensor": "airflow-e2e-timeout-poking",
     "e2e_timeout_deferred_sensor": "airflow-e2e-timeout-sensor",
 }
-# Many minutes of work for two executors: the timeouts below end it long before (400
-# partitions took 133 s on the quiet machine, within the deferred task's timeout).
-LONG_PI = ["1200", "3000000"]
+# An hour for two executors, holding each partition asleep (pi.py's third argument), not
+# computing: the timeouts below end it long before. (It was 1,200 partitions of 3,000,000
+# samples: four such applications at once kept eight Python workers busy on 2 cores.)
+LONG_PI = ["4", "1000", "3600"]
 # A driver starts slowly on a busy 2-core machine (a cold JVM took 100 s to ask for
 # executors), and here two start at once: the tasks whose tests check that their executors
 # ran (and went) wait long enough for them. The deferred task waits longer than the worker's.
