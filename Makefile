@@ -230,7 +230,7 @@ bench-triggerer: venv controlplane postgres
 # The heavy runs: two Airflow triggerers on PostgreSQL with one SIGKILLed, the fault table
 # with 1,000 applications per fault (about 15 minutes), and
 # the scale table at 1k, 3k (2 executor pods each) and 10k applications beside
-# KubernetesPodTrigger at the largest N it follows (installed unpinned, as the README says).
+# KubernetesPodTrigger at the largest N it follows (installed unpinned, as docs/benchmarks.md says).
 chaos: venv controlplane toxiproxy postgres
 	SPARKK8S_CHAOS=1 SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m pytest -q -p no:cacheprovider tests/chaos
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_faults

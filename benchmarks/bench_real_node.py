@@ -1,6 +1,6 @@
 """The real node (testenv/realnode: the kubelet v1.35.4, containerd and runc), measured:
 `python -m benchmarks.bench_real_node`. (It once ran the node agent first, a stand-in kubelet
-since retired, for the README's comparison.)
+since retired, for the comparison in docs/testing.md, "Real Spark on a local node".)
 
 On a plane of its own, as the documented submitter (docs/rbac.yaml):
 - pod create -> Running: `--pods` plain pods (the Spark 4.3.0 image running `sleep`), one
@@ -13,7 +13,7 @@ On a plane of its own, as the documented submitter (docs/rbac.yaml):
   the memory cgroups (`total_rss` with the children's, no page cache) of the real node's
   cgroup root (its pods' containers and their pause containers).
 The load average is printed before and after. Nothing is asserted: the figures
-go into the README by hand, with the load.
+go into docs/testing.md by hand, with the load.
 """
 
 from __future__ import annotations

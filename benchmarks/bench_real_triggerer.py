@@ -23,7 +23,7 @@ and for the resumed task process (-> `end_date`).
 Airflow's own cadences are its defaults here (heartbeats 5 s, a DAG file parsed every 30 s),
 not the e2e tests' 1 s and 5 s. A run that does not reach its next step within `--deadline`
 or by `--stop-by` (or whose tasks fail before they defer) gives a row saying how far it got,
-and the next run goes on. Prints a Markdown table, one column a run (the README's
+and the next run goes on. Prints a Markdown table, one column a run (docs/benchmarks.md's
 Benchmarks section holds the last one).
 """
 

@@ -9,8 +9,8 @@ drift of the machine's load falls on both. The preset comes as the CLI's `--poli
 For each run: the driver pod Running, the first executor registered with the driver (the
 driver log's own timestamps), the CLI's exit on success, each in seconds since the
 submission, and the peak resident memory of the node's pods (memory cgroups, every 0.2 s).
-The load average is printed before and after. Nothing is asserted: the medians go into the
-README by hand, with the date and the load.
+The load average is printed before and after. Nothing is asserted: the medians go into
+docs/platform.md ("The secure preset") by hand, with the date and the load.
 """
 
 from __future__ import annotations

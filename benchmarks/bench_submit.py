@@ -14,7 +14,7 @@ process spent per submission.
     python -m benchmarks.bench_submit [--runs 5] [--cli-runs 4] [--sequential 100]
         [--concurrent 200] [--checkout DIR] [--baseline DIR]
 
-Prints a Markdown table (the README's `## Benchmarks` section holds the last one).
+Prints a Markdown table (docs/benchmarks.md's `## Benchmarks` section holds the last one).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ KubernetesPodTrigger comes from apache-airflow-providers-cncf-kubernetes, instal
 `pip install --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles`
 (its release pins kubernetes<37; the tests need 37).
 
-Prints a Markdown table (the README's `## Benchmarks` section holds the last one).
+Prints a Markdown table (docs/benchmarks.md's `## Benchmarks` section holds the last one).
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ through wait4 from a small launcher (see LAUNCHER): wall time, CPU (user + syste
 reaped children included) and peak RSS (the largest of the process and its children). A
 run is killed after RUN_TIMEOUT_S and counted as failed. The metadata database of `airflow
 dags test` (SQLite) is migrated once before the rounds, not timed. The 1-minute load is
-noted at each run's start and end. Nothing is asserted: the table goes into the README by hand.
+noted at each run's start and end. Nothing is asserted: the table goes into
+docs/benchmarks.md by hand.
 `--airflow-floors` measures instead Airflow's own part of the third way (FLOORS), no Spark.
 """
 

@@ -50,7 +50,7 @@ SPARK_VERSION = "4.3.0"  # the default image's (the demo's and the example DAG's
 # Every Spark release a real-Spark test runs (the runtime plane's images file names them all).
 RUNTIME_VERSIONS = (SPARK_VERSION, "3.5.9", "4.0.5", "4.1.4", "4.2.1")
 EXAMPLES = "/opt/sparkk8s/examples"  # where pi.py and fail.py are, inside the image
-# The JVM example (the README's): built from testenv/image/jvm, since the distribution in the
+# The JVM example (the quickstart's): built from testenv/image/jvm, since the distribution in the
 # pyspark package has no examples jar.
 EXAMPLES_JAR = f"{EXAMPLES}/jars/sparkk8s-examples.jar"
 JAVA_PI_CLASS = "org.sparkk8s.examples.JavaPi"

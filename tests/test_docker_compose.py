@@ -121,15 +121,15 @@ def test_provider_is_built_from_the_repository(compose: dict[str, Any]) -> None:
     assert allowed == copied
 
 
-def test_the_readme_sections_the_compose_file_points_to_exist() -> None:
-    readme_headings = {
+def test_the_docs_sections_the_compose_file_points_to_exist() -> None:
+    guide_headings = {
         line.lstrip("#").strip()
-        for line in (REPO / "README.md").read_text().splitlines()
+        for line in (REPO / "docs" / "platform.md").read_text().splitlines()
         if line.startswith("#")
     }
-    references = re.findall(r'README,[\s#]*"([^"]+)"', COMPOSE_FILE.read_text())
-    assert references, "the compose file names the README section it relies on"
-    assert set(references) <= readme_headings
+    references = re.findall(r'docs/platform\.md,[\s#]*"([^"]+)"', COMPOSE_FILE.read_text())
+    assert references, "the compose file names the docs section it relies on"
+    assert set(references) <= guide_headings
 
 
 def test_dags_and_kubeconfig_are_mounted(compose: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ OpenTelemetry. Without any, the sink is `NO_METRICS` and the followers derive no
 
 With StatsD, a triggerer following thousands of applications would otherwise pay, per
 metric, Airflow's name and tag checks and one datagram (the 10,000-application benchmark in
-the README measured that at +7 to +15 % of the loop's CPU). `BatchedStatsdSink` keeps
+docs/benchmarks.md measured that at +7 to +15 % of the loop's CPU). `BatchedStatsdSink` keeps
 Airflow's logger as the judge of every name: the wire name of a (metric, tags) is what that
 logger would send (its `stat_name_handler`, `statsd_disabled_tags`, allow or block list,
 then the client's `statsd_prefix`), asked once and remembered. It holds the metrics of one

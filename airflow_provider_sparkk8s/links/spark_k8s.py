@@ -3,7 +3,9 @@
 Where those live depends on the deployment (a Kubernetes dashboard, an ingress in front of
 the driver's UI, a Spark history server), so the URLs come from templates: the connection's
 extras first (`spark_ui_url_template`, `driver_pod_url_template`), else the provider's
-`[sparkk8s]` config section. No template, no link.
+`[sparkk8s]` config section. No template, no link, but for one: without a Spark UI template
+the operator fills that link itself with the driver's UI through Airflow's own api-server
+(plugins/spark_ui.py) when the submission routes the UI there (docs/operator.md, "Extra links").
 
 Placeholders: `{namespace}`, `{driver_pod}`, `{application_id}`, `{submission_id}`,
 `{conn_id}`; values are URL-quoted. The operator fills the templates as soon as it knows

@@ -1,6 +1,6 @@
 """sparkk8s-submit imports only what the command it runs needs.
 
-Start-up is most of the CLI's wall time (README, Benchmarks), so each command is run in a
+Start-up is most of the CLI's wall time (docs/benchmarks.md), so each command is run in a
 fresh interpreter and the modules it loaded are read from `sys.modules`: an import-set
 check, never a timing one. No command imports Airflow, the async stack, YAML, fsspec or
 the package metadata machinery; start-up and --help/--version import no feature step, no

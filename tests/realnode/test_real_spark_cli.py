@@ -1,8 +1,8 @@
 """sparkk8s-submit with real Spark 4.3.0 on the real node, as the documented submitter with
-the driver as the documented `spark` account: a failing PySpark program, and the README's
+the driver as the documented `spark` account: a failing PySpark program, and the quickstart's
 JVM example (JavaPi, built from testenv/image/jvm into the image's sparkk8s-examples.jar by
-testenv/runtime_image.py), submitted as the README says. (The PySpark Pi on every line is
-in test_real_spark_pi.py.)"""
+testenv/runtime_image.py), submitted as docs/quickstart.md and docs/cli.md say. (The PySpark
+Pi on every line is in test_real_spark_pi.py.)"""
 
 from __future__ import annotations
 

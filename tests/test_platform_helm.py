@@ -1,5 +1,6 @@
-"""The README's Helm snippet: valid YAML, one identity per component, and a RoleBinding to
-the Role docs/rbac.yaml defines for those identities."""
+"""The Helm snippet of docs/platform.md (the README's before issue 46): valid YAML, one
+identity per component, and a RoleBinding to the Role docs/rbac.yaml defines for those
+identities."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def snippets() -> list[dict]:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Helm (the official Airflow chart)", 1)[1].split("\n## ", 1)[0]
+    guide = (REPO / "docs" / "platform.md").read_text()
+    section = guide.split("## Helm (the official Airflow chart)", 1)[1].split("\n## ", 1)[0]
     return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)]
 
 
