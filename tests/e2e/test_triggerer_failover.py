@@ -221,11 +221,16 @@ def test_a_paused_triggerer_resumes_and_kills_nothing_healthy(
         expected = "failed" if index % 3 == 0 else "success"
         assert (ti["state"], ti["try_number"]) == (expected, 1), (ti["task_id"], ti["state"])
     assert (after[MARKED]["state"], after[MARKED]["try_number"]) == ("failed", 1)
-    assert (after[CLEARED]["state"], after[CLEARED]["try_number"]) == ("success", 2)
+    cleared = (after[CLEARED]["state"], after[CLEARED]["try_number"])
+    # Shown with a failure: what each try of the cleared task logged, and every kill verdict.
+    logs = {n: task_log(stack, run_id, CLEARED, n, DAG_ID)[-4000:] for n in (1, 2)}
+    assert cleared == ("success", 2), (cleared, logs, kill_lines(stack))
 
 
-def task_log(stack: AirflowStack, run_id: str, task_id: str, attempt: int) -> str:
-    folder = stack.home / "logs" / f"dag_id={DELIVERY_DAG}" / f"run_id={run_id}"
+def task_log(
+    stack: AirflowStack, run_id: str, task_id: str, attempt: int, dag_id: str = DELIVERY_DAG
+) -> str:
+    folder = stack.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}"
     path = folder / f"task_id={task_id}" / f"attempt={attempt}.log"
     return path.read_text(errors="replace") if path.exists() else ""
 

@@ -31,15 +31,15 @@ COMMON: dict[str, Any] = {
     "retries": 0,
     "application": f"{EXAMPLES}/pi.py",
     # Long enough to be cleared while the executor works, short enough to run twice: four
-    # partitions on one executor, each held 25 s asleep (pi.py's third argument), about
-    # 100 s with no CPU spent (64 partitions of 2,000,000 samples took about 40 CPU-s).
-    "application_args": ["4", "1000", "25"],
+    # partitions on one executor, each held 15 s asleep (pi.py's third argument), about
+    # 60 s with no CPU spent (64 partitions of 2,000,000 samples took about 40 CPU-s).
+    "application_args": ["4", "1000", "15"],
 }
 START = datetime.datetime(2024, 1, 1)
 
 # A fresh re-run (never cleared itself) holds nothing: CI time. The adopted application is
 # try 1's, so e2e_clear_adopt keeps the one size.
-SHORT_RERUN = {"application_args": ["4", "1000", "{{ 25 if ti.try_number == 1 else 0 }}"]}
+SHORT_RERUN = {"application_args": ["4", "1000", "{{ 15 if ti.try_number == 1 else 0 }}"]}
 
 for dag_id, operator, deferrable, extra in (
     # The old trigger's kill held until the new try has deferred (tests/e2e/clear_triggers.py).

@@ -74,11 +74,11 @@ with DAG("e2e_spark_kill", schedule=None, catchup=False, start_date=START):
 
 with DAG("e2e_spark_lost_executor", schedule=None, catchup=False, start_date=START):
     # Long enough that an executor can be lost mid-job and replaced: six partitions held
-    # 10 s each on two executors, so the loss lands while they work, however slow the
+    # 6 s each on two executors, so the loss lands while they work, however slow the
     # machine (6,000,000 samples once left a second or two).
     SparkK8sSubmitOperator(
         task_id="spark_loses_an_executor",
         application=f"{EXAMPLES}/pi.py",
-        application_args=["6", "1000", "10"],
+        application_args=["6", "1000", "6"],
         **COMMON,
     )
