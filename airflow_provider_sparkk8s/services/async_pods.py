@@ -8,7 +8,7 @@ sending is written here (`AsyncPods.run`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from airflow_provider_sparkk8s.application.ownership import Spare
@@ -24,9 +24,9 @@ class AsyncPodRequests(Protocol):
     """What the service needs of `AsyncKubeClient`: a call sets only the keywords it uses
     (`PodCall.keywords`), so a client for reads needs no more than `params`."""
 
-    async def request(
+    def request(
         self, method: str, path: str, *, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]: ...
+    ) -> Awaitable[dict[str, Any]]: ...
 
     async def text(self, path: str, params: Mapping[str, Any] | None = None) -> str: ...
 
