@@ -18,16 +18,8 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_sparkk8s.application.follower import (
-    Following,
-    Step,
-    known_cluster_queue,
-    note_queue,
-    observe,
-    queue_read_due,
-    seconds_to_deadline,
-    tick,
-)
+from airflow_provider_sparkk8s.application import follower
+from airflow_provider_sparkk8s.application.follower import Following, Step
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
 
 # A look at the pods: as they are now, and the versions seen since the last look (a
@@ -43,7 +35,7 @@ class WaitForLook:
 
     def seconds_left(self, now: float) -> float | None:
         """How long the wait may block before a deadline or a Workload read is due."""
-        return seconds_to_deadline(self.following, now)
+        return follower.seconds_to_deadline(self.following, now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +80,24 @@ def follow_loop(
         if seen is not None:
             pods, gone = seen
             before = following.state
-            step = observe(following, pods, gone, now=now)
+            step = follower.observe(following, pods, gone, now=now)
             following = step.following
             yield Looked(before, step)
             if step.final is not None:
                 return step
-        if reads_queue and following.kueue is not None and queue_read_due(following, clock()):
+        if (
+            reads_queue
+            and following.kueue is not None
+            and follower.queue_read_due(following, clock())
+        ):
             spec = following.spec
             view = yield ReadQueue(
-                spec.namespace, spec.application_id, known_cluster_queue(following)
+                spec.namespace, spec.application_id, follower.known_cluster_queue(following)
             )
-            noted = note_queue(following, view, clock())
+            noted = follower.note_queue(following, view, clock())
             following = noted.following
             yield QueueNoted(noted)
-        step = tick(following, now)
+        step = follower.tick(following, now)
         if step.final is not None:
             return step
         following = step.following
