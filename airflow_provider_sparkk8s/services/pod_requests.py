@@ -124,8 +124,8 @@ class Exchange(Generic[_T]):
 # ------------------------------------------------------------------ paths and readings
 
 
-def pod_path(namespace: str, name: str | None = None, *sub: str) -> str:
-    return resource_path("v1", "Pod", namespace, name, *sub)
+def pod_path(namespace: str, name: str | None = None, subresource: str | None = None) -> str:
+    return resource_path("v1", "Pod", namespace, name, subresource)
 
 
 def conf_map_path(pod: Pod) -> str | None:
