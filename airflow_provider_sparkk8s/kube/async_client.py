@@ -14,7 +14,7 @@ import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, Unpack
 
 # Importing httpx also imports its command-line client (click, rich, pygments): about half
 # of httpx's import time, for a `main` we never call. Unless httpx is loaded already, mark
@@ -24,7 +24,6 @@ if "httpx" not in sys.modules:
 import httpx
 
 from airflow_provider_sparkk8s.kube.decoding import (
-    ItemView,
     decode_json,
     decode_list_steps,
     decode_watch_line,
@@ -32,9 +31,14 @@ from airflow_provider_sparkk8s.kube.decoding import (
 )
 from airflow_provider_sparkk8s.kube.error_mapping import connection_error
 from airflow_provider_sparkk8s.kube.proxy import Proxy
-from airflow_provider_sparkk8s.kube.request import KubeRequest, build_request, watch_params
+from airflow_provider_sparkk8s.kube.request import (
+    KubeRequest,
+    RequestFields,
+    build_request,
+    watch_params,
+)
 from airflow_provider_sparkk8s.kube.retries import RetryPolicy
-from airflow_provider_sparkk8s.kube.sender import Attempts, SenderBase
+from airflow_provider_sparkk8s.kube.sender import Attempts, Refusal, SenderBase
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 
@@ -83,28 +87,11 @@ class AsyncKubeClient(SenderBase):
         await self._http.aclose()
 
     async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | str | None = None,
-        content_type: str | None = None,
-        each_item: ItemView | None = None,
-        accept: str | None = None,
+        self, method: str, path: str, **fields: Unpack[RequestFields]
     ) -> dict[str, Any]:
         """The answer's JSON; `each_item` keeps only its view of each of a list's items,
         decoded one at a time (`decode_json`)."""
-        request = build_request(
-            method,
-            path,
-            params=params,
-            json=json,
-            content=content,
-            content_type=content_type,
-            accept=accept,
-        )
+        request, each_item = build_request(method, path, **fields), fields.get("each_item")
         response = await self._send(request)
         if each_item is None:
             return decode_json(request, response.content)
@@ -212,14 +199,18 @@ class AsyncKubeClient(SenderBase):
                 if stream:
                     await response.aread()
                     await response.aclose()
-                delay = attempts.after_status(
-                    response.status_code,
-                    response.content,
-                    response.reason_phrase,
-                    response.headers.get("Retry-After"),
-                )
+                delay = attempts.after_status(_refusal(response))
             if delay:
                 await asyncio.sleep(delay)
+
+
+def _refusal(response: httpx.Response) -> Refusal:
+    return Refusal(
+        response.status_code,
+        response.content,
+        response.reason_phrase,
+        response.headers.get("Retry-After"),
+    )
 
 
 def _httpx_proxy(proxy: Proxy | None) -> httpx.Proxy | None:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json as jsonlib
 import re
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.request import KubeRequest
+from airflow_provider_sparkk8s.kube.request import ItemView, KubeRequest
 
 # What a list keeps of each item: a slimmer mapping, or a record (a metadata list's versions).
-ItemView = Callable[[Mapping[str, Any]], Any]
 _DECODER = jsonlib.JSONDecoder()
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 

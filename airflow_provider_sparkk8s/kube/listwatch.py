@@ -17,10 +17,10 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar, Unpack
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.decoding import ItemView
+from airflow_provider_sparkk8s.kube.request import ItemView, RequestFields
 from airflow_provider_sparkk8s.kube.retries import backoff_delay
 from airflow_provider_sparkk8s.objects import resource_version
 
@@ -29,6 +29,26 @@ log = logging.getLogger(__name__)
 # A stream that ends this soon after it opened without delivering anything is a failure
 # (the server or a proxy cut it at once), so the next one waits for a backoff.
 IMMEDIATE_CLOSE_SECONDS = 1.0
+
+
+_Listing = TypeVar("_Listing", covariant=True)
+_Events = TypeVar("_Events", covariant=True)
+
+
+class ListWatchClient(Protocol[_Listing, _Events]):
+    """What the watch layers need of a sender: a list and a watch stream. The sync layers
+    take a `KubeClient` (a dict, an iterator), the async ones an `AsyncKubeClient` (an
+    awaitable dict, an async iterator)."""
+
+    def request(self, method: str, path: str, **fields: Unpack[RequestFields]) -> _Listing: ...
+
+    def watch(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+    ) -> _Events: ...
 
 
 @dataclass(frozen=True)
@@ -152,6 +172,57 @@ def check_stream_end(delivered: int, opened: float) -> None:
     once with nothing in it is treated as a failure, so the loop backs off."""
     if not delivered and time.monotonic() - opened < IMMEDIATE_CLOSE_SECONDS:
         raise ConnectionError("watch stream closed immediately")
+
+
+def listed_into(cursor: WatchCursor, listed: Listed) -> Listed:
+    """A list's answer, in layer 2: the next stream resumes from its resourceVersion."""
+    cursor.resource_version = listed.resource_version
+    return listed
+
+
+class StreamRound:
+    """One stream's bookkeeping in layer 2 (both watch modules): what it delivered, where
+    the next one resumes, and whether its end was a failure (`check_stream_end`)."""
+
+    def __init__(self, spec: WatchSpec, cursor: WatchCursor, stats: WatchStats) -> None:
+        self.spec, self.cursor, self.stats = spec, cursor, stats
+        self.opened, self.delivered = time.monotonic(), 0
+        stats.streams += 1
+
+    def saw(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.delivered += 1
+        self.stats.events += 1
+        self.cursor.advance(event)
+        return event
+
+    def gone(self) -> None:
+        note_gone(self.spec, self.cursor, self.stats)
+
+    def ended(self) -> StreamEnded:
+        """The stream ended on its own: `STREAM_ENDED`, or the failure an empty one is."""
+        check_stream_end(self.delivered, self.opened)
+        return STREAM_ENDED
+
+
+class Reconnects:
+    """Layer 1's backoff (both watch modules): failures in a row, counted from zero again
+    after a relist and after a stream the server ended on its own (the connection was
+    healthy for a whole stream), so outages apart do not add up."""
+
+    def __init__(self, spec: WatchSpec, stats: WatchStats) -> None:
+        self.spec, self.stats, self.failures = spec, stats, 0
+
+    def passing(self, item: object) -> None:
+        if item is STREAM_ENDED:
+            self.failures = 0
+
+    def round_ended(self) -> None:
+        self.failures = 0
+
+    def failed(self, error: Exception) -> float:
+        """Count a failed round; how long to wait before the next."""
+        self.failures += 1
+        return note_failure(self.spec, self.failures, self.stats, error)
 
 
 def note_gone(spec: WatchSpec, cursor: WatchCursor, stats: WatchStats) -> None:

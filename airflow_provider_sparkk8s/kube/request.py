@@ -7,9 +7,9 @@ request is (and whether it is safe to send twice) is decided once, here.
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from airflow_provider_sparkk8s import __version__
 
@@ -47,18 +47,28 @@ class KubeRequest:
         return headers
 
 
-def build_request(
-    method: str,
-    path: str,
-    *,
-    params: Mapping[str, Any] | None = None,
-    json: Any = None,
-    content: bytes | str | None = None,
-    content_type: str | None = None,
-    accept: str | None = None,
-) -> KubeRequest:
+# What a list's caller keeps of each item, applied while the answer is decoded (`decoding`).
+ItemView = Callable[[Mapping[str, Any]], Any]
+
+
+class RequestFields(TypedDict, total=False):
+    """A call's keywords besides its method and path: both senders' `request` (and what the
+    watch layers need of it) declared once. `each_item` is no part of the request itself:
+    it is how a list's answer is decoded."""
+
+    params: Mapping[str, Any] | None
+    json: Any
+    content: bytes | str | None
+    content_type: str | None
+    accept: str | None
+    each_item: ItemView | None
+
+
+def build_request(method: str, path: str, **fields: Unpack[RequestFields]) -> KubeRequest:
     """Plain data for one request. A JSON PATCH body defaults to merge-patch."""
     method = method.upper()
+    params, json, content = fields.get("params"), fields.get("json"), fields.get("content")
+    content_type, accept = fields.get("content_type"), fields.get("accept")
     if json is not None and content is not None:
         raise TypeError("give json or content, not both")
     body: bytes | None

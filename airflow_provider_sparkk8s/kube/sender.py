@@ -12,7 +12,7 @@ import logging
 import os
 import ssl
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from airflow_provider_sparkk8s.kube.auth import (
     ExecCredentialSource,
@@ -41,6 +41,15 @@ log = logging.getLogger(__name__)
 _WATCH_IDLE_LIMIT = 3600.0
 
 
+class Refusal(NamedTuple):
+    """An error answer as the tries read it, whichever transport brought it."""
+
+    status: int
+    body: bytes
+    reason: str
+    retry_after: str | None  # the Retry-After header
+
+
 class Attempts:
     """Bookkeeping of one request's tries: whether and when to try again, or the error.
 
@@ -62,7 +71,8 @@ class Attempts:
         self._log(failure.kind, delay)
         return delay
 
-    def after_status(self, status: int, body: bytes, reason: str, retry_after: str | None) -> float:
+    def after_status(self, refusal: Refusal) -> float:
+        status, body, reason, retry_after = refusal
         if status == 401 and not self.reauthenticated and self.sender.tokens.reload():
             self.reauthenticated = True  # the token rotated under us: one more try
             self.attempt -= 1

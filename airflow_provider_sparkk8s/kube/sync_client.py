@@ -12,13 +12,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, Self
+from typing import Any, Self, Unpack
 
-from airflow_provider_sparkk8s.kube.decoding import ItemView, decode_json, decode_watch_line
+from airflow_provider_sparkk8s.kube.decoding import decode_json, decode_watch_line
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool, PoolResponse
-from airflow_provider_sparkk8s.kube.request import KubeRequest, build_request, watch_params
+from airflow_provider_sparkk8s.kube.request import (
+    KubeRequest,
+    RequestFields,
+    build_request,
+    watch_params,
+)
 from airflow_provider_sparkk8s.kube.retries import RetryPolicy
-from airflow_provider_sparkk8s.kube.sender import Attempts, SenderBase
+from airflow_provider_sparkk8s.kube.sender import Attempts, Refusal, SenderBase
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
 
@@ -48,29 +53,10 @@ class KubeClient(SenderBase):
     def close(self) -> None:
         self._pool.close()
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        content: bytes | str | None = None,
-        content_type: str | None = None,
-        each_item: ItemView | None = None,
-        accept: str | None = None,
-    ) -> dict[str, Any]:
+    def request(self, method: str, path: str, **fields: Unpack[RequestFields]) -> dict[str, Any]:
         """The answer's JSON; `each_item` keeps only its view of each of a list's items,
         decoded one at a time (`decode_json`)."""
-        request = build_request(
-            method,
-            path,
-            params=params,
-            json=json,
-            content=content,
-            content_type=content_type,
-            accept=accept,
-        )
+        request, each_item = build_request(method, path, **fields), fields.get("each_item")
         return decode_json(request, self._send(request).content, each_item)
 
     def text(self, path: str, params: Mapping[str, Any] | None = None) -> str:
@@ -142,11 +128,12 @@ class KubeClient(SenderBase):
                     return response
                 if stream:
                     response.read()
-                delay = attempts.after_status(
-                    response.status,
-                    response.content,
-                    response.reason,
-                    response.headers.get("Retry-After"),
-                )
+                delay = attempts.after_status(_refusal(response))
             if delay:
                 time.sleep(delay)
+
+
+def _refusal(response: PoolResponse) -> Refusal:
+    return Refusal(
+        response.status, response.content, response.reason, response.headers.get("Retry-After")
+    )

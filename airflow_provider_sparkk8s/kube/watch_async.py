@@ -10,50 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing
-from typing import Any, Protocol
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.decoding import ItemView
-from airflow_provider_sparkk8s.kube.listwatch import (
-    STREAM_ENDED,
-    Gone,
-    Listed,
-    StreamEnded,
-    WatchCursor,
-    WatchSpec,
-    WatchStats,
-    check_stream_end,
-    checked_event,
-    gone_or_same,
-    note_failure,
-    note_gone,
-)
+from airflow_provider_sparkk8s.kube import listwatch
+from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchCursor, WatchSpec, WatchStats
 
-Item = Listed | StreamEnded | Mapping[str, Any]
-
-
-class AsyncWatchClient(Protocol):
-    """What the layers need of `AsyncKubeClient`."""
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        each_item: ItemView | None = None,
-        accept: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    def watch(
-        self,
-        path: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_timeout: float | None = None,
-    ) -> AsyncIterator[dict[str, Any]]: ...
+Item = Listed | listwatch.StreamEnded | Mapping[str, Any]
+# What the layers need of `AsyncKubeClient`.
+AsyncWatchClient = listwatch.ListWatchClient[
+    Awaitable[dict[str, Any]], AsyncIterator[dict[str, Any]]
+]
 
 
 async def list_objects(client: AsyncWatchClient, spec: WatchSpec, stats: WatchStats) -> Listed:
@@ -71,25 +40,21 @@ async def watch_forever(
     cursor: WatchCursor | None = None,
 ) -> AsyncGenerator[Item, None]:
     """Layer 1: never give up. Any failure (the API down, a refused watch, a stream cut at
-    once) is counted and waited out with capped, jittered backoff, then the next round
-    resumes from the cursor; the backoff restarts after a round that ended in a relist, and
-    after a stream the server ended on its own (the connection was healthy for a whole
-    stream), so outages apart do not add up."""
+    once) is counted and waited out with capped, jittered backoff (`Reconnects`), then the
+    next round resumes from the cursor."""
     stats = stats or WatchStats()
     cursor = cursor or WatchCursor()
-    failures = 0
+    reconnects = listwatch.Reconnects(spec, stats)
     while True:
         try:
             async with aclosing(list_then_watch(client, spec, cursor, stats)) as items:
                 async for item in items:
-                    if item is STREAM_ENDED:
-                        failures = 0
+                    reconnects.passing(item)
                     yield item
                     del item  # a list waiting here for the next event would stay whole
-            failures = 0
+            reconnects.round_ended()
         except Exception as error:  # noqa: BLE001 - a watcher outlives any failure
-            failures += 1
-            await asyncio.sleep(note_failure(spec, failures, stats, error))
+            await asyncio.sleep(reconnects.failed(error))
 
 
 async def list_then_watch(
@@ -98,27 +63,19 @@ async def list_then_watch(
     """Layer 2: list when there is nothing to resume from, then watch stream after stream
     from the last resourceVersion seen. Returns on `410 Gone`, so layer 1 lists again."""
     if cursor.resource_version is None:
-        listed = await list_objects(client, spec, stats)
-        cursor.resource_version = listed.resource_version
-        yield listed
-        # This frame lives as long as the streams that follow: holding the list here would
-        # keep every listed object, whole, for hours (about 20 KiB per pod of a large list).
-        del listed
+        # Yielded, not kept: this frame lives as long as the streams that follow, and a
+        # list held here would stay whole for hours (about 20 KiB per pod of a large list).
+        yield listwatch.listed_into(cursor, await list_objects(client, spec, stats))
     while True:
-        opened, delivered = time.monotonic(), 0
-        stats.streams += 1
+        stream = listwatch.StreamRound(spec, cursor, stats)
         try:
             async with aclosing(watch_stream(client, spec, cursor.resource_version)) as events:
                 async for event in events:
-                    delivered += 1
-                    stats.events += 1
-                    cursor.advance(event)
-                    yield event
-        except Gone:
-            note_gone(spec, cursor, stats)
+                    yield stream.saw(event)
+        except listwatch.Gone:
+            stream.gone()
             return
-        check_stream_end(delivered, opened)
-        yield STREAM_ENDED
+        yield stream.ended()
 
 
 async def watch_stream(
@@ -130,6 +87,6 @@ async def watch_stream(
         async for event in client.watch(
             spec.path, spec.stream_params(since), read_timeout=spec.read_timeout
         ):
-            yield checked_event(event, spec.path)
+            yield listwatch.checked_event(event, spec.path)
     except KubeApiError as error:
-        raise gone_or_same(error) from None
+        raise listwatch.gone_or_same(error) from None

@@ -11,48 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.decoding import ItemView
-from airflow_provider_sparkk8s.kube.listwatch import (
-    STREAM_ENDED,
-    Gone,
-    Listed,
-    StreamEnded,
-    WatchCursor,
-    WatchSpec,
-    WatchStats,
-    check_stream_end,
-    checked_event,
-    gone_or_same,
-    note_failure,
-    note_gone,
-)
+from airflow_provider_sparkk8s.kube import listwatch
+from airflow_provider_sparkk8s.kube.listwatch import Listed, WatchCursor, WatchSpec, WatchStats
 
-Item = Listed | StreamEnded | Mapping[str, Any]
-
-
-class WatchClient(Protocol):
-    """What the layers need of `KubeClient`."""
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        each_item: ItemView | None = None,
-        accept: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    def watch(
-        self,
-        path: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_timeout: float | None = None,
-    ) -> Iterator[dict[str, Any]]: ...
+Item = Listed | listwatch.StreamEnded | Mapping[str, Any]
+# What the layers need of `KubeClient`.
+WatchClient = listwatch.ListWatchClient[dict[str, Any], Iterator[dict[str, Any]]]
 
 
 def list_objects(client: WatchClient, spec: WatchSpec, stats: WatchStats) -> Listed:
@@ -69,22 +36,19 @@ def watch_forever(
     stats: WatchStats | None = None,
     cursor: WatchCursor | None = None,
 ) -> Generator[Item, None, None]:
-    """Layer 1: never give up; back off after a failure, resume from the cursor. The
-    backoff restarts after a relist, and after a stream the server ended on its own (the
-    connection was healthy for a whole stream), so outages apart do not add up."""
+    """Layer 1: never give up; back off after a failure (`Reconnects`), resume from the
+    cursor."""
     stats = stats or WatchStats()
     cursor = cursor or WatchCursor()
-    failures = 0
+    reconnects = listwatch.Reconnects(spec, stats)
     while True:
         try:
             for item in list_then_watch(client, spec, cursor, stats):
-                if item is STREAM_ENDED:
-                    failures = 0
+                reconnects.passing(item)
                 yield item
-            failures = 0
+            reconnects.round_ended()
         except Exception as error:  # noqa: BLE001 - a watcher outlives any failure
-            failures += 1
-            time.sleep(note_failure(spec, failures, stats, error))
+            time.sleep(reconnects.failed(error))
 
 
 def list_then_watch(
@@ -93,26 +57,18 @@ def list_then_watch(
     """Layer 2: list when there is nothing to resume from, then stream after stream;
     returns on `410 Gone`, so layer 1 lists again."""
     if cursor.resource_version is None:
-        listed = list_objects(client, spec, stats)
-        cursor.resource_version = listed.resource_version
-        yield listed
-        # This frame lives as long as the streams that follow: holding the list here would
-        # keep every listed object, whole, for hours (about 20 KiB per pod of a large list).
-        del listed
+        # Yielded, not kept: this frame lives as long as the streams that follow, and a
+        # list held here would stay whole for hours (about 20 KiB per pod of a large list).
+        yield listwatch.listed_into(cursor, list_objects(client, spec, stats))
     while True:
-        opened, delivered = time.monotonic(), 0
-        stats.streams += 1
+        stream = listwatch.StreamRound(spec, cursor, stats)
         try:
             for event in watch_stream(client, spec, cursor.resource_version):
-                delivered += 1
-                stats.events += 1
-                cursor.advance(event)
-                yield event
-        except Gone:
-            note_gone(spec, cursor, stats)
+                yield stream.saw(event)
+        except listwatch.Gone:
+            stream.gone()
             return
-        check_stream_end(delivered, opened)
-        yield STREAM_ENDED
+        yield stream.ended()
 
 
 def watch_stream(
@@ -123,6 +79,6 @@ def watch_stream(
         for event in client.watch(
             spec.path, spec.stream_params(since), read_timeout=spec.read_timeout
         ):
-            yield checked_event(event, spec.path)
+            yield listwatch.checked_event(event, spec.path)
     except KubeApiError as error:
-        raise gone_or_same(error) from None
+        raise listwatch.gone_or_same(error) from None

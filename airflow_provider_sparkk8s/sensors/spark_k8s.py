@@ -25,22 +25,13 @@ before the task fails.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.follower import (
-    Following,
-    FollowSpec,
-    Step,
-    known_cluster_queue,
-    note_queue,
-    observe,
-    queue_read_due,
-)
+from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step
 from airflow_provider_sparkk8s.application.outcome import failure_exception
 from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
 from airflow_provider_sparkk8s.errors import (
@@ -52,6 +43,7 @@ from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.driver_removal import delete_driver
+from airflow_provider_sparkk8s.services.following import FollowRun
 from airflow_provider_sparkk8s.services.pods import (
     DriverPods,
     FollowedPods,
@@ -159,6 +151,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         self._seen_driver = False  # poke mode: a driver seen once and then gone is a failure
         # Poke mode, once found: where the catch-up left off, and the follower's memory.
         self._following: tuple[FollowedPods, Following] | None = None
+        self._run: FollowRun  # the follow loop, a look a poke (set with `_following`)
 
     # ------------------------------------------------------------------ finding the application
 
@@ -212,20 +205,13 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                     executor_container=self.executor_container,
                 )
                 selector = application_selector(target.application_id)
-                self._following = (FollowedPods(namespace, selector), Following(spec))
-            followed, following = self._following
-            versions = service.catch_up(followed)
-            now = time.time()
-            step = observe(following, followed.pods.values(), versions, now)
-            if step.final is None and queue_read_due(step.following, now):
-                # Queued in Kueue: the ClusterQueue and Kueue's reason, from the Workload.
-                followed_app = step.following.spec
-                view = service.queue_view(
-                    followed_app.namespace,
-                    followed_app.application_id,
-                    known_cluster_queue(step.following),
-                )
-                step = Step(note_queue(step.following, view, now).following, pods=step.pods)
+                self._run = FollowRun(Following(spec), read_queue=service.queue_view)
+                self._following = (FollowedPods(namespace, selector), self._run.following)
+            followed, _ = self._following
+            # Queued in Kueue: the ClusterQueue and Kueue's reason, through this poke's client.
+            self._run.read_queue = service.queue_view
+            versions = service.catch_up(followed)  # first: it brings `followed.pods` up to date
+            step = self._run.look((followed.pods.values(), versions))
         finally:
             hook.close()
         self._following = (followed, step.following)

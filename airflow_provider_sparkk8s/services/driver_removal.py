@@ -6,7 +6,8 @@ reference reaches the upload storage: its `spark-upload-<uuid>/` folders are rem
 right after the pod. Which folders: those the submission wrote, when the caller knows them
 (the task that submitted, or adopted, the driver), else read back from the driver's
 spark.properties; that read comes before the deletion, because the ConfigMap goes with
-the pod. Every path goes through `delete_driver` (sync) or `adelete_driver` (the trigger's):
+the pod. Every path goes through `delete_driver` (sync) or `adelete_driver` (the trigger's),
+which send the same requests (`removing_pod`, one decision path) and differ only in how:
 a kill, Airflow's execution_timeout in a worker or while deferred, the startup and run
 timeouts, a retry that replaces a driver, and the leftover clean-up.
 
@@ -22,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeVar
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
-from airflow_provider_sparkk8s.services.async_pods import AsyncPods, AsyncPodWrites, delete_if_owned
+from airflow_provider_sparkk8s.services import pod_requests as requests
+from airflow_provider_sparkk8s.services.async_pods import AsyncPods
+from airflow_provider_sparkk8s.services.pod_requests import Operation
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.submission import Log
 from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
@@ -35,6 +38,7 @@ from airflow_provider_sparkk8s.submission.upload_plan import uploaded_dirs_in
 
 # (the upload folders, the conf that names their storage) -> the folders that could not go
 RemoveUploads = Callable[[Sequence[str], Mapping[str, str]], list[str]]
+_Remove = TypeVar("_Remove")  # RemoveUploads, or the trigger's awaitable one
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,13 @@ def uploads_in(pod: Pod, properties: Mapping[str, str] | None) -> Uploads:
 def read_uploads(pods: DriverPods, pod: Pod, log: Log) -> Uploads:
     """A driver's uploads, read back from its conf ConfigMap (nothing, with a warning, when
     that read fails: the pod's deletion must not wait on it)."""
+    return pods.run(reading_uploads(pod, log))
+
+
+def reading_uploads(pod: Pod, log: Log) -> Operation[Uploads]:
+    """`read_uploads` as requests, for either sender."""
     try:
-        return uploads_in(pod, pods.driver_properties(pod))
+        return uploads_in(pod, (yield from requests.driver_properties(pod)))
     except KubeApiError as error:
         log.warning(
             "Could not read the conf ConfigMap of %s to find its uploads: %s",
@@ -97,24 +106,12 @@ def delete_driver(
     `uploads`: what the submission wrote, when known; None reads them from the driver's
     ConfigMap first. `remove_uploads` None: this caller cannot reach the storage (the
     folders are named in the log instead)."""
-    if uploads is None:
-        pod = pods.get(namespace, name)
-        uploads = NO_UPLOADS if pod is None else read_uploads(pods, pod, log)
-    suffix = f" ({why})" if why else ""
-    if isinstance(kill_of_try, Unguarded):
-        deleted = pods.delete(namespace, name)
-    else:
-        spared = pods.delete_if_owned(namespace, name, kill_of_try)
-        if spared is not None:
-            log.info("Not deleting driver pod %s:%s%s: %s", namespace, name, suffix, spared.reason)
-            return False
-        deleted = True
-    if deleted:
-        log.info("Deleted driver pod %s:%s%s", namespace, name, suffix)
-    else:
-        log.info("Driver pod %s:%s was already gone%s", namespace, name, suffix)
-    _remove_uploads(uploads, remove_uploads, keep_uploads, log)
-    return deleted
+    removed = pods.run(removing_pod(namespace, name, uploads, kill_of_try, why, log))
+    if removed is None:
+        return False
+    if (remove := _removal(removed.uploads, remove_uploads, keep_uploads, log)) is not None:
+        _log_removal(removed.uploads, remove(removed.uploads.dirs, removed.uploads.conf), log)
+    return removed.deleted
 
 
 async def adelete_driver(
@@ -127,47 +124,67 @@ async def adelete_driver(
     keep_uploads: bool = False,
     kill_of_try: int | Unguarded | None = UNGUARDED,
 ) -> bool:
-    """`delete_driver` on the async client (the trigger's kill): the uploads are always read
-    from the driver's ConfigMap, since a trigger's kwargs carry no conf."""
-    pod = await pods.get(namespace, name)
-    uploads = NO_UPLOADS
-    if pod is not None:
-        try:
-            uploads = uploads_in(pod, await pods.driver_properties(pod))
-        except KubeApiError as error:
-            log.warning(
-                "Could not read the conf ConfigMap of %s to find its uploads: %s", name, error
-            )
+    """`delete_driver` on the async client (the trigger's kill): the same requests, and the
+    uploads always read from the driver's ConfigMap, since a trigger's kwargs carry no
+    conf."""
+    removed = await pods.run(removing_pod(namespace, name, None, kill_of_try, "", log))
+    if removed is None:
+        return False
+    if (remove := _removal(removed.uploads, remove_uploads, keep_uploads, log)) is not None:
+        _log_removal(removed.uploads, await remove(removed.uploads.dirs, removed.uploads.conf), log)
+    return removed.deleted
+
+
+@dataclass(frozen=True)
+class Removed:
+    """The pod's part of a removal done: whether it was deleted (False: it was gone), and
+    the uploads still to remove."""
+
+    deleted: bool
+    uploads: Uploads
+
+
+def removing_pod(
+    namespace: str,
+    name: str,
+    uploads: Uploads | None,
+    kill_of_try: int | Unguarded | None,
+    why: str,
+    log: Log,
+) -> Operation[Removed | None]:
+    """The one decision path of a driver's deletion, as requests: its uploads read first
+    (when not known: the ConfigMap goes with the pod), then the delete, guarded for a kill.
+    None: a kill spared it (a newer try owns it)."""
+    if uploads is None:
+        pod = yield from requests.get_pod(namespace, name)
+        uploads = NO_UPLOADS if pod is None else (yield from reading_uploads(pod, log))
+    suffix = f" ({why})" if why else ""
     if isinstance(kill_of_try, Unguarded):
-        deleted = await pods.delete(namespace, name)
+        deleted = yield from requests.delete_pod(namespace, name)
     else:
-        writes = cast(AsyncPodWrites, pods.client)  # the trigger's AsyncKubeClient
-        spared = await delete_if_owned(writes, namespace, name, kill_of_try)
+        spared = yield from requests.delete_if_owned(namespace, name, kill_of_try)
         if spared is not None:
-            log.info("Not deleting driver pod %s/%s: %s", namespace, name, spared.reason)
-            return False
+            log.info("Not deleting driver pod %s/%s%s: %s", namespace, name, suffix, spared.reason)
+            return None
         deleted = True
     if deleted:
-        log.info("Deleted driver pod %s/%s", namespace, name)
+        log.info("Deleted driver pod %s/%s%s", namespace, name, suffix)
     else:
-        log.info("Driver pod %s/%s was already gone", namespace, name)
-    if uploads.dirs and not keep_uploads and remove_uploads is not None:
-        _log_removal(uploads, await remove_uploads(uploads.dirs, uploads.conf), log)
-    else:
-        _remove_uploads(uploads, None, keep_uploads, log)
-    return deleted
+        log.info("Driver pod %s/%s was already gone%s", namespace, name, suffix)
+    return Removed(deleted, uploads)
 
 
-def _remove_uploads(uploads: Uploads, remove: RemoveUploads | None, keep: bool, log: Log) -> None:
+def _removal(uploads: Uploads, remove: _Remove | None, keep: bool, log: Log) -> _Remove | None:
+    """The removal to call now; None when there is nothing to remove, or the uploads stay
+    (kept, or no storage to remove them from: said in the log)."""
     if not uploads.dirs:
-        return
+        return None
     folders = ", ".join(uploads.dirs)
     if keep:
         log.info("Keeping the uploaded files in %s", folders)
     elif remove is None:
         log.warning("The uploaded files in %s stay: no storage to remove them from", folders)
-    else:
-        _log_removal(uploads, remove(uploads.dirs, uploads.conf), log)
+    return None if keep else remove
 
 
 def _log_removal(uploads: Uploads, left: Sequence[str], log: Log) -> None:

@@ -2,7 +2,9 @@
 
 It lists, gets, deletes, tails logs, reads a driver's spark.properties, kills by
 `namespace:pod` globs like `spark-submit --kill`, and waits by watch (the generic
-list-then-watch layers of `kube.watch_sync`). Every path is built by `resource_path`, which
+list-then-watch layers of `kube.watch_sync`). What each request is, and what its answer
+means, is written once in `pod_requests`, for this service and the async one
+(`async_pods`): `DriverPods.run` only sends. Every path is built by `resource_path`, which
 refuses names that would change the URL's meaning. Submitting is not here: the submission
 service (`services.submission`) sends through `services.send`.
 
@@ -13,21 +15,13 @@ application of a namespace with one watch.
 from __future__ import annotations
 
 import fnmatch
-import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple, Self, TypeVar
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.ownership import (
-    KILL_ATTEMPTS,
-    Delete,
-    Spare,
-    claim_patch,
-    kill_decision,
-)
-from airflow_provider_sparkk8s.errors import KubeApiError, SparkK8sError
+from airflow_provider_sparkk8s.application.ownership import Spare
 from airflow_provider_sparkk8s.kube.listwatch import (
     Gone,
     Listed,
@@ -37,21 +31,15 @@ from airflow_provider_sparkk8s.kube.listwatch import (
     WatchStats,
     note_gone,
 )
-from airflow_provider_sparkk8s.kube.paths import FIELD_MANAGER, apply_params, resource_path
-from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
+from airflow_provider_sparkk8s.kube.paths import resource_path
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.kube.watch_sync import list_objects, list_then_watch, watch_stream
-from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView, view_of
+from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
-from airflow_provider_sparkk8s.submission import kueue
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
-from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
-from airflow_provider_sparkk8s.submission.request_body import json_body
+from airflow_provider_sparkk8s.services import pod_requests as requests
+from airflow_provider_sparkk8s.services.pod_requests import Exchange, Operation, PodCall
 
-log = logging.getLogger(__name__)
-# Workloads whose read failed, each warned of once (a slow cadence repeats the failure).
-_WARNED_WORKLOADS: set[tuple[str, str]] = set()
-_WARNED_MAX = 10_000
+_T = TypeVar("_T")
 
 DRIVER_ROLE_SELECTOR = "spark-role=driver"
 WATCH_SECONDS = 30  # a watch window: the server ends it, and we resume from there
@@ -63,34 +51,6 @@ _GLOB = "*?["
 def application_selector(application_id: str) -> str:
     """Every pod of one application, driver and executors (Spark's own label)."""
     return f"spark-app-selector={application_id}"
-
-
-def conf_map_path(pod: Pod) -> str | None:
-    """The path of the conf ConfigMap a driver pod mounts (its spark.properties); None when
-    it mounts none."""
-    volumes = (pod.get("spec") or {}).get("volumes") or []
-    conf_map = next((v["configMap"]["name"] for v in volumes if v.get("name") == CONF_VOLUME), None)
-    if conf_map is None:
-        return None
-    return resource_path("v1", "ConfigMap", str(objects.namespace(pod)), conf_map)
-
-
-def properties_of(config_map: Mapping[str, Any]) -> dict[str, str]:
-    """The spark.properties a conf ConfigMap holds, as a dict."""
-    return load_java_properties((config_map.get("data") or {}).get(PROPERTIES_FILE, ""))
-
-
-def workload_path(namespace: str, name: str) -> str:
-    return resource_path(kueue.API_VERSION, kueue.KIND, namespace, name)
-
-
-def local_queue_path(namespace: str, name: str) -> str:
-    return resource_path(kueue.API_VERSION, kueue.LOCAL_QUEUE_KIND, namespace, name)
-
-
-def cluster_queue_of_local(local_queue: Mapping[str, Any]) -> str | None:
-    name = (local_queue.get("spec") or {}).get("clusterQueue")
-    return name if isinstance(name, str) and name else None
 
 
 def split_submission_id(submission_id: str, default_namespace: str) -> tuple[str, str]:
@@ -143,76 +103,49 @@ class DriverPods:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ the sender
+
+    def run(self, operation: Operation[_T]) -> _T:
+        """Send the operation's calls (`pod_requests`), one by one; its result."""
+        exchange = Exchange(operation)
+        while (call := exchange.next_call()) is not None:
+            try:
+                exchange.answered(self._send(call))
+            except Exception as error:  # noqa: BLE001 - thrown back into the operation
+                exchange.failed(error)
+        return exchange.result
+
+    def _send(self, call: PodCall) -> Any:
+        if call.text:
+            return self.client.text(call.path, call.params)
+        return self.client.request(call.method, call.path, **call.keywords())
+
     # ------------------------------------------------------------------ read and delete
 
     def list_pods(self, namespace: str, label_selector: str) -> list[Pod]:
-        listing = self.client.request(
-            "GET", resource_path("v1", "Pod", namespace), params={"labelSelector": label_selector}
-        )
-        return [pod for pod in listing.get("items") or [] if isinstance(pod, Mapping)]
+        return self.run(requests.list_pods(namespace, label_selector))
 
     def get(self, namespace: str, name: str) -> Pod | None:
         """The pod, or None when there is none of that name."""
-        return self._get_or_none("Pod", namespace, name)
-
-    def _get_or_none(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.client.request("GET", resource_path("v1", kind, namespace, name))
-        except KubeApiError as error:
-            if error.status == 404:
-                return None
-            raise
+        return self.run(requests.get_pod(namespace, name))
 
     def delete(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> bool:
         """Delete the pod (owner references take its objects); False when it was gone."""
-        params = (
-            {} if grace_period_seconds is None else {"gracePeriodSeconds": grace_period_seconds}
-        )
-        try:
-            deleted = self.client.request(
-                "DELETE", resource_path("v1", "Pod", namespace, name), params=params
-            )
-        except KubeApiError as error:
-            if error.status != 404:
-                raise
-            return False
-        workload = kueue.workload_of(deleted) if isinstance(deleted, dict) else None
-        if workload is not None:
-            try:
-                self.client.request(
-                    "DELETE", resource_path(kueue.API_VERSION, kueue.KIND, *workload)
-                )
-            except KubeApiError as error:
-                if error.status != 404:
-                    raise
-        return True
+        return self.run(requests.delete_pod(namespace, name, grace_period_seconds))
 
     # ------------------------------------------------------------------ result records
 
     def result_record(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A succeeded application's result record (`application.delivery`), or None."""
-        return self._get_or_none("ConfigMap", namespace, name)
+        return self.run(requests.get_object("ConfigMap", namespace, name))
 
     def keep_result(self, record: Mapping[str, Any]) -> None:
         """Write the record (server-side apply: a rerun of the same try overwrites it)."""
-        metadata = record["metadata"]
-        self.client.request(
-            "PATCH",
-            resource_path("v1", "ConfigMap", metadata["namespace"], metadata["name"]),
-            params=apply_params(FIELD_MANAGER, force=True),
-            content=json_body(record),
-            content_type=APPLY_PATCH,
-        )
+        self.run(requests.keep_result(record))
 
     def drop_result(self, namespace: str, name: str) -> bool:
         """Delete the record (its result delivered, or superseded); False when it was gone."""
-        try:
-            self.client.request("DELETE", resource_path("v1", "ConfigMap", namespace, name))
-        except KubeApiError as error:
-            if error.status != 404:
-                raise
-            return False
-        return True
+        return self.run(requests.drop_result(namespace, name))
 
     # ------------------------------------------------------------------ ownership between tries
 
@@ -220,42 +153,13 @@ class DriverPods:
         """Mark `pod` adopted by `try_number` (`ownership.claim_patch`); the pod as patched,
         or None when it changed since it was read (409) or is gone: decide again. A 403
         (a Role without `patch` on pods) raises."""
-        path = resource_path("v1", "Pod", str(objects.namespace(pod)), str(objects.name(pod)))
-        try:
-            return self.client.request(
-                "PATCH",
-                path,
-                json=claim_patch(pod, try_number),
-                content_type="application/merge-patch+json",
-            )
-        except KubeApiError as error:
-            if error.status in (404, 409):
-                return None
-            raise
+        return self.run(requests.claim(pod, try_number))
 
     def delete_if_owned(self, namespace: str, name: str, try_number: int | None) -> Spare | None:
         """A kill's delete: only while try `try_number` owns the pod, with its uid and
         resourceVersion as preconditions (`ownership.kill_decision`). None: deleted; else
         why not."""
-        for _ in range(KILL_ATTEMPTS):
-            decision = kill_decision(self.get(namespace, name), try_number)
-            if isinstance(decision, Spare):
-                return decision
-            if self._delete_with(namespace, name, decision):
-                return None
-        return Spare(f"it kept changing between {KILL_ATTEMPTS} reads and deletes")
-
-    def _delete_with(self, namespace: str, name: str, decision: Delete) -> bool:
-        """False when a precondition no longer held (409) or the pod went (404): read again."""
-        try:
-            self.client.request(
-                "DELETE", resource_path("v1", "Pod", namespace, name), json=decision.body
-            )
-        except KubeApiError as error:
-            if error.status in (404, 409):
-                return False
-            raise
-        return True
+        return self.run(requests.delete_if_owned(namespace, name, try_number))
 
     def wait_gone(self, namespace: str, names: Sequence[str], timeout: float) -> list[str]:
         """Wait until none of the pods exists; the names still there after `timeout`."""
@@ -271,15 +175,12 @@ class DriverPods:
     def driver_properties(self, pod: Pod) -> dict[str, str] | None:
         """The driver's spark.properties, read from the conf ConfigMap its pod mounts; None
         when it mounts none. A failed read raises (KubeApiError)."""
-        path = conf_map_path(pod)
-        if path is None:
-            return None
-        return properties_of(self.client.request("GET", path))
+        return self.run(requests.driver_properties(pod))
 
     def log_tail(self, namespace: str, name: str, container: str, lines: int) -> str:
         """The last `lines` lines of a container's log."""
-        path = resource_path("v1", "Pod", namespace, name, "log")
-        return self.client.text(path, {"container": container, "tailLines": str(lines)})
+        params = {"container": container, "tailLines": str(lines)}
+        return self.run(requests.log_text(namespace, name, params))
 
     # ------------------------------------------------------------------ spark-submit --kill
 
@@ -315,17 +216,7 @@ class DriverPods:
         ClusterQueue: `cluster_queue` when known, else its LocalQueue's (one more read).
         None when it cannot be read now (no permission, a failing server): following goes
         on with what it last knew."""
-        try:
-            found = self.client.request("GET", workload_path(namespace, workload))
-        except SparkK8sError as error:
-            return workload_unread(namespace, workload, cluster_queue, error)
-        if cluster_queue is None and (queue := (found.get("spec") or {}).get("queueName")):
-            try:
-                local = self.client.request("GET", local_queue_path(namespace, str(queue)))
-                cluster_queue = cluster_queue_of_local(local)
-            except SparkK8sError as error:  # the view names the LocalQueue instead
-                local_queue_unread(namespace, str(queue), error)
-        return view_of(found, cluster_queue)
+        return self.run(requests.queue_view(namespace, workload, cluster_queue))
 
     # ------------------------------------------------------------------ waiting
 
@@ -431,42 +322,3 @@ def _apply(pods: dict[str, Pod], event: Mapping[str, Any]) -> Pod | None:
 
 def _name(pod: Mapping[str, Any]) -> str:
     return objects.name(pod) or ""
-
-
-def local_queue_unread(namespace: str, queue: str, error: SparkK8sError) -> None:
-    """A LocalQueue that cannot be read (a 403: the Role lacks `get` on localqueues) leaves
-    the queued message naming the LocalQueue, not its ClusterQueue; said once per queue."""
-    _warn_once(
-        (namespace, f"localqueue/{queue}"),
-        "Cannot read Kueue's LocalQueue %s/%s (%s); the driver's queue is reported by its "
-        "LocalQueue, without its ClusterQueue",
-        namespace,
-        queue,
-        error,
-    )
-
-
-def _warn_once(key: tuple[str, str], message: str, *args: object) -> None:
-    if key not in _WARNED_WORKLOADS and len(_WARNED_WORKLOADS) < _WARNED_MAX:
-        _WARNED_WORKLOADS.add(key)
-        log.warning(message, *args)
-
-
-def workload_unread(
-    namespace: str, workload: str, cluster_queue: str | None, error: SparkK8sError
-) -> QueueView | None:
-    """What a failed Workload read gives the follower: a 404 means Kueue made none (yet);
-    anything else (403, a failing server, an exec plugin's credential failure) leaves the
-    follow with what it last knew, and says so once per Workload: a 403 means the Role
-    lacks `get` on workloads (docs/rbac.yaml), so the queued message cannot say more."""
-    if isinstance(error, KubeApiError) and error.status == 404:
-        return view_of(None, cluster_queue)
-    _warn_once(
-        (namespace, workload),
-        "Cannot read Kueue's Workload %s/%s (%s); the driver's queue is reported without "
-        "its ClusterQueue's reason until it can be read",
-        namespace,
-        workload,
-        error,
-    )
-    return None

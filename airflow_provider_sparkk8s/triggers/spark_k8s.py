@@ -28,16 +28,8 @@ from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RES
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent, atask_states
 
 if TYPE_CHECKING:
-    from airflow_provider_sparkk8s.application.follower import (
-        Following,
-        Step,
-        known_cluster_queue,
-        note_queue,
-        observe,
-        queue_read_due,
-        seconds_to_deadline,
-        tick,
-    )
+    from airflow_provider_sparkk8s.application.follow_loop import Seen, WaitForLook
+    from airflow_provider_sparkk8s.application.follower import Following, Step
     from airflow_provider_sparkk8s.application.kill_fence import (
         TaskStateRead,
         kill_verdict,
@@ -53,13 +45,11 @@ if TYPE_CHECKING:
     )
     from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
     from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
-    from airflow_provider_sparkk8s.monitoring.reducer import (
-        ApplicationState,
-        Pod,
-    )
+    from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
     from airflow_provider_sparkk8s.services.async_pods import AsyncPods
     from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower, DriverLogStream
     from airflow_provider_sparkk8s.services.driver_removal import adelete_driver
+    from airflow_provider_sparkk8s.services.following import afollow
     from airflow_provider_sparkk8s.services.store import (
         SnapshotStore,
         StoreSettings,
@@ -72,16 +62,8 @@ if TYPE_CHECKING:
 # event loop, and these ~70 modules took 0.28 CPU-seconds there (1.7 s of a loaded loop).
 # A name a test or benchmark already set on this module is kept.
 _MACHINERY: dict[str, tuple[str, ...]] = {
-    "airflow_provider_sparkk8s.application.follower": (
-        "Following",
-        "Step",
-        "known_cluster_queue",
-        "note_queue",
-        "observe",
-        "queue_read_due",
-        "seconds_to_deadline",
-        "tick",
-    ),
+    "airflow_provider_sparkk8s.application.follow_loop": ("Seen", "WaitForLook"),
+    "airflow_provider_sparkk8s.application.follower": ("Following", "Step"),
     "airflow_provider_sparkk8s.application.kill_fence": (
         "TaskStateRead",
         "kill_verdict",
@@ -97,16 +79,14 @@ _MACHINERY: dict[str, tuple[str, ...]] = {
     ),
     "airflow_provider_sparkk8s.application.task_identity": ("TaskInstanceRef",),
     "airflow_provider_sparkk8s.hooks.airflow_stats": ("airflow_metrics",),
-    "airflow_provider_sparkk8s.monitoring.reducer": (
-        "ApplicationState",
-        "Pod",
-    ),
+    "airflow_provider_sparkk8s.monitoring.reducer": ("ApplicationState",),
     "airflow_provider_sparkk8s.services.async_pods": ("AsyncPods",),
     "airflow_provider_sparkk8s.services.driver_log": (
         "DriverLogFollower",
         "DriverLogStream",
     ),
     "airflow_provider_sparkk8s.services.driver_removal": ("adelete_driver",),
+    "airflow_provider_sparkk8s.services.following": ("afollow",),
     "airflow_provider_sparkk8s.services.store": (
         "SnapshotStore",
         "StoreSettings",
@@ -344,7 +324,8 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         yield TriggerEvent(final)
 
     async def _follow(self, store: SnapshotStore) -> dict[str, Any]:
-        """The final event: the follower's, from the store's updates and the clock.
+        """The final event: the follow loop's (`afollow`), from the store's updates and the
+        clock.
 
         The trigger is its own `Followed` (the same attribute names), and only the follower's
         memory lives across a wait: at thousands of waiting triggers, every object counts."""
@@ -352,71 +333,54 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self._following = Following(self)  # a new follow, also after a re-run
         service = AsyncPods(store.client)
         logs = self._log_stream(service) if self.stream_logs else None
+
+        async def next_look(wait: WaitForLook) -> Seen | None:
+            self._following = wait.following
+            pods = await subscription.next(wait.seconds_left(time.time()))
+            # None: a deadline passed, or a Workload read is due.
+            return None if pods is None else (pods, subscription.ended())
+
+        async def on_look(before: ApplicationState | None, step: Step) -> None:
+            await self._look(subscription, before, step, logs)
+
         try:
-            while True:
-                final = self._tick()
-                if final is not None:
-                    return final
-                await self._read_queue(service)
-                pods = await subscription.next(seconds_to_deadline(self._memory(), time.time()))
-                if pods is not None:  # None: a deadline passed, checked at the top
-                    final = await self._look(subscription, pods, logs)
-                    if final is not None:
-                        return final
+            step = await afollow(
+                self._following,
+                next_look,
+                read_queue=service.queue_view,
+                on_look=on_look,
+                on_transition=self._say,
+            )
         finally:
             store.unsubscribe(subscription)
             if logs is not None:
                 logs.cancel()
-
-    def _memory(self) -> Following:
-        if self._following is None:
-            self._following = Following(self)
-        return self._following
-
-    def _tick(self) -> dict[str, Any] | None:
-        step = tick(self._memory(), time.time())
         self._following = step.following
+        assert step.final is not None  # the loop returns the step that ends
         return step.final
 
-    async def _read_queue(self, service: AsyncPods) -> None:
-        """A driver Kueue holds: its Workload when the follower says a read is due (the
-        first look at the gate, then a slow cadence, and once past it), never per update."""
-        following = self._memory()
-        if not queue_read_due(following, time.time()):
-            return
-        view = await service.queue_view(
-            self.namespace, self.application_id, known_cluster_queue(following)
-        )
-        step = note_queue(self._memory(), view, time.time())
-        self._following = step.following
-        if step.transition is not None:
-            self.log.info(
-                "Spark application %s: %s", self.application_id, step.transition.describe()
-            )
+    def _say(self, state: ApplicationState) -> None:
+        self.log.info("Spark application %s: %s", self.application_id, state.describe())
 
     async def _look(
-        self, subscription: Subscription, pods: Sequence[Pod], logs: DriverLogStream | None
-    ) -> dict[str, Any] | None:
-        """One update of the application's pods: log a transition, stream the driver log,
-        send its metrics; the final event once the application has ended."""
-        before = self._memory()
-        step = observe(before, pods, subscription.ended(), time.time())
+        self,
+        subscription: Subscription,
+        before: ApplicationState | None,
+        step: Step,
+        logs: DriverLogStream | None,
+    ) -> None:
+        """One update of the application's pods: stream the driver log, send its metrics."""
         self._following = step.following
         state = step.following.state
         subscription.state = None if state is None else state.state
         metrics = self._metrics()
         if metrics.enabled:
-            self._report(metrics, before.state, step)
+            self._report(metrics, before, step)
         if logs is not None and state is not None:
             logs.saw(state)
             if step.final is not None:
                 # The driver's last lines first: the final state reads as the log's end.
                 await logs.finish(state)
-        if step.transition is not None:
-            self.log.info(
-                "Spark application %s: %s", self.application_id, step.transition.describe()
-            )
-        return step.final
 
     def _report(self, metrics: MetricsSink, before: ApplicationState | None, step: Step) -> None:
         """Hand the sink the looks that can report (most cannot), to derive at its flush."""

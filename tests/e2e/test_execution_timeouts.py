@@ -194,7 +194,7 @@ def test_a_task_in_the_worker_past_its_execution_timeout_removes_its_uploads(
     failure = lines[first_index(lines, "AirflowTaskTimeout")]
     (driver,) = recorder.names("driver")
     assert f"{LIMIT} passed" in failure and driver in failure and "ran for " in failure, failure
-    first_index(lines, f"Deleted driver pod {run.namespace}:{driver} (task killed)")
+    first_index(lines, f"Deleted driver pod {run.namespace}/{driver} (task killed)")
     assert len(recorder.reached("executor", "Running")) == 2, recorder.events
     assert not list(UPLOAD_DIR.glob("spark-upload-*")), list(UPLOAD_DIR.iterdir())
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
-from airflow_provider_sparkk8s.kube import watch_async, watch_sync
+from airflow_provider_sparkk8s.kube import listwatch, watch_async, watch_sync
 from airflow_provider_sparkk8s.kube.listwatch import (
     STREAM_ENDED,
     Listed,
@@ -165,13 +165,12 @@ def test_the_backoff_restarts_after_a_stream_the_server_ended_on_its_own(
 ) -> None:
     refused = KubeConnectionError("cannot reach the API server (scripted)")
     counted: list[int] = []
-    module = watch_sync if face == "sync" else watch_async
 
     def note(spec: WatchSpec, failures: int, stats: WatchStats, error: Exception) -> float:
         counted.append(failures)
         return 0.0
 
-    monkeypatch.setattr(module, "note_failure", note)
+    monkeypatch.setattr(listwatch, "note_failure", note)  # both faces' `Reconnects`
     collection = make(
         face,
         [listing(10)],

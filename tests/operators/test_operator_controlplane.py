@@ -602,7 +602,7 @@ def test_on_kill_in_the_worker_deletes_the_driver(home, kube_admin, namespace):
     run.signal(signal.SIGTERM)  # what Airflow's supervisor sends when the task is killed
     wait_for_pod_gone(kube_admin, namespace, pod, 60)
     result = run.finish(300)
-    assert f"Deleted driver pod {namespace}:{pod}" in result.output
+    assert f"Deleted driver pod {namespace}/{pod}" in result.output
     assert result.state("job") == "failed"
 
 

@@ -124,3 +124,52 @@ def test_the_worker_wait_hands_every_look_and_the_state_before_it_to_on_look():
         ("running", []),
         ("running", [DURATION]),
     ]
+
+
+def test_a_poller_keeps_looking_after_the_end_and_nothing_ends_again():
+    from airflow_provider_sparkk8s.application.follower import Following
+    from airflow_provider_sparkk8s.services.following import FollowRun
+
+    said: list[str] = []
+    run = FollowRun(
+        Following(FollowSpec(APP, "ns", "d")), on_transition=lambda s: said.append(s.state)
+    )
+    assert run.look(((RUNNING,), ())).final is None
+    assert run.look(((SUCCEEDED,), ())).final is not None
+    after = run.look(((SUCCEEDED,), ()))
+    assert after.final is None and after.following.ended is not None
+    assert after.pods and said == ["running", "succeeded"]
+
+
+def test_the_async_runner_answers_the_same_loop_from_an_event_loop():
+    import asyncio
+
+    from airflow_provider_sparkk8s.application.follower import Following
+    from airflow_provider_sparkk8s.services.following import afollow
+
+    looks = iter([((RUNNING,), ()), None, ((SUCCEEDED,), ())])
+    waits: list[float | None] = []
+    looked: list[str | None] = []
+
+    async def next_look(wait):  # type: ignore[no-untyped-def]
+        waits.append(wait.seconds_left(0.0))
+        return next(looks)
+
+    async def on_look(before, step):  # type: ignore[no-untyped-def]
+        looked.append(before and before.state)
+
+    async def read_queue(*_: object) -> None:
+        raise AssertionError("no driver here is held by Kueue")
+
+    step = asyncio.run(
+        afollow(
+            Following(FollowSpec(APP, "ns", "d")),
+            next_look,
+            read_queue=read_queue,
+            on_look=on_look,
+            on_transition=lambda state: None,
+        )
+    )
+    assert step.final is not None and step.final["status"] == "success"
+    assert waits == [None, None, None]  # no deadline: the waits do not time out
+    assert looked == [None, "running"]
