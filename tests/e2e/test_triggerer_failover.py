@@ -221,10 +221,10 @@ def test_a_paused_triggerer_resumes_and_kills_nothing_healthy(
         expected = "failed" if index % 3 == 0 else "success"
         assert (ti["state"], ti["try_number"]) == (expected, 1), (ti["task_id"], ti["state"])
     assert (after[MARKED]["state"], after[MARKED]["try_number"]) == ("failed", 1)
-    cleared = (after[CLEARED]["state"], after[CLEARED]["try_number"])
+    cleared_try = (after[CLEARED]["state"], after[CLEARED]["try_number"])
     # Shown with a failure: what each try of the cleared task logged, and every kill verdict.
     logs = {n: task_log(stack, run_id, CLEARED, n, DAG_ID)[-4000:] for n in (1, 2)}
-    assert cleared == ("success", 2), (cleared, logs, kill_lines(stack))
+    assert cleared_try == ("success", 2), (cleared_try, logs, kill_lines(stack))
 
 
 def task_log(
