@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from airflow_provider_sparkk8s.application.outcome import ON_FINISH_ACTIONS
-from airflow_provider_sparkk8s.application.timeouts import timeout_seconds
+from airflow_provider_sparkk8s.application.timeouts import (
+    limit_text,
+    shadowed_timeouts,
+    timeout_seconds,
+)
 from airflow_provider_sparkk8s.errors import SparkConfError
 
 
@@ -55,9 +59,18 @@ class Following:
                 "on_finish_action", self.on_finish_action, " or ".join(ON_FINISH_ACTIONS)
             )
 
+    def shadowed_by(self, execution_timeout: timedelta | None) -> list[str]:
+        """A warning for each timeout that execution_timeout always ends first."""
+        return [
+            f"{name}={getattr(self, name):g}s never fires: execution_timeout="
+            f"{limit_text(execution_timeout)} ends the try first (it counts from the try's "
+            "start, and fails the task without the driver's state); set "
+            f"{name} below it to fail with the driver's reason"
+            for name in shadowed_timeouts(self.startup_timeout, self.run_timeout, execution_timeout)
+        ]
+
     @staticmethod
     def of(
-        *,
         poll_interval: float,
         status_poll_interval: float | None,
         startup_timeout: float | timedelta | None,

@@ -16,13 +16,10 @@ phase:
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
 from airflow_provider_sparkk8s.application import event_log, run_summary
 from airflow_provider_sparkk8s.application.cost import cost_line
@@ -32,33 +29,15 @@ from airflow_provider_sparkk8s.application.kill_fence import read_from_answer
 from airflow_provider_sparkk8s.application.outcome import Report
 from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.resume import Finished
-from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.application.spark_ui import (
     XCOM_KEY as SPARK_UI_XCOM_KEY,
 )
-from airflow_provider_sparkk8s.application.spark_ui import (
-    SparkUiTarget,
-    TaskInstanceUi,
-    proxied_by_us,
-    root_path,
-    ui_port,
-    with_proxy_base,
-)
-from airflow_provider_sparkk8s.application.spark_ui_access import SERIALIZED_CONN_FIELD
 from airflow_provider_sparkk8s.application.submission_plan import namespace_of
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.application.task_parameters import (
-    Following,
-    Ignored,
-    Reporting,
-    Uploads,
-    refuse_krb5ccache,
-)
 from airflow_provider_sparkk8s.application.timeouts import (
     deferral_timeout,
     limit_text,
     ran_for,
-    shadowed_timeouts,
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import NOT_RETRIED, SparkConfError
@@ -73,37 +52,28 @@ from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorage
 from airflow_provider_sparkk8s.links.spark_k8s import (
     CONFIG_SECTION,
     LINKS,
-    SPARK_UI_TEMPLATE_KEY,
     configured_templates,
     link_templates,
-    link_urls,
 )
 from airflow_provider_sparkk8s.operators import openlineage
-from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
+from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
 from airflow_provider_sparkk8s.services import completion
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.result_delivery import drop_result
 from airflow_provider_sparkk8s.services.task_run import (
-    HOW_TO_SET_THE_LINE,
     KeptResult,
-    RunRequest,
     TaskRun,
     dry_run,
     read_summary,
 )
 from airflow_provider_sparkk8s.submission import kueue
-from airflow_provider_sparkk8s.submission.spark_line import (
-    SparkLine,
-    choose_spark_line,
-    driver_image,
-)
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     RETRY_POLICIES,
     AirflowFailException,
     AirflowTaskTimeout,
-    BaseOperator,
     BaseOperatorLink,
     TaskDeferralTimeout,
     is_deferral_timeout,
@@ -118,7 +88,7 @@ HISTORY_SERVER_URL_OPTION = "history_server_url"
 IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
 
 
-class SparkK8sSubmitOperator(BaseOperator):
+class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     """Run a Spark application on Kubernetes in cluster mode, with no spark-submit and no JVM.
 
     Parameters shared with ``SparkSubmitOperator`` keep its names and meaning:
@@ -168,51 +138,8 @@ class SparkK8sSubmitOperator(BaseOperator):
     ``event_log_rolling_max_file_size``, ``run_summary``).
     """
 
-    template_fields: Sequence[str] = (
-        "application",
-        "conf",
-        "files",
-        "py_files",
-        "archives",
-        "jars",
-        "application_args",
-        "name",
-        "namespace",
-        "image",
-        "driver_pod_template",
-        "executor_pod_template",
-        "java_class",
-        "driver_class_path",
-        "env_vars",
-        "proxy_user",
-        "keytab",
-        "principal",
-        "properties_file",
-        "event_log_dir",
-    )
-    # A templated value naming a .yaml/.yml/.json file in the DAG folder or the DAG's
-    # template_searchpath (or by absolute path) is read and rendered with Jinja; pod
-    # templates then arrive as YAML or JSON text. Other values ending so (s3://.../conf.yaml
-    # in `files`) stay strings.
-    template_ext: Sequence[str] = (".yaml", ".yml", ".json")
-    # Airflow deep-copies operators (DAG copies, test runs); an Event holds a lock, which
-    # Airflow 3.0's deepcopy cannot copy.
-    shallow_copy_attrs: Sequence[str] = ("_stop",)
-    template_fields_renderers: ClassVar[dict[str, str]] = {
-        "conf": "json",
-        "application_args": "json",
-        "env_vars": "json",
-        "driver_pod_template": "json",
-        "executor_pod_template": "json",
-    }
+    # The parameters' declaration, templated fields and groups: operators/spark_k8s_parameters.py.
     ui_color = "#e25a1c"  # Spark's orange
-
-    @classmethod
-    def get_serialized_fields(cls) -> frozenset[str]:
-        """Airflow's fields and template fields, and the connection: the Spark UI plugin
-        reads it from the serialized DAG in the api-server, never from an XCom (issue 44;
-        Airflow's ExternalTaskMarker adds its `recursion_depth` the same way)."""
-        return frozenset(super().get_serialized_fields() | {SERIALIZED_CONN_FIELD})
 
     @property
     def operator_extra_links(self) -> tuple[BaseOperatorLink, ...]:  # type: ignore[override]
@@ -225,164 +152,6 @@ class SparkK8sSubmitOperator(BaseOperator):
             return LINKS
         return tuple(link for link in LINKS if link.xcom_key in known)
 
-    def __init__(
-        self,
-        *,
-        application: str = "",
-        conf: Mapping[str, Any] | None = None,
-        files: str | Sequence[str] | None = None,
-        py_files: str | Sequence[str] | None = None,
-        archives: str | Sequence[str] | None = None,
-        jars: str | Sequence[str] | None = None,
-        java_class: str | None = None,
-        name: str | None = None,
-        application_args: Sequence[Any] | None = None,
-        driver_memory: str | None = None,
-        driver_cores: int | str | None = None,
-        executor_memory: str | None = None,
-        executor_cores: int | str | None = None,
-        num_executors: int | str | None = None,
-        proxy_user: str | None = None,
-        verbose: bool = False,
-        driver_class_path: str | None = None,
-        keytab: str | None = None,
-        principal: str | None = None,
-        env_vars: Mapping[str, Any] | None = None,
-        properties_file: str | None = None,
-        packages: str | None = None,
-        exclude_packages: str | None = None,
-        repositories: str | None = None,
-        total_executor_cores: int | None = None,
-        deploy_mode: str | None = None,
-        conn_id: str | None = None,
-        spark_binary: str | None = None,
-        status_poll_interval: float | None = None,
-        yarn_queue: str | None = None,
-        use_krb5ccache: bool = False,
-        openlineage_inject_parent_job_info: bool | None = None,
-        openlineage_inject_transport_info: bool | None = None,
-        kubernetes_conn_id: str = DEFAULT_CONN_ID,
-        namespace: str | None = None,
-        image: str | None = None,
-        spark_version: str | None = None,
-        driver_pod_template: str | Mapping[str, Any] | None = None,
-        executor_pod_template: str | Mapping[str, Any] | None = None,
-        deferrable: bool | None = None,
-        poll_interval: float = 5.0,
-        startup_timeout: float | timedelta | None = 600.0,
-        run_timeout: float | timedelta | None = None,
-        on_finish_action: str = "delete_succeeded_pod",
-        get_logs: bool = True,
-        log_tail_lines: int = 100,
-        reattach_on_restart: bool = True,
-        dry_run: bool = False,
-        upload_conn_id: str | None = None,
-        keep_uploaded_files: bool = False,
-        spark_ui_proxy: bool = True,
-        event_log_dir: str | None = None,
-        event_log_rolling_max_file_size: str | None = None,
-        run_summary: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**_with_provider_callbacks(kwargs))
-        refuse_krb5ccache(use_krb5ccache)
-        following = Following.of(
-            poll_interval=poll_interval,
-            status_poll_interval=status_poll_interval,
-            startup_timeout=startup_timeout,
-            run_timeout=run_timeout,
-            get_logs=get_logs,
-            log_tail_lines=log_tail_lines,
-            reattach_on_restart=reattach_on_restart,
-            on_finish_action=on_finish_action,
-        )
-        # SparkSubmitOperator's parameters (SubmitParameters' fields), each under its own name:
-        # Airflow renders the templated ones in place; _submit_parameters hands them on.
-        self.application = application
-        self.conf: dict[str, Any] = dict(conf or {})
-        self.files, self.py_files, self.archives, self.jars = files, py_files, archives, jars
-        self.driver_class_path, self.java_class = driver_class_path, java_class
-        self.packages, self.exclude_packages = packages, exclude_packages
-        self.repositories, self.total_executor_cores = repositories, total_executor_cores
-        self.executor_cores, self.executor_memory = executor_cores, executor_memory
-        self.driver_memory, self.driver_cores = driver_memory, driver_cores
-        self.keytab, self.principal, self.proxy_user = keytab, principal, proxy_user
-        self.name, self.num_executors = name, num_executors
-        self.application_args = list(application_args) if application_args is not None else None
-        self.env_vars = dict(env_vars) if env_vars else None
-        self.verbose, self.properties_file = verbose, properties_file
-        self.deploy_mode = deploy_mode
-        # The operator's own: templated ones as attributes, the rest in typed groups.
-        self.kubernetes_conn_id, self.namespace, self.image = kubernetes_conn_id, namespace, image
-        self.spark_version = spark_version
-        self.driver_pod_template = driver_pod_template
-        self.executor_pod_template = executor_pod_template
-        self.event_log_dir = event_log_dir
-        if deferrable is None:
-            deferrable = airflow_conf.getboolean("operators", "default_deferrable", fallback=False)
-        self.deferrable = deferrable
-        # Not `self.dry_run`: that is BaseOperator.dry_run(), which `airflow tasks test` calls.
-        self.render_only = dry_run
-        self.following = following
-        self.uploads = Uploads(upload_conn_id, keep_uploaded_files)
-        self.reporting = Reporting(spark_ui_proxy, event_log_rolling_max_file_size, run_summary)
-        self.lineage = openlineage.switches(
-            openlineage_inject_parent_job_info, openlineage_inject_transport_info
-        )
-        self.ignored = Ignored(conn_id, spark_binary, yarn_queue)
-        self._reset_run_state()
-
-    def _reset_run_state(self) -> None:
-        """What one run learns as it goes (none of it is a parameter)."""
-        # Where this run's driver UI is, once the submitted conf routes it through Airflow.
-        self._ui_target: SparkUiTarget | None = None
-        self._ui_base: str | None = None
-        self._tracked: TrackedApplication | None = None
-        # (namespace, task instance) of the result record this try kept or delivered.
-        self._result_kept: tuple[str, TaskInstanceRef] | None = None
-        self._cost: Mapping[str, Any] | None = None  # the finished application's, for lineage
-        self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
-        self._stop = threading.Event()
-        # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
-        self.link_urls: dict[str, str] | None = None
-
-    # ------------------------------------------------------------------ rendering
-
-    def _submit_parameters(self, conf: Mapping[str, Any] | None = None) -> SubmitParameters:
-        given = {field.name: getattr(self, field.name) for field in fields(SubmitParameters)}
-        given["conf"] = self.conf if conf is None else conf
-        # Without a name, the task id names the pods (spark-submit would use the class).
-        given["name"] = self.name or self.task_id
-        return SubmitParameters(**given)
-
-    def spark_line(self) -> SparkLine:
-        """The Spark release whose objects are built (given, else the image tag's), for a
-        driver whose submission left no record (`_recorded`)."""
-        return choose_spark_line(
-            self.spark_version,
-            driver_image(dict(self.conf), self.image),
-            how_to_set=HOW_TO_SET_THE_LINE,
-        )
-
-    def _run_request(
-        self, conf: Mapping[str, Any], master: str, namespace: str, policy: Policy | None
-    ) -> RunRequest:
-        """The rendered parameters as the task run takes them; relative paths point at the
-        DAG file's folder."""
-        fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
-        return RunRequest(
-            parameters=self._submit_parameters(conf),
-            master=master,
-            namespace=namespace,
-            cwd=os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd(),
-            environ=os.environ,
-            image=self.image,
-            spark_version=self.spark_version,
-            driver_pod_template=self.driver_pod_template,
-            executor_pod_template=self.executor_pod_template,
-            policy=policy,
-        )
-
     def _spark_conf(self, context: Any) -> dict[str, Any]:
         """`conf` with OpenLineage's parent job and transport information, when asked for,
         the event log the platform asks for, and the Spark UI's path under Airflow (the
@@ -394,33 +163,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             transport=self.lineage.openlineage_inject_transport_info,
         )
         injected = event_log.with_event_log(injected, self._event_log())
-        ui = _task_ui(TaskInstanceRef.from_context(context))
-        # A Spark UI URL template means the deployment routes the UI its own way (an
-        # ingress): its links must stay as Spark makes them.
-        if not self._routes_ui(injected, ui.base):
-            return injected
-        if ui.reserved_segment():
-            self.log.warning(
-                "The Spark UI through Airflow: %r is a path segment Spark's UI scripts read as "
-                "their own proxy's, so its executors page may stay empty; rename the DAG or "
-                "task to avoid it",
-                ui.reserved_segment(),
-            )
-        return with_proxy_base(injected, ui.base)
-
-    def _resume_ui_base(self, context: Any) -> None:
-        """After a deferral: the UI goes through Airflow if the try published its target."""
-        base = _task_ui(TaskInstanceRef.from_context(context)).base
-        # Asked only where the submission would have routed it: Airflow logs a missing XCom
-        # as an error in the task log.
-        if not self._routes_ui(self.conf, base):
-            return
-        ti = context["ti"]
-        published = ti.xcom_pull(
-            task_ids=ti.task_id, key=SPARK_UI_XCOM_KEY, map_indexes=ti.map_index
-        )
-        if SparkUiTarget.from_xcom(published) is not None:
-            self._ui_base = base
+        return self._ui_route().amend(injected, TaskInstanceRef.from_context(context), self.log)
 
     def _event_log(self) -> event_log.EventLogChoice:
         """The event log folder and rolling size: the parameters, the connection's extras,
@@ -433,22 +176,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         }
         rolling = self.reporting.event_log_rolling_max_file_size
         return event_log.choose(self.event_log_dir, rolling, extras, config)
-
-    def _routes_ui(self, conf: Mapping[str, Any], base: str) -> bool:
-        """Whether a submission of `conf` routes the UI's links through Airflow."""
-        if not self.reporting.spark_ui_proxy or SPARK_UI_TEMPLATE_KEY in self._link_templates():
-            return False
-        return proxied_by_us(with_proxy_base(conf, base), base)
-
-    def _remember_ui_target(self, submitted: Mapping[str, Any], ref: TaskInstanceRef) -> None:
-        """Where the driver's UI will be (its pod comes with the driver), if the submitted
-        conf routes the UI's links through Airflow."""
-        base = _task_ui(ref).base
-        routed = self.reporting.spark_ui_proxy and proxied_by_us(submitted, base)
-        self._ui_target = (
-            SparkUiTarget(self.kubernetes_conn_id, "", "", ui_port(submitted)) if routed else None
-        )
-        self._ui_base = base if routed else None
 
     # ------------------------------------------------------------------ execute
 
@@ -475,24 +202,6 @@ class SparkK8sSubmitOperator(BaseOperator):
             # The retry policy's out-of-memory factor, when it has one (SparkK8sRetryPolicy).
             memory_factor=float(factor) if isinstance(factor, (int, float)) else None,
         )
-
-    def render_template(
-        self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None
-    ) -> Any:
-        """Airflow's rendering, except for values ending in a template extension that are not
-        template files: an absolute path is read from disk, anything else stays a string."""
-        if isinstance(content, str) and content.endswith(tuple(self.template_ext)):
-            import jinja2
-
-            env = jinja_env or self.get_template_env()
-            if os.path.isabs(content) and os.path.isfile(content):
-                with open(content) as handle:
-                    return self._render(env.from_string(handle.read()), context)
-            try:
-                env.get_template(content)
-            except jinja2.TemplateNotFound:
-                return self._render(env.from_string(content), context)
-        return super().render_template(content, context, jinja_env, seen_oids)
 
     def execute(self, context: Any) -> Any:
         try:
@@ -526,7 +235,7 @@ class SparkK8sSubmitOperator(BaseOperator):
             master = "k8s://" + pods.client.settings.server
             request = self._run_request(conf, master, namespace, self._policy(hook))
             started = self._task_run(pods).start(request, ref)
-        self._remember_ui_target(started.submitted_conf, ref)
+        self._ui_target, self._ui_base = self._ui_route().target(started.submitted_conf, ref)
         if isinstance(started, KeptResult):
             return self._deliver_kept(context, ref, started)
         app = self._tracked = started.app
@@ -578,19 +287,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         warning = self.ignored.warning(self.kubernetes_conn_id)
         if warning:
             self.log.warning("%s", warning)
-        following = self.following
-        for name in shadowed_timeouts(
-            following.startup_timeout, following.run_timeout, self.execution_timeout
-        ):
-            self.log.warning(
-                "%s=%gs never fires: execution_timeout=%s ends the try first (it counts from "
-                "the try's start, and fails the task without the driver's state); set %s "
-                "below it to fail with the driver's reason",
-                name,
-                getattr(following, name),
-                limit_text(self.execution_timeout),
-                name,
-            )
+        for shadowed in self.following.shadowed_by(self.execution_timeout):
+            self.log.warning("%s", shadowed)
 
     def _dry_run(
         self, hook: SparkK8sHook, ref: TaskInstanceRef, conf: Mapping[str, Any]
@@ -628,7 +326,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         if self._ui_target is not None:
             target = replace(self._ui_target, namespace=app.namespace, driver_pod=app.driver_pod)
             ti.xcom_push(key=SPARK_UI_XCOM_KEY, value=target.to_xcom())
-        self.link_urls = self._link_urls(app)
+        self.link_urls = self._ui_route().link_urls(app, self._ui_base)
         for key, url in self.link_urls.items():
             ti.xcom_push(key=key, value=url)
 
@@ -642,6 +340,12 @@ class SparkK8sSubmitOperator(BaseOperator):
         except Exception:  # noqa: BLE001 - see the docstring
             return {}
 
+    def _ui_route(self) -> SparkUiRoute:
+        """The Spark UI's route and the links, as the connection or `[sparkk8s]` configure
+        them (links are a convenience: an unreadable connection never fails the task)."""
+        templates = link_templates(self._connection_extras(), configured_templates())
+        return SparkUiRoute(self.reporting.spark_ui_proxy, templates, self.kubernetes_conn_id)
+
     def _connection_or_config(self, option: str) -> str | None:
         """The connection's extra `option`, else `[sparkk8s] option` (None when empty)."""
         extras = self._connection_extras()
@@ -649,27 +353,6 @@ class SparkK8sSubmitOperator(BaseOperator):
             if isinstance(value, str) and value.strip():
                 return value.strip()
         return None
-
-    def _link_templates(self) -> dict[str, str]:
-        """The URL templates the connection's extras or `[sparkk8s]` configure."""
-        # Links are a convenience: an unreadable connection never fails the task for them.
-        return link_templates(self._connection_extras(), configured_templates())
-
-    def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
-        """{link XCom key: URL} for the configured URL templates."""
-        values = {
-            "namespace": app.namespace,
-            "driver_pod": app.driver_pod,
-            "application_id": app.application_id,
-            "submission_id": app.submission_id,
-            "conn_id": self.kubernetes_conn_id,
-        }
-        templates = self._link_templates()
-        if self._ui_base is not None and SPARK_UI_TEMPLATE_KEY not in templates:
-            # No UI of the deployment's own: the one through Airflow (plugins/spark_ui.py).
-            origin = urlsplit(_api_base_url())._replace(path="", query="", fragment="")
-            templates[SPARK_UI_TEMPLATE_KEY] = urlunsplit(origin) + self._ui_base + "/"
-        return link_urls(templates, values)
 
     # ------------------------------------------------------------------ waiting
 
@@ -739,8 +422,9 @@ class SparkK8sSubmitOperator(BaseOperator):
         app, event, streamed = self._final_event(context, ref, event, application)
         self._tracked = app = self._recorded(app)
         if self.link_urls is None:  # resumed in a new process
-            self._resume_ui_base(context)
-            self.link_urls = self._link_urls(app)
+            route = self._ui_route()
+            self._ui_base = route.resumed_base(context, self.conf)
+            self.link_urls = route.link_urls(app, self._ui_base)
         retries_left = int(getattr(ti, "try_number", 1) or 1) <= int(
             getattr(ti, "max_tries", 0) or 0
         )
@@ -911,47 +595,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         raise TaskDeferralTimeout(message)
 
 
-def _with_provider_callbacks(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """BaseOperator's arguments with the provider's retry policy (unless the task sets one)
-    and its success callback added."""
-    if RETRY_POLICIES and kwargs.get("retry_policy") is None:
-        # Application errors fail at once, infrastructure is retried: the same rule as on
-        # Airflow 3.0-3.2 (AirflowFailException), where there are no policies.
-        from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
-
-        kwargs["retry_policy"] = SparkK8sRetryPolicy()
-    # Airflow runs success callbacks once the success is recorded: a kept result's
-    # record is dropped there (`application.delivery`).
-    kwargs["on_success_callback"] = [
-        *_callbacks(kwargs.get("on_success_callback")),
-        _result_delivered,
-    ]
-    return kwargs
-
-
-def _api_base_url() -> str:
-    return airflow_conf.get("api", "base_url", fallback="") or ""
-
-
-def _task_ui(ref: TaskInstanceRef) -> TaskInstanceUi:
-    """The task instance's Spark UI path, under the path Airflow is served at."""
-    root = root_path(_api_base_url())
-    return TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index, root=root)
-
-
 def _of_another_application(event: Mapping[str, Any], app: TrackedApplication) -> bool:
     other = event.get("application_id")
     return bool(other) and other != app.application_id
-
-
-def _callbacks(given: Any) -> list[Any]:
-    """A task's callbacks as a list (Airflow takes one, a list, or None)."""
-    if given is None:
-        return []
-    return list(given) if isinstance(given, (list, tuple)) else [given]
-
-
-def _result_delivered(context: Any) -> None:
-    task = context.get("task")
-    if isinstance(task, SparkK8sSubmitOperator):
-        task.result_delivered(context)
