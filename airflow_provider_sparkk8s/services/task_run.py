@@ -122,9 +122,10 @@ def prepare(
             image=request.image,
         )
     )
+    # The release spark-submit's front end checked with: the same inputs, chosen once here.
     line = choose_spark_line(
-        request.spark_version,
-        driver_image(dict(request.parameters.conf), request.image),
+        arguments.spark_version,
+        driver_image(dict(arguments.spark_conf), request.image),
         how_to_set=HOW_TO_SET_THE_LINE,
     )
     if line.warning:
