@@ -107,6 +107,11 @@ def with_memory(parameters: SubmitParameters, memory: DriverMemory) -> SubmitPar
     return replace(parameters, conf={**parameters.conf, **sizes}, driver_memory=sizes[MEMORY_KEY])
 
 
+def retries_left(try_number: int | None, max_tries: int | None) -> bool:
+    """Whether Airflow runs another try after this one (try numbers count from 1)."""
+    return int(try_number or 1) <= int(max_tries or 0)
+
+
 def keep_for_retry(
     kind: str, memory_raised: bool, factor: float | None, retries_left: bool
 ) -> bool:

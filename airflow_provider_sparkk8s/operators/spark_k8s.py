@@ -1,17 +1,11 @@
 """SparkK8sSubmitOperator: submit a Spark application to Kubernetes, follow it, report, clean up.
 
-The operator holds the parameters, the templating, the deferral, the XComs, the links and the
-kill; the use case is the task run (`services.task_run`, Spark's `Client.run`), one call per
-phase:
-1. `prepare`/`dry_run`: the parameters become spark-submit's command line, which the
-   submission service parses, renders and plans; a dry run logs the YAML of every object
-   (secrets redacted) and stops;
-2. `start`: deliver an earlier try's kept result, or adopt the task instance's live driver,
-   or submit a new one (the memory retry's sizes when its last driver ran out of memory);
-3. defer to `SparkK8sApplicationTrigger`, or `wait` in the worker with the same reducer and
-   the same timeout rule;
-4. `execute_complete`: `finish` (the report, the driver log's tail, the driver kept or
-   deleted per `on_finish_action`), the run summary, the XComs, fail with the driver's reason.
+The operator holds Airflow's part: the parameters (operators/spark_k8s_parameters.py), the
+deferral, the XComs, the links, the kill. The use case is the task run (`services.task_run`,
+Spark's `Client.run`), one call per phase: `dry_run`, or `start` (a kept result, adopt, or
+submit); then defer to `SparkK8sApplicationTrigger` or `wait` in the worker (the same
+reducer, the same timeout rule); `execute_complete` calls `finish` (the report, the driver
+log's tail, the driver kept or deleted) and fails with the driver's reason.
 """
 
 from __future__ import annotations
@@ -26,9 +20,10 @@ from airflow_provider_sparkk8s.application.cost import cost_line
 from airflow_provider_sparkk8s.application.events import is_complete_event
 from airflow_provider_sparkk8s.application.guardrails import apply_pins
 from airflow_provider_sparkk8s.application.kill_fence import read_from_answer
+from airflow_provider_sparkk8s.application.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.outcome import Report
 from airflow_provider_sparkk8s.application.policy import Policy
-from airflow_provider_sparkk8s.application.resume import Finished
+from airflow_provider_sparkk8s.application.resume import Finished, of_another_application
 from airflow_provider_sparkk8s.application.spark_ui import (
     XCOM_KEY as SPARK_UI_XCOM_KEY,
 )
@@ -62,6 +57,7 @@ from airflow_provider_sparkk8s.services import completion
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.result_delivery import drop_result
 from airflow_provider_sparkk8s.services.task_run import (
+    ConfAdditions,
     KeptResult,
     TaskRun,
     dry_run,
@@ -152,18 +148,20 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
             return LINKS
         return tuple(link for link in LINKS if link.xcom_key in known)
 
-    def _spark_conf(self, context: Any) -> dict[str, Any]:
-        """`conf` with OpenLineage's parent job and transport information, when asked for,
-        the event log the platform asks for, and the Spark UI's path under Airflow (the
-        operator's alone: not the CLI's)."""
-        injected = openlineage.inject(
+    def _spark_conf(
+        self, context: Any, ref: TaskInstanceRef
+    ) -> tuple[dict[str, Any], ConfAdditions]:
+        """`conf` with OpenLineage's parent job and transport information, when asked for
+        (the provider's helpers read Airflow's context), and what the task run adds to it
+        (`task_run.amended_conf`): the event log, the Spark UI's path under Airflow."""
+        conf = openlineage.inject(
             self.conf,
             context,
             parent_job=self.lineage.openlineage_inject_parent_job_info,
             transport=self.lineage.openlineage_inject_transport_info,
         )
-        injected = event_log.with_event_log(injected, self._event_log())
-        return self._ui_route().amend(injected, TaskInstanceRef.from_context(context), self.log)
+        chosen = self._event_log()
+        return conf, ConfAdditions(chosen, self._ui_route().base_for(conf, ref, self.log))
 
     def _event_log(self) -> event_log.EventLogChoice:
         """The event log folder and rolling size: the parameters, the connection's extras,
@@ -227,13 +225,13 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
         ref = TaskInstanceRef.from_context(context)
         self._try_number = ref.try_number
         hook = self._hook()
-        conf = self._spark_conf(context)
+        conf, additions = self._spark_conf(context, ref)
         if self.render_only:
-            return self._dry_run(hook, ref, conf)
+            return self._dry_run(hook, ref, conf, additions)
         namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
         with self._driver_pods(hook) as pods:
             master = "k8s://" + pods.client.settings.server
-            request = self._run_request(conf, master, namespace, self._policy(hook))
+            request = self._run_request(conf, additions, master, namespace, self._policy(hook))
             started = self._task_run(pods).start(request, ref)
         self._ui_target, self._ui_base = self._ui_route().target(started.submitted_conf, ref)
         if isinstance(started, KeptResult):
@@ -291,7 +289,11 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
             self.log.warning("%s", shadowed)
 
     def _dry_run(
-        self, hook: SparkK8sHook, ref: TaskInstanceRef, conf: Mapping[str, Any]
+        self,
+        hook: SparkK8sHook,
+        ref: TaskInstanceRef,
+        conf: Mapping[str, Any],
+        additions: ConfAdditions,
     ) -> dict[str, Any]:
         try:
             namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
@@ -304,18 +306,20 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
             )
             namespace = namespace_of(self.namespace, conf) or "default"
             master = IN_CLUSTER_MASTER
+        policy = self._policy(hook, dry_run=True)
+        return dry_run(self._run_request(conf, additions, master, namespace, policy), ref, self.log)
+
+    def _policy(self, hook: SparkK8sHook, *, dry_run: bool = False) -> Policy | None:
+        """The platform policy: the connection's `policy` extra, else `[sparkk8s] policy`. A
+        dry run needs no cluster: without the connection, `[sparkk8s]`'s alone. A policy that
+        does not parse fails either way."""
         try:
             extra = hook.get_connection(self.kubernetes_conn_id).extra_dejson
-        except Exception as error:  # noqa: BLE001 - the dry run goes on without the connection
+        except Exception as error:
+            if not dry_run:
+                raise
             self.log.warning("Dry run: the policy from [sparkk8s] only: %s", error)
             extra = {}
-        # A policy that does not parse fails the dry run as it fails a run.
-        policy = policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
-        return dry_run(self._run_request(conf, master, namespace, policy), ref, self.log)
-
-    def _policy(self, hook: SparkK8sHook) -> Policy | None:
-        """The platform policy: the connection's `policy` extra, else `[sparkk8s] policy`."""
-        extra = hook.get_connection(self.kubernetes_conn_id).extra_dejson
         return policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
 
     def _publish(self, context: Any, app: TrackedApplication) -> None:
@@ -425,9 +429,7 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
             route = self._ui_route()
             self._ui_base = route.resumed_base(context, self.conf)
             self.link_urls = route.link_urls(app, self._ui_base)
-        retries_left = int(getattr(ti, "try_number", 1) or 1) <= int(
-            getattr(ti, "max_tries", 0) or 0
-        )
+        another_try = retries_left(getattr(ti, "try_number", 1), getattr(ti, "max_tries", 0))
         with self._driver_pods(self._hook()) as pods:
             ended = self._task_run(pods).finish(
                 app,
@@ -435,7 +437,7 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
                 ref,
                 driver_memory=driver_memory,
                 streamed=streamed,
-                retries_left=retries_left,
+                retries_left=another_try,
                 publish=lambda value: ti.xcom_push(key=APPLICATION_XCOM_KEY, value=value),
             )
         if ended.result_kept:
@@ -484,9 +486,7 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
         app = TrackedApplication.from_kwargs(application) if application else None
         # The trigger streamed the driver log, unless its event never came.
         streamed = self.deferrable and self.following.get_logs
-        if app is not None and event is not None and _of_another_application(event, app):
-            # A cleared try's old trigger can fire (its driver deleted by this try) and
-            # resume this try: that event is not this application's end.
+        if app is not None and event is not None and of_another_application(event, app):
             self.log.info(
                 "Ignoring the event of application %s (an earlier try's); following %s",
                 event.get("application_id"),
@@ -593,8 +593,3 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
             message, xcom = self._task_run(pods).fail_on_timeout(app, limit)
         ti.xcom_push(key=APPLICATION_XCOM_KEY, value=xcom)
         raise TaskDeferralTimeout(message)
-
-
-def _of_another_application(event: Mapping[str, Any], app: TrackedApplication) -> bool:
-    other = event.get("application_id")
-    return bool(other) and other != app.application_id

@@ -34,7 +34,11 @@ from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.template_files import TemplateFiles
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.task_run import HOW_TO_SET_THE_LINE, RunRequest
+from airflow_provider_sparkk8s.services.task_run import (
+    HOW_TO_SET_THE_LINE,
+    ConfAdditions,
+    RunRequest,
+)
 from airflow_provider_sparkk8s.submission.spark_line import (
     SparkLine,
     choose_spark_line,
@@ -208,7 +212,12 @@ class SparkK8sSubmitParameters(TemplateFiles):
         result it kept there."""
 
     def _run_request(
-        self, conf: Mapping[str, Any], master: str, namespace: str, policy: Policy | None
+        self,
+        conf: Mapping[str, Any],
+        additions: ConfAdditions,
+        master: str,
+        namespace: str,
+        policy: Policy | None,
     ) -> RunRequest:
         """The rendered parameters as the task run takes them; relative paths point at the
         DAG file's folder."""
@@ -224,6 +233,7 @@ class SparkK8sSubmitParameters(TemplateFiles):
             driver_pod_template=self.driver_pod_template,
             executor_pod_template=self.executor_pod_template,
             policy=policy,
+            additions=additions,
         )
 
 

@@ -54,11 +54,12 @@ class SparkUiRoute:
             return False
         return proxied_by_us(with_proxy_base(conf, base), base)
 
-    def amend(self, conf: dict[str, Any], ref: TaskInstanceRef, log: Log) -> dict[str, Any]:
-        """`conf` with the Spark UI's path under Airflow, when the UI goes through it."""
+    def base_for(self, conf: Mapping[str, Any], ref: TaskInstanceRef, log: Log) -> str | None:
+        """The Spark UI's path under Airflow for a submission of `conf` (the task run sets
+        spark.ui.proxyBase to it), or None when the UI does not go through Airflow."""
         ui = task_ui(ref)
         if not self.routes(conf, ui.base):
-            return conf
+            return None
         if ui.reserved_segment():
             log.warning(
                 "The Spark UI through Airflow: %r is a path segment Spark's UI scripts read as "
@@ -66,7 +67,7 @@ class SparkUiRoute:
                 "task to avoid it",
                 ui.reserved_segment(),
             )
-        return with_proxy_base(conf, ui.base)
+        return ui.base
 
     def target(
         self, submitted: Mapping[str, Any], ref: TaskInstanceRef

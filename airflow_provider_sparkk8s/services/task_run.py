@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from airflow_provider_sparkk8s.application import event_log, run_summary
 from airflow_provider_sparkk8s.application.delivery import Undelivered
+from airflow_provider_sparkk8s.application.event_log import EventLogChoice
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.memory_retry import (
     DriverMemory,
@@ -58,6 +59,7 @@ from airflow_provider_sparkk8s.application.spark_submit_args import (
     SubmitParameters,
     spark_submit_argv,
 )
+from airflow_provider_sparkk8s.application.spark_ui import with_proxy_base
 from airflow_provider_sparkk8s.application.submission_plan import (
     KubernetesParameters,
     template_dict,
@@ -89,6 +91,15 @@ HOW_TO_SET_THE_LINE = 'spark_version="X.Y.Z" on the operator'
 
 
 @dataclass(frozen=True)
+class ConfAdditions:
+    """What the operator adds to the author's conf (`amended_conf`): the event log the
+    platform asks for, and the Spark UI's path under Airflow when the UI goes through it."""
+
+    event_log: EventLogChoice = field(default_factory=EventLogChoice)
+    ui_base: str | None = None
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """What the operator hands over to prepare a submission, rendered: its
     SparkSubmitOperator parameters (`conf` amended by the operator already), where the
@@ -104,6 +115,18 @@ class RunRequest:
     driver_pod_template: str | Mapping[str, Any] | None = None
     executor_pod_template: str | Mapping[str, Any] | None = None
     policy: Policy | None = None
+    additions: ConfAdditions = field(default_factory=ConfAdditions)
+
+
+def amended_conf(request: RunRequest) -> dict[str, Any]:
+    """The author's conf (with OpenLineage's keys, which Airflow's helpers write in the
+    face) and the operator's additions, in one place: the event log, then the UI's path; the
+    author's own keys win over both. The rest comes after spark-submit's parser, once per
+    submission: the Kubernetes keys and the identity (`TaskSubmission.plan`), then the
+    policy's pins (`submission.plan`); what was submitted is read back from the record."""
+    additions = request.additions
+    conf = event_log.with_event_log(request.parameters.conf, additions.event_log)
+    return conf if additions.ui_base is None else with_proxy_base(conf, additions.ui_base)
 
 
 def prepare(
@@ -112,7 +135,9 @@ def prepare(
     """The task's parameters as spark-submit's command line, parsed once (one clock for
     spark.app.submitTime), the Spark line chosen once, with what every submission of this
     task instance adds. `memory`: the out-of-memory retry's sizes, which win."""
-    parameters = request.parameters if memory is None else with_memory(request.parameters, memory)
+    parameters = replace(request.parameters, conf=amended_conf(request))
+    if memory is not None:
+        parameters = with_memory(parameters, memory)
     arguments = submission.parse(
         submission.SubmissionRequest(
             argv=["--master", request.master, *spark_submit_argv(parameters)],

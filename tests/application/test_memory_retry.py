@@ -12,6 +12,7 @@ from airflow_provider_sparkk8s.application.memory_retry import (
     out_of_memory_drivers,
     planned_memory,
     raised,
+    retries_left,
     with_memory,
 )
 from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
@@ -91,3 +92,7 @@ def test_an_out_of_memory_driver_stays_only_for_a_retry_that_raises_the_memory()
     assert not keep_for_retry("out_of_memory", False, None, retries_left=True)  # no factor
     assert not keep_for_retry("out_of_memory", False, 1.5, retries_left=False)
     assert not keep_for_retry("application_error", False, 1.5, retries_left=True)
+
+
+def test_another_try_follows_while_the_try_number_is_within_max_tries():
+    assert retries_left(1, 1) and not retries_left(2, 1) and not retries_left(None, None)

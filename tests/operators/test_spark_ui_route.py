@@ -27,14 +27,14 @@ def test_the_ui_goes_through_airflow_unless_switched_off_or_routed_by_a_template
     assert not SparkUiRoute(True, {}, "c").routes({PROXY_BASE_KEY: "/mine"}, base)
 
 
-def test_the_conf_gets_the_path_and_the_submitted_conf_gives_the_target():
+def test_the_base_goes_into_the_conf_and_the_submitted_conf_gives_the_target():
     route = SparkUiRoute(True, {}, "spark_a")
-    amended = route.amend({"spark.k": "v"}, REF, LOG)
-    assert amended[PROXY_BASE_KEY] == task_ui(REF).base and amended["spark.k"] == "v"
-    target, base = route.target(amended, REF)
-    assert base == task_ui(REF).base and target is not None and target.conn_id == "spark_a"
+    base = route.base_for({"spark.k": "v"}, REF, LOG)
+    assert base == task_ui(REF).base
+    target, routed = route.target({"spark.k": "v", PROXY_BASE_KEY: base}, REF)
+    assert routed == base and target is not None and target.conn_id == "spark_a"
     assert route.target({"spark.k": "v"}, REF) == (None, None)
-    assert SparkUiRoute(False, {}, "c").amend({"spark.k": "v"}, REF, LOG) == {"spark.k": "v"}
+    assert SparkUiRoute(False, {}, "c").base_for({"spark.k": "v"}, REF, LOG) is None
 
 
 def test_a_resumed_try_routes_the_ui_only_if_its_target_was_published():

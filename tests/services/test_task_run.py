@@ -77,6 +77,21 @@ def test_the_spark_line_is_chosen_once_and_carried(caplog):
     assert chosen.spark_version == "4.0.1"
 
 
+def test_the_operators_additions_come_in_one_place_and_the_authors_keys_win():
+    from airflow_provider_sparkk8s.application.event_log import EventLogChoice
+    from airflow_provider_sparkk8s.services.task_run import ConfAdditions, amended_conf
+
+    additions = ConfAdditions(EventLogChoice("s3a://logs/events"), "/sparkk8s/ui/etl")
+    given = SubmitParameters(conf={"spark.eventLog.dir": "/mine"})
+    conf = amended_conf(request(parameters=given, additions=additions))
+    assert conf == {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": "/mine",
+        "spark.ui.proxyBase": "/sparkk8s/ui/etl",
+    }
+    assert amended_conf(request(parameters=given)) == {"spark.eventLog.dir": "/mine"}
+
+
 def test_the_memory_retrys_sizes_reach_the_parsed_conf():
     from airflow_provider_sparkk8s.application.memory_retry import DriverMemory
 
