@@ -102,8 +102,8 @@ class ConfAdditions:
 @dataclass(frozen=True)
 class RunRequest:
     """What the operator hands over to prepare a submission, rendered: its
-    SparkSubmitOperator parameters (`conf` amended by the operator already), where the
-    application goes, and the Kubernetes parameters of its own."""
+    SparkSubmitOperator parameters (`conf` with OpenLineage's keys), where the application
+    goes, the Kubernetes parameters of its own, and its additions to the conf."""
 
     parameters: SubmitParameters
     master: str
