@@ -54,15 +54,11 @@ from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
 from airflow_provider_sparkk8s.services import completion
+from airflow_provider_sparkk8s.services.history_server import read_summary
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.services.result_delivery import drop_result
-from airflow_provider_sparkk8s.services.task_run import (
-    ConfAdditions,
-    KeptResult,
-    TaskRun,
-    dry_run,
-    read_summary,
-)
+from airflow_provider_sparkk8s.services.task_prepare import ConfAdditions, dry_run
+from airflow_provider_sparkk8s.services.task_run import KeptResult, TaskRun
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,

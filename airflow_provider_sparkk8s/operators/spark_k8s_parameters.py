@@ -34,7 +34,7 @@ from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.template_files import TemplateFiles
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.task_run import (
+from airflow_provider_sparkk8s.services.task_prepare import (
     HOW_TO_SET_THE_LINE,
     ConfAdditions,
     RunRequest,

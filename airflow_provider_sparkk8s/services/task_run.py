@@ -2,15 +2,16 @@
 
 The operator makes one call per phase and keeps Airflow's part (parameters, templating,
 deferral, XCom, links, the kill):
-- `prepare`: the task's parameters as spark-submit's command line, parsed once, with the
-  Spark line chosen once (`TaskSubmission`);
+- `prepare` (services/task_prepare.py): the task's parameters as spark-submit's command
+  line, parsed once, with the Spark line chosen once and the conf amended in one place;
 - `TaskRun.start`: an earlier try's kept result, else the out-of-memory retry's sizes, then
   adopt the task instance's live driver or submit (`task_submission.adopt_or_submit`); the
   application it returns records what the submission decided (the Spark line, the event
   log, Kueue's queue timeout), and every later phase reads that record;
 - `TaskRun.wait`: follow the pods in the worker until the follower's final step;
 - `TaskRun.finish`: the driver's exception line, the report, the log tail, the result kept
-  for Airflow's record, the driver kept or deleted; `read_summary`: the run summary;
+  for Airflow's record, the driver kept or deleted; `completion.read_summary`: the run
+  summary;
 - `TaskRun.fail_on_timeout`: execution_timeout passed while deferred: the driver goes;
 - `TaskRun.resume`: the trigger's final event is missing: report the driver or follow it.
 What to do is decided in `application/` (memory_retry, outcome, resume, run_summary); this
@@ -22,22 +23,19 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_provider_sparkk8s.application import event_log, run_summary
+from airflow_provider_sparkk8s.application import event_log
 from airflow_provider_sparkk8s.application.delivery import Undelivered
-from airflow_provider_sparkk8s.application.event_log import EventLogChoice
 from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.memory_retry import (
-    DriverMemory,
     keep_for_retry,
     memory_xcom,
     out_of_memory_drivers,
     planned_memory,
     raised,
-    with_memory,
 )
 from airflow_provider_sparkk8s.application.metrics import (
     NO_METRICS,
@@ -53,24 +51,14 @@ from airflow_provider_sparkk8s.application.outcome import (
     report,
     should_delete_driver,
 )
-from airflow_provider_sparkk8s.application.policy import Policy
 from airflow_provider_sparkk8s.application.resume import Finished, Follow, Missing, decide_resume
-from airflow_provider_sparkk8s.application.spark_submit_args import (
-    SubmitParameters,
-    spark_submit_argv,
-)
-from airflow_provider_sparkk8s.application.spark_ui import with_proxy_base
-from airflow_provider_sparkk8s.application.submission_plan import (
-    KubernetesParameters,
-    template_dict,
-)
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
 from airflow_provider_sparkk8s.application.task_parameters import Following, Uploads
 from airflow_provider_sparkk8s.application.timeouts import ran_for
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
-from airflow_provider_sparkk8s.services import completion, submission
+from airflow_provider_sparkk8s.services import completion
 from airflow_provider_sparkk8s.services.driver_removal import (
     UNGUARDED,
     RemoveUploads,
@@ -78,130 +66,12 @@ from airflow_provider_sparkk8s.services.driver_removal import (
     delete_driver,
 )
 from airflow_provider_sparkk8s.services.following import OnLook, follow_application
-from airflow_provider_sparkk8s.services.history_server import read_run_summary, url_fetcher
 from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.services.result_delivery import keep_result, kept_result
 from airflow_provider_sparkk8s.services.submission import Log, StorageFor
-from airflow_provider_sparkk8s.services.task_submission import TaskSubmission, adopt_or_submit
+from airflow_provider_sparkk8s.services.task_prepare import RunRequest, prepare
+from airflow_provider_sparkk8s.services.task_submission import adopt_or_submit
 from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
-from airflow_provider_sparkk8s.submission.naming import new_submission_ids
-from airflow_provider_sparkk8s.submission.spark_line import choose_spark_line, driver_image
-
-HOW_TO_SET_THE_LINE = 'spark_version="X.Y.Z" on the operator'
-
-
-@dataclass(frozen=True)
-class ConfAdditions:
-    """What the operator adds to the author's conf (`amended_conf`): the event log the
-    platform asks for, and the Spark UI's path under Airflow when the UI goes through it."""
-
-    event_log: EventLogChoice = field(default_factory=EventLogChoice)
-    ui_base: str | None = None
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What the operator hands over to prepare a submission, rendered: its
-    SparkSubmitOperator parameters (`conf` with OpenLineage's keys), where the application
-    goes, the Kubernetes parameters of its own, and its additions to the conf."""
-
-    parameters: SubmitParameters
-    master: str
-    namespace: str
-    cwd: str  # relative paths of the parameters point here (the DAG file's folder)
-    environ: Mapping[str, str]
-    image: str | None = None
-    spark_version: str | None = None
-    driver_pod_template: str | Mapping[str, Any] | None = None
-    executor_pod_template: str | Mapping[str, Any] | None = None
-    policy: Policy | None = None
-    additions: ConfAdditions = field(default_factory=ConfAdditions)
-
-
-def amended_conf(request: RunRequest) -> dict[str, Any]:
-    """The author's conf (with OpenLineage's keys, which Airflow's helpers write in the
-    face) and the operator's additions, in one place: the event log, then the UI's path; the
-    author's own keys win over both. The rest comes after spark-submit's parser, once per
-    submission: the Kubernetes keys and the identity (`TaskSubmission.plan`), then the
-    policy's pins (`submission.plan`); what was submitted is read back from the record."""
-    additions = request.additions
-    conf = event_log.with_event_log(request.parameters.conf, additions.event_log)
-    return conf if additions.ui_base is None else with_proxy_base(conf, additions.ui_base)
-
-
-def prepare(
-    request: RunRequest, ref: TaskInstanceRef, log: Log, memory: DriverMemory | None = None
-) -> TaskSubmission:
-    """The task's parameters as spark-submit's command line, parsed once (one clock for
-    spark.app.submitTime), the Spark line chosen once, with what every submission of this
-    task instance adds. `memory`: the out-of-memory retry's sizes, which win."""
-    parameters = replace(request.parameters, conf=amended_conf(request))
-    if memory is not None:
-        parameters = with_memory(parameters, memory)
-    arguments = submission.parse(
-        submission.SubmissionRequest(
-            argv=["--master", request.master, *spark_submit_argv(parameters)],
-            environ=request.environ,
-            cwd=request.cwd,
-            spark_version=request.spark_version,
-            image=request.image,
-        )
-    )
-    # The release spark-submit's front end checked with: the same inputs, chosen once here.
-    line = choose_spark_line(
-        arguments.spark_version,
-        driver_image(dict(arguments.spark_conf), request.image),
-        how_to_set=HOW_TO_SET_THE_LINE,
-    )
-    if line.warning:
-        log.warning("%s", line.warning)
-    log.info("The objects follow %s", line.describe())
-    return TaskSubmission(
-        ref=ref,
-        arguments=arguments,
-        kubernetes=KubernetesParameters(
-            namespace=request.namespace,
-            image=request.image,
-            driver_pod_template=request.driver_pod_template,
-            executor_pod_template=request.executor_pod_template,
-            spark_version=line.version,
-        ),
-        spark_version=line.version,
-        environ=request.environ,
-        ids=new_submission_ids(),
-        driver_pod_template=template_dict("driver_pod_template", request.driver_pod_template),
-        executor_pod_template=template_dict("executor_pod_template", request.executor_pod_template),
-        policy=request.policy,
-    )
-
-
-def dry_run(request: RunRequest, ref: TaskInstanceRef, log: Log) -> dict[str, Any]:
-    """Render and validate submission number 1, log every object as YAML (secrets
-    redacted) and what would be uploaded; send nothing. The task's XCom says what it built."""
-    task = prepare(request, ref, log)
-    planned = task.plan(1)
-    preview = submission.dry_run(planned)
-    for warning in planned.conf_key_warnings:
-        log.warning("%s", warning)
-    if preview.policy:
-        log.info("Dry run: %s", preview.policy)
-    for upload in preview.uploads:
-        log.info("Dry run: would upload %s to %s", upload.source, upload.target)
-    rendered = planned.rendered
-    log.info(
-        "Dry run: %d objects of application %s, nothing sent:\n%s",
-        len(preview.objects),
-        rendered.app_id,
-        preview.yaml,
-    )
-    return {
-        "dry_run": True,
-        "spark_version": task.spark_version,
-        "application_id": rendered.app_id,
-        "namespace": rendered.namespace,
-        "driver_pod": rendered.driver_pod_name,
-        "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in preview.objects],
-    }
 
 
 @dataclass(frozen=True)
@@ -451,35 +321,6 @@ class TaskRun:
         if isinstance(decision, Missing):
             raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
         return decision
-
-
-def read_summary(
-    url: str | None,
-    app: TrackedApplication,
-    event: Mapping[str, Any],
-    log: Log,
-    *,
-    conn_id: str,
-) -> run_summary.RunSummary | None:
-    """The run summary from the History Server at `url`, logged as a table, when the driver
-    ran with an event log. Never fails the task: the application's outcome is decided
-    already (a failure to read it only warns)."""
-    if not run_summary.worth_reading(event) or not app.event_log:
-        return None
-    if url is None:
-        log.info(
-            "No run summary: the event log is on, but no History Server is configured "
-            "(history_server_url on connection %r or in [sparkk8s])",
-            conn_id,
-        )
-        return None
-    try:
-        summary = read_run_summary(url_fetcher(url), app.application_id)
-    except Exception as error:  # noqa: BLE001 - a summary is a convenience
-        log.warning("No run summary of %s: %s", app.application_id, error)
-        return None
-    log.info("%s", run_summary.table(summary))
-    return summary
 
 
 def _listed_first(

@@ -9,7 +9,7 @@ import logging
 
 from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.services.task_run import RunRequest, prepare
+from airflow_provider_sparkk8s.services.task_prepare import RunRequest, prepare
 from airflow_provider_sparkk8s.services.task_submission import (
     DEFAULT_GRACE_SECONDS,
     _grace_seconds,
