@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
@@ -98,3 +99,22 @@ def memory_xcom(
     if before is not None:
         value.update({"raised_from": before.conf(), "factor": factor})
     return value
+
+
+def with_memory(parameters: SubmitParameters, memory: DriverMemory) -> SubmitParameters:
+    """The task's parameters with the out-of-memory retry's sizes, which win over its own."""
+    sizes = memory.conf()
+    return replace(parameters, conf={**parameters.conf, **sizes}, driver_memory=sizes[MEMORY_KEY])
+
+
+def retries_left(try_number: int | None, max_tries: int | None) -> bool:
+    """Whether Airflow runs another try after this one (try numbers count from 1)."""
+    return int(try_number or 1) <= int(max_tries or 0)
+
+
+def keep_for_retry(
+    kind: str, memory_raised: bool, factor: float | None, retries_left: bool
+) -> bool:
+    """An out-of-memory driver stays for the retry that raises the memory (the retry's only
+    way to know: XCom is cleared between tries), when one can follow."""
+    return kind == "out_of_memory" and not memory_raised and factor is not None and retries_left

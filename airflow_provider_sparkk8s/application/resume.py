@@ -79,3 +79,10 @@ def decide_resume(
     )
     event = final_event(adopted.application_id, adopted.namespace, adopted.driver_pod, state)
     return Finished(adopted, event)
+
+
+def of_another_application(event: Mapping[str, Any], app: TrackedApplication) -> bool:
+    """An event that names another application: a cleared try's old trigger can fire (its
+    driver deleted by this try) and resume this try; it is not this application's end."""
+    other = event.get("application_id")
+    return bool(other) and other != app.application_id

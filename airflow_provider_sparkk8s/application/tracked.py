@@ -23,6 +23,11 @@ class TrackedApplication:
     # The submitted conf's spark.kubernetes.kueue.queueTimeout in seconds (a policy may pin
     # it): a resume in a new process follows with the limit the submission had.
     queue_timeout: float | None = None
+    # The Spark line the objects were built for, and whether the submitted conf wrote an
+    # event log: decided once by the submission, read back by the report and the run
+    # summary. None: no record (a driver found by its labels alone).
+    spark_version: str | None = None
+    event_log: bool | None = None
 
     @property
     def submission_id(self) -> str:

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_sparkk8s.application.task_parameters import Lineage
 from airflow_provider_sparkk8s.version_compat import (
     openlineage_conf,
     openlineage_lineage,
@@ -33,6 +34,15 @@ def default_switches() -> tuple[bool, bool]:
     return (
         bool(settings.spark_inject_parent_job_info()),
         bool(settings.spark_inject_transport_info()),
+    )
+
+
+def switches(parent_job_info: bool | None, transport_info: bool | None) -> Lineage:
+    """The operator's two switches: as given, else the provider's config."""
+    parent_default, transport_default = default_switches()
+    return Lineage(
+        parent_default if parent_job_info is None else parent_job_info,
+        transport_default if transport_info is None else transport_info,
     )
 
 

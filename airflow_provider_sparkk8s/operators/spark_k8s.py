@@ -1,86 +1,41 @@
 """SparkK8sSubmitOperator: submit a Spark application to Kubernetes, follow it, report, clean up.
 
-The operator holds the parameters, the templating and the defer/resume glue; the work is
-elsewhere, one piece each:
-1. render and validate: the parameters become spark-submit's command line
-   (`spark_submit_args`), which the submission service parses, renders and plans
-   (`services.submission`); a dry run logs the YAML of every object (secrets redacted) and
-   stops;
-2. adopt the task instance's live driver, or submit a new one (`task_submission`: the
-   `reattach.decide` rule; the service uploads, sends, rolls back, and adopts the pod of a
-   409 when another worker won the race);
-3. defer to `SparkK8sApplicationTrigger`, or wait in the worker with the same reducer and
-   the same timeout rule;
-4. `execute_complete`: push the XCom, bring the driver log's tail, clean up per
-   `on_finish_action` (`completion`), fail with the driver's reason.
+The operator holds Airflow's part: the parameters (operators/spark_k8s_parameters.py), the
+deferral, the XComs, the links, the kill. The use case is the task run (`services.task_run`,
+Spark's `Client.run`), one call per phase: `dry_run`, or `start` (a kept result, adopt, or
+submit); then defer to `SparkK8sApplicationTrigger` or `wait` in the worker (the same
+reducer, the same timeout rule); `execute_complete` calls `finish` (the report, the driver
+log's tail, the driver kept or deleted) and fails with the driver's reason.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
 from airflow_provider_sparkk8s.application import event_log, run_summary
 from airflow_provider_sparkk8s.application.cost import cost_line
-from airflow_provider_sparkk8s.application.delivery import Undelivered
 from airflow_provider_sparkk8s.application.events import is_complete_event
-from airflow_provider_sparkk8s.application.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.guardrails import apply_pins
 from airflow_provider_sparkk8s.application.kill_fence import read_from_answer
-from airflow_provider_sparkk8s.application.memory_retry import (
-    DriverMemory,
-    memory_xcom,
-    out_of_memory_drivers,
-    planned_memory,
-    raised,
-)
-from airflow_provider_sparkk8s.application.metrics import look_metrics, send, task_tags
-from airflow_provider_sparkk8s.application.outcome import (
-    ON_FINISH_ACTIONS,
-    deletion_reason,
-    needs_driver_exception,
-    report,
-    should_delete_driver,
-)
+from airflow_provider_sparkk8s.application.memory_retry import retries_left
+from airflow_provider_sparkk8s.application.outcome import Report
 from airflow_provider_sparkk8s.application.policy import Policy
-from airflow_provider_sparkk8s.application.resume import Finished, Missing, decide_resume
-from airflow_provider_sparkk8s.application.spark_submit_args import (
-    SubmitParameters,
-    spark_submit_argv,
-)
+from airflow_provider_sparkk8s.application.resume import Finished, of_another_application
 from airflow_provider_sparkk8s.application.spark_ui import (
     XCOM_KEY as SPARK_UI_XCOM_KEY,
 )
-from airflow_provider_sparkk8s.application.spark_ui import (
-    SparkUiTarget,
-    TaskInstanceUi,
-    proxied_by_us,
-    root_path,
-    ui_port,
-    with_proxy_base,
-)
-from airflow_provider_sparkk8s.application.spark_ui_access import SERIALIZED_CONN_FIELD
-from airflow_provider_sparkk8s.application.submission_plan import (
-    KubernetesParameters,
-    namespace_of,
-    template_dict,
-)
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, selector
+from airflow_provider_sparkk8s.application.submission_plan import namespace_of
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.timeouts import (
     deferral_timeout,
     limit_text,
     ran_for,
-    shadowed_timeouts,
-    timeout_seconds,
 )
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
-from airflow_provider_sparkk8s.errors import NOT_RETRIED, ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.errors import NOT_RETRIED, SparkConfError
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
@@ -92,39 +47,25 @@ from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorage
 from airflow_provider_sparkk8s.links.spark_k8s import (
     CONFIG_SECTION,
     LINKS,
-    SPARK_UI_TEMPLATE_KEY,
     configured_templates,
     link_templates,
-    link_urls,
 )
-from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
-from airflow_provider_sparkk8s.operators import completion, openlineage
-from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission, adopt_or_submit
-from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.driver_removal import (
-    UNGUARDED,
-    Unguarded,
-    delete_driver,
-)
-from airflow_provider_sparkk8s.services.following import OnLook, follow_application
-from airflow_provider_sparkk8s.services.history_server import read_run_summary, url_fetcher
-from airflow_provider_sparkk8s.services.pods import DriverPods, application_selector
-from airflow_provider_sparkk8s.services.result_delivery import drop_result, keep_result, kept_result
+from airflow_provider_sparkk8s.operators import openlineage
+from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
+from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
+from airflow_provider_sparkk8s.services import completion
+from airflow_provider_sparkk8s.services.history_server import read_summary
+from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.result_delivery import drop_result
+from airflow_provider_sparkk8s.services.task_prepare import ConfAdditions, dry_run
+from airflow_provider_sparkk8s.services.task_run import KeptResult, TaskRun
 from airflow_provider_sparkk8s.submission import kueue
-from airflow_provider_sparkk8s.submission.naming import new_submission_ids
-from airflow_provider_sparkk8s.submission.spark_line import (
-    SparkLine,
-    choose_spark_line,
-    driver_image,
-)
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     RETRY_POLICIES,
     AirflowFailException,
     AirflowTaskTimeout,
-    BaseOperator,
     BaseOperatorLink,
     TaskDeferralTimeout,
     is_deferral_timeout,
@@ -139,7 +80,7 @@ HISTORY_SERVER_URL_OPTION = "history_server_url"
 IN_CLUSTER_MASTER = "k8s://https://kubernetes.default.svc"
 
 
-class SparkK8sSubmitOperator(BaseOperator):
+class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     """Run a Spark application on Kubernetes in cluster mode, with no spark-submit and no JVM.
 
     Parameters shared with ``SparkSubmitOperator`` keep its names and meaning:
@@ -174,96 +115,23 @@ class SparkK8sSubmitOperator(BaseOperator):
     :param driver_pod_template: a pod template file path, or a pod as a dict.
     :param executor_pod_template: same, for the executors.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
-    :param poll_interval: when waiting in the worker, the longest time between two timeout
-        checks (the pods' changes arrive by watch at once).
-    :param startup_timeout: seconds the driver may stay unscheduled or not started
-        (Unschedulable, ImagePullBackOff, CreateContainerConfigError, ...); None: no limit.
-        With Kueue (``spark.kubernetes.kueue.queueName`` in ``conf``) time queued does not
-        count: it starts at the admission, and ``spark.kubernetes.kueue.queueTimeout`` (a
-        Spark time, ``30min``) bounds the queue instead; a queued application past it fails
-        as ``InfrastructureFailure`` (reason ``QueueTimeout``, retried by
-        ``SparkK8sRetryPolicy``) and its driver and Workload are deleted. The XCom's
-        ``queued_seconds`` says how long Kueue held it (None without Kueue).
-    :param run_timeout: seconds the whole application may take; None: no limit.
-    :param on_finish_action: ``delete_pod``, ``delete_succeeded_pod`` (keep it on failure)
-        or ``keep_pod``. A timed-out driver is always deleted.
-    :param get_logs: bring the driver log into the task log.
-    :param log_tail_lines: how many last lines of the driver log a worker-side wait copies.
-    :param reattach_on_restart: adopt this task instance's live driver instead of submitting
-        again (otherwise the live one is deleted and a new one submitted).
     :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
         and log every object as YAML; send nothing.
-    :param upload_conn_id: the connection for the upload path's storage (through Airflow's
-        ObjectStoragePath where a provider maps it; an ``aws`` connection also without the
-        amazon provider). None: the ``spark.hadoop.fs.s3a.*`` keys and the environment.
-    :param keep_uploaded_files: keep the uploaded files when ``on_finish_action`` deletes the
-        driver (by default they go with it).
-    :param spark_ui_proxy: serve the live Spark UI through Airflow (docs/spark_ui.md): sets
-        ``spark.ui.proxyBase`` to the task instance's path under the provider's plugin
-        (unless ``conf`` sets it, or ``spark.ui.reverseProxy``) and publishes where the
-        driver's UI is (XCom ``spark_ui``). False: Spark's own links (a port-forward).
     :param event_log_dir: the folder of Spark's event log (a shared path or object storage,
         ``s3a://logs/spark-events``) that a History Server reads: sets
         ``spark.eventLog.enabled`` and ``spark.eventLog.dir``. None: the connection's
         ``event_log_dir`` extra, else ``[sparkk8s] event_log_dir``, else no event log. The
         user's own ``spark.eventLog.*`` keys win (``spark.eventLog.enabled=false`` turns it off).
-    :param event_log_rolling_max_file_size: roll the event log in files of this size
-        (``128m``; at least ``10m``): ``spark.eventLog.rolling.enabled`` and
-        ``spark.eventLog.rolling.maxFileSize``. None: the connection's extra of that name, else
-        ``[sparkk8s]``'s, else one file.
-    :param run_summary: after the driver ends, when its event log is on and a History Server
-        is configured (the connection's ``history_server_url`` extra, else
-        ``[sparkk8s] history_server_url``), read the application from the History Server's
-        REST API: a short table in the task log and XCom ``run_summary`` (jobs, stages,
-        tasks, bytes, spill, GC time, the slowest stage and its skew). A failure to read it
-        only warns.
+
+    The rest come in groups, each documented in `application/task_parameters.py` and in
+    docs/operator.md: following (``poll_interval``, ``startup_timeout``, ``run_timeout``,
+    ``get_logs``, ``log_tail_lines``, ``reattach_on_restart``, ``on_finish_action``),
+    uploads (``upload_conn_id``, ``keep_uploaded_files``), reporting (``spark_ui_proxy``,
+    ``event_log_rolling_max_file_size``, ``run_summary``).
     """
 
-    template_fields: Sequence[str] = (
-        "application",
-        "conf",
-        "files",
-        "py_files",
-        "archives",
-        "jars",
-        "application_args",
-        "name",
-        "namespace",
-        "image",
-        "driver_pod_template",
-        "executor_pod_template",
-        "java_class",
-        "driver_class_path",
-        "env_vars",
-        "proxy_user",
-        "keytab",
-        "principal",
-        "properties_file",
-        "event_log_dir",
-    )
-    # A templated value naming a .yaml/.yml/.json file in the DAG folder or the DAG's
-    # template_searchpath (or by absolute path) is read and rendered with Jinja; pod
-    # templates then arrive as YAML or JSON text. Other values ending so (s3://.../conf.yaml
-    # in `files`) stay strings.
-    template_ext: Sequence[str] = (".yaml", ".yml", ".json")
-    # Airflow deep-copies operators (DAG copies, test runs); an Event holds a lock, which
-    # Airflow 3.0's deepcopy cannot copy.
-    shallow_copy_attrs: Sequence[str] = ("_stop",)
-    template_fields_renderers: ClassVar[dict[str, str]] = {
-        "conf": "json",
-        "application_args": "json",
-        "env_vars": "json",
-        "driver_pod_template": "json",
-        "executor_pod_template": "json",
-    }
+    # The parameters' declaration, templated fields and groups: operators/spark_k8s_parameters.py.
     ui_color = "#e25a1c"  # Spark's orange
-
-    @classmethod
-    def get_serialized_fields(cls) -> frozenset[str]:
-        """Airflow's fields and template fields, and the connection: the Spark UI plugin
-        reads it from the serialized DAG in the api-server, never from an XCom (issue 44;
-        Airflow's ExternalTaskMarker adds its `recursion_depth` the same way)."""
-        return frozenset(super().get_serialized_fields() | {SERIALIZED_CONN_FIELD})
 
     @property
     def operator_extra_links(self) -> tuple[BaseOperatorLink, ...]:  # type: ignore[override]
@@ -276,302 +144,20 @@ class SparkK8sSubmitOperator(BaseOperator):
             return LINKS
         return tuple(link for link in LINKS if link.xcom_key in known)
 
-    def __init__(
-        self,
-        *,
-        application: str = "",
-        conf: Mapping[str, Any] | None = None,
-        files: str | Sequence[str] | None = None,
-        py_files: str | Sequence[str] | None = None,
-        archives: str | Sequence[str] | None = None,
-        jars: str | Sequence[str] | None = None,
-        java_class: str | None = None,
-        name: str | None = None,
-        application_args: Sequence[Any] | None = None,
-        driver_memory: str | None = None,
-        driver_cores: int | str | None = None,
-        executor_memory: str | None = None,
-        executor_cores: int | str | None = None,
-        num_executors: int | str | None = None,
-        proxy_user: str | None = None,
-        verbose: bool = False,
-        driver_class_path: str | None = None,
-        keytab: str | None = None,
-        principal: str | None = None,
-        env_vars: Mapping[str, Any] | None = None,
-        properties_file: str | None = None,
-        packages: str | None = None,
-        exclude_packages: str | None = None,
-        repositories: str | None = None,
-        total_executor_cores: int | None = None,
-        deploy_mode: str | None = None,
-        conn_id: str | None = None,
-        spark_binary: str | None = None,
-        status_poll_interval: float | None = None,
-        yarn_queue: str | None = None,
-        use_krb5ccache: bool = False,
-        openlineage_inject_parent_job_info: bool | None = None,
-        openlineage_inject_transport_info: bool | None = None,
-        kubernetes_conn_id: str = DEFAULT_CONN_ID,
-        namespace: str | None = None,
-        image: str | None = None,
-        spark_version: str | None = None,
-        driver_pod_template: str | Mapping[str, Any] | None = None,
-        executor_pod_template: str | Mapping[str, Any] | None = None,
-        deferrable: bool | None = None,
-        poll_interval: float = 5.0,
-        startup_timeout: float | timedelta | None = 600.0,
-        run_timeout: float | timedelta | None = None,
-        on_finish_action: str = "delete_succeeded_pod",
-        get_logs: bool = True,
-        log_tail_lines: int = 100,
-        reattach_on_restart: bool = True,
-        dry_run: bool = False,
-        upload_conn_id: str | None = None,
-        keep_uploaded_files: bool = False,
-        spark_ui_proxy: bool = True,
-        event_log_dir: str | None = None,
-        event_log_rolling_max_file_size: str | None = None,
-        run_summary: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        if RETRY_POLICIES and kwargs.get("retry_policy") is None:
-            # Application errors fail at once, infrastructure is retried: the same rule as on
-            # Airflow 3.0-3.2 (AirflowFailException), where there are no policies.
-            from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
-
-            kwargs["retry_policy"] = SparkK8sRetryPolicy()
-        # Airflow runs success callbacks once the success is recorded: a kept result's
-        # record is dropped there (`application.delivery`).
-        kwargs["on_success_callback"] = [
-            *_callbacks(kwargs.get("on_success_callback")),
-            _result_delivered,
-        ]
-        super().__init__(**kwargs)
-        if use_krb5ccache:
-            raise SparkConfError(
-                "use_krb5ccache", use_krb5ccache, "False", "give keytab and principal instead"
-            )
-        if on_finish_action not in ON_FINISH_ACTIONS:
-            raise SparkConfError(
-                "on_finish_action", on_finish_action, " or ".join(ON_FINISH_ACTIONS)
-            )
-        # SparkSubmitOperator's parameters (SubmitParameters' fields), each under its own name:
-        # Airflow renders the templated ones in place; _submit_parameters hands them on.
-        self.application = application
-        self.conf: dict[str, Any] = dict(conf or {})
-        self.files = files
-        self.py_files = py_files
-        self.archives = archives
-        self.jars = jars
-        self.driver_class_path = driver_class_path
-        self.java_class = java_class
-        self.packages = packages
-        self.exclude_packages = exclude_packages
-        self.repositories = repositories
-        self.total_executor_cores = total_executor_cores
-        self.executor_cores = executor_cores
-        self.executor_memory = executor_memory
-        self.driver_memory = driver_memory
-        self.driver_cores = driver_cores
-        self.keytab = keytab
-        self.principal = principal
-        self.proxy_user = proxy_user
-        self.name = name
-        self.num_executors = num_executors
-        self.application_args = list(application_args) if application_args is not None else None
-        self.env_vars = dict(env_vars) if env_vars else None
-        self.verbose = verbose
-        self.properties_file = properties_file
-        self.deploy_mode = deploy_mode
-        # SparkSubmitOperator's Spark connection, binary and YARN queue have no role here;
-        # they are accepted so its tasks move over unchanged.
-        self.conn_id = conn_id
-        self.spark_binary = spark_binary
-        self.yarn_queue = yarn_queue
-        self.kubernetes_conn_id = kubernetes_conn_id
-        self.namespace = namespace
-        self.image = image
-        self.spark_version = spark_version
-        self.driver_pod_template = driver_pod_template
-        self.executor_pod_template = executor_pod_template
-        if deferrable is None:
-            deferrable = airflow_conf.getboolean("operators", "default_deferrable", fallback=False)
-        self.deferrable = deferrable
-        self.poll_interval = float(status_poll_interval or poll_interval)
-        self.startup_timeout = timeout_seconds("startup_timeout", startup_timeout)
-        self.run_timeout = timeout_seconds("run_timeout", run_timeout)
-        self.on_finish_action = on_finish_action
-        self.get_logs = get_logs
-        self.log_tail_lines = log_tail_lines
-        self.reattach_on_restart = reattach_on_restart
-        # Not `self.dry_run`: that is BaseOperator.dry_run(), which `airflow tasks test` calls.
-        self.render_only = dry_run
-        self.upload_conn_id = upload_conn_id
-        self.keep_uploaded_files = keep_uploaded_files
-        self.spark_ui_proxy = spark_ui_proxy
-        self.event_log_dir = event_log_dir
-        self.event_log_rolling_max_file_size = event_log_rolling_max_file_size
-        self.run_summary = run_summary
-        # Where this run's driver UI is, once the submitted conf routes it through Airflow.
-        self._ui_target: SparkUiTarget | None = None
-        self._ui_base: str | None = None
-        parent_default, transport_default = openlineage.default_switches()
-        self.openlineage_inject_parent_job_info = (
-            parent_default
-            if openlineage_inject_parent_job_info is None
-            else openlineage_inject_parent_job_info
-        )
-        self.openlineage_inject_transport_info = (
-            transport_default
-            if openlineage_inject_transport_info is None
-            else openlineage_inject_transport_info
-        )
-        self._tracked: TrackedApplication | None = None
-        # (namespace, task instance) of the result record this try kept or delivered.
-        self._result_kept: tuple[str, TaskInstanceRef] | None = None
-        self._cost: Mapping[str, Any] | None = None  # the finished application's, for lineage
-        self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
-        self._stop = threading.Event()
-        # The submitted conf's queue timeout, once planned (a resume reads `conf`'s).
-        self._queue_timeout: tuple[float | None] | None = None
-        # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
-        self.link_urls: dict[str, str] | None = None
-
-    # ------------------------------------------------------------------ rendering
-
-    def _submit_parameters(
-        self, conf: Mapping[str, Any] | None = None, memory: DriverMemory | None = None
-    ) -> SubmitParameters:
-        if memory is not None:  # the out-of-memory retry's sizes win over the task's
-            conf = {**(self.conf if conf is None else conf), **memory.conf()}
-        return SubmitParameters(
-            application=self.application,
-            conf=self.conf if conf is None else conf,
-            files=self.files,
-            py_files=self.py_files,
-            archives=self.archives,
-            jars=self.jars,
-            driver_class_path=self.driver_class_path,
-            java_class=self.java_class,
-            packages=self.packages,
-            exclude_packages=self.exclude_packages,
-            repositories=self.repositories,
-            total_executor_cores=self.total_executor_cores,
-            executor_cores=self.executor_cores,
-            executor_memory=self.executor_memory,
-            driver_memory=self.driver_memory
-            if memory is None
-            else memory.conf()["spark.driver.memory"],
-            driver_cores=self.driver_cores,
-            keytab=self.keytab,
-            principal=self.principal,
-            proxy_user=self.proxy_user,
-            # Without a name, the task id names the pods (spark-submit would use the class).
-            name=self.name or self.task_id,
-            num_executors=self.num_executors,
-            application_args=self.application_args,
-            env_vars=self.env_vars,
-            verbose=self.verbose,
-            properties_file=self.properties_file,
-            deploy_mode=self.deploy_mode,
-        )
-
-    def spark_line(self) -> SparkLine:
-        """The Spark release whose objects are built (given, else the image tag's)."""
-        return choose_spark_line(
-            self.spark_version,
-            driver_image(dict(self.conf), self.image),
-            how_to_set='spark_version="X.Y.Z" on the operator',
-        )
-
-    def _base_folder(self) -> str:
-        """Where relative `application`, `py_files`, ... paths point: the DAG file's folder."""
-        fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
-        return os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd()
-
-    def _task_submission(
-        self,
-        ref: TaskInstanceRef,
-        namespace: str,
-        master: str,
-        conf: Mapping[str, Any],
-        policy: Policy | None = None,
-        memory: DriverMemory | None = None,
-    ) -> TaskSubmission:
-        """The task's parameters as spark-submit's command line, parsed once (one clock for
-        spark.app.submitTime), with what every submission of this task instance adds."""
-        argv = ["--master", master, *spark_submit_argv(self._submit_parameters(conf, memory))]
-        request = submission.SubmissionRequest(
-            argv=argv,
-            environ=os.environ,
-            cwd=self._base_folder(),
-            spark_version=self.spark_version,
-            image=self.image,
-        )
-        arguments = submission.parse(request)
-        line = self.spark_line()
-        if line.warning:
-            self.log.warning("%s", line.warning)
-        self.log.info("The objects follow %s", line.describe())
-        return TaskSubmission(
-            ref=ref,
-            arguments=arguments,
-            kubernetes=KubernetesParameters(
-                namespace=namespace,
-                image=self.image,
-                driver_pod_template=self.driver_pod_template,
-                executor_pod_template=self.executor_pod_template,
-                spark_version=line.version,
-            ),
-            spark_version=line.version,
-            environ=os.environ,
-            ids=new_submission_ids(),
-            driver_pod_template=template_dict("driver_pod_template", self.driver_pod_template),
-            executor_pod_template=template_dict(
-                "executor_pod_template", self.executor_pod_template
-            ),
-            policy=policy,
-        )
-
-    def _spark_conf(self, context: Any) -> dict[str, Any]:
-        """`conf` with OpenLineage's parent job and transport information, when asked for,
-        the event log the platform asks for, and the Spark UI's path under Airflow (the
-        operator's alone: not the CLI's)."""
-        injected = openlineage.inject(
+    def _spark_conf(
+        self, context: Any, ref: TaskInstanceRef
+    ) -> tuple[dict[str, Any], ConfAdditions]:
+        """`conf` with OpenLineage's parent job and transport information, when asked for
+        (the provider's helpers read Airflow's context), and what the task run adds to it
+        (`task_run.amended_conf`): the event log, the Spark UI's path under Airflow."""
+        conf = openlineage.inject(
             self.conf,
             context,
-            parent_job=self.openlineage_inject_parent_job_info,
-            transport=self.openlineage_inject_transport_info,
+            parent_job=self.lineage.openlineage_inject_parent_job_info,
+            transport=self.lineage.openlineage_inject_transport_info,
         )
-        injected = event_log.with_event_log(injected, self._event_log())
-        ui = _task_ui(TaskInstanceRef.from_context(context))
-        # A Spark UI URL template means the deployment routes the UI its own way (an
-        # ingress): its links must stay as Spark makes them.
-        if not self._routes_ui(injected, ui.base):
-            return injected
-        if ui.reserved_segment():
-            self.log.warning(
-                "The Spark UI through Airflow: %r is a path segment Spark's UI scripts read as "
-                "their own proxy's, so its executors page may stay empty; rename the DAG or "
-                "task to avoid it",
-                ui.reserved_segment(),
-            )
-        return with_proxy_base(injected, ui.base)
-
-    def _resume_ui_base(self, context: Any) -> None:
-        """After a deferral: the UI goes through Airflow if the try published its target."""
-        base = _task_ui(TaskInstanceRef.from_context(context)).base
-        # Asked only where the submission would have routed it: Airflow logs a missing XCom
-        # as an error in the task log.
-        if not self._routes_ui(self.conf, base):
-            return
-        ti = context["ti"]
-        published = ti.xcom_pull(
-            task_ids=ti.task_id, key=SPARK_UI_XCOM_KEY, map_indexes=ti.map_index
-        )
-        if SparkUiTarget.from_xcom(published) is not None:
-            self._ui_base = base
+        chosen = self._event_log()
+        return conf, ConfAdditions(chosen, self._ui_route().base_for(conf, ref, self.log))
 
     def _event_log(self) -> event_log.EventLogChoice:
         """The event log folder and rolling size: the parameters, the connection's extras,
@@ -582,59 +168,34 @@ class SparkK8sSubmitOperator(BaseOperator):
             option: airflow_conf.get(CONFIG_SECTION, option, fallback=None)
             for option in (event_log.DIR_OPTION, event_log.ROLLING_OPTION)
         }
-        return event_log.choose(
-            self.event_log_dir, self.event_log_rolling_max_file_size, extras, config
-        )
-
-    def _routes_ui(self, conf: Mapping[str, Any], base: str) -> bool:
-        """Whether a submission of `conf` routes the UI's links through Airflow."""
-        if not self.spark_ui_proxy or SPARK_UI_TEMPLATE_KEY in self._link_templates():
-            return False
-        return proxied_by_us(with_proxy_base(conf, base), base)
-
-    def _remember_ui_target(self, submitted: Mapping[str, Any], ref: TaskInstanceRef) -> None:
-        """Where the driver's UI will be (its pod comes with the driver), if the submitted
-        conf routes the UI's links through Airflow."""
-        base = _task_ui(ref).base
-        routed = self.spark_ui_proxy and proxied_by_us(submitted, base)
-        self._ui_target = (
-            SparkUiTarget(self.kubernetes_conn_id, "", "", ui_port(submitted)) if routed else None
-        )
-        self._ui_base = base if routed else None
+        rolling = self.reporting.event_log_rolling_max_file_size
+        return event_log.choose(self.event_log_dir, rolling, extras, config)
 
     # ------------------------------------------------------------------ execute
 
     def _hook(self) -> SparkK8sHook:
         return SparkK8sHook(kubernetes_conn_id=self.kubernetes_conn_id)
 
-    def _upload_storage(self) -> SparkK8sUploadStorageHook:
-        return SparkK8sUploadStorageHook(self.upload_conn_id)
-
     @staticmethod
     def _driver_pods(hook: SparkK8sHook) -> DriverPods:
         return DriverPods(hook.get_client(), owns_client=True)
 
-    def _list_drivers(self, pods: DriverPods, ref: TaskInstanceRef, namespace: str) -> list[Pod]:
-        """Every driver pod this task instance ever submitted (any state)."""
-        return pods.list_pods(namespace, selector(ref))
-
-    def render_template(
-        self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None
-    ) -> Any:
-        """Airflow's rendering, except for values ending in a template extension that are not
-        template files: an absolute path is read from disk, anything else stays a string."""
-        if isinstance(content, str) and content.endswith(tuple(self.template_ext)):
-            import jinja2
-
-            env = jinja_env or self.get_template_env()
-            if os.path.isabs(content) and os.path.isfile(content):
-                with open(content) as handle:
-                    return self._render(env.from_string(handle.read()), context)
-            try:
-                env.get_template(content)
-            except jinja2.TemplateNotFound:
-                return self._render(env.from_string(content), context)
-        return super().render_template(content, context, jinja_env, seen_oids)
+    def _task_run(self, pods: DriverPods) -> TaskRun:
+        """The task run's phases over `pods`, with this task's groups of parameters."""
+        storage = SparkK8sUploadStorageHook(self.uploads.upload_conn_id)
+        factor = getattr(getattr(self, "retry_policy", None), "memory_factor", None)
+        return TaskRun(
+            pods,
+            self.following,
+            self.uploads,
+            uploads_conf=self.conf,
+            storage_for=storage.storage,
+            remove_uploads=storage.remove,
+            log=self.log,
+            metrics=airflow_metrics(),
+            # The retry policy's out-of-memory factor, when it has one (SparkK8sRetryPolicy).
+            memory_factor=float(factor) if isinstance(factor, (int, float)) else None,
+        )
 
     def execute(self, context: Any) -> Any:
         try:
@@ -656,89 +217,43 @@ class SparkK8sSubmitOperator(BaseOperator):
 
     def _execute(self, context: Any) -> Any:
         self.link_urls = {}  # none until a driver exists
-        self._warn_of_ignored_parameters()
-        self._warn_of_shadowed_timeouts()
+        self._warn_of_unused_parameters()
         ref = TaskInstanceRef.from_context(context)
         self._try_number = ref.try_number
         hook = self._hook()
-        conf = self._spark_conf(context)
+        conf, additions = self._spark_conf(context, ref)
         if self.render_only:
-            return self._dry_run(hook, ref, conf)
+            return self._dry_run(hook, ref, conf, additions)
         namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
         with self._driver_pods(hook) as pods:
             master = "k8s://" + pods.client.settings.server
-            policy = self._policy(hook)
-            task = self._task_submission(ref, namespace, master, conf, policy=policy)
-            first = task.plan(1)  # before any request: bad input fails here, nothing sent
-            self._queue_timeout = (kueue.queue_timeout_seconds(first.spark_conf),)
-            self._remember_ui_target(first.spark_conf, ref)
-            namespace_listed = first.rendered.namespace
-            kept = kept_result(pods, ref, namespace_listed, self.log)
-            if kept is not None:
-                return self._deliver_kept(context, ref, namespace_listed, kept)
-            drivers = self._list_drivers(pods, ref, namespace_listed)
-            memory = planned_memory(first.spark_conf, first.rendered.driver_pod, task.spark_version)
-            before, oom_drivers = None, out_of_memory_drivers(drivers)
-            factor = self._memory_factor()
-            if factor is not None and oom_drivers:  # this try is the out-of-memory retry
-                before, memory = memory, raised(memory, factor)
-                self.log.info(
-                    "Driver %s ran out of memory: submitting with %s (was %s)",
-                    oom_drivers[-1],
-                    memory.describe(),
-                    before.describe(),
-                )
-                task = self._task_submission(
-                    ref, namespace, master, conf, policy=policy, memory=memory
-                )
-                first = task.plan(1)
-            app = adopt_or_submit(
-                pods,
-                task,
-                first,
-                _listed_first(drivers, lambda: self._list_drivers(pods, ref, namespace_listed)),
-                reattach=self.reattach_on_restart,
-                storage_for=self._upload_storage().storage,
-                log=self.log,
-                remove_uploads=self._upload_storage().remove,
-                metrics=airflow_metrics(),
-            )
-            if before is not None and self.on_finish_action == "delete_pod":
-                for name in oom_drivers:  # kept for this retry only (see execute_complete)
-                    delete_driver(
-                        pods,
-                        app.namespace,
-                        name,
-                        remove_uploads=self._upload_storage().remove,
-                        log=self.log,
-                        keep_uploads=self.keep_uploaded_files,
-                        why="read for the memory retry",
-                    )
-        self._tracked = app
+            request = self._run_request(conf, additions, master, namespace, self._policy(hook))
+            started = self._task_run(pods).start(request, ref)
+        self._ui_target, self._ui_base = self._ui_route().target(started.submitted_conf, ref)
+        if isinstance(started, KeptResult):
+            return self._deliver_kept(context, ref, started)
+        app = self._tracked = started.app
         self._publish(context, app)
-        memory_used = memory_xcom(memory, before, factor)
         if self.deferrable:
-            self._defer(context, app, memory_used)
+            self._defer(context, app, started.driver_memory)
         event = self._wait_in_worker(app)
         return self.execute_complete(
-            context, event, application=app.to_kwargs(), driver_memory=memory_used
+            context, event, application=app.to_kwargs(), driver_memory=started.driver_memory
         )
 
-    def _deliver_kept(
-        self, context: Any, ref: TaskInstanceRef, namespace: str, kept: Undelivered
-    ) -> dict[str, Any]:
+    def _deliver_kept(self, context: Any, ref: TaskInstanceRef, kept: KeptResult) -> Any:
         """An earlier try's application succeeded and Airflow never recorded it (its stale
         event after a deferral, a worker lost at the end): deliver that result, do not run
         the application again."""
-        context["ti"].xcom_push(key=APPLICATION_XCOM_KEY, value=kept.application)
-        self._result_kept = (namespace, ref)
+        context["ti"].xcom_push(key=APPLICATION_XCOM_KEY, value=kept.kept.application)
+        self._result_kept = (kept.namespace, ref)
         self.log.info(
             "Spark application %s succeeded in try %d, but Airflow did not record that try's "
             "success: delivering its result instead of running the application again",
-            kept.application.get("application_id"),
-            kept.try_number,
+            kept.kept.application.get("application_id"),
+            kept.kept.try_number,
         )
-        return kept.returned
+        return kept.kept.returned
 
     def result_delivered(self, context: Any) -> None:
         """The success callback: drop the kept result once Airflow holds the task instance
@@ -760,45 +275,21 @@ class SparkK8sSubmitOperator(BaseOperator):
         with self._driver_pods(self._hook()) as pods:
             drop_result(pods, ref, namespace, self.log)
 
-    def _memory_factor(self) -> float | None:
-        """The retry policy's out-of-memory factor, when it has one (SparkK8sRetryPolicy)."""
-        factor = getattr(getattr(self, "retry_policy", None), "memory_factor", None)
-        return float(factor) if isinstance(factor, (int, float)) else None
-
-    def _warn_of_ignored_parameters(self) -> None:
-        """SparkSubmitOperator's parameters that have no role on Kubernetes: say so once."""
-        ignored = {
-            "conn_id": self.conn_id,
-            "spark_binary": self.spark_binary,
-            "yarn_queue": self.yarn_queue,
-        }
-        given = ", ".join(f"{name}={value!r}" for name, value in ignored.items() if value)
-        if given:
-            self.log.warning(
-                "Ignoring %s: there is no spark-submit and no Spark connection here. The "
-                "spark_k8s connection kubernetes_conn_id=%r gives the master (its API server) "
-                "and the default namespace (or set namespace=); Kubernetes has no YARN queue.",
-                given,
-                self.kubernetes_conn_id,
-            )
-
-    def _warn_of_shadowed_timeouts(self) -> None:
-        """A startup or run timeout that execution_timeout always ends first: say so once."""
-        for name in shadowed_timeouts(
-            self.startup_timeout, self.run_timeout, self.execution_timeout
-        ):
-            self.log.warning(
-                "%s=%gs never fires: execution_timeout=%s ends the try first (it counts from "
-                "the try's start, and fails the task without the driver's state); set %s "
-                "below it to fail with the driver's reason",
-                name,
-                getattr(self, name),
-                limit_text(self.execution_timeout),
-                name,
-            )
+    def _warn_of_unused_parameters(self) -> None:
+        """SparkSubmitOperator's parameters that have no role on Kubernetes, and a startup or
+        run timeout that execution_timeout always ends first: say so once."""
+        warning = self.ignored.warning(self.kubernetes_conn_id)
+        if warning:
+            self.log.warning("%s", warning)
+        for shadowed in self.following.shadowed_by(self.execution_timeout):
+            self.log.warning("%s", shadowed)
 
     def _dry_run(
-        self, hook: SparkK8sHook, ref: TaskInstanceRef, conf: Mapping[str, Any]
+        self,
+        hook: SparkK8sHook,
+        ref: TaskInstanceRef,
+        conf: Mapping[str, Any],
+        additions: ConfAdditions,
     ) -> dict[str, Any]:
         try:
             namespace = namespace_of(self.namespace, conf) or hook.get_namespace()
@@ -811,42 +302,18 @@ class SparkK8sSubmitOperator(BaseOperator):
             )
             namespace = namespace_of(self.namespace, conf) or "default"
             master = IN_CLUSTER_MASTER
-        policy = self._dry_run_policy(hook)
-        planned = self._task_submission(ref, namespace, master, conf, policy=policy).plan(1)
-        preview = submission.dry_run(planned)
-        for warning in planned.conf_key_warnings:
-            self.log.warning("%s", warning)
-        if preview.policy:
-            self.log.info("Dry run: %s", preview.policy)
-        for upload in preview.uploads:
-            self.log.info("Dry run: would upload %s to %s", upload.source, upload.target)
-        rendered = planned.rendered
-        self.log.info(
-            "Dry run: %d objects of application %s, nothing sent:\n%s",
-            len(preview.objects),
-            rendered.app_id,
-            preview.yaml,
-        )
-        return {
-            "dry_run": True,
-            "spark_version": self.spark_line().version,
-            "application_id": rendered.app_id,
-            "namespace": rendered.namespace,
-            "driver_pod": rendered.driver_pod_name,
-            "objects": [f"{o.get('kind')}/{o['metadata'].get('name')}" for o in preview.objects],
-        }
+        policy = self._policy(hook, dry_run=True)
+        return dry_run(self._run_request(conf, additions, master, namespace, policy), ref, self.log)
 
-    def _policy(self, hook: SparkK8sHook) -> Policy | None:
-        """The platform policy: the connection's `policy` extra, else `[sparkk8s] policy`."""
-        extra = hook.get_connection(self.kubernetes_conn_id).extra_dejson
-        return policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
-
-    def _dry_run_policy(self, hook: SparkK8sHook) -> Policy | None:
-        """`_policy`, or `[sparkk8s] policy` alone when the connection cannot be read (a dry
-        run needs no cluster); a policy that does not parse fails either way."""
+    def _policy(self, hook: SparkK8sHook, *, dry_run: bool = False) -> Policy | None:
+        """The platform policy: the connection's `policy` extra, else `[sparkk8s] policy`. A
+        dry run needs no cluster: without the connection, `[sparkk8s]`'s alone. A policy that
+        does not parse fails either way."""
         try:
             extra = hook.get_connection(self.kubernetes_conn_id).extra_dejson
-        except Exception as error:  # noqa: BLE001 - the dry run goes on without the connection
+        except Exception as error:
+            if not dry_run:
+                raise
             self.log.warning("Dry run: the policy from [sparkk8s] only: %s", error)
             extra = {}
         return policy_from_connection(self.kubernetes_conn_id, extra, configured_policy())
@@ -859,7 +326,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         if self._ui_target is not None:
             target = replace(self._ui_target, namespace=app.namespace, driver_pod=app.driver_pod)
             ti.xcom_push(key=SPARK_UI_XCOM_KEY, value=target.to_xcom())
-        self.link_urls = self._link_urls(app)
+        self.link_urls = self._ui_route().link_urls(app, self._ui_base)
         for key, url in self.link_urls.items():
             ti.xcom_push(key=key, value=url)
 
@@ -873,26 +340,19 @@ class SparkK8sSubmitOperator(BaseOperator):
         except Exception:  # noqa: BLE001 - see the docstring
             return {}
 
-    def _link_templates(self) -> dict[str, str]:
-        """The URL templates the connection's extras or `[sparkk8s]` configure."""
-        # Links are a convenience: an unreadable connection never fails the task for them.
-        return link_templates(self._connection_extras(), configured_templates())
+    def _ui_route(self) -> SparkUiRoute:
+        """The Spark UI's route and the links, as the connection or `[sparkk8s]` configure
+        them (links are a convenience: an unreadable connection never fails the task)."""
+        templates = link_templates(self._connection_extras(), configured_templates())
+        return SparkUiRoute(self.reporting.spark_ui_proxy, templates, self.kubernetes_conn_id)
 
-    def _link_urls(self, app: TrackedApplication) -> dict[str, str]:
-        """{link XCom key: URL} for the configured URL templates."""
-        values = {
-            "namespace": app.namespace,
-            "driver_pod": app.driver_pod,
-            "application_id": app.application_id,
-            "submission_id": app.submission_id,
-            "conn_id": self.kubernetes_conn_id,
-        }
-        templates = self._link_templates()
-        if self._ui_base is not None and SPARK_UI_TEMPLATE_KEY not in templates:
-            # No UI of the deployment's own: the one through Airflow (plugins/spark_ui.py).
-            origin = urlsplit(_api_base_url())._replace(path="", query="", fragment="")
-            templates[SPARK_UI_TEMPLATE_KEY] = urlunsplit(origin) + self._ui_base + "/"
-        return link_urls(templates, values)
+    def _connection_or_config(self, option: str) -> str | None:
+        """The connection's extra `option`, else `[sparkk8s] option` (None when empty)."""
+        extras = self._connection_extras()
+        for value in (extras.get(option), airflow_conf.get(CONFIG_SECTION, option, fallback=None)):
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
 
     # ------------------------------------------------------------------ waiting
 
@@ -911,7 +371,6 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         if timeout is not None and timeout <= timedelta(0):
             self._fail_by_execution_timeout(context)
-
         self.log.info("Deferring: the triggerer follows %s from here", app.submission_id)
         if not KILL_WHILE_DEFERRED_REACHES_TRIGGER:
             self.log.warning(
@@ -930,14 +389,14 @@ class SparkK8sSubmitOperator(BaseOperator):
                 kubernetes_conn_id=self.kubernetes_conn_id,
                 driver_pod_name=app.driver_pod,
                 driver_container=app.driver_container,
-                startup_timeout=self.startup_timeout,
-                run_timeout=self.run_timeout,
-                queue_timeout=self._queue_timeout_seconds(app),
+                startup_timeout=self.following.startup_timeout,
+                run_timeout=self.following.run_timeout,
+                queue_timeout=app.queue_timeout,
                 start_time=app.submitted_at,
-                stream_logs=self.get_logs,
+                stream_logs=self.following.get_logs,
                 delete_on_kill=True,
-                upload_conn_id=self.upload_conn_id,
-                keep_uploaded_files=self.keep_uploaded_files,
+                upload_conn_id=self.uploads.upload_conn_id,
+                keep_uploaded_files=self.uploads.keep_uploaded_files,
                 try_number=self._try_number,
             ),
             method_name="execute_complete",
@@ -945,54 +404,9 @@ class SparkK8sSubmitOperator(BaseOperator):
             timeout=timeout,
         )
 
-    def _queue_timeout_seconds(self, app: TrackedApplication) -> float | None:
-        """The submitted conf's `spark.kubernetes.kueue.queueTimeout` (a policy may pin it);
-        on a resume in a new process, what the submission recorded in `app`; for a driver
-        found by its labels alone, `conf` with the policy's pins, as it was submitted."""
-        if self._queue_timeout is not None:
-            return self._queue_timeout[0]
-        if app.queue_timeout is not None or not app.adopted:
-            return app.queue_timeout
-        return kueue.queue_timeout_seconds(apply_pins(self._policy(self._hook()), self.conf))
-
     def _wait_in_worker(self, app: TrackedApplication) -> dict[str, Any]:
-        """Follow the application's pods by watch until the follower ends it (the trigger's
-        rules); the clock is read at least every poll_interval."""
-        spec = FollowSpec(
-            app.application_id,
-            app.namespace,
-            app.driver_pod,
-            app.driver_container,
-            start_time=datetime.fromisoformat(app.submitted_at).timestamp(),
-            startup_timeout=self.startup_timeout,
-            run_timeout=self.run_timeout,
-            queue_timeout=self._queue_timeout_seconds(app),
-        )
-        with self._driver_pods(self._hook()) as driver_pods:
-            step = follow_application(
-                driver_pods,
-                spec,
-                stop=self._stop,
-                on_transition=lambda state: self.log.info(
-                    "Spark application %s: %s", app.application_id, state.describe()
-                ),
-                on_look=self._metrics_of_look(app),
-                window_seconds=math.ceil(self.poll_interval),
-            )
-        assert step.final is not None  # follow_application returns the step that ends
-        return step.final
-
-    def _metrics_of_look(self, app: TrackedApplication) -> OnLook | None:
-        """The worker-side wait's metrics, the trigger's own (application/metrics.py)."""
-        metrics = airflow_metrics()
-        if not metrics.enabled:
-            return None
-        tags = task_tags(app.namespace, self.dag_id, self.task_id)
-
-        def on_look(before: ApplicationState | None, step: Step) -> None:
-            send(metrics, look_metrics(before, step, app.driver_container), tags)
-
-        return on_look
+        with self._driver_pods(self._hook()) as pods:
+            return self._task_run(pods).wait(app, self._stop, (self.dag_id, self.task_id))
 
     # ------------------------------------------------------------------ completion
 
@@ -1004,67 +418,38 @@ class SparkK8sSubmitOperator(BaseOperator):
         driver_memory: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         ti = context["ti"]
-        if application is None:  # dag.test() resumes with the event only
-            application = ti.xcom_pull(
-                task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
-            )
-        app = TrackedApplication.from_kwargs(application) if application else None
-        # The trigger streamed the driver log, unless its event never came.
-        streamed = self.deferrable and self.get_logs
-        if app is not None and event is not None and _of_another_application(event, app):
-            # A cleared try's old trigger can fire (its driver deleted by this try) and
-            # resume this try: that event is not this application's end.
-            self.log.info(
-                "Ignoring the event of application %s (an earlier try's); following %s",
-                event.get("application_id"),
-                app.application_id,
-            )
-            event = None
-        if app is None or event is None or not is_complete_event(event):
-            app, event = self._resume_without_event(context, app, event)
-            streamed = False
-        self._tracked = app
+        ref = TaskInstanceRef.from_context(context)
+        app, event, streamed = self._final_event(context, ref, event, application)
+        self._tracked = app = self._recorded(app)
         if self.link_urls is None:  # resumed in a new process
-            self._resume_ui_base(context)
-            self.link_urls = self._link_urls(app)
+            route = self._ui_route()
+            self._ui_base = route.resumed_base(context, self.conf)
+            self.link_urls = route.link_urls(app, self._ui_base)
+        another_try = retries_left(getattr(ti, "try_number", 1), getattr(ti, "max_tries", 0))
         with self._driver_pods(self._hook()) as pods:
-            if needs_driver_exception(event):
-                exception = completion.driver_exception(pods, app, self.log)
-                if exception:
-                    event = {**event, "driver_exception": exception}
-            outcome = report(app, event, datetime.now(UTC))
-            outcome.xcom["spark_version"] = self.spark_line().version
-            outcome.xcom["driver_memory"] = dict(driver_memory) if driver_memory else None
-            memory_raised = bool(driver_memory and "raised_from" in driver_memory)
-            keep_for_retry = self._keep_for_memory_retry(outcome.kind, memory_raised, ti)
-            if self.get_logs and not streamed and event.get("state") != "unknown":
-                completion.log_driver_tail(pods, app, self.log_tail_lines, self.log)
-            application_xcom = {**app.to_kwargs(), **outcome.xcom}
-            ti.xcom_push(key=APPLICATION_XCOM_KEY, value=application_xcom)
-            if outcome.succeeded:  # kept until Airflow records the success
-                ref = TaskInstanceRef.from_context(context)
-                if keep_result(pods, ref, app.namespace, application_xcom, outcome.xcom, self.log):
-                    self._result_kept = (app.namespace, ref)
-            if keep_for_retry:
-                self.log.info(
-                    "Keeping driver pod %s: it ran out of memory, and the retry reads it",
-                    app.submission_id,
-                )
-            elif should_delete_driver(self.on_finish_action, event):
-                self.log.info(
-                    "Deleting driver pod %s (%s)",
-                    app.submission_id,
-                    deletion_reason(self.on_finish_action, event),
-                )
-                self._delete_driver(pods, app)
-            else:
-                self.log.info(
-                    "Keeping driver pod %s (%s)", app.submission_id, self.on_finish_action
-                )
-        completion.warn_of_history_server(
-            self._connection_or_config(HISTORY_SERVER_URL_OPTION), self.log
-        )
-        self._push_run_summary(ti, app, event)
+            ended = self._task_run(pods).finish(
+                app,
+                event,
+                ref,
+                driver_memory=driver_memory,
+                streamed=streamed,
+                retries_left=another_try,
+                publish=lambda value: ti.xcom_push(key=APPLICATION_XCOM_KEY, value=value),
+            )
+        if ended.result_kept:
+            self._result_kept = (app.namespace, ref)
+        history_server = self._connection_or_config(HISTORY_SERVER_URL_OPTION)
+        completion.warn_of_history_server(history_server, self.log)
+        if self.reporting.run_summary:
+            summary = read_summary(
+                history_server, app, event, self.log, conn_id=self.kubernetes_conn_id
+            )
+            if summary is not None:
+                ti.xcom_push(key=run_summary.XCOM_KEY, value=summary.to_xcom())
+        return self._result(ended.report, app, memory_raised=ended.memory_raised)
+
+    def _result(self, outcome: Report, app: TrackedApplication, *, memory_raised: bool) -> Any:
+        """The XCom of a success, else the typed failure raised."""
         self._cost = outcome.xcom.get("cost")
         if self._cost:
             self.log.info("%s", cost_line(self._cost))
@@ -1081,41 +466,45 @@ class SparkK8sSubmitOperator(BaseOperator):
         )
         return outcome.xcom
 
-    def _push_run_summary(self, ti: Any, app: TrackedApplication, event: Mapping[str, Any]) -> None:
-        """The run summary from the History Server, into the task log and XCom
-        `run_summary`, when the driver ran with an event log and a server is configured.
-        Never fails the task: the application's outcome is decided already."""
-        if not self.run_summary or not run_summary.worth_reading(event):
-            return
-        if not event_log.enabled(self._spark_conf_logged()):
-            return
-        url = self._connection_or_config(HISTORY_SERVER_URL_OPTION)
-        if url is None:
-            self.log.info(
-                "No run summary: the event log is on, but no History Server is configured "
-                "(history_server_url on connection %r or in [sparkk8s])",
-                self.kubernetes_conn_id,
+    def _final_event(
+        self,
+        context: Any,
+        ref: TaskInstanceRef,
+        event: Mapping[str, Any] | None,
+        application: Mapping[str, Any] | None,
+    ) -> tuple[TrackedApplication, Mapping[str, Any], bool]:
+        """The application and its final event, and whether the trigger streamed its log."""
+        ti = context["ti"]
+        if application is None:  # dag.test() resumes with the event only
+            application = ti.xcom_pull(
+                task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
             )
-            return
-        try:
-            summary = read_run_summary(url_fetcher(url), app.application_id)
-        except Exception as error:  # noqa: BLE001 - a summary is a convenience
-            self.log.warning("No run summary of %s: %s", app.application_id, error)
-            return
-        self.log.info("%s", run_summary.table(summary))
-        ti.xcom_push(key=run_summary.XCOM_KEY, value=summary.to_xcom())
+        app = TrackedApplication.from_kwargs(application) if application else None
+        # The trigger streamed the driver log, unless its event never came.
+        streamed = self.deferrable and self.following.get_logs
+        if app is not None and event is not None and of_another_application(event, app):
+            self.log.info(
+                "Ignoring the event of application %s (an earlier try's); following %s",
+                event.get("application_id"),
+                app.application_id,
+            )
+            event = None
+        if app is None or event is None or not is_complete_event(event):
+            app, event = self._resume_without_event(context, ref, app, event)
+            streamed = False
+        return app, event, streamed
 
-    def _spark_conf_logged(self) -> dict[str, Any]:
-        """`conf` with the event log keys it was submitted with (a resume has no plan)."""
-        return event_log.with_event_log(self.conf, self._event_log())
-
-    def _connection_or_config(self, option: str) -> str | None:
-        """The connection's extra `option`, else `[sparkk8s] option` (None when empty)."""
-        extras = self._connection_extras()
-        for value in (extras.get(option), airflow_conf.get(CONFIG_SECTION, option, fallback=None)):
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-        return None
+    def _recorded(self, app: TrackedApplication) -> TrackedApplication:
+        """`app` as its submission recorded it (`task_run.recorded`). A driver found by its
+        labels alone, or recorded before the record held these, has none: its Spark line,
+        event log and queue timeout are worked out from the task's parameters as they were
+        submitted (the only place that works them out again)."""
+        if app.spark_version is not None:
+            return app
+        logged = event_log.with_event_log(self.conf, self._event_log())
+        return replace(
+            app, spark_version=self.spark_line().version, event_log=event_log.enabled(logged)
+        )
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage's extractor asks when the task ends: the `sparkk8s_cost` run facet."""
@@ -1124,21 +513,12 @@ class SparkK8sSubmitOperator(BaseOperator):
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
         return openlineage.cost_lineage(self._cost)
 
-    def _keep_for_memory_retry(self, kind: str, memory_raised: bool, ti: Any) -> bool:
-        """An out-of-memory driver stays for the retry that raises the memory (the retry's
-        only way to know: XCom is cleared between tries), when one can follow."""
-        retries_left = int(getattr(ti, "try_number", 1) or 1) <= int(
-            getattr(ti, "max_tries", 0) or 0
-        )
-        return (
-            kind == "out_of_memory"
-            and not memory_raised
-            and self._memory_factor() is not None
-            and retries_left
-        )
-
     def _resume_without_event(
-        self, context: Any, app: TrackedApplication | None, event: Any
+        self,
+        context: Any,
+        ref: TaskInstanceRef,
+        app: TrackedApplication | None,
+        event: Any,
     ) -> tuple[TrackedApplication, Mapping[str, Any]]:
         """The trigger's event is missing or partial (the process that ran the trigger was
         killed, and the task instance runs again): find the driver, then report it or follow
@@ -1146,22 +526,19 @@ class SparkK8sSubmitOperator(BaseOperator):
         self.log.warning(
             "Resumed without the trigger's final event (got %r); looking the driver up", event
         )
-        ref = TaskInstanceRef.from_context(context)
         self._try_number = ref.try_number
         hook = self._hook()
         with self._driver_pods(hook) as pods:
-            if app is not None:
-                app_pods = pods.list_pods(app.namespace, application_selector(app.application_id))
-                decision = decide_resume(app, app_pods, ())
-            else:
-                namespace = namespace_of(self.namespace, self.conf) or hook.get_namespace()
-                decision = decide_resume(None, (), self._list_drivers(pods, ref, namespace))
-        if isinstance(decision, Missing):
-            raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
+            decision = self._task_run(pods).resume(
+                app, ref, lambda: namespace_of(self.namespace, self.conf) or hook.get_namespace()
+            )
         if isinstance(decision, Finished):
             self.log.info("Driver %s has finished: reporting it", decision.app.submission_id)
             return decision.app, decision.event
-        found = decision.app
+        found = self._recorded(decision.app)
+        if found.queue_timeout is None and found.adopted:  # no record: `conf`, pinned
+            pinned = apply_pins(self._policy(hook), self.conf)
+            found = replace(found, queue_timeout=kueue.queue_timeout_seconds(pinned))
         self.log.info("Following driver %s again", found.submission_id)
         self._tracked = found
         self._publish(context, found)
@@ -1185,27 +562,7 @@ class SparkK8sSubmitOperator(BaseOperator):
         if app is None:
             return
         with self._driver_pods(self._hook()) as pods:
-            self._delete_driver(pods, app, why="task killed", kill_of_try=self._try_number)
-
-    def _delete_driver(
-        self,
-        pods: DriverPods,
-        app: TrackedApplication,
-        why: str = "",
-        kill_of_try: int | Unguarded | None = UNGUARDED,
-    ) -> None:
-        """The driver pod and, unless keep_uploaded_files, what its submission uploaded; a
-        kill (`kill_of_try`) spares a driver a newer try owns."""
-        completion.delete_driver(
-            pods,
-            app,
-            self._upload_storage(),
-            self.conf,
-            keep_uploads=self.keep_uploaded_files,
-            log=self.log,
-            why=why,
-            kill_of_try=kill_of_try,
-        )
+            self._task_run(pods).delete(app, why="task killed", kill_of_try=self._try_number)
 
     # ------------------------------------------------------------------ execution_timeout
 
@@ -1227,60 +584,8 @@ class SparkK8sSubmitOperator(BaseOperator):
         limit = f"execution_timeout={limit_text(self.execution_timeout)}"
         if not stored:
             raise TaskDeferralTimeout(f"{limit} passed while deferred (no driver was recorded)")
-        app = TrackedApplication.from_kwargs(stored)
-        self._tracked = app
-        now = datetime.now(UTC)
-        message = (
-            f"{limit} passed while deferred: Spark application {app.application_id} "
-            f"(driver pod {app.submission_id}) ran for {ran_for(app.submitted_at, now)} and "
-            "was deleted"
-        )
+        app = self._tracked = TrackedApplication.from_kwargs(stored)
         with self._driver_pods(self._hook()) as pods:
-            self._delete_driver(pods, app, why="execution_timeout")
-        ti.xcom_push(
-            key=APPLICATION_XCOM_KEY,
-            value={
-                **app.to_kwargs(),
-                "status": "failed",
-                "reason": "ExecutionTimeout",
-                "message": message,
-            },
-        )
+            message, xcom = self._task_run(pods).fail_on_timeout(app, limit)
+        ti.xcom_push(key=APPLICATION_XCOM_KEY, value=xcom)
         raise TaskDeferralTimeout(message)
-
-
-def _api_base_url() -> str:
-    return airflow_conf.get("api", "base_url", fallback="") or ""
-
-
-def _task_ui(ref: TaskInstanceRef) -> TaskInstanceUi:
-    """The task instance's Spark UI path, under the path Airflow is served at."""
-    root = root_path(_api_base_url())
-    return TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index, root=root)
-
-
-def _listed_first(
-    drivers: Sequence[Pod], relist: Callable[[], Sequence[Pod]]
-) -> Callable[[], Sequence[Pod]]:
-    """The drivers listed already (the memory retry read them), then fresh lists: the
-    adoption's first decision costs no second request."""
-    pending = [drivers]
-    return lambda: pending.pop() if pending else relist()
-
-
-def _of_another_application(event: Mapping[str, Any], app: TrackedApplication) -> bool:
-    other = event.get("application_id")
-    return bool(other) and other != app.application_id
-
-
-def _callbacks(given: Any) -> list[Any]:
-    """A task's callbacks as a list (Airflow takes one, a list, or None)."""
-    if given is None:
-        return []
-    return list(given) if isinstance(given, (list, tuple)) else [given]
-
-
-def _result_delivered(context: Any) -> None:
-    task = context.get("task")
-    if isinstance(task, SparkK8sSubmitOperator):
-        task.result_delivered(context)

@@ -8,6 +8,8 @@ the server has (an application still listed as in progress is summarized as it i
 
 Plain HTTP to a URL the workers reach (a Service's cluster address, an ingress): the
 History Server is not the API server, so the kube client is not the one to call it.
+`read_summary` is the task run's: the summary of an ended driver for the task log, never a
+failure of the task.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -25,7 +27,11 @@ from airflow_provider_sparkk8s.application.run_summary import (
     last_attempt_id,
     slowest_stage,
     summarize,
+    table,
+    worth_reading,
 )
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.services.submission import Log
 
 FetchJson = Callable[[str], Any]
 DEFAULT_WAIT_SECONDS = 60.0
@@ -126,3 +132,32 @@ def read_run_summary(
     except (OSError, ValueError) as error:
         raise HistoryUnavailable(f"reading application {app_id}: {error}") from error
     return summarize(application, jobs, stages, executors, task_summary)
+
+
+def read_summary(
+    url: str | None,
+    app: TrackedApplication,
+    event: Mapping[str, Any],
+    log: Log,
+    *,
+    conn_id: str,
+) -> RunSummary | None:
+    """The run summary from the History Server at `url`, logged as a table, when the driver
+    ran with an event log. Never fails the task: the application's outcome is decided
+    already (a failure to read it only warns)."""
+    if not worth_reading(event) or not app.event_log:
+        return None
+    if url is None:
+        log.info(
+            "No run summary: the event log is on, but no History Server is configured "
+            "(history_server_url on connection %r or in [sparkk8s])",
+            conn_id,
+        )
+        return None
+    try:
+        summary = read_run_summary(url_fetcher(url), app.application_id)
+    except Exception as error:  # noqa: BLE001 - a summary is a convenience
+        log.warning("No run summary of %s: %s", app.application_id, error)
+        return None
+    log.info("%s", table(summary))
+    return summary

@@ -7,11 +7,15 @@ import pytest
 from airflow_provider_sparkk8s.application.memory_retry import (
     DriverMemory,
     check_factor,
+    keep_for_retry,
     memory_xcom,
     out_of_memory_drivers,
     planned_memory,
     raised,
+    retries_left,
+    with_memory,
 )
+from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.errors import SparkConfError
 from tests.monitoring.pod_builders import pod, terminated
 
@@ -69,3 +73,26 @@ def test_the_xcom_records_both_sizes_on_a_memory_retry():
         "raised_from": before.conf(),
         "factor": 2.0,
     }
+
+
+def test_the_retrys_sizes_win_over_the_tasks_own():
+    given = SubmitParameters(conf={"spark.driver.memory": "1g", "spark.k": "v"}, driver_memory="1g")
+    retried = with_memory(given, DriverMemory(1536, 576))
+    assert retried.driver_memory == "1536m"
+    assert retried.conf == {
+        "spark.driver.memory": "1536m",
+        "spark.driver.memoryOverhead": "576m",
+        "spark.k": "v",
+    }
+
+
+def test_an_out_of_memory_driver_stays_only_for_a_retry_that_raises_the_memory():
+    assert keep_for_retry("out_of_memory", False, 1.5, retries_left=True)
+    assert not keep_for_retry("out_of_memory", True, 1.5, retries_left=True)  # raised already
+    assert not keep_for_retry("out_of_memory", False, None, retries_left=True)  # no factor
+    assert not keep_for_retry("out_of_memory", False, 1.5, retries_left=False)
+    assert not keep_for_retry("application_error", False, 1.5, retries_left=True)
+
+
+def test_another_try_follows_while_the_try_number_is_within_max_tries():
+    assert retries_left(1, 1) and not retries_left(2, 1) and not retries_left(None, None)

@@ -73,3 +73,11 @@ def test_no_driver_at_all_is_a_clear_failure():
     decision = decide_resume(None, [], [])
     assert isinstance(decision, Missing)
     assert "no driver pod to adopt or report on" in decision.reason
+
+
+def test_an_event_naming_another_application_is_not_this_ones_end():
+    from airflow_provider_sparkk8s.application.resume import of_another_application
+
+    assert of_another_application({"application_id": "spark-old"}, APP)
+    assert not of_another_application({"application_id": APP.application_id}, APP)
+    assert not of_another_application({}, APP)  # an event that names none is taken as this one's

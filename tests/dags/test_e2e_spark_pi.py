@@ -10,8 +10,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SAME = (
     "image", "spark_version", "application", "name", "driver_memory", "executor_memory",
-    "num_executors", "conf", "deferrable", "startup_timeout", "run_timeout", "on_finish_action",
-)  # fmt: skip
+    "num_executors", "conf", "deferrable", "following",
+)  # fmt: skip  # following: startup_timeout, run_timeout, on_finish_action, ...
 
 
 def _task(path: Path, dag_id: str):  # type: ignore[no-untyped-def]

@@ -757,7 +757,7 @@ def _summary_of(fetch_log: list[str]):  # type: ignore[no-untyped-def]
 def test_the_run_summary_goes_to_the_log_and_the_xcom_when_a_history_server_is_set(
     cluster, monkeypatch, capfd
 ):
-    from airflow_provider_sparkk8s.operators import spark_k8s as module
+    from airflow_provider_sparkk8s.services import history_server as module
 
     asked: list[str] = []
     urls: list[str] = []
@@ -780,7 +780,7 @@ def test_the_run_summary_goes_to_the_log_and_the_xcom_when_a_history_server_is_s
 def test_no_run_summary_without_an_event_log_or_a_server_and_a_failure_only_warns(
     cluster, monkeypatch, capfd
 ):
-    from airflow_provider_sparkk8s.operators import spark_k8s as module
+    from airflow_provider_sparkk8s.services import history_server as module
     from airflow_provider_sparkk8s.services.history_server import HistoryUnavailable
 
     asked: list[str] = []

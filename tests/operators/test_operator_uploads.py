@@ -220,7 +220,7 @@ def test_openlineage_parent_and_transport_reach_the_drivers_properties(
 def test_without_the_switches_nothing_is_injected(cluster, dag_folder):
     cluster.on_list = progress(driver_status("finished"))
     operator = operator_in_dag(dag_folder, application="local:///opt/app/etl.py", py_files=None)
-    assert operator.openlineage_inject_parent_job_info is False
+    assert operator.lineage.openlineage_inject_parent_job_info is False
     operator.execute(context())
     assert not [k for k in properties(cluster) if k.startswith("spark.openlineage")]
 

@@ -93,7 +93,7 @@ def test_the_operator_fails_within_a_minute_not_retried_naming_the_image_and_the
 ) -> None:
     missing = image(registry, "missing")
     task = operator("missing", missing, real_namespace, connection_for(monkeypatch, real_submitter))
-    assert task.startup_timeout == 600  # the default: the wait this replaces
+    assert task.following.startup_timeout == 600  # the default: the wait this replaces
     ti = FakeTaskInstance(task_id="missing")
     started = time.monotonic()
     with pytest.raises(ConfigurationError) as raised:

@@ -23,8 +23,8 @@ from airflow_provider_sparkk8s.application.task_identity import (
 )
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.operators.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.services.uploader import Storage
 from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, DriverConf, MainAppResource
 from airflow_provider_sparkk8s.submission.features.executor_decommission import (

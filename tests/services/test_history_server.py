@@ -3,16 +3,21 @@ REST API: the wait for the application to complete, the paths asked, the errors.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.services import history_server
 from airflow_provider_sparkk8s.services.history_server import (
     HistoryUnavailable,
     read_run_summary,
     read_spark_version,
+    read_summary,
     wait_for_application,
 )
+from airflow_provider_sparkk8s.services.task_run import recorded
 
 STAGE = {
     "stageId": 3,
@@ -107,3 +112,26 @@ def test_an_unreachable_server_is_no_version():
         raise ValueError("Expecting value")
 
     assert read_spark_version(refused) is None and read_spark_version(not_json) is None
+
+
+APP = TrackedApplication(
+    "spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z"
+)
+LOGGER = "sparkk8s.test.run_summary"
+LOG_OF_RUN = logging.getLogger(LOGGER)
+
+
+def test_the_run_summary_is_read_only_with_an_event_log_and_a_server(monkeypatch, caplog):
+    caplog.set_level(logging.INFO, LOGGER)
+    ended = {"status": "success", "state": "succeeded", "exit_code": 0}
+    assert read_summary("http://history:18080", APP, ended, LOG_OF_RUN, conn_id="c") is None
+    logged = recorded(APP, "3.5.1", {"spark.eventLog.enabled": "true"})
+    assert read_summary(None, logged, ended, LOG_OF_RUN, conn_id="spark_a") is None
+    assert "history_server_url on connection 'spark_a'" in caplog.text
+
+    def unavailable(fetch: Any, app_id: str) -> Any:
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(history_server, "read_run_summary", unavailable)
+    assert read_summary("http://history:18080", logged, ended, LOG_OF_RUN, conn_id="c") is None
+    assert "No run summary of spark-abc: connection refused" in caplog.text

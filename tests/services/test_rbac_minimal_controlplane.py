@@ -35,8 +35,7 @@ from airflow_provider_sparkk8s.errors import SparkK8sError
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.retries import RetryPolicy
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.operators import completion
-from airflow_provider_sparkk8s.services import result_delivery
+from airflow_provider_sparkk8s.services import completion, result_delivery
 from airflow_provider_sparkk8s.services.following import follow_application
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from airflow_provider_sparkk8s.submission.kueue import QUEUE_NAME_KEY, QUEUE_TIMEOUT_KEY

@@ -1,5 +1,6 @@
-"""The operator's parameters are declared once: its signature, with SparkSubmitOperator's
-kept as SubmitParameters' fields; the attributes, the core's input and the docs follow."""
+"""The operator's parameters are declared once (operators/spark_k8s_parameters.py): its
+signature, with SparkSubmitOperator's kept as SubmitParameters' fields; the attributes, the core's
+input and the docs follow."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """After the driver ends: its log's tail and exception line, its deletion with its uploads,
-and the History Server's known vulnerabilities.
+and the History Server's known vulnerabilities (the task run's last phase, `task_run`).
 
 The reads and the uploads' removal are best effort: the application's result stands
 whatever they meet, so a failure becomes a warning in the task log. Every path of the
 operator that deletes its driver (the end, a kill, execution_timeout) calls `delete_driver`.
+No Airflow: the upload storage comes in as its `remove` (the upload storage hook's).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Mapping
 
 from airflow_provider_sparkk8s.application import history_advisories
 from airflow_provider_sparkk8s.application.tracked import TrackedApplication
-from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
 from airflow_provider_sparkk8s.services import driver_removal
 from airflow_provider_sparkk8s.services.history_server import (
@@ -50,7 +50,7 @@ def log_driver_tail(pods: DriverPods, app: TrackedApplication, lines: int, log: 
 def delete_driver(
     pods: DriverPods,
     app: TrackedApplication,
-    storage: SparkK8sUploadStorageHook,
+    remove_uploads: driver_removal.RemoveUploads,
     spark_conf: Mapping[str, str],
     *,
     keep_uploads: bool,
@@ -59,13 +59,13 @@ def delete_driver(
     kill_of_try: int | driver_removal.Unguarded | None = driver_removal.UNGUARDED,
 ) -> bool:
     """Delete the driver pod and the files its submission uploaded (unless `keep_uploads`);
-    `spark_conf`: the conf the upload storage is read from. False when the pod was gone, or
-    a kill (`kill_of_try`) spared it for the newer try that owns it."""
+    `spark_conf`: the conf the upload storage (`remove_uploads`) is read from. False when
+    the pod was gone, or a kill (`kill_of_try`) spared it for the newer try that owns it."""
     return driver_removal.delete_driver(
         pods,
         app.namespace,
         app.driver_pod,
-        remove_uploads=storage.remove,
+        remove_uploads=remove_uploads,
         log=log,
         uploads=driver_removal.Uploads(app.uploaded_dirs, spark_conf),
         keep_uploads=keep_uploads,

@@ -1,7 +1,7 @@
-"""The History Server's known vulnerabilities in the task log (operators/completion.py's
+"""The History Server's known vulnerabilities in the task log (services/completion.py's
 `warn_of_history_server`), over real HTTP: a test server on loopback answering
 `/api/v1/version` with the version it is given (the warning path: the machine's real History
-Servers are all fixed releases, see test_history_server_warning_real.py), a port nobody
+Servers are all fixed releases, see test_completion_real.py), a port nobody
 listens on, and the operator's whole run through the fake cluster (one warning per task)."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from airflow_provider_sparkk8s.operators.completion import warn_of_history_server
+from airflow_provider_sparkk8s.services.completion import warn_of_history_server
 from testenv.harness.loopback import LoopbackServer
+from tests.operators.conftest import cluster  # noqa: F401 - the operator's fake cluster
 from tests.operators.fakes import FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import context, make_operator, progress
 
@@ -93,7 +94,7 @@ def test_an_unreachable_server_or_none_configured_warns_of_nothing(caplog):
     assert _warnings(caplog) == []
 
 
-def test_the_operator_warns_once_per_task_after_its_driver_ends(cluster, vulnerable, capfd):
+def test_the_operator_warns_once_per_task_after_its_driver_ends(cluster, vulnerable, capfd):  # noqa: F811
     cluster.hook.extra = {"history_server_url": vulnerable.url}  # type: ignore[attr-defined]
     cluster.on_list = progress(driver_status("running"), driver_status("finished"))
     capfd.readouterr()

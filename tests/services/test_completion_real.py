@@ -3,7 +3,7 @@
 The machine holds only fixed releases (the parity cache's pyspark 3.5.9, 4.0.5, 4.1.4, 4.2.1
 and 4.3.0), so the real server shows the check reading the version Spark's own REST API
 reports and staying quiet; the warning path runs against a loopback server answering a
-vulnerable version (test_history_server_warning.py)."""
+vulnerable version (test_completion.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_sparkk8s.operators.completion import warn_of_history_server
+from airflow_provider_sparkk8s.services.completion import warn_of_history_server
 from airflow_provider_sparkk8s.services.history_server import read_spark_version, url_fetcher
 from testenv.history_server import HistoryServer
 

@@ -138,6 +138,18 @@ def adopt_or_submit(
         )
     _clear_the_way(pods, namespace, decision, drivers, log, remove_uploads)
     planned = first if decision.submission == 1 else task.plan(decision.submission)
+    return _submit(pods, planned, ref, storage_for, log, metrics)
+
+
+def _submit(
+    pods: DriverPods,
+    planned: submission.Planned,
+    ref: TaskInstanceRef,
+    storage_for: submission.StorageFor,
+    log: Log,
+    metrics: MetricsSink,
+) -> TrackedApplication:
+    """Send `planned`; a driver another worker created first (409) is adopted instead."""
     submitted_at = datetime.now(UTC).isoformat()
     started = time.monotonic()
     sent = submission.submit(pods.client, planned, storage_for, log, adopt_conflict=True)

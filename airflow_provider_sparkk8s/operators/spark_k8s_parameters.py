@@ -1,0 +1,268 @@
+"""SparkK8sSubmitOperator's parameters, declared once: the signature, the templated fields,
+the typed groups, and what the task run takes from them.
+
+Every parameter stays a keyword of the signature (so Airflow's `default_args`, `partial` and
+`expand` see it, and a DAG passes it as before); SparkSubmitOperator's keep its names as
+attributes (Airflow renders the templated ones in place; `SubmitParameters` hands them on),
+the operator's templated ones stay attributes too, and the rest go into the typed groups of
+`application/task_parameters.py`. `SparkK8sSubmitOperator` (operators/spark_k8s.py)
+documents each parameter and does the work.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from datetime import timedelta
+from typing import Any, ClassVar
+
+from airflow_provider_sparkk8s.application.policy import Policy
+from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
+from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
+from airflow_provider_sparkk8s.application.spark_ui_access import SERIALIZED_CONN_FIELD
+from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task_parameters import (
+    Following,
+    Ignored,
+    Reporting,
+    Uploads,
+    refuse_krb5ccache,
+)
+from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.operators import openlineage
+from airflow_provider_sparkk8s.operators.template_files import TemplateFiles
+from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.services.task_prepare import (
+    HOW_TO_SET_THE_LINE,
+    ConfAdditions,
+    RunRequest,
+)
+from airflow_provider_sparkk8s.submission.spark_line import (
+    SparkLine,
+    choose_spark_line,
+    driver_image,
+)
+from airflow_provider_sparkk8s.version_compat import RETRY_POLICIES
+from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
+
+
+class SparkK8sSubmitParameters(TemplateFiles):
+    """The parameters of `SparkK8sSubmitOperator`, whose docstring documents each."""
+
+    template_fields: Sequence[str] = (
+        "application", "conf", "files", "py_files", "archives", "jars", "application_args",
+        "name", "namespace", "image", "driver_pod_template", "executor_pod_template",
+        "java_class", "driver_class_path", "env_vars", "proxy_user", "keytab", "principal",
+        "properties_file", "event_log_dir",
+    )  # fmt: skip
+    # template_ext: pod template files (operators/template_files.py).
+    # Airflow deep-copies operators (DAG copies, test runs); an Event holds a lock, which
+    # Airflow 3.0's deepcopy cannot copy.
+    shallow_copy_attrs: Sequence[str] = ("_stop",)
+    template_fields_renderers: ClassVar[dict[str, str]] = {
+        "conf": "json",
+        "application_args": "json",
+        "env_vars": "json",
+        "driver_pod_template": "json",
+        "executor_pod_template": "json",
+    }
+
+    @classmethod
+    def get_serialized_fields(cls) -> frozenset[str]:
+        """Airflow's fields and template fields, and the connection: the Spark UI plugin
+        reads it from the serialized DAG in the api-server, never from an XCom (issue 44;
+        Airflow's ExternalTaskMarker adds its `recursion_depth` the same way)."""
+        return frozenset(super().get_serialized_fields() | {SERIALIZED_CONN_FIELD})
+
+    def __init__(
+        self,
+        *,
+        application: str = "",
+        conf: Mapping[str, Any] | None = None,
+        files: str | Sequence[str] | None = None,
+        py_files: str | Sequence[str] | None = None,
+        archives: str | Sequence[str] | None = None,
+        jars: str | Sequence[str] | None = None,
+        java_class: str | None = None,
+        name: str | None = None,
+        application_args: Sequence[Any] | None = None,
+        driver_memory: str | None = None,
+        driver_cores: int | str | None = None,
+        executor_memory: str | None = None,
+        executor_cores: int | str | None = None,
+        num_executors: int | str | None = None,
+        proxy_user: str | None = None,
+        verbose: bool = False,
+        driver_class_path: str | None = None,
+        keytab: str | None = None,
+        principal: str | None = None,
+        env_vars: Mapping[str, Any] | None = None,
+        properties_file: str | None = None,
+        packages: str | None = None,
+        exclude_packages: str | None = None,
+        repositories: str | None = None,
+        total_executor_cores: int | None = None,
+        deploy_mode: str | None = None,
+        conn_id: str | None = None,
+        spark_binary: str | None = None,
+        status_poll_interval: float | None = None,
+        yarn_queue: str | None = None,
+        use_krb5ccache: bool = False,
+        openlineage_inject_parent_job_info: bool | None = None,
+        openlineage_inject_transport_info: bool | None = None,
+        kubernetes_conn_id: str = DEFAULT_CONN_ID,
+        namespace: str | None = None,
+        image: str | None = None,
+        spark_version: str | None = None,
+        driver_pod_template: str | Mapping[str, Any] | None = None,
+        executor_pod_template: str | Mapping[str, Any] | None = None,
+        deferrable: bool | None = None,
+        poll_interval: float = 5.0,
+        startup_timeout: float | timedelta | None = 600.0,
+        run_timeout: float | timedelta | None = None,
+        on_finish_action: str = "delete_succeeded_pod",
+        get_logs: bool = True,
+        log_tail_lines: int = 100,
+        reattach_on_restart: bool = True,
+        dry_run: bool = False,
+        upload_conn_id: str | None = None,
+        keep_uploaded_files: bool = False,
+        spark_ui_proxy: bool = True,
+        event_log_dir: str | None = None,
+        event_log_rolling_max_file_size: str | None = None,
+        run_summary: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**_with_provider_callbacks(kwargs))
+        refuse_krb5ccache(use_krb5ccache)
+        following = Following.of(
+            poll_interval, status_poll_interval, startup_timeout, run_timeout, get_logs,
+            log_tail_lines, reattach_on_restart, on_finish_action,
+        )  # fmt: skip
+        # SparkSubmitOperator's parameters (SubmitParameters' fields), each under its own name:
+        # Airflow renders the templated ones in place; _submit_parameters hands them on.
+        self.application = application
+        self.conf: dict[str, Any] = dict(conf or {})
+        self.files, self.py_files, self.archives, self.jars = files, py_files, archives, jars
+        self.driver_class_path, self.java_class = driver_class_path, java_class
+        self.packages, self.exclude_packages = packages, exclude_packages
+        self.repositories, self.total_executor_cores = repositories, total_executor_cores
+        self.executor_cores, self.executor_memory = executor_cores, executor_memory
+        self.driver_memory, self.driver_cores = driver_memory, driver_cores
+        self.keytab, self.principal, self.proxy_user = keytab, principal, proxy_user
+        self.name, self.num_executors = name, num_executors
+        self.application_args = list(application_args) if application_args is not None else None
+        self.env_vars = dict(env_vars) if env_vars else None
+        self.verbose, self.properties_file = verbose, properties_file
+        self.deploy_mode = deploy_mode
+        # The operator's own: templated ones as attributes, the rest in typed groups.
+        self.kubernetes_conn_id, self.namespace, self.image = kubernetes_conn_id, namespace, image
+        self.spark_version = spark_version
+        self.driver_pod_template = driver_pod_template
+        self.executor_pod_template = executor_pod_template
+        self.event_log_dir = event_log_dir
+        if deferrable is None:
+            deferrable = airflow_conf.getboolean("operators", "default_deferrable", fallback=False)
+        self.deferrable = deferrable
+        # Not `self.dry_run`: that is BaseOperator.dry_run(), which `airflow tasks test` calls.
+        self.render_only = dry_run
+        self.following = following
+        self.uploads = Uploads(upload_conn_id, keep_uploaded_files)
+        self.reporting = Reporting(spark_ui_proxy, event_log_rolling_max_file_size, run_summary)
+        self.lineage = openlineage.switches(
+            openlineage_inject_parent_job_info, openlineage_inject_transport_info
+        )
+        self.ignored = Ignored(conn_id, spark_binary, yarn_queue)
+        self._reset_run_state()
+
+    def _reset_run_state(self) -> None:
+        """What one run learns as it goes (none of it is a parameter)."""
+        # Where this run's driver UI is, once the submitted conf routes it through Airflow.
+        self._ui_target: SparkUiTarget | None = None
+        self._ui_base: str | None = None
+        self._tracked: TrackedApplication | None = None
+        # (namespace, task instance) of the result record this try kept or delivered.
+        self._result_kept: tuple[str, TaskInstanceRef] | None = None
+        self._cost: Mapping[str, Any] | None = None  # the finished application's, for lineage
+        self._try_number: int | None = None  # the running try: its kill spares newer tries' pods
+        self._stop = threading.Event()
+        # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
+        self.link_urls: dict[str, str] | None = None
+
+    def _submit_parameters(self, conf: Mapping[str, Any] | None = None) -> SubmitParameters:
+        given = {field.name: getattr(self, field.name) for field in fields(SubmitParameters)}
+        given["conf"] = self.conf if conf is None else conf
+        # Without a name, the task id names the pods (spark-submit would use the class).
+        given["name"] = self.name or self.task_id
+        return SubmitParameters(**given)
+
+    def spark_line(self) -> SparkLine:
+        """The Spark release whose objects are built (given, else the image tag's), for a
+        driver whose submission left no record (`_recorded`)."""
+        return choose_spark_line(
+            self.spark_version,
+            driver_image(dict(self.conf), self.image),
+            how_to_set=HOW_TO_SET_THE_LINE,
+        )
+
+    def result_delivered(self, context: Any) -> None:
+        """The success callback, once Airflow recorded the success: the operator drops the
+        result it kept there."""
+
+    def _run_request(
+        self,
+        conf: Mapping[str, Any],
+        additions: ConfAdditions,
+        master: str,
+        namespace: str,
+        policy: Policy | None,
+    ) -> RunRequest:
+        """The rendered parameters as the task run takes them; relative paths point at the
+        DAG file's folder."""
+        fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
+        return RunRequest(
+            parameters=self._submit_parameters(conf),
+            master=master,
+            namespace=namespace,
+            cwd=os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd(),
+            environ=os.environ,
+            image=self.image,
+            spark_version=self.spark_version,
+            driver_pod_template=self.driver_pod_template,
+            executor_pod_template=self.executor_pod_template,
+            policy=policy,
+            additions=additions,
+        )
+
+
+def _with_provider_callbacks(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """BaseOperator's arguments with the provider's retry policy (unless the task sets one)
+    and its success callback added."""
+    if RETRY_POLICIES and kwargs.get("retry_policy") is None:
+        # Application errors fail at once, infrastructure is retried: the same rule as on
+        # Airflow 3.0-3.2 (AirflowFailException), where there are no policies.
+        from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
+
+        kwargs["retry_policy"] = SparkK8sRetryPolicy()
+    # Airflow runs success callbacks once the success is recorded: a kept result's
+    # record is dropped there (`application.delivery`).
+    kwargs["on_success_callback"] = [
+        *_callbacks(kwargs.get("on_success_callback")),
+        _result_delivered,
+    ]
+    return kwargs
+
+
+def _callbacks(given: Any) -> list[Any]:
+    """A task's callbacks as a list (Airflow takes one, a list, or None)."""
+    if given is None:
+        return []
+    return list(given) if isinstance(given, (list, tuple)) else [given]
+
+
+def _result_delivered(context: Any) -> None:
+    task = context.get("task")
+    if isinstance(task, SparkK8sSubmitParameters):
+        task.result_delivered(context)
