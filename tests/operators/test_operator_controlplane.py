@@ -547,18 +547,27 @@ import os
 import time
 from pathlib import Path
 
+from airflow_provider_sparkk8s.services.pods import DriverPods
 
-class BarrierOperator(SparkK8sSubmitOperator):
-    """Both racers list the task instance's drivers before either submits."""
 
-    def _list_drivers(self, client, ref, namespace):
-        pods = super()._list_drivers(client, ref, namespace)
+class BarrierPods(DriverPods):
+    """Both racers list the task instance's drivers before either submits (the first list
+    of a task run is adopt-or-submit's; later ones pass the full barrier at once)."""
+
+    def list_pods(self, namespace, label_selector):
+        pods = super().list_pods(namespace, label_selector)
         barrier = Path(os.environ["BARRIER_DIR"])
         (barrier / str(os.getpid())).write_text("listed")
         deadline = time.monotonic() + 600
         while len(list(barrier.iterdir())) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         return pods
+
+
+class BarrierOperator(SparkK8sSubmitOperator):
+    @staticmethod
+    def _driver_pods(hook):
+        return BarrierPods(hook.get_client(), owns_client=True)
 '''
 
 
