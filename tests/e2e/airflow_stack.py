@@ -145,6 +145,20 @@ def airflow_environment(
     return env
 
 
+def written_despite_locks(write: Callable[[], httpx.Response], attempts: int = 5) -> httpx.Response:
+    """`write`'s answer, asked again while the API server answers 500 "Database error".
+    SQLite is shared by the scheduler, the dag processor and the API server here: a write can
+    meet a lock held past SQLite's busy timeout, which the API server answers so (seen in CI
+    for a DAG run's trigger, and on 2026-12-07 for the stack's first connection, which left
+    every e2e test without its stack). Its transaction was rolled back: asking again is safe."""
+    for attempt in range(attempts):
+        response = write()
+        if not (response.status_code == 500 and "Database error" in response.text):
+            break
+        time.sleep(1 + attempt)
+    return response
+
+
 @dataclass
 class AirflowStack:
     """The running components and a REST client logged in as the admin user."""
@@ -211,8 +225,12 @@ class AirflowStack:
         """Create or replace a connection through the REST API (stored in the DB)."""
         body = {"connection_id": conn_id, "conn_type": conn_type, **fields}
         with self.client() as client:
-            client.delete(f"/connections/{conn_id}")
-            response = client.post("/connections", json=body)
+
+            def replace() -> httpx.Response:
+                client.delete(f"/connections/{conn_id}")
+                return client.post("/connections", json=body)
+
+            response = written_despite_locks(replace)
         if response.status_code != 201:
             raise StackError(f"creating {conn_id}: {response.status_code} {response.text}")
 
@@ -301,16 +319,11 @@ class AirflowStack:
         return wait_for(probe, timeout=timeout, what=f"DAG {dag_id} to be parsed")
 
     def trigger(self, client: httpx.Client, dag_id: str, conf: Mapping[str, Any] = {}) -> str:
-        for attempt in range(3):
-            response = client.post(
+        response = written_despite_locks(
+            lambda: client.post(
                 f"/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": dict(conf)}
             )
-            # SQLite is shared by the scheduler, the dag processor and the API server here: a
-            # write can meet a lock, which the API server answers as a 500 "Database error"
-            # (seen once in a CI run). Its transaction was rolled back, so asking again is safe.
-            if not (response.status_code == 500 and "Database error" in response.text):
-                break
-            time.sleep(1 + attempt)
+        )
         if response.status_code >= 400:
             raise StackError(f"trigger {dag_id}: {response.status_code} {response.text}")
         return str(response.json()["dag_run_id"])

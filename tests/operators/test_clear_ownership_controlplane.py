@@ -18,6 +18,7 @@ from airflow_provider_sparkk8s.application.task_identity import TRY_NUMBER_LABEL
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from airflow_provider_sparkk8s.services.pod_requests import PodCall
 from airflow_provider_sparkk8s.services.pods import DriverPods
 from testenv.harness.kube import request
 from testenv.harness.pods import (
@@ -91,12 +92,13 @@ def test_an_adoption_between_the_kills_read_and_delete_makes_the_server_refuse_i
     class AdoptedAfterTheFirstRead(DriverPods):
         reads = 0
 
-        def get(self, namespace: str, name: str) -> Any:
-            pod = super().get(namespace, name)
-            self.reads += 1
-            if self.reads == 1:  # try 2 adopts now, after this read, before the delete
-                assert pods.claim(pod, 2) is not None
-            return pod
+        def _send(self, call: PodCall) -> Any:  # every request of the pods service
+            answer = super()._send(call)
+            if call.method == "GET" and call.path.endswith("/pods/d-1-driver"):
+                self.reads += 1
+                if self.reads == 1:  # try 2 adopts now, after this read, before the delete
+                    assert pods.claim(answer, 2) is not None
+            return answer
 
     killer = AdoptedAfterTheFirstRead(pods.client)
     spared = killer.delete_if_owned(namespace, "d-1-driver", 1)
