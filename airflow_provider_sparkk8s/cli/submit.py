@@ -372,9 +372,7 @@ def run(
             return Outcome(_kill_or_status(arguments, client, out))
 
     policy = read_policy(arguments, environ)
-    planned = submission.plan(
-        arguments, spark_version=line.version, environ=environ, policy=policy
-    )
+    planned = submission.plan(arguments, spark_version=line.version, environ=environ, policy=policy)
     if arguments.dry_run:
         _print_dry_run(planned, out, err)
         return Outcome(EXIT_OK)

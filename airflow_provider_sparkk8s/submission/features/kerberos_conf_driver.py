@@ -210,9 +210,7 @@ def _ships_keytab(keytab: str | None) -> TypeGuard[str]:
     return keytab is not None and not keytab.startswith("local:")
 
 
-def _add_keytab_secret(
-    conf: DriverConf, keytab: str, prefix: str, added: _DriverAdditions
-) -> None:
+def _add_keytab_secret(conf: DriverConf, keytab: str, prefix: str, added: _DriverAdditions) -> None:
     """The submitter's keytab in a Secret `<prefix>-kerberos-keytab`, mounted; the driver
     reads it from the mount."""
     keytab_name = java_file_name(keytab)
