@@ -154,15 +154,7 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     needs_prefix = conf.get(KRB5_PATH_KEY) is not None or _ships_keytab(keytab)
     prefix = conf.resource_prefix if needs_prefix else ""
     added = _DriverAdditions()
-    krb5_volume, krb5_map = _krb5(conf, prefix)
-    if krb5_volume is not None:
-        added.volumes.append(krb5_volume)
-        added.mounts.append(
-            {"name": KRB5_VOLUME, "mountPath": KRB5_MOUNT_PATH, "subPath": KRB5_SUB_PATH}
-        )
-    if krb5_map is not None:
-        added.resources.append(krb5_map)
-
+    _add_krb5(conf, prefix, added)
     if _ships_keytab(keytab):
         _add_keytab_secret(conf, keytab, prefix, added)
     elif token_secret is not None:
@@ -203,6 +195,18 @@ def _check_pairs(
     _require_both_or_neither(
         TOKEN_SECRET_NAME_KEY, token_secret, TOKEN_SECRET_ITEM_KEY, token_item_key
     )
+
+
+def _add_krb5(conf: DriverConf, prefix: str, added: _DriverAdditions) -> None:
+    """krb5.conf mounted at /etc/krb5.conf, with the ConfigMap that ships a local one."""
+    krb5_volume, krb5_map = _krb5(conf, prefix)
+    if krb5_volume is not None:
+        added.volumes.append(krb5_volume)
+        added.mounts.append(
+            {"name": KRB5_VOLUME, "mountPath": KRB5_MOUNT_PATH, "subPath": KRB5_SUB_PATH}
+        )
+    if krb5_map is not None:
+        added.resources.append(krb5_map)
 
 
 def _ships_keytab(keytab: str | None) -> TypeGuard[str]:
