@@ -52,6 +52,7 @@ from airflow_provider_sparkk8s.services import submission
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
 from airflow_provider_sparkk8s.submission.spark_line import (
     DEFAULT_SPARK_VERSION,
+    SparkLine,
     choose_spark_line,
     driver_image,
 )
@@ -334,13 +335,16 @@ def _kill_or_status(arguments: SubmitArguments, client: KubeClient, out: TextIO)
     return EXIT_OK if drivers else EXIT_FAILED
 
 
+ClientFactory = Callable[[Mapping[str, str], Mapping[str, str]], "KubeClient"]
+
+
 def run(
     argv: Sequence[str],
     *,
     environ: Mapping[str, str] | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
-    client_factory: Callable[[Mapping[str, str], Mapping[str, str]], KubeClient] = _client,
+    client_factory: ClientFactory = _client,
 ) -> Outcome:
     """The whole command, with its I/O passed in (tests call this; `main` wraps it)."""
     out = out or sys.stdout
@@ -353,15 +357,32 @@ def run(
         driver_image(dict(arguments.spark_conf)),
         how_to_set="--spark-version X.Y.Z",
     )
-    spark_version = line.version
     if arguments.action == "help":
         print(USAGE.format(version=DEFAULT_SPARK_VERSION), file=out)
         return Outcome(EXIT_OK)
     if arguments.action == "version":
-        print(f"sparkk8s-submit (builds the objects of Spark {spark_version})", file=out)
+        print(f"sparkk8s-submit (builds the objects of Spark {line.version})", file=out)
         return Outcome(EXIT_OK)
     if arguments.verbose:
         _verbose(arguments, err)
+    _warn_before_sending(arguments, line, environ, err)
+    if arguments.action in ("kill", "status"):
+        _grace_seconds(arguments.spark_conf)  # bad input fails before any client exists
+        with client_factory(arguments.spark_conf, environ) as client:
+            return Outcome(_kill_or_status(arguments, client, out))
+
+    policy = read_policy(arguments, environ)
+    planned = submission.plan(arguments, spark_version=line.version, environ=environ, policy=policy)
+    if arguments.dry_run:
+        _print_dry_run(planned, out, err)
+        return Outcome(EXIT_OK)
+    return _submit_and_wait(arguments, planned, environ, err, client_factory)
+
+
+def _warn_before_sending(
+    arguments: SubmitArguments, line: SparkLine, environ: Mapping[str, str], err: TextIO
+) -> None:
+    """The guessed Spark line (a submission's only), and a KUBECONFIG naming no file."""
     if line.warning and arguments.action == "submit":
         print(f"sparkk8s-submit: warning: {line.warning}", file=err)
     from airflow_provider_sparkk8s.kube.kubeconfig import unloadable_kubeconfig
@@ -373,26 +394,30 @@ def run(
             "only the Spark conf says how to reach the API server",
             file=err,
         )
-    if arguments.action in ("kill", "status"):
-        _grace_seconds(arguments.spark_conf)  # bad input fails before any client exists
-        with client_factory(arguments.spark_conf, environ) as client:
-            return Outcome(_kill_or_status(arguments, client, out))
 
-    policy = read_policy(arguments, environ)
-    planned = submission.plan(
-        arguments, spark_version=spark_version, environ=environ, policy=policy
-    )
-    if arguments.dry_run:
-        preview = submission.dry_run(planned)  # secrets masked
-        for warning in planned.conf_key_warnings:
-            print(f"sparkk8s-submit: warning: {warning}", file=err)
-        if preview.policy:
-            print(preview.policy, file=err)
-        for upload in preview.uploads:
-            print(f"Would upload {upload.source} to {upload.target}", file=err)
-        out.write(preview.yaml)
-        return Outcome(EXIT_OK)
 
+def _print_dry_run(planned: submission.Planned, out: TextIO, err: TextIO) -> None:
+    """--dry-run: warnings, the policy's changes and the uploads on stderr; the objects'
+    YAML (secrets masked) on stdout, so it can be piped."""
+    preview = submission.dry_run(planned)  # secrets masked
+    for warning in planned.conf_key_warnings:
+        print(f"sparkk8s-submit: warning: {warning}", file=err)
+    if preview.policy:
+        print(preview.policy, file=err)
+    for upload in preview.uploads:
+        print(f"Would upload {upload.source} to {upload.target}", file=err)
+    out.write(preview.yaml)
+
+
+def _submit_and_wait(
+    arguments: SubmitArguments,
+    planned: submission.Planned,
+    environ: Mapping[str, str],
+    err: TextIO,
+    client_factory: ClientFactory,
+) -> Outcome:
+    """Send the submission; then, unless waitAppCompletion is false, follow the driver to
+    its end, reporting its status every interval, as spark-submit does."""
     from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
 
     wait = get_bool(arguments.spark_conf, WAIT_KEY, True)
@@ -422,7 +447,12 @@ def run(
                 queue_timeout=queue_timeout,
                 submitted_at=submitted_at,
             )
-    _print(err, f"Application {app_name} ({result.submission_id}) finished: {state.describe()}")
+    return _finished(err, f"{app_name} ({result.submission_id})", state)
+
+
+def _finished(err: TextIO, application: str, state: ApplicationState) -> Outcome:
+    """The end line, and a failure's kind (what the exit code says, in words)."""
+    _print(err, f"Application {application} finished: {state.describe()}")
     from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 
     if state.state != "succeeded":

@@ -260,22 +260,39 @@ def _failed_from_termination(
 
 
 def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> ApplicationState:
-    status = _dict(pod.get("status"))
     driver_status = _container_status(pod, container)
     terminated = _terminated(driver_status)
     if terminated is not None:
-        if _int(terminated.get("exitCode")) == 0:
-            return ApplicationState(
-                state="succeeded",
-                reason=_str(terminated.get("reason")) or "Completed",
-                exit_code=0,
-                termination_message=_str(terminated.get("message")),
-                finished_at=_str(terminated.get("finishedAt")),
-                **base,
-            )
-        return _failed_from_termination(pod, terminated, base)
+        return _driver_terminated_state(pod, terminated, base)
+    ended = _pod_ended_state(pod, base)
+    if ended is not None:
+        return ended
+    running = _dict(_dict(driver_status.get("state")).get("running"))
+    if _phase(pod) == "running" and (running or not driver_status):
+        return ApplicationState(state="running", started_at=_str(running.get("startedAt")), **base)
+    return _not_running_state(pod, driver_status, base)
 
+
+def _driver_terminated_state(
+    pod: Pod, terminated: Mapping[str, Any], base: dict[str, Any]
+) -> ApplicationState:
+    """The driver container's own end decides, whatever the pod's phase says."""
+    if _int(terminated.get("exitCode")) == 0:
+        return ApplicationState(
+            state="succeeded",
+            reason=_str(terminated.get("reason")) or "Completed",
+            exit_code=0,
+            termination_message=_str(terminated.get("message")),
+            finished_at=_str(terminated.get("finishedAt")),
+            **base,
+        )
+    return _failed_from_termination(pod, terminated, base)
+
+
+def _pod_ended_state(pod: Pod, base: dict[str, Any]) -> ApplicationState | None:
+    """A pod that ended with no driver container status; None while it has not ended."""
     phase = _phase(pod)
+    status = _dict(pod.get("status"))
     pod_reason, pod_message = _str(status.get("reason")), _str(status.get("message"))
     if phase == "failed":
         # No driver container status: evicted, deadline exceeded, or a wrong container name.
@@ -291,11 +308,14 @@ def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> Application
         return ApplicationState(
             state="succeeded", reason=pod_reason or "Completed", exit_code=0, **base
         )
+    return None
 
-    running = _dict(_dict(driver_status.get("state")).get("running"))
-    if phase == "running" and (running or not driver_status):
-        return ApplicationState(state="running", started_at=_str(running.get("startedAt")), **base)
 
+def _not_running_state(
+    pod: Pod, driver_status: Mapping[str, Any], base: dict[str, Any]
+) -> ApplicationState:
+    """A driver not running yet: queued by Kueue, stuck (a problem), not scheduled, or
+    pending for its container's reason."""
     queue = kueue_queue(pod)
     if queue is not None:
         # Kueue holds the driver until the ClusterQueue has room for the whole application:
@@ -314,11 +334,12 @@ def _driver_state(pod: Pod, container: str, base: dict[str, Any]) -> Application
         )
     if not _was_scheduled_or_seen(pod):
         return ApplicationState(state="submitted", **base)
+    status = _dict(pod.get("status"))
     waiting = _dict(_dict(driver_status.get("state")).get("waiting"))
     return ApplicationState(
         state="pending",
-        reason=_str(waiting.get("reason")) or pod_reason,
-        message=_str(waiting.get("message")) or pod_message,
+        reason=_str(waiting.get("reason")) or _str(status.get("reason")),
+        message=_str(waiting.get("message")) or _str(status.get("message")),
         **base,
     )
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -235,11 +236,29 @@ def build_app(read_check: Any = None) -> FastAPI:
     app = FastAPI(title="Spark UI through Airflow", docs_url=None, redoc_url=None)
     # Airflow's check, resolved before the endpoint's own dependencies (the XCom read).
     reader = [Depends(read_check or dag_reader_dependency())]
+    _add_root_route(app, reader)
+    _add_refused_routes(app, reader)
+    _add_page_route(app, reader)
+    app.state.settings_for = connection_settings
+    app.state.history_url_for = history_server_url
+    app.state.application_id_for = application_id
+    app.state.definition_for = definition_of
+    app.state.rendered_for = rendered_of
+    app.state.checked = CheckedDrivers()
+    app.state.clients = weakref.WeakKeyDictionary()
+    return app
+
+
+def _add_root_route(app: FastAPI, reader: list[Any]) -> None:
+    """The task instance's UI path itself redirects to its root page (Spark's links are
+    relative to it)."""
 
     @app.api_route(TASK_INSTANCE_ROUTE, methods=METHODS, dependencies=reader)
     async def spark_ui_root(dag_id: str, run_id: str, task_id: str, map_index: int) -> Any:
         return RedirectResponse(task_ui(dag_id, run_id, task_id, map_index).base + "/", 302)
 
+
+def _add_refused_routes(app: FastAPI, reader: list[Any]) -> None:
     @app.api_route(TASK_INSTANCE_ROUTE, methods=REFUSED_METHODS, dependencies=reader)
     @app.api_route(
         TASK_INSTANCE_ROUTE + "/{rest:path}", methods=REFUSED_METHODS, dependencies=reader
@@ -250,6 +269,18 @@ def build_app(read_check: Any = None) -> FastAPI:
         reason = refused_method(request.method, request.path_params.get("rest", ""))
         raise HTTPException(405, reason or "", headers={"Allow": ", ".join(PROXIED_METHODS)})
 
+
+@dataclass(frozen=True)
+class _PageRequest:
+    """One page of a task instance's driver UI, as asked: what each step serving it reads."""
+
+    request: Request
+    ids: tuple[str, str, str, int]  # dag_id, run_id, task_id, map_index
+    base: str  # the task instance's UI path under the api-server
+    rest: str  # the page's path below it
+
+
+def _add_page_route(app: FastAPI, reader: list[Any]) -> None:
     @app.api_route(TASK_INSTANCE_ROUTE + "/{rest:path}", methods=METHODS, dependencies=reader)
     async def spark_ui_page(
         request: Request,
@@ -264,97 +295,122 @@ def build_app(read_check: Any = None) -> FastAPI:
         if refusal is not None:  # a kill by GET: nothing sent to Kubernetes
             raise HTTPException(405, refusal, headers={"Allow": ", ".join(PROXIED_METHODS)})
         ids = (dag_id, run_id, task_id, map_index)
+        page = _PageRequest(request, ids, task_ui(*ids).base, rest)
         ref = TaskInstanceRef(dag_id, task_id, run_id, map_index)
-        base = task_ui(*ids).base
-        try:
-            client, target = await trusted_target(app, ids, ref, hint)
-        except CredentialCommandRefused as error:
-            raise HTTPException(403, str(error)) from None
-        except UiRefused as error:
-            raise HTTPException(error.status, error.message) from None
-        except KubeConnectionError as error:
-            raise HTTPException(502, str(error)) from None
-        if target is None:  # the pod is gone: its application from the History Server
-            return await after_the_driver(request, hint, ids, base, rest)
-        try:
-            answer = await open_spark_ui(
-                client,
-                target,
-                base,
-                method=request.method,
-                rest=rest,
-                query=request.url.query,
-                headers=request.headers.items(),
-            )
-        except UnsafePath as error:
-            raise HTTPException(400, str(error)) from None
-        except KubeConnectionError as error:
-            raise HTTPException(502, str(error)) from None
-        content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
-        if is_api_refusal(answer.status, content_type):  # kube-apiserver's, not the driver's
-            await answer.body.aclose()  # type: ignore[attr-defined]
-            refused = api_refusal(answer.status, "get pods/proxy", target.namespace, target.conn_id)
-            raise HTTPException(refused.status, refused.message)
-        if answer.status not in (404, 503):
-            return _streamed(answer)
-        original = answer.body
-        head, answer = await _first_chunk(answer)
-        if head_needs_a_get(request.method, answer.status, content_type):
-            head = await _status_body(client, target, base, rest, request)
-        if not driver_gone(answer.status, content_type, head):
-            return _streamed(answer)
-        if answer.status == 404:
-            await original.aclose()  # type: ignore[attr-defined]
-            return await after_the_driver(request, target, ids, base, rest)
-        url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
-        app_id = await _application_id(ids) if url else None
-        if url is not None and app_id is not None:
-            await original.aclose()  # type: ignore[attr-defined]
-            return await from_history(request, url, app_id, base, rest)
-        return _streamed(answer)  # 503: the pod is there but does not serve (yet, or now)
+        return await _serve_page(app, page, ref, hint)
 
-    async def _application_id(ids: tuple[str, str, str, int]) -> str | None:
-        read_id = app.state.application_id_for
-        return await asyncio.to_thread(lambda: read_id(*ids))  # type: ignore[no-any-return]
 
-    async def after_the_driver(
-        request: Request,
-        target: SparkUiTarget,
-        ids: tuple[str, str, str, int],
-        base: str,
-        rest: str,
-    ) -> Any:
-        """A deleted driver's page: from the History Server the task's connection (or
-        [sparkk8s]) names, else the plugin's own 404 (not the API server's Status)."""
-        url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
-        app_id = await _application_id(ids) if url else None
-        if url is not None and app_id is not None:
-            return await from_history(request, url, app_id, base, rest)
-        reason = unavailable_reason(url, target.conn_id)
-        raise HTTPException(404, gone_detail(target.namespace, target.driver_pod, reason))
-
-    async def from_history(request: Request, url: str, app_id: str, base: str, rest: str) -> Any:
-        """The page from the History Server at `url`, for the application `app_id`."""
-        if not is_server_path(rest):
-            query = f"?{request.url.query}" if request.url.query else ""
-            return RedirectResponse(history_page(rest, app_id, base) + query, 302)
-        try:
-            answer = await open_history_ui(
-                url, base, method=request.method, rest=rest, query=request.url.query,
-                headers=request.headers.items(),
-            )  # fmt: skip
-        except OSError as error:
-            raise HTTPException(502, f"the History Server did not answer: {error}") from None
+async def _serve_page(
+    app: FastAPI, page: _PageRequest, ref: TaskInstanceRef, hint: SparkUiTarget
+) -> Any:
+    """The page from the checked driver through the pod proxy; kube-apiserver's refusal as
+    the plugin's; a driver that is gone served from the History Server."""
+    client, target = await _trusted_or_refused(app, page.ids, ref, hint)
+    if target is None:  # the pod is gone: its application from the History Server
+        return await _after_the_driver(app, page, hint)
+    answer = await _open_driver_page(client, target, page)
+    content_type = {n.lower(): v for n, v in answer.headers}.get("content-type")
+    if is_api_refusal(answer.status, content_type):  # kube-apiserver's, not the driver's
+        await answer.body.aclose()  # type: ignore[attr-defined]
+        refused = api_refusal(answer.status, "get pods/proxy", target.namespace, target.conn_id)
+        raise HTTPException(refused.status, refused.message)
+    if answer.status not in (404, 503):
         return _streamed(answer)
+    return await _not_served_by_the_driver(app, page, client, target, answer, content_type)
 
-    app.state.settings_for = connection_settings
-    app.state.history_url_for = history_server_url
-    app.state.application_id_for = application_id
-    app.state.definition_for = definition_of
-    app.state.rendered_for = rendered_of
-    app.state.checked = CheckedDrivers()
-    app.state.clients = weakref.WeakKeyDictionary()
-    return app
+
+async def _trusted_or_refused(
+    app: FastAPI, ids: tuple[str, str, str, int], ref: TaskInstanceRef, hint: SparkUiTarget
+) -> tuple[AsyncKubeClient, SparkUiTarget | None]:
+    """`trusted_target`, its refusals as the plugin's HTTP answers."""
+    try:
+        return await trusted_target(app, ids, ref, hint)
+    except CredentialCommandRefused as error:
+        raise HTTPException(403, str(error)) from None
+    except UiRefused as error:
+        raise HTTPException(error.status, error.message) from None
+    except KubeConnectionError as error:
+        raise HTTPException(502, str(error)) from None
+
+
+async def _open_driver_page(
+    client: AsyncKubeClient, target: SparkUiTarget, page: _PageRequest
+) -> ProxiedAnswer:
+    """The page asked of the driver through the pod proxy; an unsafe path is a 400, no
+    answer from kube-apiserver a 502."""
+    try:
+        return await open_spark_ui(
+            client,
+            target,
+            page.base,
+            method=page.request.method,
+            rest=page.rest,
+            query=page.request.url.query,
+            headers=page.request.headers.items(),
+        )
+    except UnsafePath as error:
+        raise HTTPException(400, str(error)) from None
+    except KubeConnectionError as error:
+        raise HTTPException(502, str(error)) from None
+
+
+async def _not_served_by_the_driver(
+    app: FastAPI,
+    page: _PageRequest,
+    client: AsyncKubeClient,
+    target: SparkUiTarget,
+    answer: ProxiedAnswer,
+    content_type: str | None,
+) -> Any:
+    """A 404 or 503 through the proxy: the driver's own answer (passed on), or the pod
+    proxy's for a driver that is gone (then the History Server's page, if it has one)."""
+    original = answer.body
+    head, answer = await _first_chunk(answer)
+    if head_needs_a_get(page.request.method, answer.status, content_type):
+        head = await _status_body(client, target, page.base, page.rest, page.request)
+    if not driver_gone(answer.status, content_type, head):
+        return _streamed(answer)
+    if answer.status == 404:
+        await original.aclose()  # type: ignore[attr-defined]
+        return await _after_the_driver(app, page, target)
+    url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
+    app_id = await _application_id(app, page.ids) if url else None
+    if url is not None and app_id is not None:
+        await original.aclose()  # type: ignore[attr-defined]
+        return await _from_history(page, url, app_id)
+    return _streamed(answer)  # 503: the pod is there but does not serve (yet, or now)
+
+
+async def _application_id(app: FastAPI, ids: tuple[str, str, str, int]) -> str | None:
+    read_id = app.state.application_id_for
+    return await asyncio.to_thread(lambda: read_id(*ids))  # type: ignore[no-any-return]
+
+
+async def _after_the_driver(app: FastAPI, page: _PageRequest, target: SparkUiTarget) -> Any:
+    """A deleted driver's page: from the History Server the task's connection (or
+    [sparkk8s]) names, else the plugin's own 404 (not the API server's Status)."""
+    url = await asyncio.to_thread(app.state.history_url_for, target.conn_id)
+    app_id = await _application_id(app, page.ids) if url else None
+    if url is not None and app_id is not None:
+        return await _from_history(page, url, app_id)
+    reason = unavailable_reason(url, target.conn_id)
+    raise HTTPException(404, gone_detail(target.namespace, target.driver_pod, reason))
+
+
+async def _from_history(page: _PageRequest, url: str, app_id: str) -> Any:
+    """The page from the History Server at `url`, for the application `app_id`."""
+    request = page.request
+    if not is_server_path(page.rest):
+        query = f"?{request.url.query}" if request.url.query else ""
+        return RedirectResponse(history_page(page.rest, app_id, page.base) + query, 302)
+    try:
+        answer = await open_history_ui(
+            url, page.base, method=request.method, rest=page.rest, query=request.url.query,
+            headers=request.headers.items(),
+        )  # fmt: skip
+    except OSError as error:
+        raise HTTPException(502, f"the History Server did not answer: {error}") from None
+    return _streamed(answer)
 
 
 def clients_of(app: FastAPI) -> KubeClients:

@@ -405,34 +405,79 @@ def parse_spark_submit(
     read_text = read_text or _no_files
     cwd = cwd or "/"
     parsed = parse_command_line(argv)
-    switches = parsed.switches
     spark_version = parsed.options.get("--spark-version") or spark_version
-    common: dict[str, Any] = {
-        "verbose": bool({"--verbose", "-v"} & switches),
-        "dry_run": "--dry-run" in switches,
-        "spark_version": spark_version,
-        "policy_file": parsed.options.get("--policy"),
-    }
-    for flag, hint in UNSUPPORTED.items():
-        if flag in parsed.options or flag in switches:
-            raise SparkConfError(flag, parsed.options.get(flag, True), "not given", hint)
-    # The launcher refuses an option its line does not know before anything else is read;
-    # the image may only be known once the properties files are read (checked again then).
-    check_line_options(
-        parsed, release_for_checks(spark_version, driver_image(dict(parsed.confs), image))
-    )
-    if {"--help", "-h"} & switches:
+    common = _common_fields(parsed, spark_version)
+    _check_before_reading(parsed, spark_version, image)
+    if {"--help", "-h"} & parsed.switches:
         return SubmitArguments("help", {}, MainAppResource("java", None), None, **common)
-    if "--version" in switches:
+    if "--version" in parsed.switches:
         return SubmitArguments("version", {}, MainAppResource("java", None), None, **common)
 
     conf, ignored = _merged_conf(parsed, environ, read_text)
+    _check_merged_conf(parsed, conf, environ, spark_version, image)
+    conf["spark.master"] = _master(parsed, conf, environ)
+    kill_or_status = _kill_or_status_arguments(parsed, conf, ignored, common)
+    if kill_or_status is not None:
+        return kill_or_status
+
+    conf["spark.submit.deployMode"] = _cluster_deploy_mode(parsed, conf, environ)
+    resource, main_class = _application(parsed, cwd, read_jar)
+    _name_the_app(parsed, conf, resource)
+    _apply_flags(parsed, conf, environ, read_text)
+    _resolve_dependencies(parsed, conf, resource, cwd, list_files)
+    _add_submit_defaults(conf, environ, submit_time_ms)
+    return SubmitArguments(
+        "submit", conf, resource, main_class, app_args=parsed.app_args,
+        proxy_user=parsed.options.get("--proxy-user") or None, ignored_keys=ignored, **common,
+    )  # fmt: skip
+
+
+def _common_fields(parsed: ParsedCommandLine, spark_version: str | None) -> dict[str, Any]:
+    """The SubmitArguments fields every action carries, whatever it is."""
+    return {
+        "verbose": bool({"--verbose", "-v"} & parsed.switches),
+        "dry_run": "--dry-run" in parsed.switches,
+        "spark_version": spark_version,
+        "policy_file": parsed.options.get("--policy"),
+    }
+
+
+def _check_before_reading(
+    parsed: ParsedCommandLine, spark_version: str | None, image: str | None
+) -> None:
+    """What is refused before any file is read: other cluster managers' options, then an
+    option the line does not know (the launcher stops there first)."""
+    for flag, hint in UNSUPPORTED.items():
+        if flag in parsed.options or flag in parsed.switches:
+            raise SparkConfError(flag, parsed.options.get(flag, True), "not given", hint)
+    # The image may only be known once the properties files are read (checked again then).
+    check_line_options(
+        parsed, release_for_checks(spark_version, driver_image(dict(parsed.confs), image))
+    )
+
+
+def _check_merged_conf(
+    parsed: ParsedCommandLine,
+    conf: dict[str, str],
+    environ: Mapping[str, str],
+    spark_version: str | None,
+    image: str | None,
+) -> None:
+    """The checks that need the properties files read: the line (its image may be in them),
+    the driver's Java options, the arguments."""
     release = release_for_checks(spark_version, driver_image(conf, image))
     check_line_options(parsed, release)
     argument_checks.check_driver_java_options(parsed.options, conf, spark_version=release)
     argument_checks.check_arguments(parsed.options, conf, environ, spark_version=release)
-    conf["spark.master"] = _master(parsed, conf, environ)
 
+
+def _kill_or_status_arguments(
+    parsed: ParsedCommandLine,
+    conf: dict[str, str],
+    ignored: tuple[str, ...],
+    common: Mapping[str, Any],
+) -> SubmitArguments | None:
+    """--kill or --status (the first given, kill before status); None: a submission."""
     actions: tuple[tuple[Action, str], ...] = (("kill", "--kill"), ("status", "--status"))
     for action, flag in actions:
         if flag in parsed.options:
@@ -440,7 +485,13 @@ def parse_spark_submit(
                 action, conf, MainAppResource("java", None), None,
                 submission_glob=parsed.options[flag], ignored_keys=ignored, **common,
             )  # fmt: skip
+    return None
 
+
+def _cluster_deploy_mode(
+    parsed: ParsedCommandLine, conf: Mapping[str, str], environ: Mapping[str, str]
+) -> str:
+    """The deploy mode as spark-submit finds it; only cluster mode is served."""
     deploy_mode = (
         parsed.options.get("--deploy-mode")
         or conf.get("spark.submit.deployMode")
@@ -451,8 +502,14 @@ def parse_spark_submit(
         raise SparkConfError(
             "--deploy-mode", deploy_mode, "cluster", "the driver runs in a pod on Kubernetes"
         )
-    conf["spark.submit.deployMode"] = "cluster"
+    return "cluster"
 
+
+def _application(
+    parsed: ParsedCommandLine, cwd: str, read_jar: ReadJar
+) -> tuple[MainAppResource, str | None]:
+    """The primary resource (as a URI) and the class the driver runs: --class, else the
+    jar's manifest's; Python and R applications run Spark's runner for them."""
     primary = parsed.primary_resource
     if primary is None:
         raise SparkConfError(
@@ -467,7 +524,17 @@ def parse_spark_submit(
         # As spark-submit: the jar's manifest names the class.
         main_class = main_class_from_jar(resource.primary_resource or primary, read_jar)
         argument_checks.check_cluster_mode_application(primary, main_class)
+    if resource.kind == "python":
+        main_class = PYTHON_RUNNER
+    elif resource.kind == "r":
+        main_class = R_RUNNER
+    return resource, main_class
 
+
+def _name_the_app(
+    parsed: ParsedCommandLine, conf: dict[str, str], resource: MainAppResource
+) -> None:
+    """spark.app.name: --name, the conf's, --class, else the primary resource's file name."""
     # spark-submit names the app before it reads a manifest: the file then, not its class.
     given_class = parsed.options.get("--class")
     name = parsed.options.get("--name") or conf.get("spark.app.name") or given_class
@@ -476,6 +543,14 @@ def parse_spark_submit(
     if name:
         conf["spark.app.name"] = name
 
+
+def _apply_flags(
+    parsed: ParsedCommandLine,
+    conf: dict[str, str],
+    environ: Mapping[str, str],
+    read_text: ReadText,
+) -> None:
+    """The resource and package flags over their conf keys (FLAG_CONF, PACKAGE_FLAGS)."""
     for flag, (key, env_var) in FLAG_CONF.items():
         value = parsed.options.get(flag) or conf.get(key) or (env_var and environ.get(env_var))
         if value:
@@ -486,6 +561,17 @@ def parse_spark_submit(
             conf[key] = parsed.options[flag]
     ivy_settings = conf.get(IVY_SETTINGS_KEY)
     check_packages(conf, None if ivy_settings is None else read_text(ivy_settings) is not None)
+
+
+def _resolve_dependencies(
+    parsed: ParsedCommandLine,
+    conf: dict[str, str],
+    resource: MainAppResource,
+    cwd: str,
+    list_files: ListFiles,
+) -> None:
+    """--jars, --files, --archives and --py-files (or their keys) as URI lists, local globs
+    expanded; a jar application's primary jar appended to spark.jars."""
     for flag, key in DEPENDENCY_FLAGS.items():
         value = parsed.options.get(flag) or conf.get(key)
         if value is not None:
@@ -494,27 +580,19 @@ def parse_spark_submit(
         # The primary jar reaches the driver through spark.jars (set even when empty).
         jars = [j for j in conf.get("spark.jars", "").split(",") if j]
         conf["spark.jars"] = ",".join([*jars, *filter(None, [resource.primary_resource])])
+
+
+def _add_submit_defaults(
+    conf: dict[str, str], environ: Mapping[str, str], submit_time_ms: int
+) -> None:
+    """What SparkSubmit sets below everything given: pyFiles, the submit time, and the
+    JVM's -Dspark.* options; the client's own driver host never travels."""
     conf.setdefault("spark.submit.pyFiles", "")
     conf.setdefault("spark.app.submitTime", str(submit_time_ms))
     # SparkSubmit's `new SparkConf()` holds the JVM's -Dspark.* options; all else wins.
     for key, value in submit_opts.spark_properties(environ).items():
         conf.setdefault(key, value)
     conf.pop("spark.driver.host", None)
-    proxy_user = parsed.options.get("--proxy-user") or None
-    if resource.kind == "python":
-        main_class = PYTHON_RUNNER
-    elif resource.kind == "r":
-        main_class = R_RUNNER
-    return SubmitArguments(
-        "submit",
-        conf,
-        resource,
-        main_class,
-        app_args=parsed.app_args,
-        proxy_user=proxy_user,
-        ignored_keys=ignored,
-        **common,
-    )
 
 
 def _no_files(path: str) -> str | None:

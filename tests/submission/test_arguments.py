@@ -247,6 +247,21 @@ def test_an_option_newer_than_the_line_is_unrecognized(
     assert f"Unrecognized option: {option}" in str(refused.value)
 
 
+def test_before_any_file_is_read_another_managers_option_then_the_lines_are_refused() -> None:
+    """The order of the checks before reading (even --help waits for them): another cluster
+    manager's option first, then an option the line does not know yet."""
+
+    def no_reading(path: str) -> str | None:
+        raise AssertionError(f"read {path} before the command line was checked")
+
+    line_option = [*MASTER, "--spark-version", "3.5.9", "--load-spark-defaults", "--help"]
+    with pytest.raises(SparkConfError) as refused:
+        parse_spark_submit([*line_option, "--queue", "q"], environ={}, read_text=no_reading)
+    assert (refused.value.key, refused.value.value) == ("--queue", "q")
+    with pytest.raises(SparkConfError, match="Unrecognized option: --load-spark-defaults"):
+        parse_spark_submit(line_option, environ={}, read_text=no_reading)
+
+
 def test_the_line_of_an_image_named_in_the_properties_file_decides_too() -> None:
     files = {"/p": "spark.kubernetes.container.image apache/spark:3.5.7\n"}
     with pytest.raises(SparkConfError, match="Unrecognized option: --load-spark-defaults"):

@@ -20,6 +20,8 @@ nothing, which is what this step reproduces.
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -131,61 +133,33 @@ def _krb5(conf: DriverConf, prefix: str) -> tuple[KubeObject | None, KubeObject 
     return volume, immutable_data_object("ConfigMap", map_name, data)
 
 
+@dataclass
+class _DriverAdditions:
+    """What the step adds to the driver, gathered part by part before the pod is built."""
+
+    volumes: list[KubeObject] = field(default_factory=list)
+    mounts: list[KubeObject] = field(default_factory=list)
+    env: list[KubeObject] = field(default_factory=list)
+    resources: list[KubeObject] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+
+
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     principal = _get_with_alternate(conf, PRINCIPAL_KEY, PRINCIPAL_ALTERNATE)
     keytab = _get_with_alternate(conf, KEYTAB_KEY, KEYTAB_ALTERNATE)
     token_secret = conf.get(TOKEN_SECRET_NAME_KEY)
     token_item_key = conf.get(TOKEN_SECRET_ITEM_KEY)
+    _check_pairs(conf, principal, keytab, token_secret, token_item_key)
 
-    # Spark's constructor checks, in its order.
-    if conf.get(KRB5_PATH_KEY) is not None and conf.get(KRB5_CONFIG_MAP_KEY) is not None:
-        raise SparkConfError(
-            KRB5_CONFIG_MAP_KEY,
-            conf.get(KRB5_CONFIG_MAP_KEY),
-            f"either {KRB5_PATH_KEY} or {KRB5_CONFIG_MAP_KEY}, not both",
-        )
-    _require_both_or_neither(KEYTAB_KEY, keytab, PRINCIPAL_KEY, principal)
-    _require_both_or_neither(
-        TOKEN_SECRET_NAME_KEY, token_secret, TOKEN_SECRET_ITEM_KEY, token_item_key
-    )
-
-    needs_prefix = conf.get(KRB5_PATH_KEY) is not None or (
-        keytab is not None and not keytab.startswith("local:")
-    )
+    needs_prefix = conf.get(KRB5_PATH_KEY) is not None or _ships_keytab(keytab)
     prefix = conf.resource_prefix if needs_prefix else ""
-
-    volumes: list[KubeObject] = []
-    mounts: list[KubeObject] = []
-    env: list[KubeObject] = []
-    resources: list[KubeObject] = []
-    properties: dict[str, str] = {}
-
-    krb5_volume, krb5_map = _krb5(conf, prefix)
-    if krb5_volume is not None:
-        volumes.append(krb5_volume)
-        mounts.append({"name": KRB5_VOLUME, "mountPath": KRB5_MOUNT_PATH, "subPath": KRB5_SUB_PATH})
-    if krb5_map is not None:
-        resources.append(krb5_map)
-
-    if keytab is not None and not keytab.startswith("local:"):
-        keytab_name = java_file_name(keytab)
-        content = file_bytes(conf, KEYTAB_KEY, keytab)
-        secret_name = f"{prefix}-kerberos-keytab"
-        check_config_map_data(KEYTAB_KEY, keytab, {keytab_name: content})
-        volumes.append({"name": KEYTAB_VOLUME, "secret": {"secretName": secret_name}})
-        mounts.append({"name": KEYTAB_VOLUME, "mountPath": KEYTAB_MOUNT_PATH})
-        properties[KEYTAB_KEY] = f"{KEYTAB_MOUNT_PATH}/{keytab_name}"
-        keytab_data = {keytab_name: base64.b64encode(content).decode("ascii")}
-        resources.append(immutable_data_object("Secret", secret_name, keytab_data))
+    added = _DriverAdditions()
+    _add_krb5(conf, prefix, added)
+    if _ships_keytab(keytab):
+        _add_keytab_secret(conf, keytab, prefix, added)
     elif token_secret is not None:
         assert token_item_key is not None
-        if not is_dns1123_subdomain(token_secret):
-            raise SparkConfError(
-                TOKEN_SECRET_NAME_KEY, token_secret, "the name of an existing Secret"
-            )
-        volumes.append({"name": TOKEN_VOLUME, "secret": {"secretName": token_secret}})
-        mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_MOUNT_PATH})
-        env.append({"name": ENV_TOKEN_FILE, "value": f"{TOKEN_MOUNT_PATH}/{token_item_key}"})
+        _add_token_secret(token_secret, token_item_key, added)
     elif keytab is None and _hadoop_security_enabled(conf):
         raise SparkConfError(
             SECURITY_KEY,
@@ -197,10 +171,70 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
         )
 
     return StepResult(
-        pod=add_volumes_and_mounts(pod, volumes, mounts, env),
-        system_properties=properties,
-        resources=resources,
+        pod=add_volumes_and_mounts(pod, added.volumes, added.mounts, added.env),
+        system_properties=added.properties,
+        resources=added.resources,
     )
+
+
+def _check_pairs(
+    conf: DriverConf,
+    principal: str | None,
+    keytab: str | None,
+    token_secret: str | None,
+    token_item_key: str | None,
+) -> None:
+    """Spark's constructor checks, in its order: one krb5 source, keys that come in pairs."""
+    if conf.get(KRB5_PATH_KEY) is not None and conf.get(KRB5_CONFIG_MAP_KEY) is not None:
+        raise SparkConfError(
+            KRB5_CONFIG_MAP_KEY,
+            conf.get(KRB5_CONFIG_MAP_KEY),
+            f"either {KRB5_PATH_KEY} or {KRB5_CONFIG_MAP_KEY}, not both",
+        )
+    _require_both_or_neither(KEYTAB_KEY, keytab, PRINCIPAL_KEY, principal)
+    _require_both_or_neither(
+        TOKEN_SECRET_NAME_KEY, token_secret, TOKEN_SECRET_ITEM_KEY, token_item_key
+    )
+
+
+def _add_krb5(conf: DriverConf, prefix: str, added: _DriverAdditions) -> None:
+    """krb5.conf mounted at /etc/krb5.conf, with the ConfigMap that ships a local one."""
+    krb5_volume, krb5_map = _krb5(conf, prefix)
+    if krb5_volume is not None:
+        added.volumes.append(krb5_volume)
+        added.mounts.append(
+            {"name": KRB5_VOLUME, "mountPath": KRB5_MOUNT_PATH, "subPath": KRB5_SUB_PATH}
+        )
+    if krb5_map is not None:
+        added.resources.append(krb5_map)
+
+
+def _ships_keytab(keytab: str | None) -> TypeGuard[str]:
+    """A keytab travels in a Secret unless it is already in the image (`local:`)."""
+    return keytab is not None and not keytab.startswith("local:")
+
+
+def _add_keytab_secret(conf: DriverConf, keytab: str, prefix: str, added: _DriverAdditions) -> None:
+    """The submitter's keytab in a Secret `<prefix>-kerberos-keytab`, mounted; the driver
+    reads it from the mount."""
+    keytab_name = java_file_name(keytab)
+    content = file_bytes(conf, KEYTAB_KEY, keytab)
+    secret_name = f"{prefix}-kerberos-keytab"
+    check_config_map_data(KEYTAB_KEY, keytab, {keytab_name: content})
+    added.volumes.append({"name": KEYTAB_VOLUME, "secret": {"secretName": secret_name}})
+    added.mounts.append({"name": KEYTAB_VOLUME, "mountPath": KEYTAB_MOUNT_PATH})
+    added.properties[KEYTAB_KEY] = f"{KEYTAB_MOUNT_PATH}/{keytab_name}"
+    keytab_data = {keytab_name: base64.b64encode(content).decode("ascii")}
+    added.resources.append(immutable_data_object("Secret", secret_name, keytab_data))
+
+
+def _add_token_secret(token_secret: str, token_item_key: str, added: _DriverAdditions) -> None:
+    """An existing delegation-token Secret, mounted and named by HADOOP_TOKEN_FILE_LOCATION."""
+    if not is_dns1123_subdomain(token_secret):
+        raise SparkConfError(TOKEN_SECRET_NAME_KEY, token_secret, "the name of an existing Secret")
+    added.volumes.append({"name": TOKEN_VOLUME, "secret": {"secretName": token_secret}})
+    added.mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_MOUNT_PATH})
+    added.env.append({"name": ENV_TOKEN_FILE, "value": f"{TOKEN_MOUNT_PATH}/{token_item_key}"})
 
 
 STEP = FeatureStep(SPARK_CLASS, SINCE, step)
