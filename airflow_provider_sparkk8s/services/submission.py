@@ -181,35 +181,35 @@ def plan(
     if policy is not None:
         guardrails.enforce(policy, driver_conf, rendered, provided)
     uploads = plan_uploads(driver_conf)
-    storage_warnings: tuple[str, ...] = ()
-    if uploads.uploads:
-        from airflow_provider_sparkk8s.submission.abfs_warnings import (
-            abfs_exit_warning,
-            abfs_plain_http_warning,
-        )
-        from airflow_provider_sparkk8s.submission.storage_options import (
-            gcs_connector_warning,
-            s3a_region_warning,
-        )
-
-        checks = (
-            s3a_region_warning,
-            gcs_connector_warning,
-            abfs_plain_http_warning,
-            abfs_exit_warning,
-        )
-        found = (
-            check(uploads.upload_path, driver_conf.spark_conf, spark_version) for check in checks
-        )
-        storage_warnings = tuple(warning for warning in found if warning)
     return Planned(
         rendered,
         uploads,
         driver_conf.spark_conf,
         tuple(typo_warnings(conf, spark_version)),
         policy,
-        storage_warnings,
+        _storage_warnings(uploads, driver_conf.spark_conf, spark_version),
     )
+
+
+def _storage_warnings(
+    uploads: UploadPlan, spark_conf: Mapping[str, str], spark_version: str
+) -> tuple[str, ...]:
+    """What the upload path's store will do that its user should hear of first (a region,
+    a connector, plain HTTP, a JVM kept alive); nothing when nothing is uploaded."""
+    if not uploads.uploads:
+        return ()
+    from airflow_provider_sparkk8s.submission.abfs_warnings import (
+        abfs_exit_warning,
+        abfs_plain_http_warning,
+    )
+    from airflow_provider_sparkk8s.submission.storage_options import (
+        gcs_connector_warning,
+        s3a_region_warning,
+    )
+
+    checks = (s3a_region_warning, gcs_connector_warning, abfs_plain_http_warning, abfs_exit_warning)
+    found = (check(uploads.upload_path, spark_conf, spark_version) for check in checks)
+    return tuple(warning for warning in found if warning)
 
 
 def dry_run(planned: Planned) -> DryRun:
@@ -241,34 +241,14 @@ def submit(
     submitted the same task instance first) returns that pod as `adopted`."""
     from airflow_provider_sparkk8s.services import send
     from airflow_provider_sparkk8s.services.uploader import upload_all
-    from airflow_provider_sparkk8s.submission import secret_confs
 
     rendered = planned.rendered
-    for typo_warning in planned.conf_key_warnings:
-        log.warning("%s", typo_warning)
-    for storage_warning in planned.storage_warnings:
-        log.warning("%s", storage_warning)
-    warning = secret_confs.in_clear_warning(
-        rendered.secret_confs_in_clear,
-        secret_confs.enabled(planned.spark_conf),
-        rendered.conf_map_name,
-        rendered.namespace,
-    )
-    if warning:
+    for warning in _warnings_before_sending(planned):
         log.warning("%s", warning)
     storage = storage_for(planned.uploads.upload_path, rendered.system_properties)
 
     def uploaded_one(upload: Upload) -> None:
         log.info("Uploaded %s to %s", upload.source, upload.target)
-
-    if planned.uploads.uploads:  # the warning about a local upload path needs tempfile
-        import tempfile
-
-        mount_warning = local_upload_path_warning(
-            planned.uploads, rendered.driver_pod, tempfile.gettempdir()
-        )
-        if mount_warning:
-            log.warning("%s", mount_warning)
 
     # Every upload happens before the first request that creates anything.
     uploaded = upload_all(planned.uploads, storage, on_upload=uploaded_one)
@@ -290,6 +270,33 @@ def submit(
         created=result.created,
         uploaded_dirs=tuple(uploaded.directories),
     )
+
+
+def _warnings_before_sending(planned: Planned) -> list[str]:
+    """Everything a submission warns of before its first upload or request, in the order it
+    always said them: conf key typos, the upload store's, secret confs left in the clear, a
+    local upload path the driver cannot see."""
+    from airflow_provider_sparkk8s.submission import secret_confs
+
+    rendered = planned.rendered
+    warnings = [*planned.conf_key_warnings, *planned.storage_warnings]
+    in_clear = secret_confs.in_clear_warning(
+        rendered.secret_confs_in_clear,
+        secret_confs.enabled(planned.spark_conf),
+        rendered.conf_map_name,
+        rendered.namespace,
+    )
+    if in_clear:
+        warnings.append(in_clear)
+    if planned.uploads.uploads:  # the warning about a local upload path needs tempfile
+        import tempfile
+
+        mount = local_upload_path_warning(
+            planned.uploads, rendered.driver_pod, tempfile.gettempdir()
+        )
+        if mount:
+            warnings.append(mount)
+    return warnings
 
 
 def _is_pod_conflict(error: BaseException) -> bool:
