@@ -88,7 +88,7 @@ class SubmissionError(SparkK8sError):
 
 class ConnectServerUnavailable(SparkK8sError):
     """A client found its Spark Connect server ended or not serving; the message names the
-    driver pod and why (application/connect_server.readiness)."""
+    driver pod and why (application/connect/server_rules.readiness)."""
 
 
 class ApplicationFailed(SparkK8sError):

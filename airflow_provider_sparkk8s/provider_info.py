@@ -8,7 +8,7 @@ from airflow_provider_sparkk8s import __version__
 # sensors, triggers and the hook all call the parameter `kubernetes_conn_id`), and its form.
 CONN_TYPE = "spark_k8s"
 DEFAULT_CONN_ID = "spark_k8s_default"
-# Seconds between two full lists of a snapshot store (services/store.py), by default.
+# Seconds between two full lists of a snapshot store (services/following/store.py), by default.
 DEFAULT_RESYNC_INTERVAL = 30.0
 HOOK_NAME = "Spark on Kubernetes"
 

@@ -34,7 +34,11 @@ from typing import Any
 
 def looks(apps: int) -> list[tuple[Any, Any]]:
     """(state before, step) of every look, built by the follower from plain pods."""
-    from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, observe
+    from airflow_provider_sparkk8s.application.following.follower import (
+        Following,
+        FollowSpec,
+        observe,
+    )
     from tests.monitoring.pod_builders import pod, running, terminated
 
     found = []
@@ -50,7 +54,11 @@ def looks(apps: int) -> list[tuple[Any, Any]]:
 def cpu_per_application(sink: Any, steps: list[tuple[Any, Any]], apps: int) -> float:
     """Microseconds of CPU per application: derive and send every look, in an event loop
     that yields as a trigger's would (every 20 looks)."""
-    from airflow_provider_sparkk8s.application.metrics import look_metrics, send, task_tags
+    from airflow_provider_sparkk8s.application.metrics.provider_metrics import (
+        look_metrics,
+        send,
+        task_tags,
+    )
 
     async def follow() -> float:
         started = time.process_time()
@@ -104,7 +112,7 @@ def main() -> None:
     )
     from airflow import __version__ as airflow_version
 
-    from airflow_provider_sparkk8s.application.metrics import NO_METRICS
+    from airflow_provider_sparkk8s.application.metrics.provider_metrics import NO_METRICS
     from airflow_provider_sparkk8s.hooks.airflow_stats import AirflowStatsSink, BatchedStatsdSink
     from airflow_provider_sparkk8s.version_compat import stats, stats_backend
 

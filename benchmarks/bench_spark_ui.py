@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 from kubernetes import config as k8s_config
 
-from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
+from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for

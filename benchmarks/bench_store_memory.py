@@ -42,7 +42,7 @@ from airflow_provider_sparkk8s.kube.request import build_request
 TIME = "2026-01-01T00:00:00Z"
 COMPONENTS = (
     ("store: slim pods", ("monitoring/snapshot.py", "kube/decoding.py")),
-    ("store: indexes, subscriptions", ("services/store.py",)),
+    ("store: indexes, subscriptions", ("services/following/store.py",)),
     ("triggers: objects, frames, last state", ("triggers/", "monitoring/reducer.py")),
     ("harness: one task per trigger", ("bench_store_memory.py",)),
 )

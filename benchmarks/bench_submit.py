@@ -33,7 +33,7 @@ from pathlib import Path
 
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services.send import submit
+from airflow_provider_sparkk8s.services.submit.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import LocalInputs, MainAppResource
 from testenv.harness.oracle import oracle_environment, spark_submit_path

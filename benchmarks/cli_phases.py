@@ -10,7 +10,7 @@ before the first clock read, so the interpreter phase is the parent's spawn to h
   the interpreter's start, `site`);
 - imports: importing every module `list` saw the same command load (the CLI's own start-up
   and every module it imports later, lazily, for this command);
-- render: from there to the end of `services.submission.plan` (parse the arguments, choose
+- render: from there to the end of `services.submit.submission.plan` (parse the arguments, choose
   the Spark line, read the policy, prepare, render, plan the uploads);
 - requests: from there to the command's end (the client, the API requests on loopback).
 Both clocks are CLOCK_MONOTONIC, which is one clock for every process on Linux.
@@ -49,7 +49,7 @@ def time_phases(spawn_ns: int, modules_file: str, out_file: str, argv: list[str]
         if name not in sys.modules:
             importlib.import_module(name)
     imported_ns = time.monotonic_ns()
-    from airflow_provider_sparkk8s.services import submission
+    from airflow_provider_sparkk8s.services.submit import submission
 
     planned_ns = 0
     plan = submission.plan

@@ -48,7 +48,7 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
-from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
 from airflow_provider_sparkk8s.submission.spark_line import (
     DEFAULT_SPARK_VERSION,
@@ -58,11 +58,11 @@ from airflow_provider_sparkk8s.submission.spark_line import (
 )
 
 if TYPE_CHECKING:
-    from airflow_provider_sparkk8s.application.policy import Policy
+    from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
     from airflow_provider_sparkk8s.kube.sync_client import KubeClient
     from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
-    from airflow_provider_sparkk8s.services.uploader import Storage
-    from airflow_provider_sparkk8s.submission.arguments import SubmitArguments
+    from airflow_provider_sparkk8s.services.submit.uploader import Storage
+    from airflow_provider_sparkk8s.submission.command_line.arguments import SubmitArguments
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 POLICY_FILE_ENV = "SPARKK8S_POLICY_FILE"
@@ -115,7 +115,7 @@ class Outcome:
 def conf_storage(upload_path: str | None, properties: Mapping[str, str]) -> Storage:
     """Where uploads go: the submission's `spark.hadoop.fs.s3a.*` keys, else the backend's
     environment (as spark-submit finds its credentials)."""
-    from airflow_provider_sparkk8s.services.uploader import Storage
+    from airflow_provider_sparkk8s.services.submit.uploader import Storage
 
     return Storage.from_spark_conf(properties)
 
@@ -139,7 +139,7 @@ class StderrLog:
 
 
 def _verbose(arguments: SubmitArguments, out: TextIO) -> None:
-    from airflow_provider_sparkk8s.application.redaction import REDACTED, redaction_pattern
+    from airflow_provider_sparkk8s.application.policy.redaction import REDACTED, redaction_pattern
 
     print("Parsed arguments:", file=out)
     print(f"  main resource   {arguments.main_app_resource.primary_resource}", file=out)
@@ -161,7 +161,7 @@ def driver_events(
     """The driver pod as it changes, by watch (None once it is gone), as spark-submit's
     watcher follows it; the clock is read at least every `window_seconds` (by default the
     pods service's WATCH_SECONDS)."""
-    from airflow_provider_sparkk8s.services.pods import WATCH_SECONDS, DriverPods
+    from airflow_provider_sparkk8s.services.pods.driver_pods import WATCH_SECONDS, DriverPods
 
     window = WATCH_SECONDS if window_seconds is None else window_seconds
     return DriverPods(client).watch_driver(namespace, pod_name, window)
@@ -170,7 +170,10 @@ def driver_events(
 def queue_window_seconds(queue_timeout: float) -> int:
     """The watch window with a queue timeout: a quarter of it, 3 to 30 s (a queued driver
     does not change, so window ends are when its timeout is checked)."""
-    from airflow_provider_sparkk8s.services.pods import MIN_WINDOW_SECONDS, WATCH_SECONDS
+    from airflow_provider_sparkk8s.services.pods.driver_pods import (
+        MIN_WINDOW_SECONDS,
+        WATCH_SECONDS,
+    )
 
     return max(MIN_WINDOW_SECONDS, min(WATCH_SECONDS, math.ceil(queue_timeout / 4)))
 
@@ -234,11 +237,11 @@ def wait_for_driver(
     wait (`ImageNotFound`) and is deleted too: its kubelet would retry the pull forever."""
     # Imported here: a submission that does not wait (waitAppCompletion=false) never follows,
     # and start-up time is what a CLI user feels.
-    from airflow_provider_sparkk8s.application.follower import FollowSpec
-    from airflow_provider_sparkk8s.application.timeouts import QUEUE_TIMEOUT
+    from airflow_provider_sparkk8s.application.following.follower import FollowSpec
+    from airflow_provider_sparkk8s.application.following.timeouts import QUEUE_TIMEOUT
     from airflow_provider_sparkk8s.monitoring.image_pull import IMAGE_NOT_FOUND
-    from airflow_provider_sparkk8s.services.following import follow_driver
-    from airflow_provider_sparkk8s.services.pods import DriverPods
+    from airflow_provider_sparkk8s.services.following.follow_runs import follow_driver
+    from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 
     pods = DriverPods(client)
     versions = (
@@ -277,7 +280,7 @@ def read_policy(arguments: SubmitArguments, environ: Mapping[str, str]) -> Polic
     path = arguments.policy_file or environ.get(POLICY_FILE_ENV) or None
     if path is None:
         return None
-    from airflow_provider_sparkk8s.application.policy import read_policy_text
+    from airflow_provider_sparkk8s.application.policy.platform_policy import read_policy_text
 
     try:
         with open(os.path.expanduser(path), encoding="utf-8") as handle:
@@ -289,7 +292,9 @@ def read_policy(arguments: SubmitArguments, environ: Mapping[str, str]) -> Polic
 
 def _client(conf: Mapping[str, str], environ: Mapping[str, str]) -> KubeClient:
     from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-    from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
+    from airflow_provider_sparkk8s.services.cluster_access.client_settings import (
+        spark_submit_settings,
+    )
 
     return KubeClient(spark_submit_settings(conf, environ))
 
@@ -308,9 +313,9 @@ def _grace_seconds(conf: Mapping[str, str]) -> int | None:
 
 
 def _kill_or_status(arguments: SubmitArguments, client: KubeClient, out: TextIO) -> int:
-    from airflow_provider_sparkk8s.application.task_identity import ref_of_pod
+    from airflow_provider_sparkk8s.application.task.task_identity import ref_of_pod
     from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
-    from airflow_provider_sparkk8s.services.pods import DriverPods
+    from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 
     conf = arguments.spark_conf
     namespace = conf.get("spark.kubernetes.namespace", "default")

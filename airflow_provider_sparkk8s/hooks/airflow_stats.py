@@ -1,5 +1,5 @@
 """The metrics sink bound to Airflow's Stats: the trigger, the store and the operator send
-the provider's metrics (application/metrics.py) through it.
+the provider's metrics (application/metrics/provider_metrics.py) through it.
 
 Whatever backend the deployment's `[metrics]` configured receives them: StatsD (tags as
 InfluxDB-style `name,tag=value` with `statsd_influxdb_enabled`), Datadog's DogStatsD or
@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_sparkk8s.application.metrics import (
+from airflow_provider_sparkk8s.application.metrics.metrics_batch import MetricsBatch, datagrams
+from airflow_provider_sparkk8s.application.metrics.provider_metrics import (
     NO_METRICS,
     DeferredWork,
     Measurement,
@@ -40,7 +41,6 @@ from airflow_provider_sparkk8s.application.metrics import (
     Tags,
     send,
 )
-from airflow_provider_sparkk8s.application.metrics_batch import MetricsBatch, datagrams
 from airflow_provider_sparkk8s.version_compat import metrics_configured, stats, stats_backend
 
 log = logging.getLogger(__name__)

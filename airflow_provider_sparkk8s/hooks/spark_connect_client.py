@@ -11,7 +11,7 @@ Before connecting it reads the server's driver pod through the spark_k8s connect
 tries its port (the setup's readiness rule): a server that ended (killed, failed, or gone by
 its idle timeout) fails the client task with the pod and the reason, not with a gRPC
 "connection refused". A server that serves is logged: its executors and its live sessions
-(services/connect_status.py), never the token.
+(services/connect/status_read.py), never the token.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.application import connect_server as rules
+from airflow_provider_sparkk8s.application.connect import server_rules as rules
 from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.connect_server import look
-from airflow_provider_sparkk8s.services.connect_status import server_status
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.connect.server_lifecycle import look
+from airflow_provider_sparkk8s.services.connect.status_read import server_status
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret
 
 

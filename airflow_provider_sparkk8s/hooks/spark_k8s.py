@@ -27,7 +27,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_provider_sparkk8s.application.policy import Policy, policy_from_value
+from airflow_provider_sparkk8s.application.policy.platform_policy import Policy, policy_from_value
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.kubeconfig import (
@@ -45,7 +45,7 @@ from airflow_provider_sparkk8s.provider_info import (
     HOOK_NAME,
     SPARK_K8S_CONNECTION,
 )
-from airflow_provider_sparkk8s.services.permissions import (
+from airflow_provider_sparkk8s.services.cluster_access.permissions import (
     CONDITIONAL_PERMISSIONS,
     REQUIRED_ACCESS,
     Permission,
@@ -352,8 +352,8 @@ class SparkK8sHook(BaseHook):
 
     def test_connection(self) -> tuple[bool, str]:
         """Reach the server, then ask (SelfSubjectAccessReview) for every permission of
-        services/permissions.py: each request the operator, sensor, trigger, CLI and clean-up
-        make."""
+        services/cluster_access/permissions.py: each request the operator, sensor, trigger, CLI and
+        clean-up make."""
         try:
             client = self.get_client()
             namespace = self.get_namespace()

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.services.uploader import Storage, UploadedFiles, protocol_of
+from airflow_provider_sparkk8s.services.submit.uploader import Storage, UploadedFiles, protocol_of
 from airflow_provider_sparkk8s.submission.storage_options import s3_options_from_connection
 from airflow_provider_sparkk8s.version_compat import BaseHook, mask_secret, object_storage_fs
 

@@ -7,7 +7,7 @@ exactly once. `kube/kubeconfig.py` builds it from a kubeconfig or the in-cluster
 TLS server name, verify, namespace) over any of those; the explicit field always wins.
 
 spark-submit's own keys (`spark.master`, `spark.kubernetes.authenticate.submission.*`) are
-translated in `services/client_settings.py`, on top of these.
+translated in `services/cluster_access/client_settings.py`, on top of these.
 
 Secrets (token, inline client key, inline kubeconfig) never reach `repr`, logs or messages.
 """

@@ -282,7 +282,7 @@ def _slim_container(status: Any) -> dict[str, Any]:
 
 
 def _counted_request(resource: Any) -> bool:
-    """A request the cost per task adds up (`application.cost`): cores, memory, GPUs."""
+    """A request the cost per task adds up (`application.following.cost`): cores, memory, GPUs."""
     return isinstance(resource, str) and (
         resource in ("cpu", "memory") or resource.endswith("/gpu")
     )

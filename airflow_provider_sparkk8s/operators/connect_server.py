@@ -2,8 +2,8 @@
 setup and teardown tasks (docs/connect.md).
 
 `mode="setup"` renders the server's driver through the feature steps
-(`services.connect_server`), sends it, waits (deferred, or in the worker) until its gRPC port
-answers, and returns the XCom: the `sc://` URL (no token) and the server's names.
+(`services.connect.server_lifecycle`), sends it, waits (deferred, or in the worker) until its gRPC
+port answers, and returns the XCom: the `sc://` URL (no token) and the server's names.
 `mode="teardown"` reads that XCom from `server_task_id` and deletes the server; nothing stays.
 A server whose teardown never runs ends by its idle timeout or its maximum lifetime.
 
@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.application import connect_server as rules
+from airflow_provider_sparkk8s.application.connect import server_rules as rules
 from airflow_provider_sparkk8s.errors import ConnectServerUnavailable, SparkConfError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services import connect_server, connect_status
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.connect import server_lifecycle as connect_server
+from airflow_provider_sparkk8s.services.connect import status_read as connect_status
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.submission.spark_line import (
     DEFAULT_SPARK_VERSION,
     version_from_image,

@@ -1,6 +1,6 @@
 """SparkK8sDriverCleanupOperator: delete live drivers whose task instance ended without them.
 
-The automatic way out for leftover drivers (`application/leftovers.py` has the rules): list
+The automatic way out for leftover drivers (`application/task/leftovers.py` has the rules): list
 the driver pods the operator submitted, ask Airflow for their task instances' states (one
 Task SDK call per DAG, two when some are mapped), and delete the live drivers whose task
 instance has finished, or is gone from a DAG that still has runs here. Only Airflow knows a
@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_provider_sparkk8s.application.leftovers import (
+from airflow_provider_sparkk8s.application.task.leftovers import (
     SUBMITTED_DRIVERS_SELECTOR,
     UNKNOWN_DAG,
     Answers,
@@ -26,10 +26,10 @@ from airflow_provider_sparkk8s.application.leftovers import (
     query_group,
     states_by_task_instance,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.driver_removal import delete_driver
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
+from airflow_provider_sparkk8s.services.submit.driver_removal import delete_driver
 from airflow_provider_sparkk8s.version_compat import BaseOperator
 
 

@@ -1,6 +1,6 @@
 """OpenLineage's parent job and transport information in the Spark conf, as
 SparkSubmitOperator injects them, through the openlineage provider's own helpers; and the
-task's cost (`application.cost`) as the `sparkk8s_cost` run facet of its COMPLETE or FAIL
+task's cost (`application.following.cost`) as the `sparkk8s_cost` run facet of its COMPLETE or FAIL
 event.
 
 Without `apache-airflow-providers-openlineage`, or with OpenLineage disabled, nothing changes
@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_sparkk8s.application.task_parameters import Lineage
+from airflow_provider_sparkk8s.application.task.task_parameters import Lineage
 from airflow_provider_sparkk8s.version_compat import (
     openlineage_conf,
     openlineage_lineage,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_sparkk8s.application.memory_retry import check_factor
+from airflow_provider_sparkk8s.application.task.memory_retry import check_factor
 from airflow_provider_sparkk8s.errors import (
     ApplicationError,
     ConfigurationError,

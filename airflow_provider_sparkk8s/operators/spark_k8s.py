@@ -1,7 +1,7 @@
 """SparkK8sSubmitOperator: submit a Spark application to Kubernetes, follow it, report, clean up.
 
 The operator holds Airflow's part: the parameters (operators/spark_k8s_parameters.py), the
-deferral, the XComs, the links, the kill. The use case is the task run (`services.task_run`,
+deferral, the XComs, the links, the kill. The use case is the task run (`services.task.task_run`,
 Spark's `Client.run`), one call per phase: `dry_run`, or `start` (a kept result, adopt, or
 submit); then defer to `SparkK8sApplicationTrigger` or `wait` in the worker (the same
 reducer, the same timeout rule); `execute_complete` calls `finish` (the report, the driver
@@ -15,26 +15,26 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_provider_sparkk8s.application import event_log, run_summary
-from airflow_provider_sparkk8s.application.cost import cost_line
-from airflow_provider_sparkk8s.application.events import is_complete_event
-from airflow_provider_sparkk8s.application.guardrails import apply_pins
-from airflow_provider_sparkk8s.application.kill_fence import read_from_answer
-from airflow_provider_sparkk8s.application.memory_retry import retries_left
-from airflow_provider_sparkk8s.application.outcome import Report
-from airflow_provider_sparkk8s.application.policy import Policy
-from airflow_provider_sparkk8s.application.resume import Finished, of_another_application
-from airflow_provider_sparkk8s.application.spark_ui import (
-    XCOM_KEY as SPARK_UI_XCOM_KEY,
-)
-from airflow_provider_sparkk8s.application.submission_plan import namespace_of
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.application.timeouts import (
+from airflow_provider_sparkk8s.application.following.cost import cost_line
+from airflow_provider_sparkk8s.application.following.events import is_complete_event
+from airflow_provider_sparkk8s.application.following.timeouts import (
     deferral_timeout,
     limit_text,
     ran_for,
 )
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.policy.guardrails import apply_pins
+from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
+from airflow_provider_sparkk8s.application.task.kill_fence import read_from_answer
+from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
+from airflow_provider_sparkk8s.application.task.outcome import Report
+from airflow_provider_sparkk8s.application.task.resume import Finished, of_another_application
+from airflow_provider_sparkk8s.application.task.submission_plan import namespace_of
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.ui import event_log, run_summary
+from airflow_provider_sparkk8s.application.ui.live_ui import (
+    XCOM_KEY as SPARK_UI_XCOM_KEY,
+)
 from airflow_provider_sparkk8s.errors import NOT_RETRIED, SparkConfError
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
@@ -53,12 +53,12 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
-from airflow_provider_sparkk8s.services import completion
-from airflow_provider_sparkk8s.services.history_server import read_summary
-from airflow_provider_sparkk8s.services.pods import DriverPods
-from airflow_provider_sparkk8s.services.result_delivery import drop_result
-from airflow_provider_sparkk8s.services.task_prepare import ConfAdditions, dry_run
-from airflow_provider_sparkk8s.services.task_run import KeptResult, TaskRun
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
+from airflow_provider_sparkk8s.services.task import completion
+from airflow_provider_sparkk8s.services.task.result_delivery import drop_result
+from airflow_provider_sparkk8s.services.task.task_prepare import ConfAdditions, dry_run
+from airflow_provider_sparkk8s.services.task.task_run import KeptResult, TaskRun
+from airflow_provider_sparkk8s.services.ui.history_server import read_summary
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
@@ -123,7 +123,7 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
         ``event_log_dir`` extra, else ``[sparkk8s] event_log_dir``, else no event log. The
         user's own ``spark.eventLog.*`` keys win (``spark.eventLog.enabled=false`` turns it off).
 
-    The rest come in groups, each documented in `application/task_parameters.py` and in
+    The rest come in groups, each documented in `application/task/task_parameters.py` and in
     docs/operator.md: following (``poll_interval``, ``startup_timeout``, ``run_timeout``,
     ``get_logs``, ``log_tail_lines``, ``reattach_on_restart``, ``on_finish_action``),
     uploads (``upload_conn_id``, ``keep_uploaded_files``), reporting (``spark_ui_proxy``,
@@ -522,7 +522,7 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     ) -> tuple[TrackedApplication, Mapping[str, Any]]:
         """The trigger's event is missing or partial (the process that ran the trigger was
         killed, and the task instance runs again): find the driver, then report it or follow
-        it again (`application.resume` decides)."""
+        it again (`application.task.resume` decides)."""
         self.log.warning(
             "Resumed without the trigger's final event (got %r); looking the driver up", event
         )

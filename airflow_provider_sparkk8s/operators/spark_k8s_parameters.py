@@ -5,7 +5,7 @@ Every parameter stays a keyword of the signature (so Airflow's `default_args`, `
 `expand` see it, and a DAG passes it as before); SparkSubmitOperator's keep its names as
 attributes (Airflow renders the templated ones in place; `SubmitParameters` hands them on),
 the operator's templated ones stay attributes too, and the rest go into the typed groups of
-`application/task_parameters.py`. `SparkK8sSubmitOperator` (operators/spark_k8s.py)
+`application/task/task_parameters.py`. `SparkK8sSubmitOperator` (operators/spark_k8s.py)
 documents each parameter and does the work.
 """
 
@@ -18,23 +18,23 @@ from dataclasses import fields
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from airflow_provider_sparkk8s.application.policy import Policy
-from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
-from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
-from airflow_provider_sparkk8s.application.spark_ui_access import SERIALIZED_CONN_FIELD
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.application.task_parameters import (
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
+from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task.task_parameters import (
     Following,
     Ignored,
     Reporting,
     Uploads,
     refuse_krb5ccache,
 )
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
+from airflow_provider_sparkk8s.application.ui.spark_ui_access import SERIALIZED_CONN_FIELD
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.template_files import TemplateFiles
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.task_prepare import (
+from airflow_provider_sparkk8s.services.task.task_prepare import (
     HOW_TO_SET_THE_LINE,
     ConfAdditions,
     RunRequest,
@@ -247,7 +247,7 @@ def _with_provider_callbacks(kwargs: dict[str, Any]) -> dict[str, Any]:
 
         kwargs["retry_policy"] = SparkK8sRetryPolicy()
     # Airflow runs success callbacks once the success is recorded: a kept result's
-    # record is dropped there (`application.delivery`).
+    # record is dropped there (`application.task.delivery`).
     kwargs["on_success_callback"] = [
         *_callbacks(kwargs.get("on_success_callback")),
         _result_delivered,

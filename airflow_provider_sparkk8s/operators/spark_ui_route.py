@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from airflow_provider_sparkk8s.application.spark_ui import (
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.ui.live_ui import (
     XCOM_KEY as SPARK_UI_XCOM_KEY,
 )
-from airflow_provider_sparkk8s.application.spark_ui import (
+from airflow_provider_sparkk8s.application.ui.live_ui import (
     SparkUiTarget,
     TaskInstanceUi,
     proxied_by_us,
@@ -25,10 +27,8 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     ui_port,
     with_proxy_base,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
 from airflow_provider_sparkk8s.links.spark_k8s import SPARK_UI_TEMPLATE_KEY, link_urls
-from airflow_provider_sparkk8s.services.submission import Log
+from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 

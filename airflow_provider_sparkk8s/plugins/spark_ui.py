@@ -9,12 +9,12 @@ task's serialized definition names (`kubernetes_conn_id`), the namespace the one
 to; the `spark_ui` XCom only names the driver pod, and must name that connection and
 namespace too, and the pod must carry the task instance's identity labels (a GET with the
 task's connection) before anything is proxied. Refusals, kube-apiserver's 401/403 included,
-are the plugin's own messages (application/spark_ui_access.py).
+are the plugin's own messages (application/ui/spark_ui_access.py).
 
 Once the driver is gone (the pod proxy's 404 for the pod, or its 503), the same link serves
 the application from the Spark History Server the connection's `history_server_url` extra
 (else `[sparkk8s] history_server_url`) names: a page of the driver's UI redirects to the same
-page there, under the same base (application/history_ui.py).
+page there, under the same base (application/ui/history_ui.py).
 
 A request passes Airflow's own check first (the auth manager must allow its user to read
 that DAG's task instances: 401/403 otherwise), before the XCom is read and before any
@@ -22,7 +22,7 @@ request to Kubernetes. A connection whose kubeconfig runs an exec credential plu
 here (403, naming the connection and the setting) unless `[sparkk8s]
 allow_credential_commands_in_api_server` is True: the api-server runs no connection's code,
 as Airflow's security model keeps that to workers and the triggerer. Paths and rewrites are
-application/spark_ui.py's; the request is services/spark_ui_proxy.py's.
+application/ui/live_ui.py's; the request is services/ui/spark_ui_proxy.py's.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse, StreamingResponse
 
-from airflow_provider_sparkk8s.application.history_ui import (
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.ui.history_ui import (
     HISTORY_SERVER_URL_OPTION,
     driver_gone,
     gone_detail,
@@ -45,7 +46,7 @@ from airflow_provider_sparkk8s.application.history_ui import (
     is_server_path,
     unavailable_reason,
 )
-from airflow_provider_sparkk8s.application.spark_ui import (
+from airflow_provider_sparkk8s.application.ui.live_ui import (
     PLUGIN_PREFIX,
     PROXIED_METHODS,
     UI_ROUTE,
@@ -56,7 +57,7 @@ from airflow_provider_sparkk8s.application.spark_ui import (
     refused_method,
     root_path,
 )
-from airflow_provider_sparkk8s.application.spark_ui_access import (
+from airflow_provider_sparkk8s.application.ui.spark_ui_access import (
     DEFINITION_FIELDS,
     TaskDefinition,
     UiRefused,
@@ -68,13 +69,12 @@ from airflow_provider_sparkk8s.application.spark_ui_access import (
     task_connection,
     task_namespace,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.errors import CredentialCommandRefused, KubeConnectionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
-from airflow_provider_sparkk8s.services.history_ui_proxy import open_history_ui
-from airflow_provider_sparkk8s.services.spark_ui_proxy import (
+from airflow_provider_sparkk8s.services.ui.history_ui_proxy import open_history_ui
+from airflow_provider_sparkk8s.services.ui.spark_ui_proxy import (
     CheckedDrivers,
     KubeClients,
     ProxiedAnswer,
@@ -94,7 +94,7 @@ from airflow_provider_sparkk8s.version_compat import (
 APPLICATION_XCOM_KEY = "spark_application"
 TASK_INSTANCE_ROUTE = UI_ROUTE + "/{dag_id}/{run_id}/{task_id}/{map_index}"
 METHODS = list(PROXIED_METHODS)
-# Answered with the plugin's refusal (405), never forwarded (application/spark_ui.py).
+# Answered with the plugin's refusal (405), never forwarded (application/ui/live_ui.py).
 REFUSED_METHODS = ["POST", "PUT", "PATCH", "DELETE"]
 
 
@@ -136,7 +136,7 @@ async def trusted_target(
     """The task's own connection's client and its checked driver (None: the XCom's pod is
     gone). The connection comes from the task's definition, the namespace from it or from
     what the task rendered (else the connection's); the XCom must name both, and its pod
-    must carry the task instance's labels (application/spark_ui_access.py). Nothing is sent
+    must carry the task instance's labels (application/ui/spark_ui_access.py). Nothing is sent
     before the connection and namespace are settled, and nothing with the XCom's own."""
     checked = app.state.checked.get(hint, ref)
     if checked is not None:  # settled a moment ago (a page's assets)

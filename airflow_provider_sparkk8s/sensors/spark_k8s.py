@@ -3,8 +3,8 @@
 The application is named by its id (`spark-app-selector`), its driver pod's name, or a label
 selector that matches its driver. Poke mode finds the application's pods with the sync client,
 then each poke catches up on every change since the previous one (`DriverPods.catch_up`) and
-hands them to the same follower as the trigger (`application.follower`), which remembers the
-executors that came and went and the driver's end; deferrable mode hands the wait to
+hands them to the same follower as the trigger (`application.following.follower`), which remembers
+the executors that came and went and the driver's end; deferrable mode hands the wait to
 `SparkK8sApplicationTrigger` (one shared watch for every deferred task in the triggerer).
 In reschedule mode each poke is a new task instance: it reads the pods as they are, without
 that memory.
@@ -31,9 +31,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
-from airflow_provider_sparkk8s.application.follower import Following, FollowSpec, Step
-from airflow_provider_sparkk8s.application.outcome import failure_exception
-from airflow_provider_sparkk8s.application.timeouts import deferral_timeout, limit_text, ran_for
+from airflow_provider_sparkk8s.application.following.follower import Following, FollowSpec, Step
+from airflow_provider_sparkk8s.application.following.timeouts import (
+    deferral_timeout,
+    limit_text,
+    ran_for,
+)
+from airflow_provider_sparkk8s.application.task.outcome import failure_exception
 from airflow_provider_sparkk8s.errors import (
     NOT_RETRIED,
     InfrastructureFailure,
@@ -42,13 +46,13 @@ from airflow_provider_sparkk8s.errors import (
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
-from airflow_provider_sparkk8s.services.driver_removal import delete_driver
-from airflow_provider_sparkk8s.services.following import FollowRun
-from airflow_provider_sparkk8s.services.pods import (
+from airflow_provider_sparkk8s.services.following.follow_runs import FollowRun
+from airflow_provider_sparkk8s.services.pods.driver_pods import (
     DriverPods,
     FollowedPods,
     application_selector,
 )
+from airflow_provider_sparkk8s.services.submit.driver_removal import delete_driver
 from airflow_provider_sparkk8s.version_compat import (
     RETRY_POLICIES,
     AirflowSensorTimeout,

@@ -76,7 +76,7 @@ OPTIONAL_STEPS: dict[str, Callable[[], FeatureStep]] = {
 }
 # Ours (Spark has none of them), after Spark's and before user steps; each does nothing
 # unless its own spark.kubernetes.sparkk8s.* key is set, so spark-submit's objects stay.
-# The last three are the secure preset's (application/secure_preset.py); pod security runs
+# The last three are the secure preset's (application/policy/secure_preset.py); pod security runs
 # last of ours, so it fills every container and volume the others added.
 PROVIDER_STEPS: tuple[FeatureStep, ...] = (
     driver_disruption_budget.STEP,

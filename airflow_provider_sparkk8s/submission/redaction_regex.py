@@ -1,7 +1,7 @@
 """`spark.redaction.regex` as Spark reads it: which conf keys look secret.
 
 Spark redacts a printed conf entry whose key or value matches the pattern (default below).
-The dry run's redaction (application/redaction.py) and the secret confs kept out of the
+The dry run's redaction (application/policy/redaction.py) and the secret confs kept out of the
 driver's ConfigMap (secret_confs.py) read the same pattern from here.
 """
 

@@ -1,6 +1,6 @@
 """Pod Security Admission's "restricted" profile as data: fill a pod, list what breaks it.
 
-The secure preset (application/secure_preset.py) sets `spark.kubernetes.sparkk8s.podSecurity
+The secure preset (application/policy/secure_preset.py) sets `spark.kubernetes.sparkk8s.podSecurity
 =restricted`; then the driver pod (features/pod_security.py) and the executor pod template
 (pod_template.executor_template_text) get the fields the profile requires that they leave
 out: `runAsNonRoot: true` and `seccompProfile: RuntimeDefault` on the pod, and on every

@@ -1,7 +1,7 @@
 """SparkK8sConnectServerTrigger: waits in the triggerer until a Connect server is ready (its
 driver runs and its gRPC port answers) or has ended, whichever comes first.
 
-The condition is `application.connect_server.readiness`, the same rule the worker-side wait
+The condition is `application.connect.server_rules.readiness`, the same rule the worker-side wait
 uses; this trigger only reads the pod and tries the port. Its kwargs name the server, never
 its token.
 """
@@ -13,10 +13,10 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from airflow_provider_sparkk8s.application import connect_server as rules
+from airflow_provider_sparkk8s.application.connect import server_rules as rules
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
-from airflow_provider_sparkk8s.services.async_pods import AsyncPods
-from airflow_provider_sparkk8s.services.connect_server import aport_answers
+from airflow_provider_sparkk8s.services.connect.server_lifecycle import aport_answers
+from airflow_provider_sparkk8s.services.pods.async_pods import AsyncPods
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent
 
 

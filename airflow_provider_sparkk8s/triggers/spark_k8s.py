@@ -3,8 +3,8 @@
 Every trigger of a (connection, namespace) subscribes to one shared `SnapshotStore`, so a
 thousand deferred applications cost one watch and one list per resync interval, not a
 thousand polls. The trigger itself only hands its application's pods to the follower
-(`application.follower`: the state, the executors that came and went, the timeouts), streams
-the driver log, and emits the follower's one final event: the payload the operator's
+(`application.following.follower`: the state, the executors that came and went, the timeouts),
+streams the driver log, and emits the follower's one final event: the payload the operator's
 worker-side wait ends with too.
 
 Serialized arguments are ids, names and settings only. Credentials are read from the
@@ -28,14 +28,9 @@ from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RES
 from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent, atask_states
 
 if TYPE_CHECKING:
-    from airflow_provider_sparkk8s.application.follow_loop import Seen, WaitForLook
-    from airflow_provider_sparkk8s.application.follower import Following, Step
-    from airflow_provider_sparkk8s.application.kill_fence import (
-        TaskStateRead,
-        kill_verdict,
-        read_from_answer,
-    )
-    from airflow_provider_sparkk8s.application.metrics import (
+    from airflow_provider_sparkk8s.application.following.follow_loop import Seen, WaitForLook
+    from airflow_provider_sparkk8s.application.following.follower import Following, Step
+    from airflow_provider_sparkk8s.application.metrics.provider_metrics import (
         Measurement,
         MetricsSink,
         Tags,
@@ -43,33 +38,41 @@ if TYPE_CHECKING:
         may_report,
         shared_task_tags,
     )
-    from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+    from airflow_provider_sparkk8s.application.task.kill_fence import (
+        TaskStateRead,
+        kill_verdict,
+        read_from_answer,
+    )
+    from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
     from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
     from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
-    from airflow_provider_sparkk8s.services.async_pods import AsyncPods
-    from airflow_provider_sparkk8s.services.driver_log import DriverLogFollower, DriverLogStream
-    from airflow_provider_sparkk8s.services.driver_removal import adelete_driver
-    from airflow_provider_sparkk8s.services.following import afollow
-    from airflow_provider_sparkk8s.services.store import (
+    from airflow_provider_sparkk8s.services.following.driver_log import (
+        DriverLogFollower,
+        DriverLogStream,
+    )
+    from airflow_provider_sparkk8s.services.following.follow_runs import afollow
+    from airflow_provider_sparkk8s.services.following.store import (
         SnapshotStore,
         StoreSettings,
         Subscription,
         shared_store,
     )
+    from airflow_provider_sparkk8s.services.pods.async_pods import AsyncPods
+    from airflow_provider_sparkk8s.services.submit.driver_removal import adelete_driver
 
 # What following and killing need, loaded in a worker thread at a trigger's first run or
 # kill (`load_machinery`), never at import: Airflow's triggerer imports this class on its
 # event loop, and these ~70 modules took 0.28 CPU-seconds there (1.7 s of a loaded loop).
 # A name a test or benchmark already set on this module is kept.
 _MACHINERY: dict[str, tuple[str, ...]] = {
-    "airflow_provider_sparkk8s.application.follow_loop": ("Seen", "WaitForLook"),
-    "airflow_provider_sparkk8s.application.follower": ("Following", "Step"),
-    "airflow_provider_sparkk8s.application.kill_fence": (
+    "airflow_provider_sparkk8s.application.following.follow_loop": ("Seen", "WaitForLook"),
+    "airflow_provider_sparkk8s.application.following.follower": ("Following", "Step"),
+    "airflow_provider_sparkk8s.application.task.kill_fence": (
         "TaskStateRead",
         "kill_verdict",
         "read_from_answer",
     ),
-    "airflow_provider_sparkk8s.application.metrics": (
+    "airflow_provider_sparkk8s.application.metrics.provider_metrics": (
         "Measurement",
         "MetricsSink",
         "Tags",
@@ -77,17 +80,17 @@ _MACHINERY: dict[str, tuple[str, ...]] = {
         "may_report",
         "shared_task_tags",
     ),
-    "airflow_provider_sparkk8s.application.task_identity": ("TaskInstanceRef",),
+    "airflow_provider_sparkk8s.application.task.task_identity": ("TaskInstanceRef",),
     "airflow_provider_sparkk8s.hooks.airflow_stats": ("airflow_metrics",),
     "airflow_provider_sparkk8s.monitoring.reducer": ("ApplicationState",),
-    "airflow_provider_sparkk8s.services.async_pods": ("AsyncPods",),
-    "airflow_provider_sparkk8s.services.driver_log": (
+    "airflow_provider_sparkk8s.services.pods.async_pods": ("AsyncPods",),
+    "airflow_provider_sparkk8s.services.following.driver_log": (
         "DriverLogFollower",
         "DriverLogStream",
     ),
-    "airflow_provider_sparkk8s.services.driver_removal": ("adelete_driver",),
-    "airflow_provider_sparkk8s.services.following": ("afollow",),
-    "airflow_provider_sparkk8s.services.store": (
+    "airflow_provider_sparkk8s.services.submit.driver_removal": ("adelete_driver",),
+    "airflow_provider_sparkk8s.services.following.follow_runs": ("afollow",),
+    "airflow_provider_sparkk8s.services.following.store": (
         "SnapshotStore",
         "StoreSettings",
         "Subscription",
@@ -416,7 +419,7 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         the driver pod (Spark then removes executors) and the files it uploaded.
 
         Airflow 3.3 also calls this when the trigger merely moved to another triggerer, so
-        the kill first reads the task instance's state (`application.kill_fence`) and
+        the kill first reads the task instance's state (`application.task.kill_fence`) and
         spares the driver unless that state proves a user's kill; a newer try that adopted
         the driver (a clear while deferred) spares it too (`ownership`).
 

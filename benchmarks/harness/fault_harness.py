@@ -29,7 +29,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.services.store import SnapshotStore
+from airflow_provider_sparkk8s.services.following.store import SnapshotStore
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from benchmarks.harness.running_stores import running_stores
 from benchmarks.harness.tracked_apps import Fleet, TrackedApp, all_seen_running

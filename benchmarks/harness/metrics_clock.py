@@ -144,7 +144,7 @@ class MetricsClock:
 def clocked_metrics() -> Iterator[MetricsClock]:
     """The metrics path of the trigger, the store and the batched sink, clocked."""
     from airflow_provider_sparkk8s.hooks import airflow_stats
-    from airflow_provider_sparkk8s.services import store
+    from airflow_provider_sparkk8s.services.following import store
     from airflow_provider_sparkk8s.triggers import spark_k8s
 
     spark_k8s.load_machinery()  # the names clocked below are loaded at a trigger's first run

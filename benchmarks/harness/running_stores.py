@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from airflow_provider_sparkk8s.services.store import SnapshotStore
+from airflow_provider_sparkk8s.services.following.store import SnapshotStore
 
 
 @contextlib.contextmanager

@@ -34,21 +34,21 @@ RENDER_AND_CLIENT = (
     f"{PACKAGE}.submission.builder",
     f"{PACKAGE}.submission.render",
     f"{PACKAGE}.kube",
-    f"{PACKAGE}.services.send",
+    f"{PACKAGE}.services.submit.send",
     "http.client",
     "ssl",
 )
 # Only a policy, a wait, --kill/--status, an upload or Volcano needs them.
 NOT_FOR_A_PLAIN_SUBMISSION = (
-    f"{PACKAGE}.application.policy",
-    f"{PACKAGE}.application.guardrails",
-    f"{PACKAGE}.application.follower",
-    f"{PACKAGE}.application.task_identity",
-    f"{PACKAGE}.application.timeouts",
-    f"{PACKAGE}.application.redaction",
+    f"{PACKAGE}.application.policy.platform_policy",
+    f"{PACKAGE}.application.policy.guardrails",
+    f"{PACKAGE}.application.following.follower",
+    f"{PACKAGE}.application.task.task_identity",
+    f"{PACKAGE}.application.following.timeouts",
+    f"{PACKAGE}.application.policy.redaction",
     f"{PACKAGE}.monitoring",
-    f"{PACKAGE}.services.pods",
-    f"{PACKAGE}.services.following",
+    f"{PACKAGE}.services.pods.driver_pods",
+    f"{PACKAGE}.services.following.follow_runs",
     f"{PACKAGE}.kube.listwatch",
     f"{PACKAGE}.kube.watch_sync",
     f"{PACKAGE}.submission.features.volcano",
@@ -107,7 +107,7 @@ def test_start_up_imports_no_airflow_no_render_and_no_client() -> None:
 @pytest.mark.parametrize("flag", ["--version", "--help"])
 def test_help_and_version_import_no_render_and_no_client(flag: str) -> None:
     loaded = loaded_by(run_cli([flag]))
-    assert f"{PACKAGE}.submission.arguments" in loaded
+    assert f"{PACKAGE}.submission.command_line.arguments" in loaded
     assert under(loaded, NEVER) == []
     assert under(loaded, RENDER_AND_CLIENT) == []
 

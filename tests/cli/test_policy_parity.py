@@ -10,9 +10,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from airflow_provider_sparkk8s.application import guardrails
-from airflow_provider_sparkk8s.application.guardrails import violations
-from airflow_provider_sparkk8s.application.policy import Policy, parse_policy
+from airflow_provider_sparkk8s.application.policy import guardrails
+from airflow_provider_sparkk8s.application.policy.guardrails import violations
+from airflow_provider_sparkk8s.application.policy.platform_policy import Policy, parse_policy
 from airflow_provider_sparkk8s.cli import submit as cli
 from airflow_provider_sparkk8s.errors import PolicyViolation
 from tests.parity.scenarios import Scenario, all_scenarios, golden_path

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from kubernetes import config as k8s_config
 
-from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
+from airflow_provider_sparkk8s.application.following.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.metrics import (
+from airflow_provider_sparkk8s.application.metrics.provider_metrics import (
     DURATION,
     EXECUTOR_FAILURES,
     NO_METRICS,

@@ -15,8 +15,8 @@ from kubernetes import client as k8s
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.hooks.spark_k8s import REQUIRED_ACCESS, SparkK8sHook
 from airflow_provider_sparkk8s.kube.paths import resource_path
-from airflow_provider_sparkk8s.services.pods import DriverPods
-from airflow_provider_sparkk8s.services.send import submit
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
+from airflow_provider_sparkk8s.services.submit.send import submit
 from airflow_provider_sparkk8s.submission import naming, render
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from testenv.harness.waiting import wait_for

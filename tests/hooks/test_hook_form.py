@@ -22,7 +22,10 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 )
 from airflow_provider_sparkk8s.kube.paths import Access
 from airflow_provider_sparkk8s.provider_info import provider_info
-from airflow_provider_sparkk8s.services.permissions import KUEUE_ACCESS, SUBMITTER_PERMISSIONS
+from airflow_provider_sparkk8s.services.cluster_access.permissions import (
+    KUEUE_ACCESS,
+    SUBMITTER_PERMISSIONS,
+)
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_2_PLUS
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply
 
@@ -257,7 +260,7 @@ def test_rbac_manifest_grants_exactly_the_required_access() -> None:
         == bindings["sparkk8s-submitter"]["subjects"]
     )
     # The submitter (Airflow, sparkk8s-submit): the table's rows every submission needs
-    # (services/permissions.py, what the Test button requires), nothing more.
+    # (services/cluster_access/permissions.py, what the Test button requires), nothing more.
     needed = {
         (a.verb, a.group, a.resource + (f"/{a.subresource}" if a.subresource else ""))
         for a in REQUIRED_ACCESS

@@ -31,7 +31,7 @@ from airflow_provider_sparkk8s.kube.paths import apply_params, resource_path
 from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services.client_settings import spark_submit_settings
+from airflow_provider_sparkk8s.services.cluster_access.client_settings import spark_submit_settings
 from testenv.harness.waiting import wait_for
 from tests.kube.tlsfiles import Pki
 

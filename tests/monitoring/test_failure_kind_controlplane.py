@@ -16,7 +16,7 @@ from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from testenv.harness.kube import request
 from testenv.harness.pods import (
     MANUAL,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from testenv.harness.kube import request
 from testenv.harness.pods import (

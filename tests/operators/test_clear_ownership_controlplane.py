@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.ownership import ADOPTED_BY_TRY_ANNOTATION
-from airflow_provider_sparkk8s.application.task_identity import TRY_NUMBER_LABEL
+from airflow_provider_sparkk8s.application.task.ownership import ADOPTED_BY_TRY_ANNOTATION
+from airflow_provider_sparkk8s.application.task.task_identity import TRY_NUMBER_LABEL
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services.pod_requests import PodCall
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
+from airflow_provider_sparkk8s.services.pods.pod_requests import PodCall
 from testenv.harness.kube import request
 from testenv.harness.pods import (
     HOLD,

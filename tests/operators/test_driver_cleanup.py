@@ -3,12 +3,12 @@ operator in real Airflow is in test_operator_controlplane.py."""
 
 from __future__ import annotations
 
-from airflow_provider_sparkk8s.application.leftovers import (
+from airflow_provider_sparkk8s.application.task.leftovers import (
     NO_TASK_INSTANCE,
     UNKNOWN_DAG,
     states_by_task_instance,
 )
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.operators.driver_cleanup import known_dags, task_states
 
 RUN = "manual__2026-11-29T12:00:00+00:00"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TASK_INSTANCE_ANNOTATION,
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
@@ -547,7 +547,7 @@ import os
 import time
 from pathlib import Path
 
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 
 
 class BarrierPods(DriverPods):

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.ownership import ADOPTED_BY_TRY_ANNOTATION
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.following.tracked import tracked_from_pod
+from airflow_provider_sparkk8s.application.task.ownership import ADOPTED_BY_TRY_ANNOTATION
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TaskInstanceRef,
     driver_labels,
     driver_pod_name,
 )
-from airflow_provider_sparkk8s.application.tracked import tracked_from_pod
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
     ConfigurationError,
@@ -31,7 +31,7 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
     APPLICATION_XCOM_KEY,
     SparkK8sSubmitOperator,
 )
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import (
     AirflowFailException,
     TaskDeferred,
@@ -193,7 +193,7 @@ def test_a_live_driver_of_the_task_instance_is_adopted_not_submitted_again(clust
     assert posts(cluster) == []
     assert result["adopted"] is True
     assert result["application_id"] == "spark-old1"
-    # Marked as try 2's, so try 1's late kill leaves it alone (application/ownership.py).
+    # Marked as try 2's, so try 1's late kill leaves it alone (application/task/ownership.py).
     (adopted,) = cluster.pods.values()
     assert adopted["metadata"]["annotations"][ADOPTED_BY_TRY_ANNOTATION] == "2"
 
@@ -744,7 +744,7 @@ def test_a_relative_event_log_dir_fails_before_any_request(cluster):
 
 def _summary_of(fetch_log: list[str]):  # type: ignore[no-untyped-def]
     """read_run_summary's stand-in: records the URL and application asked for."""
-    from airflow_provider_sparkk8s.application.run_summary import summarize
+    from airflow_provider_sparkk8s.application.ui.run_summary import summarize
 
     def read(fetch, app_id):  # type: ignore[no-untyped-def]
         fetch_log.append(app_id)
@@ -757,7 +757,7 @@ def _summary_of(fetch_log: list[str]):  # type: ignore[no-untyped-def]
 def test_the_run_summary_goes_to_the_log_and_the_xcom_when_a_history_server_is_set(
     cluster, monkeypatch, capfd
 ):
-    from airflow_provider_sparkk8s.services import history_server as module
+    from airflow_provider_sparkk8s.services.ui import history_server as module
 
     asked: list[str] = []
     urls: list[str] = []
@@ -780,8 +780,8 @@ def test_the_run_summary_goes_to_the_log_and_the_xcom_when_a_history_server_is_s
 def test_no_run_summary_without_an_event_log_or_a_server_and_a_failure_only_warns(
     cluster, monkeypatch, capfd
 ):
-    from airflow_provider_sparkk8s.services import history_server as module
-    from airflow_provider_sparkk8s.services.history_server import HistoryUnavailable
+    from airflow_provider_sparkk8s.services.ui import history_server as module
+    from airflow_provider_sparkk8s.services.ui.history_server import HistoryUnavailable
 
     asked: list[str] = []
     monkeypatch.setattr(module, "read_run_summary", _summary_of(asked))

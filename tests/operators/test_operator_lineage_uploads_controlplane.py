@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from testenv.harness.kube import request
 from tests.operators.airflow_harness import dag_source, operator_source
 from tests.operators.test_operator_controlplane import (  # noqa: F401 - pytest fixtures

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
     driver_labels,
@@ -16,7 +16,7 @@ from airflow_provider_sparkk8s.application.task_identity import (
 )
 from airflow_provider_sparkk8s.errors import PolicyViolation
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import AirflowFailException
 from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import context, make_operator, progress

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from kubernetes import config as k8s_config
 
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, driver_pod_name
+from airflow_provider_sparkk8s.application.task.task_identity import (
+    TaskInstanceRef,
+    driver_pod_name,
+)
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_1_PLUS
 from testenv.controlplane import ControlPlane
 from testenv.harness.kube import request

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.delivery import RESULT_KEY, record_name
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task.delivery import RESULT_KEY, record_name
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from tests.operators.fakes import FakeCluster, FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import make_operator, posts, progress
 

@@ -9,7 +9,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_sparkk8s.application.spark_submit_args import SubmitParameters
+from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 
-from airflow_provider_sparkk8s.application.spark_ui import PROXY_BASE_KEY
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.ui.live_ui import PROXY_BASE_KEY
 from airflow_provider_sparkk8s.links.spark_k8s import DRIVER_POD_TEMPLATE_KEY, SPARK_UI_TEMPLATE_KEY
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute, task_ui
 from tests.operators.fakes import FakeTaskInstance

@@ -8,7 +8,7 @@ from typing import Any
 
 from airflow.sdk import DAG
 
-from airflow_provider_sparkk8s.application.submission_plan import template_dict
+from airflow_provider_sparkk8s.application.task.submission_plan import template_dict
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
 DRIVER_YAML = """apiVersion: v1

@@ -14,12 +14,12 @@ import pytest
 from fastapi import FastAPI, HTTPException
 from fastapi.testclient import TestClient
 
-from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget
-from airflow_provider_sparkk8s.application.spark_ui_access import TaskDefinition
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
 )
+from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
+from airflow_provider_sparkk8s.application.ui.spark_ui_access import TaskDefinition
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.plugins import spark_ui as plugin
 from tests.kube.fakeapi import FakeApiServer, Recorded, Reply

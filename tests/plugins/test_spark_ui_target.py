@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
 )

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for

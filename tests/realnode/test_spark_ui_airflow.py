@@ -32,7 +32,7 @@ import httpx
 import pytest
 from kubernetes import config as k8s_config
 
-from airflow_provider_sparkk8s.application.spark_ui import TaskInstanceUi
+from airflow_provider_sparkk8s.application.ui.live_ui import TaskInstanceUi
 from testenv.history_server import HistoryServer
 from tests.conftest import _fresh_namespace
 from tests.e2e.airflow_stack import ADMIN_USER

@@ -20,12 +20,12 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget, TaskInstanceUi
-from airflow_provider_sparkk8s.application.spark_ui_access import TaskDefinition
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TASK_INSTANCE_LABEL,
     TaskInstanceRef,
 )
+from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget, TaskInstanceUi
+from airflow_provider_sparkk8s.application.ui.spark_ui_access import TaskDefinition
 from airflow_provider_sparkk8s.plugins import spark_ui as plugin
 from testenv.controlplane import ControlPlane, free_port
 from testenv.harness import kube
@@ -89,7 +89,7 @@ ThreadingHTTPServer(("0.0.0.0", 4040), Handler).serve_forever()
 def _ui_pod(base: str) -> dict:
     return {
         # The task instance's identity, as the operator labels its drivers: the plugin
-        # proxies only to such a pod (application/spark_ui_access.py).
+        # proxies only to such a pod (application/ui/spark_ui_access.py).
         "metadata": {"name": "ui-driver", "labels": DRIVER_LABELS},
         "spec": {
             "nodeName": "real-node-0",

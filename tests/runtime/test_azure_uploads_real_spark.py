@@ -26,7 +26,7 @@ import secrets
 
 import pytest
 
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from testenv import hadoop_azure
 from testenv.admin_client import AdminHttp
 from testenv.azurite import Azurite

@@ -19,16 +19,16 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.follower import FollowSpec
-from airflow_provider_sparkk8s.application.submission_plan import KubernetesParameters
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef, pods_selector
+from airflow_provider_sparkk8s.application.following.follower import FollowSpec
+from airflow_provider_sparkk8s.application.task.submission_plan import KubernetesParameters
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef, pods_selector
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.following import follow_application
-from airflow_provider_sparkk8s.services.pods import DriverPods
-from airflow_provider_sparkk8s.services.task_submission import TaskSubmission
-from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.services.following.follow_runs import follow_application
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
+from airflow_provider_sparkk8s.services.submit import submission
+from airflow_provider_sparkk8s.services.submit.uploader import Storage
+from airflow_provider_sparkk8s.services.task.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for

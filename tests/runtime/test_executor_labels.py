@@ -13,19 +13,19 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient
 
-from airflow_provider_sparkk8s.application.guardrails import executor_memory_mib
-from airflow_provider_sparkk8s.application.policy import parse_policy
-from airflow_provider_sparkk8s.application.submission_plan import KubernetesParameters
-from airflow_provider_sparkk8s.application.task_identity import (
+from airflow_provider_sparkk8s.application.policy.guardrails import executor_memory_mib
+from airflow_provider_sparkk8s.application.policy.platform_policy import parse_policy
+from airflow_provider_sparkk8s.application.task.submission_plan import KubernetesParameters
+from airflow_provider_sparkk8s.application.task.task_identity import (
     TaskInstanceRef,
     driver_labels,
     pods_selector,
 )
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.task_submission import TaskSubmission
-from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.services.submit import submission
+from airflow_provider_sparkk8s.services.submit.uploader import Storage
+from airflow_provider_sparkk8s.services.task.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.submission.conf import PYTHON_RUNNER, DriverConf, MainAppResource
 from airflow_provider_sparkk8s.submission.features.executor_decommission import (
     ENABLED_KEY as DECOMMISSION_KEY,

@@ -21,7 +21,7 @@ import secrets
 
 import pytest
 
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from testenv import gcs_connector
 from testenv.admin_client import AdminHttp
 from testenv.gcsserver import GcsServer

@@ -28,8 +28,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from airflow_provider_sparkk8s.application.spark_ui import SparkUiTarget, TaskInstanceUi
-from airflow_provider_sparkk8s.application.spark_ui_access import TaskDefinition
+from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget, TaskInstanceUi
+from airflow_provider_sparkk8s.application.ui.spark_ui_access import TaskDefinition
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane

@@ -21,7 +21,7 @@ import secrets
 
 import pytest
 
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from airflow_provider_sparkk8s.services.uploader import UploadError
+from airflow_provider_sparkk8s.services.submit.uploader import UploadError
 from testenv.azurite import Azurite
 from testenv.harness.recorder import RecordingServer
 from tests.storage.cases import (

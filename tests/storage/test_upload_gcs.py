@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.services.uploader import Storage, UploadError, upload_all
+from airflow_provider_sparkk8s.services.submit.uploader import Storage, UploadError, upload_all
 from airflow_provider_sparkk8s.submission.storage_options import spark_conf_storage_options
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 from testenv.controlplane import free_port

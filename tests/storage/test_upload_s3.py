@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.cli.submit import run
-from airflow_provider_sparkk8s.services.uploader import Storage, UploadError, upload_all
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.services.submit.uploader import Storage, UploadError, upload_all
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.upload_plan import plan_uploads
 from testenv.harness.recorder import RecordingServer
 from testenv.s3server import S3Server

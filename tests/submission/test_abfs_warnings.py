@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.services import submission
+from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.submission.abfs_warnings import (
     abfs_exit_warning,
     abfs_plain_http_warning,

@@ -52,7 +52,7 @@ ALL_43 = [
     # features/executor_decommission.py).
     "driver_disruption_budget:step",
     "executor_decommission:step",
-    # The secure preset's (application/secure_preset.py).
+    # The secure preset's (application/policy/secure_preset.py).
     "auth_secret:step",
     "executor_network_policy:step",
     "pod_security:step",

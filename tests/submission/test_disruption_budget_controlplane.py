@@ -19,8 +19,8 @@ from kubernetes.client.exceptions import ApiException
 from airflow_provider_sparkk8s.cli.submit import EXIT_CODES, Outcome, run, wait_for_driver
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.services.submit import submission
+from airflow_provider_sparkk8s.services.submit.uploader import Storage
 from airflow_provider_sparkk8s.submission.features.driver_disruption_budget import ENABLED_KEY
 from testenv.harness.kube import request
 from testenv.harness.pods import phase, wait_for_pod

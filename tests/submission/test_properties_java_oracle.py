@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_sparkk8s.errors import SparkConfError
-from airflow_provider_sparkk8s.submission.arguments import load_java_properties
+from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 
 ORACLE = Path(__file__).with_name("java") / "PropertiesOracle.java"
 

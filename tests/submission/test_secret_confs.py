@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.redaction import REDACTED, redact_objects
+from airflow_provider_sparkk8s.application.policy.redaction import REDACTED, redact_objects
 from airflow_provider_sparkk8s.submission import naming, render, secret_confs
 from airflow_provider_sparkk8s.submission.conf import MainAppResource
 from airflow_provider_sparkk8s.submission.redaction_regex import redaction_pattern

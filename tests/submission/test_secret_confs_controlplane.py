@@ -16,8 +16,8 @@ import pytest
 
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.services.submit import submission
+from airflow_provider_sparkk8s.services.submit.uploader import Storage
 from airflow_provider_sparkk8s.submission.secret_confs import ENABLED_KEY
 from testenv.harness.waiting import wait_for
 

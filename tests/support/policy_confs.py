@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from airflow_provider_sparkk8s.application.policy import Policy, parse_policy
+from airflow_provider_sparkk8s.application.policy.platform_policy import Policy, parse_policy
 
 SECRET = "tok-9f3e2a71c4"
 POLICY_DOCUMENT = {

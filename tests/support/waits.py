@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
-from airflow_provider_sparkk8s.services.pods import DriverPods
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.version_compat import PokeReturnValue
 from testenv.harness.waiting import wait_for
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from airflow_provider_sparkk8s.services.store import SnapshotStore
+from airflow_provider_sparkk8s.services.following.store import SnapshotStore
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_1_PLUS
 from benchmarks.harness.running_stores import running_stores
 

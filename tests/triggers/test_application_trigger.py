@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.services.driver_log import LogCursor, take_new_lines
+from airflow_provider_sparkk8s.services.following.driver_log import LogCursor, take_new_lines
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from testenv.harness.waiting import until
 from tests.monitoring.fake_kube import FakeKubeWithLogs

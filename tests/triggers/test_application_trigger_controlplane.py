@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.outcome import report
-from airflow_provider_sparkk8s.application.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
+from airflow_provider_sparkk8s.application.task.outcome import report
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
 from testenv.harness.kube import request
 from testenv.harness.pods import (

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_sparkk8s.application.submission_plan import KubernetesParameters
-from airflow_provider_sparkk8s.application.task_identity import TaskInstanceRef
+from airflow_provider_sparkk8s.application.task.submission_plan import KubernetesParameters
+from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
-from airflow_provider_sparkk8s.services import submission
-from airflow_provider_sparkk8s.services.pods import DriverPods
-from airflow_provider_sparkk8s.services.task_submission import TaskSubmission, adopt_or_submit
-from airflow_provider_sparkk8s.services.uploader import Storage
+from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
+from airflow_provider_sparkk8s.services.submit import submission
+from airflow_provider_sparkk8s.services.submit.uploader import Storage
+from airflow_provider_sparkk8s.services.task.task_submission import TaskSubmission, adopt_or_submit
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.harness.kube import request
 from testenv.harness.pods import (

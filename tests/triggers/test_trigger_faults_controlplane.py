@@ -149,7 +149,7 @@ async def test_a_dead_watch_is_covered_by_the_periodic_list(
 async def test_server_side_watch_timeouts_resume_without_relisting(
     conn_id, fleet, kube_admin, monkeypatch, stores
 ):
-    from airflow_provider_sparkk8s.services import store as store_module
+    from airflow_provider_sparkk8s.services.following import store as store_module
 
     monkeypatch.setattr(
         SparkK8sApplicationTrigger,

@@ -96,7 +96,7 @@ with DAG("e2e_connect_killed", schedule=None, catchup=False, start_date=START):
     @task
     def kill_server(published: Any) -> None:
         from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
-        from airflow_provider_sparkk8s.services.pods import DriverPods
+        from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 
         pods = DriverPods(SparkK8sHook().get_client())
         pods.delete(published["namespace"], published["driver_pod"], grace_period_seconds=0)

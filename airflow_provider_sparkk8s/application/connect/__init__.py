@@ -1,0 +1,1 @@
+"""Spark Connect servers: their conf, pod, URLs, readiness and status."""

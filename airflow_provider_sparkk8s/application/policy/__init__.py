@@ -1,0 +1,1 @@
+"""The platform policy: read, checked, its secure preset, redaction."""

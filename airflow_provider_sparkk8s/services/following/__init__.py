@@ -1,0 +1,1 @@
+"""Following: the follow loop's runners, the trigger's shared store, the driver log."""

@@ -1,0 +1,1 @@
+"""A submission: planned, sent, its uploads; a submitted driver removed with its uploads."""

@@ -1,0 +1,1 @@
+"""One task instance's run: prepare, start, wait, finish."""

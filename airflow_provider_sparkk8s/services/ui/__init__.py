@@ -1,0 +1,1 @@
+"""The Spark UI: the pod proxy, the History Server's UI and REST API."""
