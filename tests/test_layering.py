@@ -13,6 +13,14 @@ Layers, top to bottom (docs/architecture.md draws the same map):
 Nothing imports an operator or a sensor, and the CLI imports no Airflow face. Inside a folder
 imports point one way too: its modules never import each other in a cycle.
 
+The two largest layers, application and services, are split into topic folders (kopf's
+`_core/reactor`, `_cogs/clients`): every module of theirs lives in one of `TOPICS`, and the
+topic folders of one layer import each other one way (no cycle between folders, even where
+the modules' own imports make none). submission keeps its modules flat but for
+spark-submit's command line (`SPLIT_OFF`), which the rest of it never imports back. Below the faces one file name has one meaning: no two
+modules share a name (the faces' `spark_k8s.py` and `connect_server.py` are module paths
+DAGs and serialized triggers name, one per face folder as Airflow's providers do).
+
 Imports are read with `ast`, wherever they are (module level, inside functions, under
 TYPE_CHECKING): a lazy import points up just as much as an eager one.
 """
@@ -69,6 +77,18 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 # Only these layers may import Airflow itself.
 AIRFLOW_LAYERS = {"compat"}
+# The faces: their module paths are what DAGs, Airflow's provider registry and serialized
+# triggers name, so a face folder may hold a file name another face folder holds.
+FACES = {"plugins", "operators", "sensors", "triggers", "hooks", "links", "cli"}
+
+# Layer folder -> its topic folders; each module of the layer lives in one of them.
+TOPICS: dict[str, set[str]] = {
+    "application": {"following", "task", "policy", "ui", "connect", "metrics"},
+    "services": {"submit", "pods", "following", "ui", "connect", "task", "cluster_access"},
+}
+# Layer folder -> topic folders split off its flat modules (which, with their other
+# subpackages, count as one topic: the layer's own).
+SPLIT_OFF: dict[str, set[str]] = {"submission": {"command_line"}}
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -158,6 +178,34 @@ def folder_cycles(root: Path = ROOT) -> list[list[str]]:
         }
         for module, path in modules.items()
     }
+    return _cycles(edges)
+
+
+def topic(module: str) -> str:
+    """A module's topic folder (`application.following`, `submission.command_line`), the
+    layer itself for the rest of a layer with split-off topics, or "" elsewhere."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] in TOPICS.get(parts[0], SPLIT_OFF.get(parts[0], set())):
+        return ".".join(parts[:2])
+    return parts[0] if parts[0] in SPLIT_OFF else ""
+
+
+def topic_cycles(root: Path = ROOT) -> list[list[str]]:
+    """Import cycles between the topic folders of one layer."""
+    edges: dict[str, set[str]] = {}
+    for module, path in product_modules(root).items():
+        if not topic(module):
+            continue
+        edges.setdefault(topic(module), set()).update(
+            topic(target)
+            for target in imported_modules(path, root)
+            if topic(target) and topic(target) != topic(module) and _same_folder(module, target)
+        )
+    return _cycles(edges)
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk of `edges` meets, each as the path that closes it."""
     cycles: list[list[str]] = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
@@ -174,6 +222,30 @@ def folder_cycles(root: Path = ROOT) -> list[list[str]]:
         if module not in state:
             visit(module, [module])
     return cycles
+
+
+def loose_modules(root: Path = ROOT) -> list[str]:
+    """Modules of a topic layer outside its topic folders."""
+    loose = []
+    for module, path in product_modules(root).items():
+        parts = module.split(".")
+        in_topic = len(parts) == 3 and parts[1] in TOPICS.get(parts[0], set())
+        if parts[0] in TOPICS and path.name != "__init__.py" and not in_topic:
+            loose.append(module)
+    return loose
+
+
+def shared_file_names(root: Path = ROOT) -> dict[str, list[str]]:
+    """File names held by two modules or more, where one of them is below the faces."""
+    by_name: dict[str, list[str]] = {}
+    for module, path in product_modules(root).items():
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(module)
+    return {
+        name: modules
+        for name, modules in by_name.items()
+        if len(modules) > 1 and any(layer(module) not in FACES for module in modules)
+    }
 
 
 def test_every_module_has_a_layer() -> None:
@@ -195,6 +267,74 @@ def test_imports_inside_a_folder_point_one_way() -> None:
     assert not cycles, "import cycles inside a folder:\n" + "\n".join(
         "  " + " -> ".join(cycle) for cycle in cycles
     )
+
+
+def test_every_module_of_a_topic_layer_is_in_a_topic_folder() -> None:
+    assert not loose_modules(), "modules outside a topic folder (add it to one of TOPICS):\n" + (
+        "\n".join(f"  {module}" for module in loose_modules())
+    )
+    for top, topics in TOPICS.items():
+        on_disk = {path.parent.name for path in (ROOT / top).glob("*/__init__.py")}
+        assert on_disk == topics, f"{top}/: topic folders on disk differ from TOPICS"
+    for top, topics in SPLIT_OFF.items():
+        for name in topics:
+            assert (ROOT / top / name / "__init__.py").is_file(), f"{top}/{name}/ is gone"
+
+
+def test_topic_folders_import_each_other_one_way() -> None:
+    cycles = topic_cycles()
+    assert not cycles, "import cycles between topic folders of one layer:\n" + "\n".join(
+        "  " + " -> ".join(cycle) for cycle in cycles
+    )
+
+
+def test_one_file_name_one_meaning() -> None:
+    shared = shared_file_names()
+    assert not shared, "file names held by more than one module:\n" + "\n".join(
+        f"  {name}: {', '.join(modules)}" for name, modules in sorted(shared.items())
+    )
+
+
+def test_topic_rules_are_reported(tmp_path: Path) -> None:
+    """A cycle between two topic folders (their modules make none), and between a split-off
+    topic and its layer's flat modules; a loose module, and a file name below the faces held
+    twice; the faces' shared names are not reported."""
+    modules = {
+        "application/__init__.py": "",
+        "application/loose.py": "",
+        "application/following/__init__.py": "",
+        "application/following/follower.py": f"from {PACKAGE}.application.task.ids import I\n",
+        "application/following/timeouts.py": "",
+        "application/task/__init__.py": "",
+        "application/task/ids.py": "",
+        "application/task/resume.py": (
+            f"def f():\n    from {PACKAGE}.application.following import timeouts\n"
+        ),
+        "services/__init__.py": "",
+        "services/pods/__init__.py": "",
+        "services/pods/timeouts.py": "",
+        "submission/__init__.py": "",
+        "submission/conf.py": f"from {PACKAGE}.submission.command_line.arguments import A\n",
+        "submission/command_line/__init__.py": "",
+        "submission/command_line/arguments.py": f"from {PACKAGE}.submission.spec import S\n",
+        "submission/spec.py": "",
+        "operators/__init__.py": "",
+        "operators/spark_k8s.py": "",
+        "triggers/__init__.py": "",
+        "triggers/spark_k8s.py": "",
+    }
+    for name, source in modules.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    assert folder_cycles(tmp_path) == []
+    assert topic_cycles(tmp_path) == [
+        ["application.following", "application.task", "application.following"],
+        ["submission", "submission.command_line", "submission"],
+    ]
+    assert loose_modules(tmp_path) == ["application.loose"]
+    assert shared_file_names(tmp_path) == {
+        "timeouts.py": ["application.following.timeouts", "services.pods.timeouts"]
+    }
 
 
 def test_a_cycle_inside_a_folder_is_reported(tmp_path: Path) -> None:
@@ -263,6 +403,13 @@ def test_the_architecture_map_shows_the_same_table() -> None:
             allowed = set() if cells[2] == "nothing of ours" else set(cells[2].split(", "))
             rows[cells[0]] = allowed
     assert rows == MAY_IMPORT
+
+
+def test_the_architecture_map_shows_every_topic_folder() -> None:
+    text = (ROOT.parent / "docs" / "architecture.md").read_text()
+    for top, topics in {**TOPICS, **SPLIT_OFF}.items():
+        for name in sorted(topics):
+            assert f" {name}/ " in text, f"{top}/{name}/ is missing from docs/architecture.md"
 
 
 def test_the_architecture_map_names_every_module() -> None:
