@@ -49,15 +49,15 @@ from benchmarks.connect_queries.query import expected, query
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from testenv.realnode.node import RealNode
-from testenv.runtime_image import image_name
-from tests.support.real_spark import (
+from testenv.real_spark import (
     BASE_CONF,
     SMALL_PODS,
     driver_log,
     submit_with_cli,
     submitter_kubeconfig,
 )
+from testenv.realnode.node import RealNode
+from testenv.runtime_image import image_name
 
 SPARK = "4.2.1"
 QUERIES = Path(__file__).with_name("connect_queries")
@@ -204,7 +204,7 @@ def _keeping_driver_logs(api: ApiClient, ns: str, run: Callable[[], str]) -> str
 def _through_connect(ns: str, kubeconfig: str, count: int) -> str:
     from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
     from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
-    from tests.operators.fakes import FakeTaskInstance
+    from testenv.fakes import FakeTaskInstance
 
     os.environ["AIRFLOW_DISABLE_GREENBACK_PORTAL"] = "true"
     os.environ["AIRFLOW_CONN_SPARK_K8S_DEFAULT"] = json.dumps(

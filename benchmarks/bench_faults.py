@@ -2,7 +2,7 @@
 through each fault in turn, on the real control plane (`make chaos`).
 
 For each fault, on a fresh namespace: 1,000 held driver pods; one SparkK8sApplicationTrigger
-per application, all through one connection; then `benchmarks/harness/fault_harness.py`: the
+per application, all through one connection; then `testenv/trigger_fleet/fault_harness.py`: the
 fault starts, half of the drivers end while it lasts, it heals, the other half end after.
 Network faults sit in a real Toxiproxy between our client and kube-apiserver; etcd is stopped
 and started again; API Priority and Fairness refuses our identity with 429s. The triggerer
@@ -43,11 +43,11 @@ def connect(kubeconfig: Path) -> None:
 
 
 def run_fault(plane: Any, toxi: Any, name: str, args: argparse.Namespace, tmp: Path) -> str:
-    from benchmarks.harness.fault_harness import run_under_fault
-    from benchmarks.harness.tracked_apps import Fleet, TrackedApp
     from testenv.controlplane import STATIC_TOKEN_USER
     from testenv.harness.apf import POD_READER, grant
     from testenv.harness.faults import apf_throttling, etcd_outage, network_faults
+    from testenv.trigger_fleet.fault_harness import run_under_fault
+    from testenv.trigger_fleet.tracked_apps import Fleet, TrackedApp
 
     namespace = f"chaos-{name}-{os.getpid()}"
     names = create_pods(plane, namespace, args.apps)

@@ -39,7 +39,7 @@ def looks(apps: int) -> list[tuple[Any, Any]]:
         FollowSpec,
         observe,
     )
-    from tests.monitoring.pod_builders import pod, running, terminated
+    from testenv.harness.pod_builders import pod, running, terminated
 
     found = []
     for index in range(apps):

@@ -33,10 +33,10 @@ from typing import Any
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from testenv.controlplane import ControlPlane
+from testenv.real_spark import PI, SMALL_PODS, PodRecorder, registered_executors
+from testenv.real_spark import submit_with_cli as submit
 from testenv.realnode.node import RealNode
 from testenv.spark_plane import open_namespace
-from tests.support.real_spark import PI, SMALL_PODS, PodRecorder, registered_executors
-from tests.support.real_spark import submit_with_cli as submit
 
 NAMESPACE = "bench"
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")  # cgroup v1's memory hierarchy

@@ -392,9 +392,9 @@ def deferred_all(states: dict[str, int], count: int) -> bool:
 
 
 def run_size(peer: str, apps: int, args: argparse.Namespace) -> dict[str, Any]:
+    from testenv.airflow_stack import REPO, launch_stack
     from testenv.controlplane import ControlPlane
     from testenv.postgres import Postgres
-    from tests.e2e.airflow_stack import REPO, launch_stack
 
     preload = {"shared_preload_libraries": "pg_stat_statements"}
     nodes = kwok_nodes(apps)
@@ -485,7 +485,7 @@ def wait_ended(
 def measure(
     plane: Any, stack: Any, postgres: Any, peer: str, apps: int, args: argparse.Namespace
 ) -> dict[str, Any]:
-    from tests.e2e.conftest import create_namespace
+    from testenv.harness.kube import create_namespace
 
     create_namespace(plane, NAMESPACE)
     stack.wait_healthy(timeout=600)

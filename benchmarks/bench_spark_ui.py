@@ -6,7 +6,7 @@ ways, side by side in one run, on the real node (testenv/realnode) with a real A
 - through Airflow: the api-server's plugin (auth, the XCom read, the pod proxy with the
   task's connection, the link rewrite), as the browser asks it (the `_token` cookie).
 
-The driver is a DAG's SparkK8sSubmitOperator (tests/support/spark_ui_live.py: Spark Pi
+The driver is a DAG's SparkK8sSubmitOperator (testenv/spark_ui_live.py: Spark Pi
 4.3.0, held with its job RUNNING). Each round asks every page every way, in rotating order,
 over kept connections; medians are printed as a Markdown table with the load.
 
@@ -34,7 +34,7 @@ from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.realnode.netns import inside
 from testenv.realnode.node import RealNode
-from tests.support.spark_ui_live import launch_ui_stack, live_spark_ui
+from testenv.spark_ui_live import launch_ui_stack, live_spark_ui
 
 NAMESPACE = "bench-spark-ui"
 WAYS = ("direct", "kube-apiserver proxy", "through Airflow")

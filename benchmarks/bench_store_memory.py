@@ -208,7 +208,7 @@ def by_component(after: tracemalloc.Snapshot, before: tracemalloc.Snapshot) -> C
 async def measure(apps: int, executors: int, resyncs: int, trace: bool) -> dict[str, Any]:
     from airflow_provider_sparkk8s.kube.watch_async import list_objects
     from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-    from benchmarks.harness.running_stores import running_stores
+    from testenv.trigger_fleet.running_stores import running_stores
 
     drivers = [(f"spark-{i:032d}", f"app-{i}-driver") for i in range(apps)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:

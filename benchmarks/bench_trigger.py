@@ -244,7 +244,7 @@ async def run_child(
     watching = contextlib.ExitStack()
     running: list[Any] = []
     if peer in OURS:
-        from benchmarks.harness.running_stores import running_stores
+        from testenv.trigger_fleet.running_stores import running_stores
 
         running = watching.enter_context(running_stores())
     with watching:

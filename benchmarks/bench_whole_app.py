@@ -258,9 +258,9 @@ def measure(rounds: int) -> list[Run]:
     from benchmarks.bench_real_node import real_node_plane
     from testenv.harness.oracle import oracle_environment, spark_submit_path
     from testenv.rbac import DRIVER_SERVICE_ACCOUNT
+    from testenv.real_spark import PI, SUBMIT
     from testenv.runtime_image import IMAGE_NAME
     from testenv.spark_plane import open_namespace
-    from tests.support.real_spark import PI, SUBMIT
 
     repo = Path(__file__).resolve().parents[1]
     airflow = Path(sys.executable).with_name("airflow")

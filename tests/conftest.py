@@ -22,10 +22,10 @@ from testenv.controlplane import ControlPlane
 from testenv.gcsserver import GcsServer
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import submitter_kubeconfig
 from testenv.realnode.node import RealNode
 from testenv.s3server import S3Server
 from testenv.toxiproxy import Proxy, Toxiproxy
-from tests.support.real_spark import submitter_kubeconfig
 
 # `--tier=check` (make check: the tests that need no server) and the time block at the end;
 # pytester for the tests of those two plugins.
@@ -246,7 +246,7 @@ def proxied_kubeconfig(
     )
 
 
-# Tests that run DAGs in a real Airflow stack (tests/e2e/airflow_stack.py): up to two reruns on
+# Tests that run DAGs in a real Airflow stack (testenv/airflow_stack.py): up to two reruns on
 # AirflowDeferRace alone (Airflow's own stale defer-exit race, raised by AirflowStack.wait_run
 # with the scheduler's line); any other failure fails at once, as before.
 AIRFLOW_STACK_TESTS = ("tests/e2e/", "tests/realnode/test_spark_ui_airflow.py")

@@ -1,3 +1,3 @@
-"""Harness that drives the product, shared by tests/ and benchmarks/: held Spark drivers
-followed by real triggers, one fault at a time, and the snapshot stores they run. Tests may
-import it; it imports nothing of tests/ (product-free helpers live in testenv/harness/)."""
+"""What the benchmarks alone use: the metrics path clocked inside a trigger loop
+(metrics_clock.py) and the CPU of a process group (process_groups.py). The harness
+they share with tests/ is in testenv/."""

@@ -1,5 +1,5 @@
 """CPU and memory of a whole process group: an Airflow component started in a session of
-its own (tests/e2e/airflow_stack.py), with the workers and runners it forks."""
+its own (testenv/airflow_stack.py), with the workers and runners it forks."""
 
 from __future__ import annotations
 

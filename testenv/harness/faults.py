@@ -1,6 +1,6 @@
 """Faults and the fault table's figures, free of the product: a fault that starts and heals
 (a Toxiproxy toxic, etcd stopped, API Priority and Fairness 429s), and one row of the table.
-`benchmarks/harness/fault_harness.py` runs triggers through them."""
+`testenv/trigger_fleet/fault_harness.py` runs triggers through them."""
 
 from __future__ import annotations
 

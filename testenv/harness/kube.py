@@ -12,8 +12,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+
+from testenv.harness.waiting import wait_for
 
 
 @contextmanager
@@ -94,3 +98,23 @@ def watch(
         for line in response.iter_lines():
             if line.strip():
                 yield dict(json.loads(line))
+
+
+def create_namespace(plane: Any, name: str) -> None:
+    """Creates `name` on `plane` and waits for its default service account."""
+    api = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
+    try:
+        core = k8s_client.CoreV1Api(api)
+        core.create_namespace({"metadata": {"name": name}})  # type: ignore[arg-type]
+        # Pods are refused until the namespace's default service account exists.
+        wait_for(
+            lambda: (
+                core.list_namespaced_service_account(
+                    name, field_selector="metadata.name=default"
+                ).items
+            ),
+            60,
+            f"service account {name}/default",
+        )
+    finally:
+        api.close()

@@ -13,9 +13,9 @@ import time
 import httpx
 import pytest
 
-from testenv.harness.kube import request
-from tests.e2e.airflow_stack import stack_on_postgres, wait_for
-from tests.e2e.conftest import create_namespace
+from testenv.airflow_stack import wait_for
+from testenv.harness.kube import create_namespace, request
+from tests.e2e.e2e_stack import stack_on_postgres
 
 pytestmark = [pytest.mark.airflow, pytest.mark.controlplane, pytest.mark.timeout(1200)]
 

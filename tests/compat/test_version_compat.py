@@ -21,8 +21,8 @@ from airflow_provider_sparkk8s.version_compat import (
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,
     TaskDeferred,
 )
+from testenv.fakes import FakeTaskInstance, driver_status
 from tests.operators.conftest import cluster  # noqa: F401 - the fixture
-from tests.operators.fakes import FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import context, make_operator, progress
 
 

@@ -23,46 +23,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
+from testenv.airflow_stack import AirflowStack, free_port, launch_stack
 from testenv.controlplane import ControlPlane
-from testenv.harness.waiting import wait_for
+from testenv.harness.kube import create_namespace
+from testenv.real_spark import submitter_kubeconfig
 from testenv.realnode.node import RealNode
 from testenv.statsd_exporter import StatsdExporter
-from tests.e2e.airflow_stack import (
+from tests.e2e.e2e_dags.e2e_timeouts import NAMESPACE_OF as TIMEOUT_NAMESPACES
+from tests.e2e.e2e_stack import (
     E2E_CONNECT_NAMESPACE,
     E2E_KILL_NAMESPACE,
     E2E_NAMESPACE,
     E2E_REAL_CONN,
     E2E_TIMINGS,
-    AirflowStack,
-    free_port,
-    launch_stack,
 )
-from tests.e2e.e2e_dags.e2e_timeouts import NAMESPACE_OF as TIMEOUT_NAMESPACES
-from tests.support.real_spark import submitter_kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def create_namespace(plane: Any, name: str) -> None:
-    api = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
-    try:
-        core = k8s_client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": name}})  # type: ignore[arg-type]
-        # Pods are refused until the namespace's default service account exists.
-        wait_for(
-            lambda: (
-                core.list_namespaced_service_account(
-                    name, field_selector="metadata.name=default"
-                ).items
-            ),
-            60,
-            f"service account {name}/default",
-        )
-    finally:
-        api.close()
 
 
 # Every namespace of the DAGs that run on the real node, made with the submitter's RBAC.

@@ -5,7 +5,7 @@ import it without defining another's DAGs."""
 
 from __future__ import annotations
 
-REAL_NODE = "spark_k8s_real"  # tests/e2e/airflow_stack.py's E2E_REAL_CONN
+REAL_NODE = "spark_k8s_real"  # testenv/airflow_stack.py's E2E_REAL_CONN
 # Spark asks for one core a pod by default: the driver and two executors would not fit.
 SMALL_PODS = {
     "spark.kubernetes.driver.request.cores": "250m",

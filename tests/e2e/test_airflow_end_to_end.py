@@ -19,17 +19,12 @@ from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
+from testenv.airflow_stack import AirflowStack, wait_for
 from testenv.harness import kube
+from testenv.real_spark import PodRecorder
 from testenv.realnode.node import RealNode
 from testenv.statsd_exporter import StatsdExporter
-from tests.e2e.airflow_stack import (
-    E2E_KILL_NAMESPACE,
-    E2E_NAMESPACE,
-    E2E_TIMINGS,
-    AirflowStack,
-    wait_for,
-)
-from tests.support.real_spark import PodRecorder
+from tests.e2e.e2e_stack import E2E_KILL_NAMESPACE, E2E_NAMESPACE, E2E_TIMINGS
 from tests.support.waits import start_poking, start_worker_wait
 from tests.triggers.spark_pods import connection_for
 

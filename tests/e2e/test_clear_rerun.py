@@ -38,12 +38,13 @@ import httpx
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from testenv.airflow_stack import AirflowStack, wait_for
 from testenv.harness import kube
-from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
+from testenv.real_spark import PodRecorder
 from tests.e2e.clear_triggers import KILL_FIRST_POOL, marker
+from tests.e2e.e2e_stack import E2E_NAMESPACE, E2E_TIMINGS
 from tests.e2e.test_airflow_end_to_end import messages, task_instance, task_log, xcom
 from tests.e2e.test_failure_outcomes import assert_nothing_left
-from tests.support.real_spark import PodRecorder
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 

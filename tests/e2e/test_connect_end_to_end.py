@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from testenv.airflow_stack import AirflowStack
 from testenv.harness import kube
-from tests.e2e.airflow_stack import E2E_CONNECT_NAMESPACE, E2E_TIMINGS, AirflowStack
+from testenv.real_spark import PodRecorder
+from tests.e2e.e2e_stack import E2E_CONNECT_NAMESPACE, E2E_TIMINGS
 from tests.e2e.test_airflow_end_to_end import (
     assert_deferred_then_resumed,
     messages,
@@ -24,7 +26,6 @@ from tests.e2e.test_airflow_end_to_end import (
     task_log,
     xcom,
 )
-from tests.support.real_spark import PodRecorder
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 pytest.importorskip("pyspark.sql.connect.client", reason="needs pyspark-client (test extra)")

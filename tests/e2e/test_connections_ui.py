@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.provider_info import provider_info
-from tests.e2e.airflow_stack import ADMIN_USER, E2E_TIMINGS, AirflowStack
+from testenv.airflow_stack import ADMIN_USER, AirflowStack
+from tests.e2e.e2e_stack import E2E_TIMINGS
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.airflow_stack import AirflowDeferRace, AirflowStack
+from testenv.airflow_stack import AirflowDeferRace, AirflowStack
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_ID = "manual__2026-12-04T16:29:30.728289+00:00"
@@ -41,7 +41,7 @@ def test_the_race_line_of_the_run_raises_it_and_nothing_else_does(tmp_path: Path
 def test_a_race_is_rerun_at_most_twice_and_another_failure_never(tmp_path: Path) -> None:
     (tmp_path / "test_sample.py").write_text(
         "from tests.conftest import RERUN_ON_DEFER_RACE\n"
-        "from tests.e2e.airflow_stack import AirflowDeferRace\n"
+        "from testenv.airflow_stack import AirflowDeferRace\n"
         "calls = []\n"
         "@RERUN_ON_DEFER_RACE\n"
         "def test_race_then_pass():\n"

@@ -20,12 +20,13 @@ from typing import Any
 
 import pytest
 
+from testenv.airflow_stack import AirflowStack, wait_for
 from testenv.harness import kube
-from tests.e2e.airflow_stack import E2E_TIMINGS, AirflowStack, wait_for
+from testenv.real_spark import PI, PodRecorder, submit_with_cli
 from tests.e2e.e2e_dags.e2e_timeouts import LONG_PI, NAMESPACE_OF, UPLOAD_DIR
+from tests.e2e.e2e_stack import E2E_TIMINGS
 from tests.e2e.real_node_pods import SMALL_PODS
 from tests.e2e.test_airflow_end_to_end import PARKED, first_index, messages, task_instance, task_log
-from tests.support.real_spark import PI, PodRecorder, submit_with_cli
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 

@@ -18,8 +18,10 @@ import httpx
 import pytest
 
 from testenv.admin_client import AdminHttp
+from testenv.airflow_stack import AirflowStack, wait_for
 from testenv.harness import kube
-from tests.e2e.airflow_stack import E2E_NAMESPACE, E2E_TIMINGS, AirflowStack, wait_for
+from testenv.real_spark import PodRecorder
+from tests.e2e.e2e_stack import E2E_NAMESPACE, E2E_TIMINGS
 from tests.e2e.test_airflow_end_to_end import (
     first_index,
     messages,
@@ -28,7 +30,6 @@ from tests.e2e.test_airflow_end_to_end import (
     task_log,
     xcom,
 )
-from tests.support.real_spark import PodRecorder
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 

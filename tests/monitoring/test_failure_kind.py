@@ -9,7 +9,7 @@ import pytest
 from airflow_provider_sparkk8s.errors import FAILURE_CLASSES
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
-from tests.monitoring.pod_builders import pod, terminated
+from testenv.harness.pod_builders import pod, terminated
 
 
 def failed(**fields: Any) -> dict[str, Any]:

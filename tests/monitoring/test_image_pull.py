@@ -15,7 +15,7 @@ from airflow_provider_sparkk8s.monitoring.image_pull import (
     runtime_answer,
 )
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
-from tests.monitoring.pod_builders import SCHEDULED, pod, waiting
+from testenv.harness.pod_builders import SCHEDULED, pod, waiting
 
 REF = "docker.io/apache/spark:3.5.99"
 CONTAINERD_NOT_FOUND = (

@@ -14,7 +14,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     summarize_executors,
     with_ended_driver,
 )
-from tests.monitoring.pod_builders import SCHEDULED, pod, running, terminated, waiting
+from testenv.harness.pod_builders import SCHEDULED, pod, running, terminated, waiting
 
 
 def test_no_pods_means_the_driver_is_gone():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from airflow_provider_sparkk8s.monitoring.resync import ListedVersion, listed_version, resync_plan
 from airflow_provider_sparkk8s.monitoring.snapshot import Snapshot, pod_key, slim_pod
-from tests.monitoring.pod_builders import pod
+from testenv.harness.pod_builders import pod
 
 
 def held(*pods):

@@ -13,7 +13,7 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
     pods_by_application,
     slim_pod,
 )
-from tests.monitoring.pod_builders import APP, pod
+from testenv.harness.pod_builders import APP, pod
 
 OTHER = "spark-ffffffffffffffffffffffffffffffff"
 

@@ -1,12 +1,12 @@
 """The operator's unit tests' in-memory cluster: every hook the operator asks for is a fake
-over it (tests/operators/fakes.py)."""
+over it (testenv/fakes.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
-from tests.operators.fakes import FakeCluster, FakeHook
+from testenv.fakes import FakeCluster, FakeHook
 
 
 @pytest.fixture

@@ -629,7 +629,7 @@ def test_on_kill_in_deferred_mode_goes_through_the_triggerers_user_action_cancel
 
     from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
     from airflow_provider_sparkk8s.version_compat import TaskDeferred
-    from tests.operators.fakes import FakeTaskInstance
+    from testenv.fakes import FakeTaskInstance
 
     monkeypatch.setenv("AIRFLOW_DISABLE_GREENBACK_PORTAL", "true")
     monkeypatch.setenv(

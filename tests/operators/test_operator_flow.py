@@ -37,8 +37,8 @@ from airflow_provider_sparkk8s.version_compat import (
     TaskDeferred,
     openlineage_lineage,
 )
+from testenv.fakes import FakeCluster, FakeTaskInstance, driver_status
 from testenv.harness.waiting import wait_for
-from tests.operators.fakes import FakeCluster, FakeTaskInstance, driver_status
 
 SECRET = "planted-secret-7f3a9c"
 

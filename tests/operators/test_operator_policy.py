@@ -18,7 +18,7 @@ from airflow_provider_sparkk8s.errors import PolicyViolation
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import AirflowFailException
-from tests.operators.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
+from testenv.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import context, make_operator, progress
 
 SECRET = "planted-token-2c7e91"

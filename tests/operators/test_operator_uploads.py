@@ -15,7 +15,7 @@ import pytest
 from airflow_provider_sparkk8s.errors import SubmissionError
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
-from tests.operators.fakes import FakeCluster, FakeTaskInstance, driver_status
+from testenv.fakes import FakeCluster, FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import context, progress
 
 API_KEY = "ol-api-key-" + secrets.token_hex(6)

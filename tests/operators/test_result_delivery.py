@@ -12,7 +12,7 @@ import pytest
 
 from airflow_provider_sparkk8s.application.task.delivery import RESULT_KEY, record_name
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
-from tests.operators.fakes import FakeCluster, FakeTaskInstance, driver_status
+from testenv.fakes import FakeCluster, FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import make_operator, posts, progress
 
 REF = TaskInstanceRef("etl", "spark_pi", "manual__1")

@@ -19,7 +19,7 @@ from airflow_provider_sparkk8s.errors import (
 from airflow_provider_sparkk8s.operators.retry_policy import SparkK8sRetryPolicy
 from airflow_provider_sparkk8s.operators.spark_k8s import APPLICATION_XCOM_KEY
 from airflow_provider_sparkk8s.version_compat import RetryAction
-from tests.operators.fakes import FakeTaskInstance, driver_status
+from testenv.fakes import FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import (
     context,
     existing_driver,

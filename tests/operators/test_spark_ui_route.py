@@ -10,7 +10,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanc
 from airflow_provider_sparkk8s.application.ui.live_ui import PROXY_BASE_KEY
 from airflow_provider_sparkk8s.links.spark_k8s import DRIVER_POD_TEMPLATE_KEY, SPARK_UI_TEMPLATE_KEY
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute, task_ui
-from tests.operators.fakes import FakeTaskInstance
+from testenv.fakes import FakeTaskInstance
 
 LOG = logging.getLogger("sparkk8s.test.ui_route")
 REF = TaskInstanceRef("etl", "spark_pi", "manual__1")

@@ -13,20 +13,17 @@ import textwrap
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 
 import httpx
 
-from tests.e2e.airflow_stack import AIRFLOW_BIN, airflow_environment, free_port, wait_for
-
-PLUGIN_ENTRY_POINT = "sparkk8s_spark_ui"
-
-
-def plugin_installed() -> bool:
-    """Whether the venv's install declares our `airflow.plugins` entry point (a reinstall
-    after pyproject.toml changed); otherwise the plugins folder loads it."""
-    return any(ep.name == PLUGIN_ENTRY_POINT for ep in entry_points(group="airflow.plugins"))
+from testenv.airflow_stack import (
+    AIRFLOW_BIN,
+    airflow_environment,
+    free_port,
+    plugin_installed,
+    wait_for,
+)
 
 
 @dataclass

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from testenv.real_spark import REAL_SPARK_TIMINGS
 from tests.conftest import spark_lines_of
-from tests.support.real_spark import REAL_SPARK_TIMINGS
 
 __all__ = ["spark_lines_of"]  # tests/realnode/test_realnode_config.py imports it from here
 

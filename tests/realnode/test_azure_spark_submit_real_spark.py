@@ -29,10 +29,10 @@ from testenv.admin_client import AdminHttp
 from testenv.azurite import Azurite
 from testenv.controlplane import ControlPlane
 from testenv.harness.oracle import oracle_environment, spark_submit_path
+from testenv.real_spark import BASE_CONF, SMALL_PODS
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import distribution_jars, image_name, pyspark_venv
 from tests.runtime.object_store_app import write_app
-from tests.support.real_spark import BASE_CONF, SMALL_PODS
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 

@@ -29,18 +29,12 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
 )
 from airflow_provider_sparkk8s.version_compat import RetryAction
 from testenv.controlplane import ControlPlane
+from testenv.fakes import FakeTaskInstance
 from testenv.harness.kube import request
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import BASE_CONF, PI, REAL_SPARK_TIMINGS, SMALL_PODS, submit_with_cli
 from testenv.realnode.node import RealNode
 from testenv.registry import MissingImageRegistry
-from tests.operators.fakes import FakeTaskInstance
-from tests.support.real_spark import (
-    BASE_CONF,
-    PI,
-    REAL_SPARK_TIMINGS,
-    SMALL_PODS,
-    submit_with_cli,
-)
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]

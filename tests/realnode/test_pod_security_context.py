@@ -16,15 +16,15 @@ import pytest
 from kubernetes.client import ApiClient
 
 from testenv.controlplane import ControlPlane
-from testenv.realnode.image import SPARK_UID
-from testenv.runtime_image import EXAMPLES
-from tests.support.real_spark import (
+from testenv.real_spark import (
     REAL_SPARK_TIMINGS,
     SMALL_PODS,
     PodRecorder,
     driver_log,
     submit_with_cli,
 )
+from testenv.realnode.image import SPARK_UID
+from testenv.runtime_image import EXAMPLES
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 IDENTITY = f"local://{EXAMPLES}/identity.py"

@@ -15,11 +15,11 @@ from kubernetes.client import ApiClient
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import REAL_SPARK_TIMINGS
 from testenv.realnode.config import NODE_IP, POD_SUBNET
 from testenv.realnode.image import SHELL_IMAGE
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
-from tests.support.real_spark import REAL_SPARK_TIMINGS
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 

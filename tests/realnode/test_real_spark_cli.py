@@ -13,8 +13,7 @@ import pytest
 from kubernetes.client import ApiClient
 
 from testenv.controlplane import ControlPlane
-from testenv.runtime_image import EXAMPLES_JAR, JAVA_PI_CLASS
-from tests.support.real_spark import (
+from testenv.real_spark import (
     FAIL,
     REAL_SPARK_TIMINGS,
     SMALL_PODS,
@@ -22,6 +21,7 @@ from tests.support.real_spark import (
     driver_log,
     submit_with_cli,
 )
+from testenv.runtime_image import EXAMPLES_JAR, JAVA_PI_CLASS
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 

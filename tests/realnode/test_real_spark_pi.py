@@ -27,10 +27,7 @@ from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
 from testenv.rbac import DRIVER_SERVICE_ACCOUNT
-from testenv.realnode.config import POD_SUBNET
-from testenv.realnode.node import RealNode
-from testenv.runtime_image import RUNTIME_VERSIONS, SPARK_VERSION, image_name
-from tests.support.real_spark import (
+from testenv.real_spark import (
     PI,
     REAL_SPARK_TIMINGS,
     SMALL_PODS,
@@ -40,6 +37,9 @@ from tests.support.real_spark import (
     registered_executors,
     submit_with_cli,
 )
+from testenv.realnode.config import POD_SUBNET
+from testenv.realnode.node import RealNode
+from testenv.runtime_image import RUNTIME_VERSIONS, SPARK_VERSION, image_name
 
 pytestmark = [pytest.mark.timeout(600)]
 BASE_PORTS = {"driver-rpc-port", "blockmanager", "spark-ui"}

@@ -1,5 +1,5 @@
 """The live Spark UI end to end: a DAG's SparkK8sSubmitOperator (real Spark 4.3.0) runs under
-a real Airflow (tests/e2e/airflow_stack.py: api-server with the plugin, scheduler,
+a real Airflow (testenv/airflow_stack.py: api-server with the plugin, scheduler,
 dag-processor, triggerer) on the real node, whose pods have 10.244.x addresses that
 kube-apiserver proxies to. While the driver runs, the task's "Spark UI" extra link answers
 through the real api-server (Airflow's auth, the XCom the operator published, the pod proxy
@@ -7,7 +7,7 @@ with the task's connection): the Jobs page, a static file, the REST API; and hea
 chromium, logged into Airflow, follows the link from the task instance's page.
 
 The driver stays up as long as the test looks: the DAG's executors ask for a node label
-(airflow_dags/spark_ui_live.py) that the node gets only at the end, so the one job waits,
+(testenv/airflow_dags/spark_ui_live.py) that the node gets only at the end, so the one job waits,
 listed as RUNNING. It writes its event log (the operator's `event_log_dir`) into a hostPath
 folder that a real History Server on the host reads (testenv/history_server.py), which the
 task's connection names (`history_server_url`). After the end, the driver deleted, the same
@@ -33,12 +33,12 @@ import pytest
 from kubernetes import config as k8s_config
 
 from airflow_provider_sparkk8s.application.ui.live_ui import TaskInstanceUi
+from testenv.airflow_dags.spark_ui_live import APP_NAME, DAG_ID, TASK_ID
+from testenv.airflow_stack import ADMIN_USER
 from testenv.history_server import HistoryServer
+from testenv.real_spark import REAL_SPARK_TIMINGS
+from testenv.spark_ui_live import LiveRun, events_folder, launch_ui_stack, live_spark_ui
 from tests.conftest import _fresh_namespace
-from tests.e2e.airflow_stack import ADMIN_USER
-from tests.realnode.airflow_dags.spark_ui_live import APP_NAME, DAG_ID, TASK_ID
-from tests.support.real_spark import REAL_SPARK_TIMINGS
-from tests.support.spark_ui_live import LiveRun, events_folder, launch_ui_stack, live_spark_ui
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(900)]
 

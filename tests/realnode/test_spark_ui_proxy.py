@@ -30,9 +30,9 @@ from airflow_provider_sparkk8s.plugins import spark_ui as plugin
 from testenv.controlplane import ControlPlane, free_port
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import REAL_SPARK_TIMINGS
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
-from tests.support.real_spark import REAL_SPARK_TIMINGS
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(400)]
 

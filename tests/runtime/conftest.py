@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.real_spark import REAL_SPARK_TIMINGS
+from testenv.real_spark import REAL_SPARK_TIMINGS
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -22,8 +22,8 @@ from typing import Any, Self
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from testenv.admin_client import AdminHttp
-from tests.operators.fakes import FakeTaskInstance
-from tests.support.real_spark import REAL_SPARK_TIMINGS
+from testenv.fakes import FakeTaskInstance
+from testenv.real_spark import REAL_SPARK_TIMINGS
 
 PROGRAM = """\
 import os

@@ -31,12 +31,12 @@ from testenv import hadoop_azure
 from testenv.admin_client import AdminHttp
 from testenv.azurite import Azurite
 from testenv.hadoop_aws import hadoop_version
+from testenv.real_spark import BASE_CONF, SMALL_PODS
 from testenv.realnode.config import NODE_IP
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import distribution_jars, image_name, pyspark_venv
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
 from tests.runtime.test_s3a_uploads_real_spark import create_secret
-from tests.support.real_spark import BASE_CONF, SMALL_PODS
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]

@@ -33,8 +33,8 @@ from airflow_provider_sparkk8s.submission.secret_confs import ENABLED_KEY
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import BASE_CONF, SMALL_PODS, host_folder_conf, submitter_kubeconfig
 from tests.conftest import _admin_session, _fresh_namespace
-from tests.support.real_spark import BASE_CONF, SMALL_PODS, host_folder_conf, submitter_kubeconfig
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 

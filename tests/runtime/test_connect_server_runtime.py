@@ -30,9 +30,9 @@ from kubernetes.client import ApiClient
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SMALL_PODS, PodRecorder
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
-from tests.support.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SMALL_PODS, PodRecorder
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 pytest.importorskip("pyspark.sql.connect.client", reason="needs pyspark-client (test extra)")
@@ -132,7 +132,7 @@ def _serve_clients_refuse_strangers_tear_down(
 
     from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
     from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
-    from tests.operators.fakes import FakeTaskInstance
+    from testenv.fakes import FakeTaskInstance
 
     timings: dict[str, float] = {}
     admin = k8s_config.new_client_from_config(config_file=admin_kubeconfig)
@@ -232,7 +232,7 @@ def _idle_server_ends_by_itself(
     from airflow_provider_sparkk8s.errors import ConnectServerUnavailable
     from airflow_provider_sparkk8s.hooks.spark_connect_client import remote_session
     from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
-    from tests.operators.fakes import FakeTaskInstance
+    from testenv.fakes import FakeTaskInstance
 
     admin = k8s_config.new_client_from_config(config_file=admin_kubeconfig)
     os.environ["AIRFLOW_CONN_SPARK_K8S_DEFAULT"] = json.dumps(

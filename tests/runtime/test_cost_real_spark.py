@@ -32,7 +32,7 @@ from airflow_provider_sparkk8s.services.task.task_submission import TaskSubmissi
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
-from tests.support.real_spark import (
+from testenv.real_spark import (
     BASE_CONF,
     REAL_SPARK_TIMINGS,
     SMALL_PODS,

@@ -34,8 +34,7 @@ from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from tests.support.driver_conf import IDS
-from tests.support.real_spark import (
+from testenv.real_spark import (
     BASE_CONF,
     PI,
     REAL_SPARK_TIMINGS,
@@ -43,6 +42,7 @@ from tests.support.real_spark import (
     PodRecorder,
     driver_log,
 )
+from tests.support.driver_conf import IDS
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 PLATFORM_LABELS = {"cost-center": "data-eng", "platform.example.com/tier": "batch"}

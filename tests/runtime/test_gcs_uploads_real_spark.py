@@ -26,9 +26,9 @@ from testenv import gcs_connector
 from testenv.admin_client import AdminHttp
 from testenv.gcsserver import GcsServer
 from testenv.hadoop_aws import hadoop_version
+from testenv.real_spark import BASE_CONF, SMALL_PODS
 from testenv.runtime_image import SPARK_VERSION, distribution_jars, pyspark_venv
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
-from tests.support.real_spark import BASE_CONF, SMALL_PODS
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]

@@ -19,13 +19,13 @@ from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
 from testenv.harness.waiting import wait_for
 from testenv.kueue import API, KueueManager
+from testenv.real_spark import PI, SMALL_PODS, PodRecorder, submit_with_cli
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
 from tests.support.kueue import (  # noqa: F401
     real_kueue_manager,
     real_kueue_namespace,
 )
-from tests.support.real_spark import PI, SMALL_PODS, PodRecorder, submit_with_cli
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 SPARK = ("spark-kubernetes-driver", "spark-kubernetes-executor")

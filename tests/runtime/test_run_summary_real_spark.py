@@ -33,18 +33,18 @@ from airflow_provider_sparkk8s.application.ui.spark_ui_access import TaskDefinit
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
+from testenv.fakes import FakeTaskInstance
 from testenv.harness.waiting import wait_for
 from testenv.history_server import HistoryServer
-from testenv.realnode.node import RealNode
-from testenv.runtime_image import image_name
-from tests.operators.fakes import FakeTaskInstance
-from tests.support.real_spark import (
+from testenv.real_spark import (
     BASE_CONF,
     REAL_SPARK_TIMINGS,
     SMALL_PODS,
     SUBMITTER,
     host_folder_conf,
 )
+from testenv.realnode.node import RealNode
+from testenv.runtime_image import image_name
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 

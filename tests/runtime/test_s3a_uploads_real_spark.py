@@ -24,8 +24,8 @@ import pytest
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
+from testenv.real_spark import BASE_CONF, SMALL_PODS
 from tests.runtime.object_store_app import check_the_run, operator_app, run_the_operator, write_app
-from tests.support.real_spark import BASE_CONF, SMALL_PODS
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]

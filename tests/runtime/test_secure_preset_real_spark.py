@@ -31,18 +31,12 @@ import pytest
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from testenv.admin_client import AdminHttp
 from testenv.controlplane import ControlPlane
+from testenv.fakes import FakeTaskInstance
 from testenv.harness.waiting import wait_for
+from testenv.real_spark import BASE_CONF, PI, REAL_SPARK_TIMINGS, SMALL_PODS, submitter_kubeconfig
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
-from tests.operators.fakes import FakeTaskInstance
 from tests.runtime.object_store_app import Observer
-from tests.support.real_spark import (
-    BASE_CONF,
-    PI,
-    REAL_SPARK_TIMINGS,
-    SMALL_PODS,
-    submitter_kubeconfig,
-)
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(900)]
 

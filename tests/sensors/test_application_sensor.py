@@ -22,7 +22,7 @@ from airflow_provider_sparkk8s.version_compat import (
     AirflowSkipException,
     TaskDeferred,
 )
-from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
+from testenv.harness.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
 
 class FakeClient:

@@ -19,9 +19,9 @@ from airflow_provider_sparkk8s.cli.submit import run
 from airflow_provider_sparkk8s.errors import SubmissionError
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import TaskDeferred
+from testenv.fakes import FakeTaskInstance
 from testenv.harness.pods import get_pod, wait_for_pod_gone
 from testenv.harness.recorder import InjectedFailure, RecordingServer
-from tests.operators.fakes import FakeTaskInstance
 from tests.support.kills import answered
 
 UPLOAD_PATH_KEY = "spark.kubernetes.file.upload.path"

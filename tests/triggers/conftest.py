@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_sparkk8s.services.following.store import SnapshotStore
 from airflow_provider_sparkk8s.version_compat import AIRFLOW_V_3_1_PLUS
-from benchmarks.harness.running_stores import running_stores
+from testenv.trigger_fleet.running_stores import running_stores
 
 
 class _CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]

@@ -12,9 +12,9 @@ import pytest
 
 from airflow_provider_sparkk8s.services.following.driver_log import LogCursor, take_new_lines
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from testenv.harness.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 from testenv.harness.waiting import until
 from tests.monitoring.fake_kube import FakeKubeWithLogs
-from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 from tests.support.kills import answered
 
 

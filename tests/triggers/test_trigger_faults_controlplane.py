@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from benchmarks.harness.tracked_apps import (
+from testenv.harness.waiting import until, wait_for
+from testenv.trigger_fleet.tracked_apps import (
     Fleet,
     all_running,
     all_seen_running,
@@ -17,7 +18,6 @@ from benchmarks.harness.tracked_apps import (
     release,
     start_triggers,
 )
-from testenv.harness.waiting import until, wait_for
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(420)]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.harness.fault_harness import run_under_fault
-from benchmarks.harness.tracked_apps import Fleet, all_running, create_held_apps
 from testenv.harness.faults import network_faults
 from testenv.harness.waiting import wait_for
+from testenv.trigger_fleet.fault_harness import run_under_fault
+from testenv.trigger_fleet.tracked_apps import Fleet, all_running, create_held_apps
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]

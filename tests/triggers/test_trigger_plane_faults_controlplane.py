@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.harness.fault_harness import run_under_fault
-from benchmarks.harness.tracked_apps import Fleet, all_running, create_held_apps
 from testenv.controlplane import STATIC_TOKEN_USER
 from testenv.harness.apf import POD_READER, grant, unthrottle
 from testenv.harness.faults import apf_throttling, etcd_outage
 from testenv.harness.waiting import wait_for
+from testenv.trigger_fleet.fault_harness import run_under_fault
+from testenv.trigger_fleet.tracked_apps import Fleet, all_running, create_held_apps
 from tests.triggers.spark_pods import connection_for
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]

@@ -26,7 +26,7 @@ from airflow_provider_sparkk8s.application.following.follower import (
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.application.task.resume import Finished, decide_resume
 from airflow_provider_sparkk8s.monitoring.snapshot import slim_pod
-from tests.monitoring.pod_builders import APP
+from testenv.harness.pod_builders import APP
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
 EPOCH0 = T0.timestamp()

@@ -16,7 +16,7 @@ from airflow_provider_sparkk8s.application.following.follow_loop import (
 )
 from airflow_provider_sparkk8s.application.following.follower import Following, FollowSpec
 from airflow_provider_sparkk8s.monitoring.kueue_workload import view_of
-from tests.monitoring.pod_builders import APP, pod, running, terminated
+from testenv.harness.pod_builders import APP, pod, running, terminated
 
 RUNNING = pod("d", phase="Running", containers=[running()])
 SUCCEEDED = pod("d", phase="Succeeded", containers=[terminated(0, "Completed")])

@@ -15,7 +15,7 @@ from airflow_provider_sparkk8s.application.following.follower import (
     tick,
 )
 from airflow_provider_sparkk8s.monitoring.kueue_workload import READ_INTERVAL, QueueView, epoch
-from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
+from testenv.harness.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
 EXECUTOR = "spark-kubernetes-executor"
 SPEC = FollowSpec(APP, "ns", driver_pod_name="d", start_time=1000.0)

@@ -23,7 +23,7 @@ from airflow_provider_sparkk8s.application.metrics.provider_metrics import (
     store_gauges,
     task_tags,
 )
-from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
+from testenv.harness.pod_builders import APP, SCHEDULED, pod, running, terminated, waiting
 
 SPEC = FollowSpec(APP, "ns", driver_pod_name="d", start_time=1000.0)
 EXECUTOR = "spark-kubernetes-executor"

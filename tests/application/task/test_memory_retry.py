@@ -17,7 +17,7 @@ from airflow_provider_sparkk8s.application.task.memory_retry import (
 )
 from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.errors import SparkConfError
-from tests.monitoring.pod_builders import pod, terminated
+from testenv.harness.pod_builders import pod, terminated
 
 
 def driver_pod(limit: str) -> dict:

@@ -25,7 +25,7 @@ from airflow_provider_sparkk8s.errors import (
     InfrastructureFailure,
 )
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, reduce_application
-from tests.monitoring.pod_builders import pod, terminated
+from testenv.harness.pod_builders import pod, terminated
 
 APP = TrackedApplication(
     "spark-abc", "team-a", "pi-1-driver", "spark-kubernetes-driver", "2026-11-29T18:00:00Z"

@@ -15,7 +15,7 @@ from airflow.sdk import DAG, task
 
 from airflow_provider_sparkk8s.operators.connect_server import SparkK8sConnectServerOperator
 
-CONNECT_NAMESPACE = "airflow-e2e-connect"  # tests/e2e/airflow_stack.py names it too
+CONNECT_NAMESPACE = "airflow-e2e-connect"  # testenv/airflow_stack.py names it too
 
 START = datetime.datetime(2024, 1, 1)
 SERVER: dict[str, Any] = {

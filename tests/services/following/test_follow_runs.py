@@ -14,7 +14,7 @@ from airflow_provider_sparkk8s.services.following.follow_runs import (
     follow_application,
     follow_driver,
 )
-from tests.monitoring.pod_builders import APP, pod, running, terminated
+from testenv.harness.pod_builders import APP, pod, running, terminated
 
 EXECUTOR = "spark-kubernetes-executor"
 RUNNING = pod("d", phase="Running", containers=[running()])

@@ -13,9 +13,9 @@ from airflow_provider_sparkk8s.services.following.store import (
     StoreSettings,
     shared_store,
 )
+from testenv.harness.pod_builders import APP, SCHEDULED, pod, running, terminated
 from testenv.harness.waiting import until
 from tests.monitoring.fake_kube import FakeKube
-from tests.monitoring.pod_builders import APP, SCHEDULED, pod, running, terminated
 
 OTHER = "spark-ffffffffffffffffffffffffffffffff"
 FAST = StoreSettings(resync_interval=60.0, confirm_delay=0.01, backoff_base=0.01, backoff_max=0.05)

@@ -222,7 +222,7 @@ def operator_pod_body(server: RecordingServer, monkeypatch: Any, template: str |
     from airflow.sdk.exceptions import TaskDeferred
 
     from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
-    from tests.operators.fakes import FakeTaskInstance
+    from testenv.fakes import FakeTaskInstance
 
     monkeypatch.setattr(SparkK8sSubmitOperator, "_hook", lambda self: RecorderHook(server.url))
     operator = SparkK8sSubmitOperator(

@@ -25,11 +25,11 @@ from airflow_provider_sparkk8s.version_compat import (
     TaskDeferralTimeout,
     TaskDeferred,
 )
+from testenv.fakes import FakeTaskInstance
 from testenv.harness.kube import request
 from testenv.harness.pods import get_pod, wait_for_pod_gone
 from testenv.harness.waiting import wait_for
 from testenv.s3server import S3Server
-from tests.operators.fakes import FakeTaskInstance
 from tests.support.kills import answered
 from tests.triggers.spark_pods import connection_for
 

@@ -14,7 +14,7 @@ from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
 from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.services.submit.uploader import Storage
 from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
-from tests.operators.fakes import FakeClient, FakeCluster, driver_status
+from testenv.fakes import FakeClient, FakeCluster, driver_status
 
 SECRET = "s3-secret-4b1d"
 

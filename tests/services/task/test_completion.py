@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from airflow_provider_sparkk8s.services.task.completion import warn_of_history_server
+from testenv.fakes import FakeTaskInstance, driver_status
 from testenv.harness.loopback import LoopbackServer
 from tests.operators.conftest import cluster  # noqa: F401 - the operator's fake cluster
-from tests.operators.fakes import FakeTaskInstance, driver_status
 from tests.operators.test_operator_flow import context, make_operator, progress
 
 LOGGER = "sparkk8s.test.history"

@@ -1,4 +1,4 @@
-"""The task run's phases on an in-memory pod API (tests/operators/fakes.py): what each phase
+"""The task run's phases on an in-memory pod API (testenv/fakes.py): what each phase
 decides and records. The operator's whole flow over the same fakes is
 tests/operators/test_operator_flow.py."""
 
@@ -15,7 +15,7 @@ from airflow_provider_sparkk8s.application.task.task_parameters import Following
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.task.task_run import TaskRun, recorded
-from tests.operators.fakes import FakeClient, FakeCluster
+from testenv.fakes import FakeClient, FakeCluster
 
 LOG = logging.getLogger("sparkk8s.test.task_run")
 REF = TaskInstanceRef("etl", "spark_pi", "manual__1")

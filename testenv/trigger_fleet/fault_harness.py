@@ -31,12 +31,12 @@ from kubernetes.client import ApiClient
 
 from airflow_provider_sparkk8s.services.following.store import SnapshotStore
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from benchmarks.harness.running_stores import running_stores
-from benchmarks.harness.tracked_apps import Fleet, TrackedApp, all_seen_running
 from testenv.harness.faults import Fault, FaultReport
 from testenv.harness.kube import session
 from testenv.harness.pods import terminated_status
 from testenv.harness.waiting import until
+from testenv.trigger_fleet.running_stores import running_stores
+from testenv.trigger_fleet.tracked_apps import Fleet, TrackedApp, all_seen_running
 
 DRIVER = "spark-kubernetes-driver"
 

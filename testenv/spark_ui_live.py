@@ -1,5 +1,5 @@
-"""A live Spark UI behind a real Airflow, on the real node: tests/e2e/airflow_stack.py's four
-components with the Spark UI plugin, one DAG (tests/realnode/airflow_dags/spark_ui_live.py)
+"""A live Spark UI behind a real Airflow, on the real node: testenv/airflow_stack.py's four
+components with the Spark UI plugin, one DAG (testenv/airflow_dags/spark_ui_live.py)
 whose SparkK8sSubmitOperator runs Spark Pi 4.3.0 as the documented submitter, and its
 driver held up, its one job RUNNING, until `release()` lets the executor start. The driver
 writes its event log into `events_folder(root)` (a hostPath: the node's mount namespace
@@ -20,20 +20,14 @@ from typing import Any
 import httpx
 from kubernetes.client import ApiClient
 
+from testenv.airflow_dags.spark_ui_live import DAG_ID, EVENTS_HOST_PATH_KEY, RELEASE_LABEL, TASK_ID
+from testenv.airflow_stack import AirflowStack, launch_stack, plugin_installed
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from tests.e2e.airflow_stack import AirflowStack, launch_stack
-from tests.plugins.airflow_api import plugin_installed
-from tests.realnode.airflow_dags.spark_ui_live import (
-    DAG_ID,
-    EVENTS_HOST_PATH_KEY,
-    RELEASE_LABEL,
-    TASK_ID,
-)
-from tests.support.real_spark import SUBMITTER, submitter_kubeconfig
+from testenv.real_spark import SUBMITTER, submitter_kubeconfig
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 NODE = "/api/v1/nodes/real-node-0"
 
 
@@ -116,7 +110,7 @@ def launch_ui_stack(root: Path) -> AirflowStack:
     """Airflow with the one DAG, booting (call before the node is needed: they overlap)."""
     dags = root / "dags"
     dags.mkdir()
-    (dags / "spark_ui_live.py").symlink_to(REPO / "tests/realnode/airflow_dags/spark_ui_live.py")
+    (dags / "spark_ui_live.py").symlink_to(REPO / "testenv/airflow_dags/spark_ui_live.py")
     extra_env = {}
     if not plugin_installed():  # the venv predates the entry point: load it as a plugin file
         plugins = root / "plugins"

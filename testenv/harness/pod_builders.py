@@ -1,4 +1,5 @@
-"""Builders of plain pod dicts, shaped like the API server's, for the monitoring tests."""
+"""Builders of plain pod dicts, shaped like the API server's, for the tests of the pure
+monitoring and following code and for benchmarks/bench_metrics_sink.py."""
 
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ LocalExecutor, as `airflow standalone` does), and the four long-running componen
 api-server, scheduler, dag-processor and triggerer. Everything binds 127.0.0.1;
 log servers are skipped because they would bind every interface, and the api-server
 reads the task logs straight from the shared local log folder instead.
+
+The e2e suite's own names and its stack on PostgreSQL are in tests/e2e/e2e_stack.py;
+benchmarks/bench_real_triggerer.py launches a stack of its own.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 
 AIRFLOW_BIN = Path(sys.executable).with_name("airflow")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 ADMIN_USER = "admin"
 COMPONENTS: dict[str, list[str]] = {
     "api-server": ["api-server", "--workers", "1", "--host", "127.0.0.1"],
@@ -39,21 +43,6 @@ COMPONENTS: dict[str, list[str]] = {
 HEARTBEAT_COMPONENTS = ("scheduler", "dag_processor", "triggerer")
 
 T = TypeVar("T")
-
-# The namespace of the stack's connections (spark_k8s_real, spark_k8s_default) on their planes.
-E2E_NAMESPACE = "airflow-e2e"
-# The namespace of the DAG e2e_spark_kill (tests/e2e/e2e_dags/e2e_spark.py names it too).
-E2E_KILL_NAMESPACE = "airflow-e2e-kill"
-# The namespace of the Connect server DAG (tests/e2e/e2e_dags/e2e_connect.py names it too).
-E2E_CONNECT_NAMESPACE = "airflow-e2e-connect"
-# The connection of the DAGs that run on the real node (tests/e2e/e2e_dags/e2e_spark.py names
-# it too, through tests/e2e/real_node_pods.py): the real kubelet, containerd and runc
-# (testenv/realnode), in E2E_NAMESPACE, E2E_KILL_NAMESPACE and the timeout DAGs' namespaces
-# (tests/e2e/e2e_dags/e2e_timeouts.py's NAMESPACE_OF) of that plane. The Connect DAGs run on the same node from a stack of their own
-# (tests/e2e/conftest.py's `connect_airflow`), through its `spark_k8s_default`.
-E2E_REAL_CONN = "spark_k8s_real"
-# Seconds per named phase, filled by the e2e tests and printed at the end of the session.
-E2E_TIMINGS: dict[str, float] = {}
 
 
 class StackError(RuntimeError):
@@ -401,23 +390,10 @@ def running_stack(
         stack.stop()
 
 
-@contextmanager
-def stack_on_postgres(root: Path, *, extra_env: Mapping[str, str] = {}) -> Iterator[AirflowStack]:
-    """A stack whose DAGs folder links the e2e DAGs, on a throw-away PostgreSQL (SQLite
-    cannot carry two triggerers), launched but not yet waited for: call `wait_healthy`."""
-    from testenv.postgres import Postgres
+PLUGIN_ENTRY_POINT = "sparkk8s_spark_ui"
 
-    dags = root / "dags"
-    dags.mkdir(parents=True)
-    (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
-    with Postgres() as postgres:
-        env = {
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres.sqlalchemy_url,
-            "AIRFLOW__CORE__PARALLELISM": "16",
-            **extra_env,
-        }
-        stack = launch_stack(root / "home", dags, extra_env=env)
-        try:
-            yield stack
-        finally:
-            stack.stop()
+
+def plugin_installed() -> bool:
+    """Whether the venv's install declares our `airflow.plugins` entry point (a reinstall
+    after pyproject.toml changed); otherwise the plugins folder loads it."""
+    return any(ep.name == PLUGIN_ENTRY_POINT for ep in entry_points(group="airflow.plugins"))

@@ -1,6 +1,7 @@
-"""The DAG of tests/realnode/test_spark_ui_airflow.py: Spark Pi on the real node, its UI
-through Airflow. Its executors ask for a node label (RELEASE_LABEL) the node lacks, so the
-driver waits, its UI up and its job listed, until the test labels the node.
+"""The DAG of testenv/spark_ui_live.py (tests/realnode/test_spark_ui_airflow.py,
+benchmarks/bench_spark_ui.py): Spark Pi on the real node, its UI through Airflow. Its
+executors ask for a node label (RELEASE_LABEL) the node lacks, so the driver waits, its UI
+up and its job listed, until the test labels the node.
 
 The driver writes its event log (the operator's `event_log_dir`) into EVENTS_MOUNT, a
 hostPath volume whose host folder the run's conf names (`events_host_path`): a History

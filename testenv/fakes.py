@@ -1,7 +1,8 @@
 """In-memory stand-ins for the operator's shell: a tiny pod API, a hook and a task instance.
 
 Only for the flow logic (which request comes when); everything that talks to Kubernetes is
-also tested against the real API server in test_operator_controlplane.py.
+also tested against the real API server in tests/operators/test_operator_controlplane.py.
+benchmarks/bench_connect.py borrows the task instance.
 """
 
 from __future__ import annotations
@@ -230,7 +231,10 @@ def driver_status(
                     "type": "PodScheduled",
                     "status": "False",
                     "reason": "Unschedulable",
-                    "message": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+                    "message": (
+                        "0/3 nodes are available: "
+                        "3 node(s) didn't match Pod's node affinity/selector."
+                    ),
                 }
             ],
         }
