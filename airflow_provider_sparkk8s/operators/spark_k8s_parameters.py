@@ -1,10 +1,10 @@
 """SparkK8sSubmitOperator's parameters, declared once: the signature, the templated fields,
 the typed groups, and what the task run takes from them.
 
-Every parameter stays a keyword of the signature (so Airflow's `default_args`, `partial` and
-`expand` see it, and a DAG passes it as before); SparkSubmitOperator's keep its names as
-attributes (Airflow renders the templated ones in place; `SubmitParameters` hands them on),
-the operator's templated ones stay attributes too, and the rest go into the typed groups of
+Two signatures, each a keyword list Airflow's `default_args`, `partial` and `expand` see
+(its metaclass applies defaults to every class's `__init__`), so a DAG passes every
+parameter flat, as before: SparkSubmitOperator's (`spark_submit_arguments.py`), and here the
+operator's own. Its templated ones stay attributes; the rest go into the typed groups of
 `application/task/task_parameters.py`. `SparkK8sSubmitOperator` (operators/spark_k8s.py)
 documents each parameter and does the work.
 """
@@ -14,25 +14,21 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
 from datetime import timedelta
 from typing import Any, ClassVar
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
-from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.task.task_parameters import (
     Following,
-    Ignored,
     Reporting,
     Uploads,
-    refuse_krb5ccache,
 )
 from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
 from airflow_provider_sparkk8s.application.ui.spark_ui_access import SERIALIZED_CONN_FIELD
 from airflow_provider_sparkk8s.operators import openlineage
-from airflow_provider_sparkk8s.operators.template_files import TemplateFiles
+from airflow_provider_sparkk8s.operators.spark_submit_arguments import SparkSubmitArguments
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.task.task_prepare import (
     HOW_TO_SET_THE_LINE,
@@ -48,7 +44,7 @@ from airflow_provider_sparkk8s.version_compat import RETRY_POLICIES
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
 
-class SparkK8sSubmitParameters(TemplateFiles):
+class SparkK8sSubmitParameters(SparkSubmitArguments):
     """The parameters of `SparkK8sSubmitOperator`, whose docstring documents each."""
 
     template_fields: Sequence[str] = (
@@ -79,39 +75,6 @@ class SparkK8sSubmitParameters(TemplateFiles):
     def __init__(
         self,
         *,
-        application: str = "",
-        conf: Mapping[str, Any] | None = None,
-        files: str | Sequence[str] | None = None,
-        py_files: str | Sequence[str] | None = None,
-        archives: str | Sequence[str] | None = None,
-        jars: str | Sequence[str] | None = None,
-        java_class: str | None = None,
-        name: str | None = None,
-        application_args: Sequence[Any] | None = None,
-        driver_memory: str | None = None,
-        driver_cores: int | str | None = None,
-        executor_memory: str | None = None,
-        executor_cores: int | str | None = None,
-        num_executors: int | str | None = None,
-        proxy_user: str | None = None,
-        verbose: bool = False,
-        driver_class_path: str | None = None,
-        keytab: str | None = None,
-        principal: str | None = None,
-        env_vars: Mapping[str, Any] | None = None,
-        properties_file: str | None = None,
-        packages: str | None = None,
-        exclude_packages: str | None = None,
-        repositories: str | None = None,
-        total_executor_cores: int | None = None,
-        deploy_mode: str | None = None,
-        conn_id: str | None = None,
-        spark_binary: str | None = None,
-        status_poll_interval: float | None = None,
-        yarn_queue: str | None = None,
-        use_krb5ccache: bool = False,
-        openlineage_inject_parent_job_info: bool | None = None,
-        openlineage_inject_transport_info: bool | None = None,
         kubernetes_conn_id: str = DEFAULT_CONN_ID,
         namespace: str | None = None,
         image: str | None = None,
@@ -120,6 +83,7 @@ class SparkK8sSubmitParameters(TemplateFiles):
         executor_pod_template: str | Mapping[str, Any] | None = None,
         deferrable: bool | None = None,
         poll_interval: float = 5.0,
+        status_poll_interval: float | None = None,
         startup_timeout: float | timedelta | None = 600.0,
         run_timeout: float | timedelta | None = None,
         on_finish_action: str = "delete_succeeded_pod",
@@ -133,31 +97,11 @@ class SparkK8sSubmitParameters(TemplateFiles):
         event_log_dir: str | None = None,
         event_log_rolling_max_file_size: str | None = None,
         run_summary: bool = True,
+        openlineage_inject_parent_job_info: bool | None = None,
+        openlineage_inject_transport_info: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**_with_provider_callbacks(kwargs))
-        refuse_krb5ccache(use_krb5ccache)
-        following = Following.of(
-            poll_interval, status_poll_interval, startup_timeout, run_timeout, get_logs,
-            log_tail_lines, reattach_on_restart, on_finish_action,
-        )  # fmt: skip
-        # SparkSubmitOperator's parameters (SubmitParameters' fields), each under its own name:
-        # Airflow renders the templated ones in place; _submit_parameters hands them on.
-        self.application = application
-        self.conf: dict[str, Any] = dict(conf or {})
-        self.files, self.py_files, self.archives, self.jars = files, py_files, archives, jars
-        self.driver_class_path, self.java_class = driver_class_path, java_class
-        self.packages, self.exclude_packages = packages, exclude_packages
-        self.repositories, self.total_executor_cores = repositories, total_executor_cores
-        self.executor_cores, self.executor_memory = executor_cores, executor_memory
-        self.driver_memory, self.driver_cores = driver_memory, driver_cores
-        self.keytab, self.principal, self.proxy_user = keytab, principal, proxy_user
-        self.name, self.num_executors = name, num_executors
-        self.application_args = list(application_args) if application_args is not None else None
-        self.env_vars = dict(env_vars) if env_vars else None
-        self.verbose, self.properties_file = verbose, properties_file
-        self.deploy_mode = deploy_mode
-        # The operator's own: templated ones as attributes, the rest in typed groups.
         self.kubernetes_conn_id, self.namespace, self.image = kubernetes_conn_id, namespace, image
         self.spark_version = spark_version
         self.driver_pod_template = driver_pod_template
@@ -168,13 +112,15 @@ class SparkK8sSubmitParameters(TemplateFiles):
         self.deferrable = deferrable
         # Not `self.dry_run`: that is BaseOperator.dry_run(), which `airflow tasks test` calls.
         self.render_only = dry_run
-        self.following = following
+        self.following = Following.of(
+            poll_interval, status_poll_interval, startup_timeout, run_timeout, get_logs,
+            log_tail_lines, reattach_on_restart, on_finish_action,
+        )  # fmt: skip
         self.uploads = Uploads(upload_conn_id, keep_uploaded_files)
         self.reporting = Reporting(spark_ui_proxy, event_log_rolling_max_file_size, run_summary)
         self.lineage = openlineage.switches(
             openlineage_inject_parent_job_info, openlineage_inject_transport_info
         )
-        self.ignored = Ignored(conn_id, spark_binary, yarn_queue)
         self._reset_run_state()
 
     def _reset_run_state(self) -> None:
@@ -190,13 +136,6 @@ class SparkK8sSubmitParameters(TemplateFiles):
         self._stop = threading.Event()
         # The link URLs this run knows (None: not running, e.g. while the DAG is parsed).
         self.link_urls: dict[str, str] | None = None
-
-    def _submit_parameters(self, conf: Mapping[str, Any] | None = None) -> SubmitParameters:
-        given = {field.name: getattr(self, field.name) for field in fields(SubmitParameters)}
-        given["conf"] = self.conf if conf is None else conf
-        # Without a name, the task id names the pods (spark-submit would use the class).
-        given["name"] = self.name or self.task_id
-        return SubmitParameters(**given)
 
     def spark_line(self) -> SparkLine:
         """The Spark release whose objects are built (given, else the image tag's), for a

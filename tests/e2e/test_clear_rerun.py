@@ -20,17 +20,21 @@ The DAGs are tests/e2e/e2e_dags/e2e_clear.py; real Spark on the real node. The a
 mark refused because the kill landed first is checked against the real API server
 (tests/operators/test_clear_ownership_controlplane.py).
 
-Each deferred test runs beside a placeholder deferred task: Airflow 3.3 on SQLite gives a
-new trigger the id of the one that just fired and was deleted, and such a trigger was seen
-to wait minutes before the triggerer ran it (the previous test's last trigger fires just
-before the next test starts). The placeholder takes that id; the test's triggers get others.
+Each deferred test runs beside two placeholder deferred tasks: Airflow 3.3 on SQLite gives
+a new trigger the id of the highest one just deleted (SQLite reuses the largest rowid;
+PostgreSQL's sequence never does). The first placeholder takes the id of the previous test's
+last trigger, which fires just before the next test starts (such a trigger was seen to wait
+minutes before the triggerer ran it). The second defers once try 1 has, above try 1's
+trigger: without it, the clear deleted try 1's trigger, try 2's got its id, and the
+triggerer, still running that id, kept try 1's trigger object in place of try 2's: it was
+never cancelled, so its kill never ran (seen in CI and alone, the adoption test).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +42,7 @@ import httpx
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from testenv.airflow_stack import AirflowStack, wait_for
+from testenv.airflow_stack import AirflowStack, StackError, wait_for
 from testenv.harness import kube
 from testenv.real_spark import PodRecorder
 from tests.e2e.clear_triggers import KILL_FIRST_POOL, marker
@@ -118,22 +122,44 @@ def trigger_id_placeholder(airflow: AirflowStack, client: httpx.Client) -> Itera
 
 
 def wait_old_kill_done(
-    airflow: AirflowStack, dag_id: str, try1: list[str] | None = None
+    airflow: AirflowStack, dag_id: str, try1: Callable[[], list[str]] | None = None
 ) -> list[str] | None:
     """Try 1's kill ran to its end (tests/e2e/clear_triggers.py writes the file): the lines
-    it logged. With `try1`: or the old trigger ended on its own first, because the new try
-    had deleted its driver before the triggerer cancelled it (then there is no kill to wait
-    for, and None)."""
+    it logged. With `try1` (reads try 1's log): or the old trigger ended on its own first,
+    because the new try had deleted its driver before the triggerer cancelled it (then
+    there is no kill to wait for, and None). The log is read again on each look: the
+    triggerer's lines reach it late on a loaded machine."""
     done = Path(f"{marker(dag_id, 2, airflow.home)}.killed")
+    seen: list[str] = []
 
     def ended() -> bool | None:
         if done.exists():
             return True
-        lines = try1 or []
-        fired = any("Trigger fired event" in line for line in lines)
-        return (fired and not any("invoking on_kill" in line for line in lines)) or None
+        seen[:] = try1() if try1 else []
+        fired = any("Trigger fired event" in line for line in seen)
+        return (fired and not any("invoking on_kill" in line for line in seen)) or None
 
-    wait_for(ended, timeout=60, what=f"{done} (the old kill's end)")
+    try:
+        wait_for(ended, timeout=120, what=f"{done} (the old kill's end)")
+    except StackError as error:
+        markers = sorted(p.name for p in done.parent.iterdir()) if done.parent.exists() else []
+        triggerer = [
+            line
+            for line in airflow.tail("triggerer", 2000).splitlines()
+            if dag_id in line or "on_kill" in line or "cancel" in line.lower()
+        ]
+        raise AssertionError(
+            "\n".join(
+                [
+                    str(error),
+                    f"markers: {markers}",
+                    "--- try 1 ---",
+                    *seen,
+                    "--- triggerer ---",
+                    *triggerer[-60:],
+                ]
+            )
+        ) from error
     return done.read_text().splitlines() if done.exists() else None
 
 
@@ -224,15 +250,22 @@ def test_clear_of_a_deferred_task_reruns_it_fresh(airflow: AirflowStack, real_pl
     dag_id = "e2e_clear_deferred"
     recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
-    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+    with airflow.client() as client, ExitStack() as placeholders:
+        placeholders.enter_context(trigger_id_placeholder(airflow, client))
         run_id, _ = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+        placeholders.enter_context(trigger_id_placeholder(airflow, client))  # above try 1's
         clear_through_rest(client, dag_id, run_id)
         result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
     E2E_TIMINGS["clear while deferred (REST), new try first"] = time.monotonic() - started
     assert_fresh_run_after_the_old_driver(recorder, dag_id, result, try2)
     shown = "\n".join(["--- try 1 ---", *try1, "--- try 2 ---", *try2])
     assert any("submitted before the DAG run was cleared" in line for line in try2), shown
-    wait_old_kill_done(airflow, dag_id, try1)
+    with airflow.client() as client:
+        wait_old_kill_done(
+            airflow,
+            dag_id,
+            lambda: messages(task_log(client, dag_id, run_id, TASK_ID, try_number=1)),
+        )
 
 
 def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
@@ -247,10 +280,12 @@ def test_clear_of_a_deferred_task_when_the_old_kill_comes_first(
     recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
     first: str | None = None
-    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+    with airflow.client() as client, ExitStack() as placeholders:
+        placeholders.enter_context(trigger_id_placeholder(airflow, client))
         set_pool_slots(client, KILL_FIRST_POOL, 1)
         try:
             run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+            placeholders.enter_context(trigger_id_placeholder(airflow, client))  # above try 1's
             hold_deletion(real_admin, first, hold=True)
             set_pool_slots(client, KILL_FIRST_POOL, 0)  # the new try waits for a slot
             clear_through_rest(client, dag_id, run_id)
@@ -303,8 +338,10 @@ def test_clear_without_resetting_the_run_adopts_and_the_old_kill_spares_it(
     dag_id = "e2e_clear_adopt"
     recorder = PodRecorder(real_plane, E2E_NAMESPACE).start()
     started = time.monotonic()
-    with airflow.client() as client, trigger_id_placeholder(airflow, client):
+    with airflow.client() as client, ExitStack() as placeholders:
+        placeholders.enter_context(trigger_id_placeholder(airflow, client))
         run_id, first = start_until_driver_runs(airflow, client, recorder, dag_id, "deferred")
+        placeholders.enter_context(trigger_id_placeholder(airflow, client))  # above try 1's
         clear_through_rest(client, dag_id, run_id, reset_dag_runs=False)
         result, try1, try2 = finish(airflow, client, recorder, dag_id, run_id)
     E2E_TIMINGS["clear without reset, adopted, new try first"] = time.monotonic() - started

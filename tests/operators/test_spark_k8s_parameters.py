@@ -1,43 +1,55 @@
-"""The operator's parameters are declared once (operators/spark_k8s_parameters.py): its
-signature, with SparkSubmitOperator's kept as SubmitParameters' fields; the attributes, the core's
-input and the docs follow."""
+"""The operator's parameters are declared once, in two signatures: SparkSubmitOperator's
+(operators/spark_submit_arguments.py, SubmitParameters' fields and the ignored ones) and the
+operator's own (operators/spark_k8s_parameters.py); the attributes, the core's input, Airflow's
+default_args and partial, and the docs follow."""
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
-from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.operators.spark_submit_arguments import SparkSubmitArguments
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def parameters() -> list[str]:
-    signature = inspect.signature(SparkK8sSubmitOperator.__init__)
-    return [p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
+    """Every keyword the operator's two signatures declare (its own, SparkSubmitOperator's)."""
+    declared: list[str] = []
+    for cls in SparkK8sSubmitOperator.__mro__:
+        if issubclass(cls, SparkSubmitArguments) and "__init__" in vars(cls):
+            signature = inspect.signature(vars(cls)["__init__"])
+            declared += [p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
+    return declared
 
 
-def test_every_submit_parameter_is_an_operator_parameter_with_the_same_default() -> None:
-    assert {f.name for f in fields(SubmitParameters)} <= set(parameters())
-    assert SparkK8sSubmitOperator(task_id="t")._submit_parameters() == SubmitParameters(name="t")
+def test_the_two_signatures_declare_disjoint_parameters() -> None:
+    assert len(parameters()) == len(set(parameters())) == 54, sorted(parameters())
 
 
-def test_every_submit_parameter_reaches_the_core_under_its_own_name() -> None:
-    typed: dict[str, Any] = {
-        "conf": {"spark.k": "v"},
-        "env_vars": {"K": "v"},
-        "application_args": ["a"],
-        "verbose": True,
-    }
-    given = {
-        f.name: typed.get(f.name, f"value-{n}") for n, f in enumerate(fields(SubmitParameters))
-    }
-    operator = SparkK8sSubmitOperator(task_id="t", **given)
-    assert operator._submit_parameters() == SubmitParameters(**given)
-    assert all(getattr(operator, name) == value for name, value in given.items())
+def test_default_args_reach_parameters_of_both_signatures() -> None:
+    """Airflow applies `default_args` per declared signature: a parameter of either class
+    (SparkSubmitOperator's `driver_memory`, the operator's `startup_timeout`) takes it."""
+    from airflow.sdk import DAG
+
+    defaults = {"driver_memory": "3g", "startup_timeout": 42, "namespace": "spark-jobs"}
+    with DAG("defaults", schedule=None, default_args=defaults):
+        operator = SparkK8sSubmitOperator(task_id="t", application="a.py")
+    assert operator.driver_memory == "3g"
+    assert operator.namespace == "spark-jobs"
+    assert operator.following.startup_timeout == 42
+
+
+def test_partial_accepts_parameters_of_both_signatures() -> None:
+    from airflow.sdk import DAG
+
+    with DAG("mapped", schedule=None):
+        mapped = SparkK8sSubmitOperator.partial(
+            task_id="t", driver_memory="1g", poll_interval=2.0
+        ).expand(application=["a.py", "b.py"])
+    assert mapped.partial_kwargs["driver_memory"] == "1g"
+    assert mapped.partial_kwargs["poll_interval"] == 2.0
 
 
 def test_every_parameter_is_documented() -> None:
