@@ -155,7 +155,7 @@ TEST_DEPS := lint controlplane node-packages toxiproxy tinyproxy s3server gcs-se
 test-deps: $(TEST_DEPS)
 tinyproxy: | node-packages
 browser: | tinyproxy
-# The e2e lane's two-triggerer tests (tests/e2e/test_triggerer_failover.py) need PostgreSQL.
+# The two-triggerer tests (tests/failover/test_triggerer_failover.py, rest lane) need PostgreSQL.
 postgres: | browser
 test: venv
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps

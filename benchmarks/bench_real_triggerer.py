@@ -34,7 +34,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.peer_provider import with_peer_on_path
 from benchmarks.harness.process_groups import GroupCpu, group_cpu, group_pss_kib
 
 DAG_ID = "bench_triggerer"
@@ -408,22 +408,12 @@ def run_size(peer: str, apps: int, args: argparse.Namespace) -> dict[str, Any]:
         (dags / "bench_triggerer.py").write_text(dag_file(peer, apps))
         settings = airflow_settings(apps, postgres.sqlalchemy_url, args.parallelism)
         if peer == "kpo":
-            settings["PYTHONPATH"] = f"{REPO}:{peer_site()}"
+            settings["PYTHONPATH"] = with_peer_on_path(str(REPO))
         stack = launch_stack(Path(tmp, "home"), dags, extra_env=settings, timeout=600)
         try:
             return measure(plane, stack, postgres, peer, apps, args)
         finally:
             stack.stop()
-
-
-def peer_site() -> Path:
-    """The peer's provider, beside (not in) the venv: pip --target into ~/.cache, once."""
-    site = Path.home() / ".cache/sparkk8s-bench/cncf-kubernetes"
-    if not (site / "airflow/providers/cncf/kubernetes").is_dir():
-        packages = ["apache-airflow-providers-cncf-kubernetes", "kubernetes_asyncio", "aiofiles"]
-        pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
-        subprocess.run([*pip, str(site), *packages], check=True)
-    return site
 
 
 def put_connections(stack: Any, plane: Any) -> None:

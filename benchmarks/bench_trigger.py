@@ -45,9 +45,9 @@ first, and prints the median change. `--clock-metrics` also clocks the metrics p
 each child's own loop (benchmarks/harness/metrics_clock.py): its share of that child's CPU,
 which the machine's load does not skew as it skews two processes against each other.
 
-KubernetesPodTrigger comes from apache-airflow-providers-cncf-kubernetes, installed with
-`pip install --no-deps apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles`
-(its release pins kubernetes<37; the tests need 37).
+KubernetesPodTrigger comes from apache-airflow-providers-cncf-kubernetes: from the venv if
+installed there, else installed once beside it (`benchmarks/harness/peer_provider.py`, pip
+--target without its pins: it wants kubernetes<37, the tests need 37).
 
 Prints a Markdown table (docs/benchmarks.md's `## Benchmarks` section holds the last one).
 """
@@ -75,6 +75,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from benchmarks.harness.peer_provider import peer_site, with_peer_on_path
 
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 SPARK_CONN = "spark_k8s_bench"
@@ -760,14 +762,13 @@ def metrics_line(results: list[PeerResult], peer: str = "ours-metrics") -> str:
 
 
 def require_peer() -> None:
+    """KubernetesPodTrigger importable here and in the children: from the venv if installed
+    there, else from the folder beside it (`benchmarks.harness.peer_provider`)."""
     try:
         import airflow.providers.cncf.kubernetes.triggers.pod  # noqa: F401
     except ImportError:
-        sys.exit(
-            "KubernetesPodTrigger is missing. Install it without its pins (it wants "
-            "kubernetes<37, the tests use 37):\n  .venv/bin/pip install --no-deps "
-            "apache-airflow-providers-cncf-kubernetes kubernetes_asyncio aiofiles"
-        )
+        os.environ["PYTHONPATH"] = with_peer_on_path(os.environ.get("PYTHONPATH"))
+        sys.path.append(str(peer_site()))
 
 
 def load_average() -> str:

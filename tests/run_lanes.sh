@@ -5,8 +5,10 @@
 #                and its image imports: tests/e2e (real Airflow and real Spark: mostly
 #                waiting on heartbeats, deferrals and execution timeouts), tests/realnode
 #                (the real kubelet) and tests/runtime (real Spark through the provider)
-#   lane "rest": every other test (the CPU-bound unit, parity and fuzz tests among them),
-#                then the Airflow compatibility suite
+#   lane "rest": every other test (the CPU-bound unit, parity and fuzz tests among them;
+#                tests/failover's two triggerers on PostgreSQL and KWOK, which need no real
+#                node and once made the e2e lane end 5 minutes after this one), then the
+#                Airflow compatibility suite
 #
 #   tests/run_lanes.sh PYTHON COMPAT_COMMAND
 #

@@ -6,7 +6,8 @@ upload folder. The same for the sensor, poking and deferred, on an application s
 with sparkk8s-submit, with `delete_on_timeout`. On the real node.
 
 The four DAG runs start at once (`timeout_runs`): each mostly waits for its timeout, and
-those waits overlap (about 200 s for the four, where one after the other took 407 s). Each
+those waits overlap (the longest, 120 s, and its set-up, for the four; one after the other
+took 407 s, when the limits were 150 s and 180 s). Each
 DAG has a namespace of its own, so what one leaves cannot be blamed on another."""
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ import pytest
 from testenv.airflow_stack import AirflowStack, wait_for
 from testenv.harness import kube
 from testenv.real_spark import PI, PodRecorder, submit_with_cli
-from tests.e2e.e2e_dags.e2e_timeouts import LONG_PI, NAMESPACE_OF, UPLOAD_DIR
+from tests.e2e.e2e_dags.e2e_timeouts import (
+    DEFERRED_EXECUTION_TIMEOUT,
+    LONG_PI,
+    NAMESPACE_OF,
+    UPLOAD_DIR,
+    WORKER_EXECUTION_TIMEOUT,
+)
 from tests.e2e.e2e_stack import E2E_TIMINGS
 from tests.e2e.real_node_pods import SMALL_PODS
 from tests.e2e.test_airflow_end_to_end import PARKED, first_index, messages, task_instance, task_log
@@ -32,7 +39,9 @@ pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
 DEFERRED, WORKER = "e2e_timeout_deferred", "e2e_timeout_worker_uploads"
 POKING, DEFERRED_SENSOR = "e2e_timeout_poking_sensor", "e2e_timeout_deferred_sensor"
-LIMIT = "execution_timeout=150s"  # the worker-side DAG's (180 s deferred, 50 s the sensors)
+# The worker-side DAG's and the deferred one's, as the failures print them.
+LIMIT = f"execution_timeout={WORKER_EXECUTION_TIMEOUT.total_seconds():.0f}s"
+DEFERRED_LIMIT = f"execution_timeout={DEFERRED_EXECUTION_TIMEOUT.total_seconds():.0f}s"
 
 
 def left_in_namespace(admin: Any, namespace: str) -> list[str]:
@@ -171,7 +180,7 @@ def test_a_deferred_task_past_its_execution_timeout_fails_and_leaves_nothing(
     parked = first_index(lines, PARKED)
     failure = lines[first_index(lines, "TaskDeferralTimeout", parked)]
     (driver,) = recorder.names("driver")
-    assert "execution_timeout=180s passed while deferred" in failure, failure
+    assert f"{DEFERRED_LIMIT} passed while deferred" in failure, failure
     assert f":{driver})" in failure and "ran for " in failure, failure
     # It timed out mid-job: both executors computed, the driver never finished (its
     # deletion stopped it, so its pod ended Failed as it went).

@@ -1,7 +1,7 @@
 """A try that fails after its application succeeded, as Airflow's stale executor event after
 a deferral fails one (apache/airflow#67287, #72716): the first try raises once
 `execute_complete` has the result. With one retry, the second try must deliver that result
-without running the application again (tests/e2e/test_triggerer_failover.py)."""
+without running the application again (tests/failover/test_triggerer_failover.py)."""
 
 from __future__ import annotations
 
