@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
+from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, refused
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
@@ -146,13 +147,14 @@ class SparkK8sSubmitTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         ref = task_ref(self._context, self.task_instance)
         ti = self.task_instance
-        retries_left = ti is not None and ref.try_number <= int(getattr(ti, "max_tries", 0) or 0)
+        # Airflow's own test for another try (`TaskInstance.is_eligible_to_retry`).
+        another_try = ti is not None and retries_left(ref.try_number, getattr(ti, "max_tries", 0))
         submit_run = self._submit_run()
         try:
             started = await self._start(submit_run, ref)
         except SparkConfError as error:
             self.log.error("Refused: %s (invalid input: not retried)", error)
-            yield self._event(refused(str(error), retries_left=retries_left))
+            yield self._event(refused(str(error), retries_left=another_try))
             return
         except SparkK8sError as error:
             self.log.error("The submission failed: %s", error)
@@ -165,7 +167,7 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         final: Mapping[str, Any] = {}
         async for event in follower.run():
             final = event.payload
-        end = await asyncio.to_thread(submit_run.finish, started, final, ref, retries_left)
+        end = await asyncio.to_thread(submit_run.finish, started, final, ref, another_try)
         yield self._event(end)
 
     async def _start(self, submit_run: SubmitRun, ref: Any) -> Any:
