@@ -397,21 +397,12 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
                 app.driver_pod,
             )
         self.defer(
-            trigger=SparkK8sApplicationTrigger(
-                application_id=app.application_id,
-                namespace=app.namespace,
+            trigger=SparkK8sApplicationTrigger.following_application(
+                app,
                 kubernetes_conn_id=self.kubernetes_conn_id,
-                driver_pod_name=app.driver_pod,
-                driver_container=app.driver_container,
-                startup_timeout=self.following.startup_timeout,
-                run_timeout=self.following.run_timeout,
-                queue_timeout=app.queue_timeout,
-                start_time=app.submitted_at,
-                stream_logs=self.following.get_logs,
-                delete_on_kill=True,
-                upload_conn_id=self.uploads.upload_conn_id,
-                keep_uploaded_files=self.uploads.keep_uploaded_files,
                 try_number=self._try_number,
+                **self.following.trigger_settings(),
+                **self.uploads.trigger_settings(),
             ),
             method_name="execute_complete",
             kwargs={"application": app.to_kwargs(), "driver_memory": driver_memory},

@@ -23,6 +23,7 @@ from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
 from airflow_provider_sparkk8s.application.task.task_end import WORKER_END_METHOD
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.task.task_parameters import (
+    TEMPLATED_PARAMETERS,
     Following,
     Reporting,
     Uploads,
@@ -71,12 +72,7 @@ WORKER_ONLY = {
 class SparkK8sSubmitParameters(SparkSubmitArguments):
     """The parameters of `SparkK8sSubmitOperator`, whose docstring documents each."""
 
-    template_fields: Sequence[str] = (
-        "application", "conf", "files", "py_files", "archives", "jars", "application_args",
-        "name", "namespace", "image", "driver_pod_template", "executor_pod_template",
-        "java_class", "driver_class_path", "env_vars", "proxy_user", "keytab", "principal",
-        "properties_file", "event_log_dir",
-    )  # fmt: skip
+    template_fields: Sequence[str] = TEMPLATED_PARAMETERS
     # template_ext: pod template files (operators/template_files.py).
     # Airflow deep-copies operators (DAG copies, test runs); an Event holds a lock, which
     # Airflow 3.0's deepcopy cannot copy.

@@ -23,6 +23,11 @@ from typing import Any
 from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, refused
+from airflow_provider_sparkk8s.application.task.task_parameters import (
+    TEMPLATED_PARAMETERS,
+    Following,
+    Uploads,
+)
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
@@ -58,12 +63,7 @@ class SparkK8sSubmitTrigger(BaseTrigger):
 
     # The operator's templated parameters. BaseTrigger's __init__ empties the attribute, and
     # the triggerer sets it again from the task's own (those the kwargs name).
-    templated: Sequence[str] = (
-        "application", "conf", "files", "py_files", "archives", "jars", "application_args",
-        "name", "namespace", "image", "driver_pod_template", "executor_pod_template",
-        "java_class", "driver_class_path", "env_vars", "proxy_user", "keytab", "principal",
-        "properties_file", "event_log_dir",
-    )  # fmt: skip
+    templated: Sequence[str] = TEMPLATED_PARAMETERS
 
     def __init__(
         self,
@@ -178,22 +178,13 @@ class SparkK8sSubmitTrigger(BaseTrigger):
 
     def _follower_of(self, app: Any, try_number: int) -> SparkK8sApplicationTrigger:
         """The application trigger that follows `app`: the same store, loop and kill."""
-        follower = SparkK8sApplicationTrigger(
-            application_id=app.application_id,
-            namespace=app.namespace,
+        follower = SparkK8sApplicationTrigger.following_application(
+            app,
             kubernetes_conn_id=self.kubernetes_conn_id,
-            driver_pod_name=app.driver_pod,
-            driver_container=app.driver_container,
-            startup_timeout=self.following.get("startup_timeout"),
-            run_timeout=self.following.get("run_timeout"),
-            queue_timeout=app.queue_timeout,
-            start_time=app.submitted_at,
-            resync_interval=self.resync_interval,
-            stream_logs=bool(self.following.get("get_logs", True)),
-            delete_on_kill=True,
-            upload_conn_id=self.uploads.get("upload_conn_id"),
-            keep_uploaded_files=bool(self.uploads.get("keep_uploaded_files", False)),
             try_number=try_number,
+            resync_interval=self.resync_interval,
+            **Following(**self.following).trigger_settings(),
+            **Uploads(**self.uploads).trigger_settings(),
         )
         follower.task_instance = self.task_instance  # the kill fence reads its state
         return follower

@@ -127,6 +127,12 @@ async def test_a_success_ends_the_task_with_its_xcoms(followed: list[Any]) -> No
         1,
     )
     assert follower.delete_on_kill is True
+    # The task's following and upload settings, as the operator's deferral passes them.
+    assert (follower.startup_timeout, follower.stream_logs, follower.upload_conn_id) == (
+        600.0,
+        True,
+        None,
+    )
     assert fake.finished == [
         {"status": "success", "application_id": "spark-1", "retries_left": True}
     ]
