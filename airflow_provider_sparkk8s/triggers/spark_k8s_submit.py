@@ -16,9 +16,11 @@ inside the triggerer, through the hooks.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
@@ -31,13 +33,25 @@ from airflow_provider_sparkk8s.application.task.task_parameters import (
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from airflow_provider_sparkk8s.triggers.submit_run import SubmitRun, task_ref
 from airflow_provider_sparkk8s.version_compat import (
     BaseTrigger,
     TaskFailedEvent,
     TaskSuccessEvent,
     TriggerEvent,
 )
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.triggers.submit_run import SubmitRun
+
+# The blocking phases and all they import (the hooks, the submission, the pods service),
+# imported in a thread at the first run or kill, never on the triggerer's event loop, where
+# Airflow imports this class (147 modules, 0.27 CPU-seconds).
+SUBMIT_RUN_MODULE = "airflow_provider_sparkk8s.triggers.submit_run"
+
+
+async def _submit_runs() -> ModuleType:
+    return await asyncio.to_thread(importlib.import_module, SUBMIT_RUN_MODULE)
+
 
 # The operator's parameters the trigger takes, flat, under the operator's names (the
 # triggerer renders those of them the operator templates): SparkSubmitOperator's, then its own.
@@ -133,8 +147,8 @@ class SparkK8sSubmitTrigger(BaseTrigger):
 
     # ------------------------------------------------------------------ run
 
-    def _submit_run(self) -> SubmitRun:
-        return SubmitRun(
+    def _submit_run(self, runs: ModuleType) -> SubmitRun:
+        return runs.SubmitRun(  # type: ignore[no-any-return]
             self.kubernetes_conn_id,
             self.parameters(),
             self.following,
@@ -145,15 +159,15 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        ref = task_ref(self._context, self.task_instance)
+        runs = await _submit_runs()
+        ref = runs.task_ref(self._context, self.task_instance)
         ti = self.task_instance
         # Airflow's own test for another try (`TaskInstance.is_eligible_to_retry`).
         another_try = ti is not None and retries_left(ref.try_number, getattr(ti, "max_tries", 0))
-        submit_run = self._submit_run()
+        submit_run = self._submit_run(runs)
         try:
             started = await self._start(submit_run, ref)
-        except SparkConfError as error:
-            self.log.error("Refused: %s (invalid input: not retried)", error)
+        except SparkConfError as error:  # a rendered value refused: never retried
             yield self._event(refused(str(error), retries_left=another_try))
             return
         except SparkK8sError as error:
@@ -210,7 +224,7 @@ class SparkK8sSubmitTrigger(BaseTrigger):
             except Exception:  # noqa: BLE001 - a failed submission removed what it made
                 return
             if started.end is None:
-                ref = task_ref(self._context, self.task_instance)
+                ref = (await _submit_runs()).task_ref(self._context, self.task_instance)
                 follower = self._follower_of(started.app, ref.try_number)
         if follower is None:
             self.log.info("Not deleting anything: this trigger submitted no driver")

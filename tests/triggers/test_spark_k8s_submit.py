@@ -76,7 +76,7 @@ def followed(monkeypatch: pytest.MonkeyPatch) -> list[SparkK8sApplicationTrigger
 def with_run(
     trigger: SparkK8sSubmitTrigger, fake: FakeRun, ti: Any = None
 ) -> SparkK8sSubmitTrigger:
-    trigger._submit_run = lambda: fake  # type: ignore[method-assign]
+    trigger._submit_run = lambda runs: fake  # type: ignore[method-assign]
     trigger.task_instance = ti or FakeTaskInstance(try_number=1)
     trigger.task_instance.max_tries = 2
     return trigger
@@ -99,6 +99,22 @@ def test_kwargs_round_trip_and_hold_no_secrets() -> None:
     assert kwargs["kubernetes_conn_id"] == "spark_k8s_default"  # a name, never its secrets
     with pytest.raises(TypeError, match="unknown parameters"):
         SparkK8sSubmitTrigger(**kwargs, token="x")
+
+
+def test_the_trigger_imports_its_machinery_off_the_event_loop() -> None:
+    """Airflow imports the class on the triggerer's loop: the module itself imports no hook,
+    service or client (the pure core below it imports none by the layer rules); they come
+    with `submit_run`, in a thread, at the first run."""
+    import ast
+    import inspect
+
+    from airflow_provider_sparkk8s.triggers import spark_k8s_submit
+
+    tree = ast.parse(inspect.getsource(spark_k8s_submit))
+    top = [node.module or "" for node in tree.body if isinstance(node, ast.ImportFrom)]
+    heavy = (".hooks", ".services", ".kube", ".triggers.submit_run")
+    assert [name for name in top if any(part in name for part in heavy)] == []
+    assert spark_k8s_submit.SUBMIT_RUN_MODULE == "airflow_provider_sparkk8s.triggers.submit_run"
 
 
 def test_the_templated_fields_mirror_the_operators() -> None:
