@@ -71,4 +71,4 @@ def test_a_worker_free_task_serializes_its_start_trigger_args_for_the_scheduler(
     kwargs = BaseSerialization.deserialize(args.trigger_kwargs)  # as the triggerer decodes
     assert kwargs["conf"] == {"spark.app.day": "{{ ds }}"}
     assert set(back.template_fields) <= set(kwargs)
-    assert SparkK8sSubmitTrigger(**kwargs).conf == {"spark.app.day": "{{ ds }}"}
+    assert SparkK8sSubmitTrigger(**kwargs).parameters()["conf"] == {"spark.app.day": "{{ ds }}"}

@@ -76,9 +76,10 @@ def followed(monkeypatch: pytest.MonkeyPatch) -> list[SparkK8sApplicationTrigger
 def with_run(
     trigger: SparkK8sSubmitTrigger, fake: FakeRun, ti: Any = None
 ) -> SparkK8sSubmitTrigger:
-    trigger._submit_run = lambda runs: fake  # type: ignore[method-assign]
-    trigger.task_instance = ti or FakeTaskInstance(try_number=1)
-    trigger.task_instance.max_tries = 2
+    patched: Any = trigger  # a fake task run and task instance, as the triggerer's
+    patched._submit_run = lambda runs: fake
+    patched.task_instance = ti or FakeTaskInstance(try_number=1)
+    patched.task_instance.max_tries = 2
     return trigger
 
 
@@ -129,7 +130,10 @@ def test_rendering_uses_the_context_and_keeps_remote_files_as_strings() -> None:
     trigger.template_ext = (".yaml", ".yml", ".json")  # the task's, set by the triggerer
     ti = FakeTaskInstance()
     trigger.render_template_fields({"ds": "2026-12-07", "ti": ti})
-    assert trigger.conf == {"spark.app.day": "2026-12-07", "spark.x": "s3a://b/conf.json"}
+    assert trigger.parameters()["conf"] == {
+        "spark.app.day": "2026-12-07",
+        "spark.x": "s3a://b/conf.json",
+    }
 
 
 async def test_a_success_ends_the_task_with_its_xcoms(followed: list[Any]) -> None:

@@ -48,7 +48,7 @@ def make_trigger(conn_id: str, namespace: str) -> SparkK8sSubmitTrigger:
     )
     ti = FakeTaskInstance(dag_id="worker_free", task_id="spark_pi", run_id="manual__1")
     ti.max_tries = 0  # type: ignore[attr-defined]
-    trigger.task_instance = ti  # what the triggerer sets
+    trigger.task_instance = ti  # type: ignore[assignment]  # what the triggerer sets
     return trigger
 
 
@@ -78,14 +78,15 @@ async def test_submits_follows_and_ends_the_task_with_its_xcoms(
 ) -> None:
     event = await run_to_end(make_trigger(conn_id, namespace))
     assert isinstance(event, TaskSuccessEvent), event
-    returned = event.xcoms[RETURN_VALUE_KEY]
+    xcoms: dict[str, Any] = dict(event.xcoms or {})
+    returned = xcoms[RETURN_VALUE_KEY]
     assert (returned["status"], returned["state"], returned["exit_code"]) == (
         "success",
         "succeeded",
         0,
     )
     assert returned["namespace"] == namespace and returned["adopted"] is False
-    application = event.xcoms[APPLICATION_XCOM_KEY]
+    application = xcoms[APPLICATION_XCOM_KEY]
     assert application["application_id"] == returned["application_id"]
     assert application["spark_version"] == "4.0.1"
     # on_finish_action's default deletes a succeeded driver.

@@ -14,7 +14,7 @@ from airflow_provider_sparkk8s.application.task.worker_free import (
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
 
-REMOTE = {
+REMOTE: dict[str, Any] = {
     "application": "s3a://jobs/etl.py",
     "files": "gs://b/a.txt,local:///opt/x.conf",
     "py_files": ["abfss://c@acct.dfs.core.windows.net/lib.zip"],
