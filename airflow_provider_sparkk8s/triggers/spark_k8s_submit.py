@@ -215,18 +215,30 @@ class SparkK8sSubmitTrigger(BaseTrigger):
     # ------------------------------------------------------------------ kill
 
     async def on_kill(self) -> None:
-        """The application trigger's kill (its fence: delete only on a user's kill), once
-        a submission under way has ended."""
-        follower = self._follower
-        if follower is None and self._starting is not None:
-            try:
-                started = await asyncio.shield(self._starting)
-            except Exception:  # noqa: BLE001 - a failed submission removed what it made
-                return
-            if started.end is None:
-                ref = (await _submit_runs()).task_ref(self._context, self.task_instance)
-                follower = self._follower_of(started.app, ref.try_number)
-        if follower is None:
-            self.log.info("Not deleting anything: this trigger submitted no driver")
+        """The application trigger's kill (its fence: delete only on a user's kill) of the
+        driver this trigger follows; else of the one its submission under way makes, once
+        made; else of the task instance's live driver, found by its labels (an earlier
+        triggerer's, not yet adopted here)."""
+        if self._follower is not None:
+            await self._follower.on_kill()
             return
-        await follower.on_kill()
+        runs = await _submit_runs()
+        try:
+            ref = runs.task_ref(self._context, self.task_instance)
+        except RuntimeError as error:  # not run by a triggerer: no task instance to kill
+            self.log.info("Not deleting anything: %s", error)
+            return
+        app = await self._driver_to_kill(runs, ref)
+        if app is None:
+            self.log.info("Not deleting anything: no live driver of this task instance")
+            return
+        await self._follower_of(app, ref.try_number).on_kill()
+
+    async def _driver_to_kill(self, runs: ModuleType, ref: Any) -> Any:
+        if self._starting is None:
+            return await asyncio.to_thread(self._submit_run(runs).live_driver, ref)
+        try:
+            started = await asyncio.shield(self._starting)
+        except Exception:  # noqa: BLE001 - a failed submission removed what it made
+            return None
+        return started.app if started.end is None else None

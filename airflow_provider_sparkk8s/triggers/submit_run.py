@@ -17,6 +17,7 @@ from typing import Any
 from airflow_provider_sparkk8s.application.following.cost import cost_line
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
+from airflow_provider_sparkk8s.application.task.resume import Follow
 from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
 from airflow_provider_sparkk8s.application.task.submission_plan import namespace_of
 from airflow_provider_sparkk8s.application.task.task_end import (
@@ -29,6 +30,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanc
 from airflow_provider_sparkk8s.application.task.task_parameters import Following, Uploads
 from airflow_provider_sparkk8s.application.task.worker_free import check_worker_free
 from airflow_provider_sparkk8s.application.ui import event_log, run_summary
+from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
@@ -155,6 +157,24 @@ class SubmitRun:
             policy=policy,
             additions=ConfAdditions(chosen, None),
         )
+
+    def live_driver(self, ref: TaskInstanceRef) -> TrackedApplication | None:
+        """This task instance's live driver, by its labels (a kill that reaches a trigger
+        before it adopted the driver an earlier triggerer submitted); None: none lives."""
+        hook = SparkK8sHook(kubernetes_conn_id=self.conn_id)
+        conf = dict(self.parameters.get("conf") or {})
+        with DriverPods(hook.get_client(), owns_client=True) as pods:
+            try:
+                decision = self._task_run(pods).resume(
+                    None,
+                    ref,
+                    lambda: (
+                        namespace_of(self.parameters.get("namespace"), conf) or hook.get_namespace()
+                    ),
+                )
+            except ApplicationFailed:  # no driver of this task instance
+                return None
+        return decision.app if isinstance(decision, Follow) else None
 
     def finish(
         self, started: Started, final: Mapping[str, Any], ref: TaskInstanceRef, retries_left: bool

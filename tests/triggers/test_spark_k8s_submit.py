@@ -219,5 +219,30 @@ async def test_a_kill_during_the_submission_waits_for_it_then_kills_as_the_follo
     assert followed == []  # the cancelled run never followed
 
 
-async def test_a_kill_before_any_submission_deletes_nothing() -> None:
-    await trigger_of(operator()).on_kill()
+async def test_a_kill_outside_a_triggerer_deletes_nothing() -> None:
+    await trigger_of(operator()).on_kill()  # no task instance: nothing to find
+
+
+async def test_a_kill_before_the_trigger_adopted_finds_the_driver_by_its_labels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An earlier triggerer submitted; this one was killed before it adopted the driver."""
+    killed: list[str] = []
+
+    async def on_kill(self: SparkK8sApplicationTrigger) -> None:
+        killed.append(self.driver_pod_name or "")
+
+    monkeypatch.setattr(SparkK8sApplicationTrigger, "on_kill", on_kill)
+
+    class Found(FakeRun):
+        def __init__(self, app: TrackedApplication | None) -> None:
+            super().__init__()
+            self.app = app
+
+        def live_driver(self, ref: Any) -> TrackedApplication | None:
+            return self.app
+
+    await with_run(trigger_of(operator()), Found(APP)).on_kill()
+    assert killed == ["d-1-driver"]
+    await with_run(trigger_of(operator()), Found(None)).on_kill()
+    assert killed == ["d-1-driver"]  # no live driver: nothing to kill

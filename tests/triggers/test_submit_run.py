@@ -18,7 +18,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanc
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.triggers import submit_run
 from airflow_provider_sparkk8s.triggers.submit_run import SubmitRun, task_ref
-from testenv.fakes import FakeCluster, FakeHook, FakeTaskInstance
+from testenv.fakes import FakeCluster, FakeHook, FakeTaskInstance, driver_status
 
 REF = TaskInstanceRef("etl", "spark_pi", "manual__1", clear_number=0)
 PARAMETERS: dict[str, Any] = {
@@ -127,3 +127,17 @@ def test_finish_hands_an_application_error_to_a_worker_while_tries_are_left(
     assert RETURN_VALUE_KEY not in end.xcoms
     last = run.finish(started, event, REF, retries_left=False)
     assert not last.in_worker  # the last try: TaskFailedEvent is final
+
+
+def test_the_live_driver_of_the_task_instance_is_found_by_its_labels(
+    cluster: FakeCluster,
+) -> None:
+    run = make_run()
+    assert run.live_driver(REF) is None
+    started = run.start(REF)
+    pod = next(iter(cluster.pods.values()))
+    pod["status"] = driver_status("running")
+    found = run.live_driver(REF)
+    assert found is not None and found.driver_pod == started.app.driver_pod
+    pod["status"] = driver_status("finished")
+    assert run.live_driver(REF) is None  # ended: nothing to kill
