@@ -126,8 +126,8 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
         the same XComs and failure kinds, and no worker runs. Refused when the DAG is parsed,
         naming the parameter: local files to upload, pod templates, a properties file or
         keytab given as paths, user Python feature steps, callables, ``dry_run``, explicit
-        OpenLineage injection, ``reattach_on_restart=False``, Airflow before 3.3. Failures
-        Airflow would retry and must not (an application error while tries are left) are
+        OpenLineage injection, ``reattach_on_restart=False``, Airflow before 3.3. A failure
+        Airflow would retry and must not (an application error in a task with retries) is
         failed by a worker (``execute_worker_free_end``); docs/operator.md says more.
     :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
         and log every object as YAML; send nothing.

@@ -22,9 +22,8 @@ from dataclasses import fields
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitParameters
-from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, refused
+from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, refused, tries_of
 from airflow_provider_sparkk8s.application.task.task_parameters import (
     TEMPLATED_PARAMETERS,
     Following,
@@ -162,13 +161,13 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         runs = await _submit_runs()
         ref = runs.task_ref(self._context, self.task_instance)
         ti = self.task_instance
-        # Airflow's own test for another try (`TaskInstance.is_eligible_to_retry`).
-        another_try = ti is not None and retries_left(ref.try_number, getattr(ti, "max_tries", 0))
+        retries = getattr(getattr(ti, "task", None), "retries", None)
+        tries = tries_of(ref.try_number, retries, getattr(ti, "max_tries", None))
         submit_run = self._submit_run(runs)
         try:
             started = await self._start(submit_run, ref)
         except SparkConfError as error:  # a rendered value refused: never retried
-            yield self._event(refused(str(error), retries_left=another_try))
+            yield self._event(refused(str(error), may_retry=tries.may_retry))
             return
         except SparkK8sError as error:
             self.log.error("The submission failed: %s", error)
@@ -181,7 +180,7 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         final: Mapping[str, Any] = {}
         async for event in follower.run():
             final = event.payload
-        end = await asyncio.to_thread(submit_run.finish, started, final, ref, another_try)
+        end = await asyncio.to_thread(submit_run.finish, started, final, ref, tries)
         yield self._event(end)
 
     async def _start(self, submit_run: SubmitRun, ref: Any) -> Any:

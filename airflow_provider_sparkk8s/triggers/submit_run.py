@@ -24,6 +24,7 @@ from airflow_provider_sparkk8s.application.task.task_end import (
     APPLICATION_XCOM_KEY,
     RETURN_VALUE_KEY,
     TaskEnd,
+    Tries,
     ended,
 )
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
@@ -177,7 +178,7 @@ class SubmitRun:
         return decision.app if isinstance(decision, Follow) else None
 
     def finish(
-        self, started: Started, final: Mapping[str, Any], ref: TaskInstanceRef, retries_left: bool
+        self, started: Started, final: Mapping[str, Any], ref: TaskInstanceRef, tries: Tries
     ) -> TaskEnd:
         """The operator's `finish` (report, log tail, driver kept or deleted), the run
         summary, and the task's end."""
@@ -190,7 +191,7 @@ class SubmitRun:
                 ref,
                 driver_memory=started.driver_memory,
                 streamed=bool(self.following.get("get_logs", True)),
-                retries_left=retries_left,
+                retries_left=tries.another,
                 publish=published.update,
             )
         if result.report.xcom.get("cost"):
@@ -200,7 +201,7 @@ class SubmitRun:
             published,
             memory_raised=result.memory_raised,
             memory_factor=self.memory_factor,
-            retries_left=retries_left,
+            may_retry=tries.may_retry,
             extra_xcoms=self._summary(hook, app, final),
         )
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import types
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
-from airflow_provider_sparkk8s.application.task.task_end import TaskEnd
+from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, Tries
 from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
@@ -55,8 +56,8 @@ class FakeRun:
             raise self.start_result
         return self.start_result or Started(APP, {})
 
-    def finish(self, started: Started, final: Any, ref: Any, retries_left: bool) -> TaskEnd:
-        self.finished.append(dict(final, retries_left=retries_left))
+    def finish(self, started: Started, final: Any, ref: Any, tries: Tries) -> TaskEnd:
+        self.finished.append(dict(final, tries=tries))
         return self.end
 
 
@@ -154,7 +155,7 @@ async def test_a_success_ends_the_task_with_its_xcoms(followed: list[Any]) -> No
         None,
     )
     assert fake.finished == [
-        {"status": "success", "application_id": "spark-1", "retries_left": True}
+        {"status": "success", "application_id": "spark-1", "tries": Tries(True, True)}
     ]
 
 
@@ -246,3 +247,23 @@ async def test_a_kill_before_the_trigger_adopted_finds_the_driver_by_its_labels(
     assert killed == ["d-1-driver"]
     await with_run(trigger_of(operator()), Found(None)).on_kill()
     assert killed == ["d-1-driver"]  # no live driver: nothing to kill
+
+
+async def test_the_tries_come_from_the_tasks_retries_as_in_the_triggerer(
+    followed: list[Any],
+) -> None:
+    """The triggerer's task instance carries the task (its `retries`) and max_tries 0."""
+    ti = FakeTaskInstance(try_number=1)
+    ti.task = types.SimpleNamespace(  # type: ignore[attr-defined]
+        retries=0, template_ext=(), template_fields=(), start_trigger_args=None
+    )
+    fake = FakeRun()
+    trigger = with_run(trigger_of(operator()), fake, ti)
+    trigger.task_instance.max_tries = 0  # type: ignore[union-attr]
+    await events(trigger)
+    assert fake.finished[0]["tries"] == Tries(False, False)
+    refusal = SparkConfError("application", "/dags/etl.py", "a remote URI")
+    trigger = with_run(trigger_of(operator()), FakeRun(start=refusal), ti)
+    trigger.task_instance.max_tries = 0  # type: ignore[union-attr]
+    (event,) = await events(trigger)
+    assert isinstance(event, TaskFailedEvent)  # no retries: the refusal ends here, final

@@ -13,6 +13,7 @@ from airflow_provider_sparkk8s.application.task.delivery import record_name
 from airflow_provider_sparkk8s.application.task.task_end import (
     APPLICATION_XCOM_KEY,
     RETURN_VALUE_KEY,
+    Tries,
 )
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -30,6 +31,7 @@ PARAMETERS: dict[str, Any] = {
     "conf": {},
     "verbose": False,
 }
+RETRIES, NO_RETRIES = Tries(True, True), Tries(False, False)
 FOLLOWING = {"startup_timeout": 10.0, "get_logs": False, "on_finish_action": "delete_pod"}
 
 
@@ -100,7 +102,7 @@ def test_a_rendered_local_file_is_refused_before_any_request(cluster: FakeCluste
 def test_finish_ends_a_success_with_the_operators_xcoms(cluster: FakeCluster) -> None:
     run = make_run()
     started = run.start(REF)
-    end = run.finish(started, final(started.app, "success"), REF, retries_left=True)
+    end = run.finish(started, final(started.app, "success"), REF, RETRIES)
     assert end.succeeded
     returned = end.xcoms[RETURN_VALUE_KEY]
     assert (returned["status"], returned["application_id"]) == (
@@ -115,18 +117,18 @@ def test_finish_ends_a_success_with_the_operators_xcoms(cluster: FakeCluster) ->
     assert not [a for a in cluster.applied if record in a["path"]]
 
 
-def test_finish_hands_an_application_error_to_a_worker_while_tries_are_left(
+def test_finish_hands_an_application_error_to_a_worker_when_airflow_may_retry(
     cluster: FakeCluster,
 ) -> None:
     run = make_run()
     started = run.start(REF)
     event = final(started.app, "failed", reason="Error", message="ZeroDivisionError")
-    end = run.finish(started, event, REF, retries_left=True)
+    end = run.finish(started, event, REF, RETRIES)
     assert not end.succeeded and end.in_worker
     assert end.failure["kind"] == "application_error"
     assert RETURN_VALUE_KEY not in end.xcoms
-    last = run.finish(started, event, REF, retries_left=False)
-    assert not last.in_worker  # the last try: TaskFailedEvent is final
+    last = run.finish(started, event, REF, NO_RETRIES)
+    assert not last.in_worker  # no retries: TaskFailedEvent is final
 
 
 def test_the_live_driver_of_the_task_instance_is_found_by_its_labels(

@@ -8,7 +8,12 @@ configuration error, an out-of-memory driver that already ran with raised memory
 input) is handed to a worker while tries are left: the trigger's plain event resumes the
 operator's `execute_worker_free_end`, which raises the typed failure for the retry policy to
 fail at once. Retried failures (infrastructure, timeouts, a first out-of-memory driver with
-a memory factor) and every failure on the last try end in the triggerer.
+a memory factor), and every failure of a task without retries, end in the triggerer.
+
+A failure that must not retry goes to a worker on every try of a task with retries, the
+last one too: the trigger knows the try number and the task's `retries`, not the
+`max_tries` Airflow holds (a clear raises it), so it cannot tell the last try for sure, and
+a wrong guess would retry an application error.
 """
 
 from __future__ import annotations
@@ -37,6 +42,24 @@ def retried(kind: str, *, memory_raised: bool, memory_factor: float | None) -> b
 
 
 @dataclass(frozen=True)
+class Tries:
+    """What a trigger knows of its task's tries. `may_retry`: Airflow can retry a
+    `TaskFailedEvent` at all (the task has retries); `another`: Airflow will, as far as the
+    trigger can tell (an out-of-memory driver stays for that try)."""
+
+    another: bool
+    may_retry: bool
+
+
+def tries_of(try_number: int, retries: int | None, max_tries: int | None) -> Tries:
+    """From the try number, the task's `retries` (None: unknown) and the task instance's
+    `max_tries` (0 in the triggerer, which does not receive it)."""
+    known = int(retries if retries is not None else (max_tries or 0))
+    limit = max(known, int(max_tries or 0))
+    return Tries(another=known > 0 and try_number <= limit, may_retry=known > 0)
+
+
+@dataclass(frozen=True)
 class TaskEnd:
     """The task's end: its state, the XComs Airflow stores, and, for a failure, whether
     a worker fails it (`in_worker`) and what it raises (`failure`)."""
@@ -57,7 +80,7 @@ def ended(
     *,
     memory_raised: bool,
     memory_factor: float | None,
-    retries_left: bool,
+    may_retry: bool,
     extra_xcoms: Mapping[str, Any] | None = None,
 ) -> TaskEnd:
     """The end of a followed application: the operator's XComs (its return value and
@@ -75,13 +98,13 @@ def ended(
         "memory_raised": memory_raised,
     }
     again = retried(outcome.kind, memory_raised=memory_raised, memory_factor=memory_factor)
-    return TaskEnd(False, xcoms, in_worker=retries_left and not again, failure=failure)
+    return TaskEnd(False, xcoms, in_worker=may_retry and not again, failure=failure)
 
 
-def refused(message: str, *, retries_left: bool) -> TaskEnd:
+def refused(message: str, *, may_retry: bool) -> TaskEnd:
     """Invalid input found in the triggerer (a rendered value refused): never retried."""
     failure = {"kind": INVALID_INPUT, "message": message}
-    return TaskEnd(False, {}, in_worker=retries_left, failure=failure)
+    return TaskEnd(False, {}, in_worker=may_retry, failure=failure)
 
 
 def is_worker_end(event: Any) -> bool:

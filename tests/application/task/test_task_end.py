@@ -17,6 +17,7 @@ from airflow_provider_sparkk8s.application.task.task_end import (
     is_worker_end,
     refused,
     retried,
+    tries_of,
 )
 from airflow_provider_sparkk8s.errors import (
     ApplicationError,
@@ -39,7 +40,7 @@ def test_a_success_carries_the_operators_xcoms() -> None:
         {**xcom, "driver_pod": "d"},
         memory_raised=False,
         memory_factor=None,
-        retries_left=True,
+        may_retry=True,
         extra_xcoms={"run_summary": {"jobs": 1}},
     )
     assert end.succeeded and not end.in_worker
@@ -71,21 +72,21 @@ def test_retried_mirrors_the_retry_policy(
 
 
 @pytest.mark.parametrize(
-    ("kind", "retries_left", "in_worker"),
+    ("kind", "may_retry", "in_worker"),
     [
         ("application_error", True, True),  # Airflow would retry it: a worker fails it
-        ("application_error", False, False),  # the last try: TaskFailedEvent is final
+        ("application_error", False, False),  # no retries: TaskFailedEvent is final
         ("infrastructure", True, False),  # Airflow retries it from the triggerer
         ("timeout", True, False),
     ],
 )
-def test_who_fails_the_task(kind: str, retries_left: bool, in_worker: bool) -> None:
+def test_who_fails_the_task(kind: str, may_retry: bool, in_worker: bool) -> None:
     end = ended(
         failed(kind),
         APPLICATION,
         memory_raised=False,
         memory_factor=None,
-        retries_left=retries_left,
+        may_retry=may_retry,
     )
     assert not end.succeeded and end.in_worker is in_worker
     assert end.xcoms == {APPLICATION_XCOM_KEY: APPLICATION}  # no return value on failure
@@ -98,7 +99,7 @@ def test_the_workers_payload_rebuilds_the_typed_failure() -> None:
         APPLICATION,
         memory_raised=False,
         memory_factor=None,
-        retries_left=True,
+        may_retry=True,
     )
     payload = end.worker_payload()
     assert is_worker_end(payload) and payload[WORKER_END_KEY] is True
@@ -124,7 +125,25 @@ def test_each_kind_rebuilds_its_class(kind: str, cls: type[Exception]) -> None:
 
 
 def test_invalid_input_found_in_the_triggerer_is_never_retried() -> None:
-    assert refused("conf['x'] is invalid", retries_left=True).in_worker
-    last = refused("conf['x'] is invalid", retries_left=False)
+    assert refused("conf['x'] is invalid", may_retry=True).in_worker
+    last = refused("conf['x'] is invalid", may_retry=False)
     assert not last.in_worker and not last.succeeded and last.xcoms == {}
     assert last.failure == {"kind": "invalid_input", "message": "conf['x'] is invalid"}
+
+
+@pytest.mark.parametrize(
+    ("try_number", "retries", "max_tries", "another", "may_retry"),
+    [
+        (1, 0, 0, False, False),  # no retries: every TaskFailedEvent is final
+        (1, 2, 0, True, True),  # the triggerer's task instance has max_tries 0
+        (3, 2, 0, False, True),  # past the retries: no other try as far as it can tell
+        (4, 2, 5, True, True),  # a clear raised max_tries (a task instance that has it)
+        (1, None, 1, True, True),  # retries unknown: max_tries says
+        (1, None, None, False, False),
+    ],
+)
+def test_what_a_trigger_knows_of_the_tries(
+    try_number: int, retries: int | None, max_tries: int | None, another: bool, may_retry: bool
+) -> None:
+    tries = tries_of(try_number, retries, max_tries)
+    assert (tries.another, tries.may_retry) == (another, may_retry)
