@@ -30,18 +30,13 @@ from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.task.outcome import Report
 from airflow_provider_sparkk8s.application.task.resume import Finished, of_another_application
 from airflow_provider_sparkk8s.application.task.submission_plan import namespace_of
-from airflow_provider_sparkk8s.application.task.task_end import (
-    APPLICATION_XCOM_KEY,
-    INVALID_INPUT,
-    failure_of,
-    is_worker_end,
-)
+from airflow_provider_sparkk8s.application.task.task_end import APPLICATION_XCOM_KEY
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.ui import event_log, run_summary
 from airflow_provider_sparkk8s.application.ui.live_ui import (
     XCOM_KEY as SPARK_UI_XCOM_KEY,
 )
-from airflow_provider_sparkk8s.errors import NOT_RETRIED, ApplicationFailed, SparkConfError
+from airflow_provider_sparkk8s.errors import NOT_RETRIED, SparkConfError
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
     SparkK8sHook,
@@ -59,6 +54,7 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
+from airflow_provider_sparkk8s.operators.worker_free_end import end_in_worker
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.task import completion
 from airflow_provider_sparkk8s.services.task.result_delivery import drop_result
@@ -120,15 +116,9 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     :param driver_pod_template: a pod template file path, or a pod as a dict.
     :param executor_pod_template: same, for the executors.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
-    :param start_from_trigger: worker-free (Airflow 3.3+): the scheduler defers the task
-        straight to the triggerer, where ``SparkK8sSubmitTrigger`` renders the parameters,
-        submits (adopting this task instance's live driver), follows and ends the task with
-        the same XComs and failure kinds, and no worker runs. Refused when the DAG is parsed,
-        naming the parameter: local files to upload, pod templates, a properties file or
-        keytab given as paths, user Python feature steps, callables, ``dry_run``, explicit
-        OpenLineage injection, ``reattach_on_restart=False``, Airflow before 3.3. A failure
-        Airflow would retry and must not (an application error in a task with retries) is
-        failed by a worker (``execute_worker_free_end``); docs/operator.md says more.
+    :param start_from_trigger: worker-free (Airflow 3.3+): the triggerer renders, submits,
+        follows and ends the task (``SparkK8sSubmitTrigger``), with no worker; what needs a
+        worker is refused when the DAG is parsed (docs/operator.md, "Worker-free").
     :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
         and log every object as YAML; send nothing.
     :param event_log_dir: the folder of Spark's event log (a shared path or object storage,
@@ -144,7 +134,6 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     ``event_log_rolling_max_file_size``, ``run_summary``).
     """
 
-    # The parameters' declaration, templated fields and groups: operators/spark_k8s_parameters.py.
     ui_color = "#e25a1c"  # Spark's orange
 
     @property
@@ -598,31 +587,14 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
         raise TaskDeferralTimeout(message)
 
     def _driver_by_labels(self, context: Any) -> dict[str, Any] | None:
-        """A worker-free task's driver, found by the task instance's labels (None: none)."""
-        ref = TaskInstanceRef.from_context(context)
         hook = self._hook()
-        try:
-            with self._driver_pods(hook) as pods:
-                decision = self._task_run(pods).resume(
-                    None,
-                    ref,
-                    lambda: namespace_of(self.namespace, self.conf) or hook.get_namespace(),
-                )
-        except ApplicationFailed:  # no driver of this task instance
-            return None
-        return decision.app.to_kwargs()
-
-    # ------------------------------------------------------------------ worker-free
+        with self._driver_pods(hook) as pods:
+            found = self._task_run(pods).driver_of(
+                TaskInstanceRef.from_context(context),
+                lambda: namespace_of(self.namespace, self.conf) or hook.get_namespace(),
+            )
+        return found.to_kwargs() if found else None
 
     def execute_worker_free_end(self, context: Any, event: Any = None) -> None:
-        """A worker-free task's failure that Airflow would retry and must not
-        (`application/task/task_end.py`): the trigger's XComs, then its failure, not retried."""
-        if not is_worker_end(event):
-            raise AirflowFailException(f"A worker-free task resumed without its end: {event!r}")
-        for key, value in (event.get("xcoms") or {}).items():
-            context["ti"].xcom_push(key=key, value=value)
-        failure = event.get("failure") or {}
-        if failure.get("kind") == INVALID_INPUT:
-            raise AirflowFailException(f"{failure.get('message')} (invalid input: not retried)")
-        error = failure_of(failure)
-        raise not_retried(error, error.kind.replace("_", " "))
+        """A worker-free task's failure that must not retry (operators/worker_free_end.py)."""
+        end_in_worker(event, context["ti"].xcom_push)

@@ -335,6 +335,16 @@ class TaskRun:
             raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
         return decision
 
+    def driver_of(
+        self, ref: TaskInstanceRef, namespace: Callable[[], str]
+    ) -> TrackedApplication | None:
+        """The task instance's driver, found by its labels (a worker-free task records no
+        XCom before it ends); None: it has none."""
+        try:
+            return self.resume(None, ref, namespace).app
+        except ApplicationFailed:
+            return None
+
 
 def _listed_first(
     drivers: Sequence[Pod], relist: Callable[[], Sequence[Pod]]
