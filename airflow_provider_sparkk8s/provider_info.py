@@ -131,6 +131,7 @@ def provider_info() -> dict:
                 "integration-name": "Spark on Kubernetes",
                 "python-modules": [
                     "airflow_provider_sparkk8s.triggers.spark_k8s",
+                    "airflow_provider_sparkk8s.triggers.spark_k8s_submit",
                     "airflow_provider_sparkk8s.triggers.connect_server",
                 ],
             }

@@ -14,6 +14,10 @@ Airflow version existed; supporting another version means changing this file alo
   does not reach the trigger (see `KILL_WHILE_DEFERRED_REACHES_TRIGGER`).
 - before 3.3: no retry policies (AIP-105): `RETRY_POLICIES` is False and the policy classes
   are None; an application error then fails with `AirflowFailException` instead.
+- before 3.3: the triggerer does not render a trigger's template fields when a task starts from
+  the trigger, so the worker-free mode (`start_from_trigger=True`) needs 3.3
+  (`START_FROM_TRIGGER_RENDERS`). On 3.3, a trigger's `TaskFailedEvent` retries while the task
+  has tries left (`TaskInstance.is_eligible_to_retry`) and never asks its retry policy.
 - Stats: 3.0 and 3.1 have `airflow.stats.Stats`, which builds its backend from `[metrics]` on
   first use in any process. 3.2+ have `airflow.sdk.observability.stats`, a module-level
   backend that a process must initialise: the task runner does, but the triggerer
@@ -39,6 +43,8 @@ AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
 KILL_WHILE_DEFERRED_REACHES_TRIGGER = AIRFLOW_V_3_3_PLUS
 # Operators take `retry_policy=` and the task runner asks it after a failure (3.3+ only).
 RETRY_POLICIES = AIRFLOW_V_3_3_PLUS
+# The triggerer renders a start-from-trigger task's template fields with its context (3.3+).
+START_FROM_TRIGGER_RENDERS = AIRFLOW_V_3_3_PLUS
 
 from airflow.sdk import (  # noqa: E402
     BaseOperator,
@@ -46,7 +52,13 @@ from airflow.sdk import (  # noqa: E402
     BaseSensorOperator,
     PokeReturnValue,
 )
-from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
+from airflow.triggers.base import (  # noqa: E402
+    BaseTrigger,
+    StartTriggerArgs,
+    TaskFailedEvent,
+    TaskSuccessEvent,
+    TriggerEvent,
+)
 
 try:
     from airflow.sdk.exceptions import (
@@ -104,6 +116,7 @@ __all__ = [
     "AIRFLOW_V_3_3_PLUS",
     "KILL_WHILE_DEFERRED_REACHES_TRIGGER",
     "RETRY_POLICIES",
+    "START_FROM_TRIGGER_RENDERS",
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
@@ -118,8 +131,11 @@ __all__ = [
     "RetryAction",
     "RetryDecision",
     "RetryRule",
+    "StartTriggerArgs",
     "TaskDeferralTimeout",
     "TaskDeferred",
+    "TaskFailedEvent",
+    "TaskSuccessEvent",
     "TriggerEvent",
     "aget_connection_extra",
     "airflow_plugin_class",

@@ -30,6 +30,7 @@ from airflow_provider_sparkk8s.application.task.memory_retry import retries_left
 from airflow_provider_sparkk8s.application.task.outcome import Report
 from airflow_provider_sparkk8s.application.task.resume import Finished, of_another_application
 from airflow_provider_sparkk8s.application.task.submission_plan import namespace_of
+from airflow_provider_sparkk8s.application.task.task_end import APPLICATION_XCOM_KEY
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.ui import event_log, run_summary
 from airflow_provider_sparkk8s.application.ui.live_ui import (
@@ -53,6 +54,7 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
+from airflow_provider_sparkk8s.operators.worker_free_end import end_in_worker
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.task import completion
 from airflow_provider_sparkk8s.services.task.result_delivery import drop_result
@@ -73,7 +75,6 @@ from airflow_provider_sparkk8s.version_compat import (
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
-APPLICATION_XCOM_KEY = "spark_application"
 # The History Server the run summary reads: the connection's extra, else `[sparkk8s]`'s.
 HISTORY_SERVER_URL_OPTION = "history_server_url"
 # A master URL for dry runs without a reachable connection: only printed, never called.
@@ -115,6 +116,9 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     :param driver_pod_template: a pod template file path, or a pod as a dict.
     :param executor_pod_template: same, for the executors.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param start_from_trigger: worker-free (Airflow 3.3+): the triggerer renders, submits,
+        follows and ends the task (``SparkK8sSubmitTrigger``), with no worker; what needs a
+        worker is refused when the DAG is parsed (docs/operator.md, "Worker-free").
     :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
         and log every object as YAML; send nothing.
     :param event_log_dir: the folder of Spark's event log (a shared path or object storage,
@@ -130,7 +134,6 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     ``event_log_rolling_max_file_size``, ``run_summary``).
     """
 
-    # The parameters' declaration, templated fields and groups: operators/spark_k8s_parameters.py.
     ui_color = "#e25a1c"  # Spark's orange
 
     @property
@@ -383,21 +386,12 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
                 app.driver_pod,
             )
         self.defer(
-            trigger=SparkK8sApplicationTrigger(
-                application_id=app.application_id,
-                namespace=app.namespace,
+            trigger=SparkK8sApplicationTrigger.following_application(
+                app,
                 kubernetes_conn_id=self.kubernetes_conn_id,
-                driver_pod_name=app.driver_pod,
-                driver_container=app.driver_container,
-                startup_timeout=self.following.startup_timeout,
-                run_timeout=self.following.run_timeout,
-                queue_timeout=app.queue_timeout,
-                start_time=app.submitted_at,
-                stream_logs=self.following.get_logs,
-                delete_on_kill=True,
-                upload_conn_id=self.uploads.upload_conn_id,
-                keep_uploaded_files=self.uploads.keep_uploaded_files,
                 try_number=self._try_number,
+                **self.following.trigger_settings(),
+                **self.uploads.trigger_settings(),
             ),
             method_name="execute_complete",
             kwargs={"application": app.to_kwargs(), "driver_memory": driver_memory},
@@ -581,6 +575,8 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
         stored = ti.xcom_pull(
             task_ids=ti.task_id, key=APPLICATION_XCOM_KEY, map_indexes=ti.map_index
         )
+        if not stored and self.start_from_trigger:  # no XCom before a worker-free task ends
+            stored = self._driver_by_labels(context)
         limit = f"execution_timeout={limit_text(self.execution_timeout)}"
         if not stored:
             raise TaskDeferralTimeout(f"{limit} passed while deferred (no driver was recorded)")
@@ -589,3 +585,16 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
             message, xcom = self._task_run(pods).fail_on_timeout(app, limit)
         ti.xcom_push(key=APPLICATION_XCOM_KEY, value=xcom)
         raise TaskDeferralTimeout(message)
+
+    def _driver_by_labels(self, context: Any) -> dict[str, Any] | None:
+        hook = self._hook()
+        with self._driver_pods(hook) as pods:
+            found = self._task_run(pods).driver_of(
+                TaskInstanceRef.from_context(context),
+                lambda: namespace_of(self.namespace, self.conf) or hook.get_namespace(),
+            )
+        return found.to_kwargs() if found else None
+
+    def execute_worker_free_end(self, context: Any, event: Any = None) -> None:
+        """A worker-free task's failure that must not retry (operators/worker_free_end.py)."""
+        end_in_worker(event, context["ti"].xcom_push)

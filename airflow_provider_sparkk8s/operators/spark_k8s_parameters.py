@@ -14,19 +14,28 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields
 from datetime import timedelta
 from typing import Any, ClassVar
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
+from airflow_provider_sparkk8s.application.task.task_end import WORKER_END_METHOD
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.task.task_parameters import (
+    TEMPLATED_PARAMETERS,
     Following,
     Reporting,
     Uploads,
 )
+from airflow_provider_sparkk8s.application.task.worker_free import (
+    check_worker_free,
+    refuse_airflow,
+    refuse_without_adoption,
+)
 from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
 from airflow_provider_sparkk8s.application.ui.spark_ui_access import SERIALIZED_CONN_FIELD
+from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_submit_arguments import SparkSubmitArguments
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
@@ -40,19 +49,30 @@ from airflow_provider_sparkk8s.submission.spark_line import (
     choose_spark_line,
     driver_image,
 )
-from airflow_provider_sparkk8s.version_compat import RETRY_POLICIES
+from airflow_provider_sparkk8s.version_compat import (
+    AIRFLOW_VERSION,
+    RETRY_POLICIES,
+    START_FROM_TRIGGER_RENDERS,
+    StartTriggerArgs,
+)
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
+
+SUBMIT_TRIGGER = "airflow_provider_sparkk8s.triggers.spark_k8s_submit.SparkK8sSubmitTrigger"
+LINEAGE_SWITCHES = ("openlineage_inject_parent_job_info", "openlineage_inject_transport_info")
+# Why a worker-free task refuses these: each needs the task's code in a worker.
+WORKER_ONLY = {
+    "dry_run": "a dry run logs the objects from a worker; run it with start_from_trigger=False",
+    **dict.fromkeys(
+        LINEAGE_SWITCHES,
+        "OpenLineage's helpers read the task's context in a worker; the triggerer injects none",
+    ),
+}
 
 
 class SparkK8sSubmitParameters(SparkSubmitArguments):
     """The parameters of `SparkK8sSubmitOperator`, whose docstring documents each."""
 
-    template_fields: Sequence[str] = (
-        "application", "conf", "files", "py_files", "archives", "jars", "application_args",
-        "name", "namespace", "image", "driver_pod_template", "executor_pod_template",
-        "java_class", "driver_class_path", "env_vars", "proxy_user", "keytab", "principal",
-        "properties_file", "event_log_dir",
-    )  # fmt: skip
+    template_fields: Sequence[str] = TEMPLATED_PARAMETERS
     # template_ext: pod template files (operators/template_files.py).
     # Airflow deep-copies operators (DAG copies, test runs); an Event holds a lock, which
     # Airflow 3.0's deepcopy cannot copy.
@@ -99,6 +119,7 @@ class SparkK8sSubmitParameters(SparkSubmitArguments):
         run_summary: bool = True,
         openlineage_inject_parent_job_info: bool | None = None,
         openlineage_inject_transport_info: bool | None = None,
+        start_from_trigger: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**_with_provider_callbacks(kwargs))
@@ -122,6 +143,54 @@ class SparkK8sSubmitParameters(SparkSubmitArguments):
             openlineage_inject_parent_job_info, openlineage_inject_transport_info
         )
         self._reset_run_state()
+        lineage_asked = (openlineage_inject_parent_job_info, openlineage_inject_transport_info)
+        self._start_in_triggerer(start_from_trigger, lineage_asked)
+
+    def _start_in_triggerer(self, start_from_trigger: bool, lineage_asked: tuple[Any, ...]) -> None:
+        """`start_from_trigger=True`: Airflow 3.3 defers the task straight to the triggerer,
+        where `SparkK8sSubmitTrigger` runs all of it. What needs a worker is refused here,
+        when the DAG is parsed (`application/task/worker_free.py`)."""
+        self.start_from_trigger = start_from_trigger
+        if not start_from_trigger:
+            return
+        refuse_airflow(str(AIRFLOW_VERSION), START_FROM_TRIGGER_RENDERS)
+        refuse_without_adoption(self.following.reattach_on_restart)
+        for name, value in (
+            ("dry_run", self.render_only),
+            *zip(LINEAGE_SWITCHES, lineage_asked, strict=True),
+        ):
+            if value:
+                raise SparkConfError(
+                    name, value, "False", f"start_from_trigger=True: {WORKER_ONLY[name]}"
+                )
+        kwargs = self._trigger_kwargs()
+        check_worker_free(kwargs)
+        self.start_trigger_args = StartTriggerArgs(
+            trigger_cls=SUBMIT_TRIGGER,
+            trigger_kwargs=kwargs,
+            next_method=WORKER_END_METHOD,
+            next_kwargs={},
+            timeout=self.execution_timeout,
+        )
+
+    def _trigger_kwargs(self) -> dict[str, Any]:
+        """The task's parameters as the trigger takes them: plain data, no secrets (the
+        trigger reads the connections in the triggerer)."""
+        from airflow_provider_sparkk8s.triggers.spark_k8s_submit import OWN_PARAMETERS
+
+        submitted = self._submit_parameters()
+        given = {field.name: getattr(submitted, field.name) for field in fields(submitted)}
+        factor = getattr(getattr(self, "retry_policy", None), "memory_factor", None)
+        return {
+            "kubernetes_conn_id": self.kubernetes_conn_id,
+            "following": asdict(self.following),
+            "uploads": asdict(self.uploads),
+            "reporting": asdict(self.reporting),
+            "memory_factor": float(factor) if isinstance(factor, (int, float)) else None,
+            **given,
+            "conf": dict(submitted.conf),
+            **{name: getattr(self, name) for name in OWN_PARAMETERS},
+        }
 
     def _reset_run_state(self) -> None:
         """What one run learns as it goes (none of it is a parameter)."""

@@ -30,6 +30,7 @@ from airflow_provider_sparkk8s.version_compat import BaseTrigger, TriggerEvent, 
 if TYPE_CHECKING:
     from airflow_provider_sparkk8s.application.following.follow_loop import Seen, WaitForLook
     from airflow_provider_sparkk8s.application.following.follower import Following, Step
+    from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
     from airflow_provider_sparkk8s.application.metrics.provider_metrics import (
         Measurement,
         MetricsSink,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 _MACHINERY: dict[str, tuple[str, ...]] = {
     "airflow_provider_sparkk8s.application.following.follow_loop": ("Seen", "WaitForLook"),
     "airflow_provider_sparkk8s.application.following.follower": ("Following", "Step"),
+    "airflow_provider_sparkk8s.application.following.tracked": ("TrackedApplication",),
     "airflow_provider_sparkk8s.application.task.kill_fence": (
         "TaskStateRead",
         "kill_verdict",
@@ -227,6 +229,24 @@ class SparkK8sApplicationTrigger(BaseTrigger):
         self.try_number = try_number
         self._following: Following | None = None  # while running: the follower's memory
         self._task_tags: Tags | None = None  # the metrics' tags, once the task is known
+
+    @classmethod
+    def following_application(
+        cls, app: TrackedApplication, **settings: Any
+    ) -> SparkK8sApplicationTrigger:
+        """The trigger of a task's driver, submitted or adopted (the operator's deferral,
+        the worker-free trigger's follow), with the task's `settings`: its kill deletes the
+        driver, behind the fence."""
+        return cls(
+            application_id=app.application_id,
+            namespace=app.namespace,
+            driver_pod_name=app.driver_pod,
+            driver_container=app.driver_container,
+            queue_timeout=app.queue_timeout,
+            start_time=app.submitted_at,
+            delete_on_kill=True,
+            **settings,
+        )
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (

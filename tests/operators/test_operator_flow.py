@@ -34,6 +34,7 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import (
     AirflowFailException,
+    TaskDeferralTimeout,
     TaskDeferred,
     openlineage_lineage,
 )
@@ -802,3 +803,39 @@ def test_no_run_summary_without_an_event_log_or_a_server_and_a_failure_only_warn
     result = make_operator(event_log_dir="/shared/events").execute(context(other))
     assert result["state"] == "succeeded" and "run_summary" not in other.xcom
     assert "No run summary of" in "".join(capfd.readouterr())
+
+
+# ---------------------------------------------------------------------- worker-free
+
+
+def worker_end(kind: str, message: str = "driver failed") -> dict[str, Any]:
+    return {
+        "worker_free_end": True,
+        "xcoms": {APPLICATION_XCOM_KEY: {"application_id": "spark-1", "reason": kind}},
+        "failure": {"kind": kind, "message": message, "pod": "team-a:d", "exit_code": 1},
+    }
+
+
+def test_a_worker_free_failure_handed_to_a_worker_fails_without_retry(cluster):
+    ti = FakeTaskInstance()
+    operator = make_operator(start_from_trigger=True)
+    with pytest.raises(AirflowFailException) as caught:
+        operator.execute_worker_free_end(context(ti), event=worker_end("application_error"))
+    assert isinstance(caught.value, ApplicationFailed)  # still the typed outcome
+    assert str(caught.value).startswith("[application_error] driver failed")
+    assert ti.xcom[APPLICATION_XCOM_KEY]["reason"] == "application_error"
+    with pytest.raises(AirflowFailException, match="invalid input: not retried"):
+        operator.execute_worker_free_end(context(ti), event=worker_end("invalid_input"))
+    with pytest.raises(AirflowFailException, match="without its end"):
+        operator.execute_worker_free_end(context(ti), event={"status": "success"})
+    assert cluster.requests == []
+
+
+def test_a_worker_free_execution_timeout_finds_the_driver_by_its_labels(cluster):
+    """No XCom names a worker-free task's driver before it ends: the timeout's resume finds
+    it by the task instance's labels and deletes it."""
+    existing_driver(cluster, 1, driver_status("running"))
+    operator = make_operator(start_from_trigger=True)
+    with pytest.raises(TaskDeferralTimeout, match="spark-old1"):
+        operator.resume_execution("__fail__", {"error": "Trigger timeout"}, context())
+    assert cluster.pods == {}

@@ -8,9 +8,10 @@ import datetime
 import json
 
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
+from airflow.serialization.serialized_objects import BaseSerialization, DagSerialization
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.triggers.spark_k8s_submit import SparkK8sSubmitTrigger
 
 
 def _tasks(dag: DAG) -> dict[str, dict]:
@@ -46,3 +47,28 @@ def test_a_mapped_tasks_connection_is_in_its_partial_arguments():
     task = _tasks(dag)["mapped"]
     assert task["partial_kwargs"]["kubernetes_conn_id"] == "spark_b"
     assert task["expand_input"]["value"]["__var"] == {"namespace": ["a", "b"]}
+
+
+def test_a_worker_free_task_serializes_its_start_trigger_args_for_the_scheduler():
+    """The scheduler defers from the serialized task: start_from_trigger and the trigger's
+    kwargs, unrendered, survive the round trip; and the triggerer renders those of the kwargs
+    the task templates (`BaseTrigger.task_instance`'s rule)."""
+    with DAG("w", start_date=datetime.datetime(2026, 1, 1), schedule=None) as dag:
+        SparkK8sSubmitOperator(
+            task_id="free",
+            application="s3a://jobs/etl.py",
+            image="apache/spark:4.0.1",
+            conf={"spark.app.day": "{{ ds }}"},
+            execution_timeout=datetime.timedelta(hours=1),
+            start_from_trigger=True,
+        )
+    back = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("free")
+    assert back.start_from_trigger is True
+    args = back.start_trigger_args
+    assert args.trigger_cls.endswith("triggers.spark_k8s_submit.SparkK8sSubmitTrigger")
+    assert args.next_method == "execute_worker_free_end"
+    assert args.timeout == datetime.timedelta(hours=1)
+    kwargs = BaseSerialization.deserialize(args.trigger_kwargs)  # as the triggerer decodes
+    assert kwargs["conf"] == {"spark.app.day": "{{ ds }}"}
+    assert set(back.template_fields) <= set(kwargs)
+    assert SparkK8sSubmitTrigger(**kwargs).parameters()["conf"] == {"spark.app.day": "{{ ds }}"}

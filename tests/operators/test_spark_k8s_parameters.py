@@ -8,6 +8,9 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pytest
+
+from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 from airflow_provider_sparkk8s.operators.spark_submit_arguments import SparkSubmitArguments
 
@@ -25,7 +28,7 @@ def parameters() -> list[str]:
 
 
 def test_the_two_signatures_declare_disjoint_parameters() -> None:
-    assert len(parameters()) == len(set(parameters())) == 54, sorted(parameters())
+    assert len(parameters()) == len(set(parameters())) == 55, sorted(parameters())
 
 
 def test_default_args_reach_parameters_of_both_signatures() -> None:
@@ -64,3 +67,75 @@ def test_dry_run_does_not_shadow_base_operator_dry_run() -> None:
     operator = SparkK8sSubmitOperator(task_id="t", application="a.py", dry_run=True)
     assert operator.render_only is True
     assert inspect.ismethod(operator.dry_run)
+
+
+def worker_free(**overrides: object) -> SparkK8sSubmitOperator:
+    params: dict[str, object] = {
+        "task_id": "t",
+        "application": "s3a://jobs/etl.py",
+        "image": "apache/spark:4.0.1",
+        "start_from_trigger": True,
+        **overrides,
+    }
+    return SparkK8sSubmitOperator(**params)  # type: ignore[arg-type]
+
+
+def test_start_from_trigger_is_off_by_default() -> None:
+    operator = SparkK8sSubmitOperator(task_id="t", application="a.py")
+    assert operator.start_from_trigger is False
+    assert operator.start_trigger_args is None
+
+
+def test_start_from_trigger_defers_to_the_submit_trigger_with_plain_kwargs() -> None:
+    from datetime import timedelta
+
+    operator = worker_free(execution_timeout=timedelta(minutes=30), driver_memory="2g")
+    args = operator.start_trigger_args
+    assert operator.start_from_trigger is True and args is not None
+    assert args.trigger_cls == (
+        "airflow_provider_sparkk8s.triggers.spark_k8s_submit.SparkK8sSubmitTrigger"
+    )
+    assert (args.next_method, args.timeout) == ("execute_worker_free_end", timedelta(minutes=30))
+    kwargs = args.trigger_kwargs or {}
+    assert kwargs["driver_memory"] == "2g" and kwargs["name"] == "t"
+    assert kwargs["following"]["reattach_on_restart"] is True
+    # The provider's retry policy rides along as its factor only.
+    assert kwargs["memory_factor"] is None
+
+
+def test_start_from_trigger_from_default_args() -> None:
+    from airflow.sdk import DAG
+
+    with DAG("defaults", schedule=None, default_args={"start_from_trigger": True}):
+        operator = SparkK8sSubmitOperator(task_id="t", application="s3a://b/a.py")
+    assert operator.start_from_trigger is True
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "why"),
+    [
+        ({"application": "jobs/etl.py"}, "application", "worker's disk"),
+        ({"driver_pod_template": "pod.yaml"}, "driver_pod_template", "read from disk"),
+        ({"conf": {"spark.x": len}}, "conf['spark.x']", "callable"),
+        ({"dry_run": True}, "dry_run", "worker"),
+        ({"openlineage_inject_parent_job_info": True}, "openlineage_inject_parent_job_info", "context"),
+        ({"reattach_on_restart": False}, "reattach_on_restart", "second one"),
+    ],
+)  # fmt: skip
+def test_what_needs_a_worker_is_refused_when_the_dag_is_parsed(
+    overrides: dict[str, object], key: str, why: str
+) -> None:
+    with pytest.raises(SparkConfError) as caught:
+        worker_free(**overrides)
+    assert caught.value.key == key
+    assert why in str(caught.value) and "start_from_trigger=True" in str(caught.value)
+
+
+def test_airflow_before_3_3_is_refused_naming_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow_provider_sparkk8s.operators import spark_k8s_parameters
+
+    monkeypatch.setattr(spark_k8s_parameters, "START_FROM_TRIGGER_RENDERS", False)
+    with pytest.raises(SparkConfError) as caught:
+        worker_free()
+    assert caught.value.key == "start_from_trigger"
+    assert f"Airflow {spark_k8s_parameters.AIRFLOW_VERSION}" in str(caught.value)

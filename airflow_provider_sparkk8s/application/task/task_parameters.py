@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from airflow_provider_sparkk8s.application.following.timeouts import (
     limit_text,
@@ -20,6 +21,15 @@ from airflow_provider_sparkk8s.application.following.timeouts import (
 )
 from airflow_provider_sparkk8s.application.task.outcome import ON_FINISH_ACTIONS
 from airflow_provider_sparkk8s.errors import SparkConfError
+
+# The parameters Airflow renders, the operator's and SparkSubmitOperator's: the operator's
+# template fields, and those the worker-free trigger renders in the triggerer.
+TEMPLATED_PARAMETERS = (
+    "application", "conf", "files", "py_files", "archives", "jars", "application_args",
+    "name", "namespace", "image", "driver_pod_template", "executor_pod_template",
+    "java_class", "driver_class_path", "env_vars", "proxy_user", "keytab", "principal",
+    "properties_file", "event_log_dir",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,14 @@ class Following:
             raise SparkConfError(
                 "on_finish_action", self.on_finish_action, " or ".join(ON_FINISH_ACTIONS)
             )
+
+    def trigger_settings(self) -> dict[str, Any]:
+        """SparkK8sApplicationTrigger's keywords this group sets."""
+        return {
+            "startup_timeout": self.startup_timeout,
+            "run_timeout": self.run_timeout,
+            "stream_logs": self.get_logs,
+        }
 
     def shadowed_by(self, execution_timeout: timedelta | None) -> list[str]:
         """A warning for each timeout that execution_timeout always ends first."""
@@ -106,6 +124,13 @@ class Uploads:
 
     upload_conn_id: str | None = None
     keep_uploaded_files: bool = False
+
+    def trigger_settings(self) -> dict[str, Any]:
+        """SparkK8sApplicationTrigger's keywords this group sets (for the kill's removal)."""
+        return {
+            "upload_conn_id": self.upload_conn_id,
+            "keep_uploaded_files": self.keep_uploaded_files,
+        }
 
 
 @dataclass(frozen=True)

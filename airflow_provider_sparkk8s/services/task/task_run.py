@@ -134,6 +134,9 @@ class TaskRun:
     log: Log
     metrics: MetricsSink = NO_METRICS
     memory_factor: float | None = None  # the retry policy's, when it raises memory
+    # A success's result record (`application.task.delivery`): the worker-free trigger keeps
+    # none, as no worker's success callback would drop it.
+    keep_results: bool = True
 
     def start(self, request: RunRequest, ref: TaskInstanceRef) -> Started | KeptResult:
         """Deliver a kept result, or adopt the live driver, or submit; a retry after an
@@ -251,8 +254,12 @@ class TaskRun:
             completion.log_driver_tail(self.pods, app, following.log_tail_lines, self.log)
         application_xcom = {**app.to_kwargs(), **outcome.xcom}
         publish(application_xcom)
-        kept = outcome.succeeded and keep_result(  # kept until Airflow records the success
-            self.pods, ref, app.namespace, application_xcom, outcome.xcom, self.log
+        kept = (
+            self.keep_results
+            and outcome.succeeded
+            and keep_result(  # until Airflow records it
+                self.pods, ref, app.namespace, application_xcom, outcome.xcom, self.log
+            )
         )
         if keep_for_memory:
             self.log.info(
@@ -327,6 +334,16 @@ class TaskRun:
         if isinstance(decision, Missing):
             raise ApplicationFailed(f"Task {ref.task_id}: {decision.reason}")
         return decision
+
+    def driver_of(
+        self, ref: TaskInstanceRef, namespace: Callable[[], str]
+    ) -> TrackedApplication | None:
+        """The task instance's driver, found by its labels (a worker-free task records no
+        XCom before it ends); None: it has none."""
+        try:
+            return self.resume(None, ref, namespace).app
+        except ApplicationFailed:
+            return None
 
 
 def _listed_first(

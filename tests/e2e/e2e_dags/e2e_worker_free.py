@@ -1,0 +1,58 @@
+"""Worker-free Spark tasks (`start_from_trigger=True`, issue 47) for
+tests/e2e/test_worker_free_end_to_end.py: the scheduler defers each straight to the
+triggerer, which renders, submits, follows and ends it; no worker runs. The example's pi
+(succeeds), an application error (no retries: it ends in the triggerer), and a long
+application the test kills by marking the task failed. On the real node.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from airflow.sdk import DAG
+
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
+
+EXAMPLES = "local:///opt/sparkk8s/examples"
+FAILURE_MESSAGE = "e2e worker-free: failing on purpose"
+COMMON: dict[str, Any] = {
+    "kubernetes_conn_id": REAL_NODE,
+    "image": "sparkk8s/spark:4.3.0",
+    "driver_memory": "512m",
+    "executor_memory": "512m",
+    "num_executors": 1,
+    "conf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark", **SMALL_PODS},
+    "start_from_trigger": True,
+    "poll_interval": 1.0,
+    "startup_timeout": 300,
+    "retries": 0,
+}
+START = datetime.datetime(2024, 1, 1)
+
+with DAG("e2e_worker_free_pi", schedule=None, catchup=False, start_date=START):
+    SparkK8sSubmitOperator(
+        task_id="spark_pi",
+        application=f"{EXAMPLES}/pi.py",
+        # Rendered in the triggerer with the task's context.
+        application_args=["{{ 2 + 2 }}", "1000"],
+        **COMMON,
+    )
+
+with DAG("e2e_worker_free_error", schedule=None, catchup=False, start_date=START):
+    SparkK8sSubmitOperator(
+        task_id="raises",
+        application=f"{EXAMPLES}/fail.py",
+        application_args=[FAILURE_MESSAGE],
+        **COMMON,
+    )
+
+with DAG("e2e_worker_free_kill", schedule=None, catchup=False, start_date=START):
+    # An hour asleep per partition: only the user's kill ends it.
+    SparkK8sSubmitOperator(
+        task_id="killed",
+        application=f"{EXAMPLES}/pi.py",
+        application_args=["4", "1000", "3600"],
+        **COMMON,
+    )
