@@ -127,8 +127,11 @@ class SparkK8sSubmitTrigger(BaseTrigger):
     # ------------------------------------------------------------------ templates
 
     def get_template_env(self, dag: Any = None) -> Any:
-        """The DAG's Jinja environment (its macros, filters, native rendering)."""
-        return super().get_template_env(dag or getattr(self.task, "dag", None))
+        """The DAG's Jinja environment (its macros, filters, native rendering) where the DAG
+        has one; the triggerer's task holds the serialized DAG, which has none: then
+        Airflow's default (sandboxed) environment, as for any trigger."""
+        dag = dag or getattr(self.task, "dag", None)
+        return super().get_template_env(dag if hasattr(dag, "get_template_env") else None)
 
     def render_template(
         self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None

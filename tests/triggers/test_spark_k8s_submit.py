@@ -267,3 +267,20 @@ async def test_the_tries_come_from_the_tasks_retries_as_in_the_triggerer(
     trigger.task_instance.max_tries = 0  # type: ignore[union-attr]
     (event,) = await events(trigger)
     assert isinstance(event, TaskFailedEvent)  # no retries: the refusal ends here, final
+
+
+def test_rendering_in_the_triggerer_where_the_dag_is_the_serialized_one() -> None:
+    """The triggerer's task carries the serialized DAG, which has no Jinja environment of
+    its own (seen on the real triggerer): Airflow's default environment renders."""
+    op = operator()
+    trigger = trigger_of(op)
+    serialized_dag = types.SimpleNamespace(dag_id="d")  # no get_template_env, as SerializedDAG
+    task = types.SimpleNamespace(
+        dag=serialized_dag,
+        template_ext=(),
+        template_fields=op.template_fields,
+        start_trigger_args=op.start_trigger_args,
+    )
+    trigger.task_instance = types.SimpleNamespace(task_id="t", task=task)  # type: ignore[assignment]
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
+    assert trigger.parameters()["conf"]["spark.app.day"] == "2026-12-07"
