@@ -170,21 +170,21 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         try:
             started = await self._start(submit_run, ref)
         except SparkConfError as error:  # a rendered value refused: never retried
-            yield self._event(refused(str(error), may_retry=tries.may_retry))
+            yield await self._event(refused(str(error), may_retry=tries.may_retry))
             return
         except SparkK8sError as error:
             self.log.error("The submission failed: %s", error)
             yield TaskFailedEvent()  # retried while tries are left, as infrastructure
             return
         if started.end is not None:  # an earlier try's kept result
-            yield self._event(started.end)
+            yield await self._event(started.end)
             return
         self._follower = follower = self._follower_of(started.app, ref.try_number)
         final: Mapping[str, Any] = {}
         async for event in follower.run():
             final = event.payload
         end = await asyncio.to_thread(submit_run.finish, started, final, ref, tries)
-        yield self._event(end)
+        yield await self._event(end)
 
     async def _start(self, submit_run: SubmitRun, ref: Any) -> Any:
         """The task run's start in a thread, shielded: a cancel (a kill, a shutdown) never
@@ -205,14 +205,28 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         follower.task_instance = self.task_instance  # the kill fence reads its state
         return follower
 
-    def _event(self, end: TaskEnd) -> TriggerEvent:
-        if end.succeeded:
-            return TaskSuccessEvent(xcoms=end.xcoms)
-        self.log.error("%s", end.failure.get("message"))
-        if end.in_worker:
+    async def _event(self, end: TaskEnd) -> TriggerEvent:
+        if end.in_worker and not end.succeeded:
+            self.log.error("%s", end.failure.get("message"))
             self.log.info("Not retried: a worker fails the task (Airflow would retry it)")
             return TriggerEvent(end.worker_payload())
-        return TaskFailedEvent(xcoms=end.xcoms or None)
+        xcoms = await self._push(end.xcoms)
+        if end.succeeded:
+            return TaskSuccessEvent(xcoms=xcoms)
+        self.log.error("%s", end.failure.get("message"))
+        return TaskFailedEvent(xcoms=xcoms)
+
+    async def _push(self, xcoms: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Push the XComs as a worker does, through the triggerer's task instance; what is
+        left for the event (none, unless this task instance cannot push). Airflow 3.3.2
+        stores an end event's XComs JSON-encoded twice (seen on the real triggerer: a
+        downstream task would pull a string), so they do not travel in the event."""
+        push = getattr(self.task_instance, "xcom_push", None)
+        if push is None or not xcoms:
+            return dict(xcoms) or None
+        for key, value in xcoms.items():
+            await asyncio.to_thread(push, key=key, value=value)
+        return None
 
     # ------------------------------------------------------------------ kill
 

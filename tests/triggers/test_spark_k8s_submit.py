@@ -138,9 +138,12 @@ def test_rendering_uses_the_context_and_keeps_remote_files_as_strings() -> None:
 
 
 async def test_a_success_ends_the_task_with_its_xcoms(followed: list[Any]) -> None:
-    fake = FakeRun()
-    (event,) = await events(with_run(trigger_of(operator()), fake))
-    assert isinstance(event, TaskSuccessEvent) and event.xcoms == SUCCESS.xcoms
+    """Pushed through the task instance as a worker pushes them, not in the event (Airflow
+    3.3.2 stores an event's XComs JSON-encoded twice)."""
+    fake, ti = FakeRun(), FakeTaskInstance(try_number=1)
+    (event,) = await events(with_run(trigger_of(operator()), fake, ti))
+    assert isinstance(event, TaskSuccessEvent) and event.xcoms is None
+    assert ti.xcom == SUCCESS.xcoms
     (follower,) = followed
     assert (follower.application_id, follower.driver_pod_name, follower.try_number) == (
         "spark-1",
@@ -169,8 +172,18 @@ async def test_a_failure_airflow_would_retry_and_must_not_goes_to_a_worker(
 
 async def test_a_retried_failure_ends_in_the_triggerer(followed: list[Any]) -> None:
     end = TaskEnd(False, {"spark_application": {"x": 1}}, failure={"kind": "infrastructure", "message": "m"})  # fmt: skip
-    (event,) = await events(with_run(trigger_of(operator()), FakeRun(end=end)))
-    assert isinstance(event, TaskFailedEvent) and event.xcoms == {"spark_application": {"x": 1}}
+    ti = FakeTaskInstance(try_number=1)
+    (event,) = await events(with_run(trigger_of(operator()), FakeRun(end=end), ti))
+    assert isinstance(event, TaskFailedEvent) and event.xcoms is None
+    assert ti.xcom == {"spark_application": {"x": 1}}
+
+
+async def test_a_task_instance_that_cannot_push_gets_the_xcoms_in_the_event(
+    followed: list[Any],
+) -> None:
+    ti = types.SimpleNamespace(try_number=1, dag_id="d", task_id="t", run_id="r", map_index=-1)
+    (event,) = await events(with_run(trigger_of(operator()), FakeRun(), ti))
+    assert isinstance(event, TaskSuccessEvent) and event.xcoms == SUCCESS.xcoms
 
 
 async def test_a_refused_submission_is_invalid_input(followed: list[Any]) -> None:
