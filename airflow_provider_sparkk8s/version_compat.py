@@ -255,6 +255,22 @@ def xcom_value(ti_key: Any, key: str) -> Any:
     return XCom.get_value(ti_key=ti_key, key=key)
 
 
+def push_task_xcom(ti: Any, key: str, value: Any) -> None:
+    """Store one XCom of `ti` as a worker's `xcom_push` does (the SDK's XCom, so the
+    configured backend), from the triggerer: its task is the serialized one, which lacks
+    the `returns_dag_result` that `xcom_push` reads."""
+    from airflow.sdk.execution_time.xcom import XCom
+
+    XCom.set(
+        key=key,
+        value=value,
+        dag_id=ti.dag_id,
+        task_id=ti.task_id,
+        run_id=ti.run_id,
+        map_index=getattr(ti, "map_index", -1),
+    )
+
+
 def time_delta_trigger(delta: timedelta) -> Any:
     """Airflow's trigger that fires once `delta` has passed."""
     from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger

@@ -37,6 +37,7 @@ from airflow_provider_sparkk8s.version_compat import (
     TaskFailedEvent,
     TaskSuccessEvent,
     TriggerEvent,
+    push_task_xcom,
 )
 
 if TYPE_CHECKING:
@@ -216,16 +217,18 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         self.log.error("%s", end.failure.get("message"))
         return TaskFailedEvent(xcoms=xcoms)
 
+    push_xcom = staticmethod(push_task_xcom)
+
     async def _push(self, xcoms: Mapping[str, Any]) -> dict[str, Any] | None:
         """Push the XComs as a worker does, through the triggerer's task instance; what is
         left for the event (none, unless this task instance cannot push). Airflow 3.3.2
         stores an end event's XComs JSON-encoded twice (seen on the real triggerer: a
         downstream task would pull a string), so they do not travel in the event."""
-        push = getattr(self.task_instance, "xcom_push", None)
-        if push is None or not xcoms:
+        ti = self.task_instance
+        if ti is None or not xcoms:  # not run by a triggerer
             return dict(xcoms) or None
         for key, value in xcoms.items():
-            await asyncio.to_thread(push, key=key, value=value)
+            await asyncio.to_thread(self.push_xcom, ti, key, value)
         return None
 
     # ------------------------------------------------------------------ kill

@@ -49,6 +49,8 @@ def make_trigger(conn_id: str, namespace: str) -> SparkK8sSubmitTrigger:
     ti = FakeTaskInstance(dag_id="worker_free", task_id="spark_pi", run_id="manual__1")
     ti.max_tries = 0  # type: ignore[attr-defined]
     trigger.task_instance = ti  # type: ignore[assignment]  # what the triggerer sets
+    # No Airflow here: the fake task instance stores what the SDK's XCom would.
+    trigger.push_xcom = lambda ti, key, value: ti.xcom_push(key, value)  # type: ignore[method-assign,assignment]
     return trigger
 
 
@@ -76,9 +78,10 @@ def spark_objects(kube_admin: Any, namespace: str) -> list[str]:
 async def test_submits_follows_and_ends_the_task_with_its_xcoms(
     conn_id: str, namespace: str, kube_admin: Any
 ) -> None:
-    event = await run_to_end(make_trigger(conn_id, namespace))
+    trigger = make_trigger(conn_id, namespace)
+    event = await run_to_end(trigger)
     assert isinstance(event, TaskSuccessEvent), event
-    xcoms: dict[str, Any] = dict(event.xcoms or {})
+    xcoms: dict[str, Any] = trigger.task_instance.xcom  # type: ignore[union-attr]
     returned = xcoms[RETURN_VALUE_KEY]
     assert (returned["status"], returned["state"], returned["exit_code"]) == (
         "success",
