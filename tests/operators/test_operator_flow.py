@@ -33,6 +33,7 @@ from airflow_provider_sparkk8s.operators.spark_k8s import (
 )
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.version_compat import (
+    START_FROM_TRIGGER_RENDERS,
     AirflowFailException,
     TaskDeferralTimeout,
     TaskDeferred,
@@ -816,6 +817,21 @@ def worker_end(kind: str, message: str = "driver failed") -> dict[str, Any]:
     }
 
 
+# Worker-free tasks need Airflow 3.3 (rendering in the triggerer); before, the operator
+# refuses the switch when the DAG is parsed, which the last test here checks there.
+NEEDS_WORKER_FREE = pytest.mark.skipif(
+    not START_FROM_TRIGGER_RENDERS, reason="worker-free tasks need Airflow 3.3"
+)
+
+
+def test_before_airflow_3_3_the_worker_free_switch_is_refused_naming_the_version():
+    if START_FROM_TRIGGER_RENDERS:
+        pytest.skip("this Airflow renders in the triggerer: the switch is accepted")
+    with pytest.raises(SparkConfError, match=r"start_from_trigger.*Airflow 3\.[0-2]"):
+        make_operator(start_from_trigger=True)
+
+
+@NEEDS_WORKER_FREE
 def test_a_worker_free_failure_handed_to_a_worker_fails_without_retry(cluster):
     ti = FakeTaskInstance()
     operator = make_operator(start_from_trigger=True)
@@ -831,6 +847,7 @@ def test_a_worker_free_failure_handed_to_a_worker_fails_without_retry(cluster):
     assert cluster.requests == []
 
 
+@NEEDS_WORKER_FREE
 def test_a_worker_free_execution_timeout_finds_the_driver_by_its_labels(cluster):
     """No XCom names a worker-free task's driver before it ends: the timeout's resume finds
     it by the task instance's labels and deletes it."""
