@@ -31,6 +31,30 @@ def is_queued(state: ApplicationState | None) -> bool:
     return state is not None and state.reason == QUEUED_BY_KUEUE
 
 
+def _deadlines(
+    state: ApplicationState | None,
+    start_time: float,
+    startup_timeout: float | None,
+    run_timeout: float | None,
+    queue_timeout: float | None,
+    startup_from: float | None,
+) -> list[tuple[float, str]]:
+    """The limits that apply to `state`, as (when, reason), in the order they win when
+    several are due: the run's, Kueue's queue (only while queued), the startup (only
+    while the driver has not started, and not while queued; counted from `startup_from`,
+    the driver's admission by Kueue, when given)."""
+    queued = is_queued(state)
+    applying = []
+    if run_timeout is not None:
+        applying.append((start_time + run_timeout, "RunTimeout"))
+    if queued and queue_timeout is not None:
+        applying.append((start_time + queue_timeout, QUEUE_TIMEOUT))
+    if startup_timeout is not None and not queued and (state is None or state.state in NOT_STARTED):
+        starts = start_time if startup_from is None else startup_from
+        applying.append((starts + startup_timeout, "StartupTimeout"))
+    return applying
+
+
 def timed_out(
     state: ApplicationState | None,
     now: float,
@@ -41,42 +65,32 @@ def timed_out(
     queue_timeout: float | None = None,
     startup_from: float | None = None,
 ) -> ApplicationState | None:
-    """The failure a timeout produces at `now`, or None while within limits.
-
-    `startup_from`: when the startup timeout starts counting, if not at `start_time` (the
-    driver's admission by Kueue)."""
-    elapsed = now - start_time
+    """The failure a timeout produces at `now`, or None while within limits."""
+    limits = _deadlines(
+        state, start_time, startup_timeout, run_timeout, queue_timeout, startup_from
+    )
+    due = [reason for when, reason in limits if now >= when]
+    if not due:
+        return None
     current = state or ApplicationState(state="submitted")
-    queued = is_queued(current)
-    starting = now - (start_time if startup_from is None else startup_from)
-    if run_timeout is not None and elapsed >= run_timeout:
-        reason = "RunTimeout"
+    if due[0] == "RunTimeout":
         message = (
             f"the application did not finish within {run_timeout:g}s "
             f"(last state: {current.describe()})"
         )
-    elif queued and queue_timeout is not None and elapsed >= queue_timeout:
-        reason = QUEUE_TIMEOUT
+    elif due[0] == QUEUE_TIMEOUT:
         message = (
             f"the application stayed queued in Kueue for more than {queue_timeout:g}s "
             f"({current.message or 'not admitted'})"
         )
-    elif (
-        startup_timeout is not None
-        and not queued
-        and current.state in NOT_STARTED
-        and starting >= startup_timeout
-    ):
-        reason = "StartupTimeout"
+    else:
         cause = (
             current.describe() if current.reason else f"{current.state}, never scheduled or started"
         )
         message = f"the driver did not start within {startup_timeout:g}s ({cause})"
-    else:
-        return None
     return ApplicationState(
         state="failed",
-        reason=reason,
+        reason=due[0],
         message=message,
         driver_pod=current.driver_pod,
         executors=current.executors,
@@ -94,17 +108,12 @@ def seconds_to_next_deadline(
     startup_from: float | None = None,
 ) -> float | None:
     """How long a wait may block before a timeout could fire; None: no deadline applies."""
-    deadlines = []
-    queued = is_queued(state)
-    if run_timeout is not None:
-        deadlines.append(start_time + run_timeout)
-    if queued and queue_timeout is not None:
-        deadlines.append(start_time + queue_timeout)
-    if startup_timeout is not None and not queued and (state is None or state.state in NOT_STARTED):
-        deadlines.append((start_time if startup_from is None else startup_from) + startup_timeout)
-    if not deadlines:
+    limits = _deadlines(
+        state, start_time, startup_timeout, run_timeout, queue_timeout, startup_from
+    )
+    if not limits:
         return None
-    return max(min(deadlines) - now, 0.0) + 0.01
+    return max(min(when for when, _ in limits) - now, 0.0) + 0.01
 
 
 def timeout_seconds(name: str, value: float | timedelta | None) -> float | None:
