@@ -23,19 +23,10 @@ from airflow_provider_sparkk8s.application.task.task_identity import (
     clear_number_of,
     driver_labels,
 )
+from testenv.fakes import driver_status
 
-RUNNING = {
-    "phase": "Running",
-    "containerStatuses": [
-        {"name": "spark-kubernetes-driver", "state": {"running": {"startedAt": "t"}}}
-    ],
-}
-SUCCEEDED = {
-    "phase": "Succeeded",
-    "containerStatuses": [
-        {"name": "spark-kubernetes-driver", "state": {"terminated": {"exitCode": 0}}}
-    ],
-}
+RUNNING = driver_status("running")
+SUCCEEDED = driver_status("finished")
 
 
 def driver(

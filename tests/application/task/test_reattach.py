@@ -5,6 +5,7 @@ from __future__ import annotations
 from airflow_provider_sparkk8s.application.task.reattach import Adopt, SubmitNew, decide
 from airflow_provider_sparkk8s.application.task.task_identity import SUBMISSION_LABEL
 from airflow_provider_sparkk8s.monitoring.reducer import is_live
+from testenv.fakes import driver_status
 
 
 def driver(name: str, number: int, status: dict, deleting: bool = False) -> dict:
@@ -14,18 +15,8 @@ def driver(name: str, number: int, status: dict, deleting: bool = False) -> dict
     return {"metadata": metadata, "spec": {"nodeName": "n"}, "status": status}
 
 
-RUNNING = {
-    "phase": "Running",
-    "containerStatuses": [
-        {"name": "spark-kubernetes-driver", "state": {"running": {"startedAt": "t"}}}
-    ],
-}
-SUCCEEDED = {
-    "phase": "Succeeded",
-    "containerStatuses": [
-        {"name": "spark-kubernetes-driver", "state": {"terminated": {"exitCode": 0}}}
-    ],
-}
+RUNNING = driver_status("running")
+SUCCEEDED = driver_status("finished")
 FAILED = {
     "phase": "Failed",
     "containerStatuses": [
