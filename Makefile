@@ -179,7 +179,7 @@ screenshots: venv controlplane browser realnode-images
 	SPARKK8S_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) \
 		$(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_connections_ui.py
 	SPARKK8S_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) \
-		$(PY) -m pytest -q -p no:cacheprovider tests/realnode/test_spark_ui_airflow.py
+		$(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_spark_ui_airflow.py
 
 test-compat: controlplane
 	py=$$(tests/compat/airflow_venv.sh $(AIRFLOW_COMPAT) $(COMPAT_VENV)) && \

@@ -5,7 +5,8 @@ driver held up, its one job RUNNING, until `release()` lets the executor start. 
 writes its event log into `events_folder(root)` (a hostPath: the node's mount namespace
 sees the host's root, /var/lib and /run aside), for a History Server the caller may run.
 
-Used by tests/realnode/test_spark_ui_airflow.py and benchmarks/bench_spark_ui.py."""
+Used by tests/e2e/test_spark_ui_airflow.py (in the lane's shared Airflow stack) and
+benchmarks/bench_spark_ui.py (in its own, `launch_ui_stack`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ from typing import Any
 import httpx
 from kubernetes.client import ApiClient
 
-from testenv.airflow_dags.spark_ui_live import DAG_ID, EVENTS_HOST_PATH_KEY, RELEASE_LABEL, TASK_ID
+from testenv.airflow_dags.spark_ui_live import (
+    CONN_ID,
+    DAG_ID,
+    EVENTS_HOST_PATH_KEY,
+    RELEASE_LABEL,
+    TASK_ID,
+)
 from testenv.airflow_stack import AirflowStack, launch_stack, plugin_installed
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
@@ -110,16 +117,26 @@ def launch_ui_stack(root: Path) -> AirflowStack:
     """Airflow with the one DAG, booting (call before the node is needed: they overlap)."""
     dags = root / "dags"
     dags.mkdir()
+    link_dag(dags)
+    return launch_stack(root / "home", dags, extra_env=plugin_environment(root))
+
+
+def link_dag(dags: Path) -> None:
+    """The live DAG in a stack's DAG folder."""
     (dags / "spark_ui_live.py").symlink_to(REPO / "testenv/airflow_dags/spark_ui_live.py")
-    extra_env = {}
-    if not plugin_installed():  # the venv predates the entry point: load it as a plugin file
-        plugins = root / "plugins"
-        plugins.mkdir()
-        (plugins / "sparkk8s_spark_ui.py").write_text(
-            "from airflow_provider_sparkk8s.plugins.spark_ui import SparkK8sUiPlugin  # noqa\n"
-        )
-        extra_env["AIRFLOW__CORE__PLUGINS_FOLDER"] = str(plugins)
-    return launch_stack(root / "home", dags, extra_env=extra_env)
+
+
+def plugin_environment(root: Path) -> dict[str, str]:
+    """What a stack needs to load the Spark UI plugin: nothing when the venv's install
+    declares its entry point; else a plugins folder (under `root`) that imports it."""
+    if plugin_installed():
+        return {}
+    plugins = root / "plugins"
+    plugins.mkdir()
+    (plugins / "sparkk8s_spark_ui.py").write_text(
+        "from airflow_provider_sparkk8s.plugins.spark_ui import SparkK8sUiPlugin  # noqa\n"
+    )
+    return {"AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins)}
 
 
 @contextmanager
@@ -132,7 +149,7 @@ def live_spark_ui(
     history_server_url: str | None = None,
 ) -> Iterator[LiveRun]:
     """The DAG run, its driver's UI answering through Airflow; on exit the node's label
-    goes, the stack stops and the namespace's pods are gone. With `history_server_url`,
+    goes and the namespace's pods are gone (the stack is the caller's). With `history_server_url`,
     the connection names that History Server (the plugin's fallback, the run summary)."""
     started = time.monotonic()
     try:
@@ -142,7 +159,7 @@ def live_spark_ui(
         extra = {"kube_config_path": str(kubeconfig), "namespace": namespace}
         if history_server_url is not None:
             extra["history_server_url"] = history_server_url
-        stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        stack.put_connection(CONN_ID, "spark_k8s", extra=json.dumps(extra))
         with stack.client() as client:
             stack.wait_dag(client, DAG_ID)
             triggered = time.monotonic()
@@ -162,7 +179,6 @@ def live_spark_ui(
         try:
             _label_node(admin, None)
         finally:
-            stack.stop()
             _delete_pods_and_wait(admin, namespace)
 
 

@@ -249,7 +249,7 @@ def proxied_kubeconfig(
 # Tests that run DAGs in a real Airflow stack (testenv/airflow_stack.py): up to two reruns on
 # AirflowDeferRace alone (Airflow's own stale defer-exit race, raised by AirflowStack.wait_run
 # with the scheduler's line); any other failure fails at once, as before.
-AIRFLOW_STACK_TESTS = ("tests/e2e/", "tests/realnode/test_spark_ui_airflow.py")
+AIRFLOW_STACK_TESTS = ("tests/e2e/",)
 RERUN_ON_DEFER_RACE = pytest.mark.flaky(reruns=2, only_rerun=["AirflowDeferRace"])
 
 

@@ -1,4 +1,4 @@
-"""The DAG of testenv/spark_ui_live.py (tests/realnode/test_spark_ui_airflow.py,
+"""The DAG of testenv/spark_ui_live.py (tests/e2e/test_spark_ui_airflow.py,
 benchmarks/bench_spark_ui.py): Spark Pi on the real node, its UI through Airflow. Its
 executors ask for a node label (RELEASE_LABEL) the node lacks, so the driver waits, its UI
 up and its job listed, until the test labels the node.
@@ -16,6 +16,8 @@ from airflow.sdk import DAG
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
 DAG_ID = "spark_ui_live"
+# Its own connection: in the e2e lane it runs in the shared Airflow stack beside other DAGs.
+CONN_ID = "spark_ui_live"
 TASK_ID = "pi"
 APP_NAME = "pi-through-airflow"
 RELEASE_LABEL = "sparkk8s.test/ui-release"
@@ -26,6 +28,7 @@ _EVENTS_VOLUME = "spark.kubernetes.driver.volumes.hostPath.events."
 with DAG(DAG_ID, schedule=None, catchup=False, start_date=datetime.datetime(2026, 1, 1)):
     SparkK8sSubmitOperator(
         task_id=TASK_ID,
+        kubernetes_conn_id=CONN_ID,
         image="sparkk8s/spark:4.3.0",
         spark_version="4.3.0",
         application="local:///opt/sparkk8s/examples/pi.py",

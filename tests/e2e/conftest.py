@@ -11,7 +11,9 @@ documented `spark` account. Every real-Spark e2e DAG runs there. The Connect DAG
 (`connect_airflow`): their worker and triggerer dial the server pod's IP, which only the real
 node's network namespace routes. The shared stack's `[metrics]` sends StatsD
 (InfluxDB-style tags) to a real statsd_exporter (`stack_statsd`), as a deployment would, so
-a test can read what the real triggerer and worker sent.
+a test can read what the real triggerer and worker sent. It loads the Spark UI plugin and
+holds testenv/airflow_dags/spark_ui_live.py, whose own connection
+tests/e2e/test_spark_ui_airflow.py writes (it had an Airflow of its own: 69 s of set-up).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from testenv.controlplane import ControlPlane
 from testenv.harness.kube import create_namespace
 from testenv.real_spark import submitter_kubeconfig
 from testenv.realnode.node import RealNode
+from testenv.spark_ui_live import link_dag, plugin_environment
 from testenv.statsd_exporter import StatsdExporter
 from tests.e2e.e2e_dags.e2e_timeouts import NAMESPACE_OF as TIMEOUT_NAMESPACES
 from tests.e2e.e2e_stack import (
@@ -89,8 +92,10 @@ def airflow(
     dags.mkdir()
     (dags / "examples").symlink_to(REPO / "dags", target_is_directory=True)
     (dags / "e2e").symlink_to(REPO / "tests/e2e/e2e_dags", target_is_directory=True)
+    link_dag(dags)  # tests/e2e/test_spark_ui_airflow.py's live UI
     started = time.monotonic()
-    stack = launch_stack(root / "home", dags, extra_env=statsd_environment(stack_statsd))
+    environment = {**statsd_environment(stack_statsd), **plugin_environment(root)}
+    stack = launch_stack(root / "home", dags, extra_env=environment)
     try:
         # The planes start while Airflow's components boot, each only if a collected test
         # asks for it: the probe and the connection form need neither.

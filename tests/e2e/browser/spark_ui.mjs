@@ -1,5 +1,5 @@
 // Follows a task's "Spark UI" link in Airflow's UI, in Debian's headless chromium, and
-// prints what it saw as one JSON object; tests/realnode/test_spark_ui_airflow.py judges.
+// prints what it saw as one JSON object; tests/e2e/test_spark_ui_airflow.py judges.
 //
 // Input (JSON file named by argv[2]):
 //   baseUrl, username, password, taskInstancePath, screenshotDir, userDataDir,

@@ -1,6 +1,6 @@
 """The live Spark UI end to end: a DAG's SparkK8sSubmitOperator (real Spark 4.3.0) runs under
-a real Airflow (testenv/airflow_stack.py: api-server with the plugin, scheduler,
-dag-processor, triggerer) on the real node, whose pods have 10.244.x addresses that
+the lane's real Airflow (tests/e2e/conftest.py's `airflow`: api-server with the plugin,
+scheduler, dag-processor, triggerer; the DAG has a connection of its own) on the real node, whose pods have 10.244.x addresses that
 kube-apiserver proxies to. While the driver runs, the task's "Spark UI" extra link answers
 through the real api-server (Airflow's auth, the XCom the operator published, the pod proxy
 with the task's connection): the Jobs page, a static file, the REST API; and headless
@@ -34,10 +34,11 @@ from kubernetes import config as k8s_config
 
 from airflow_provider_sparkk8s.application.ui.live_ui import TaskInstanceUi
 from testenv.airflow_dags.spark_ui_live import APP_NAME, DAG_ID, TASK_ID
-from testenv.airflow_stack import ADMIN_USER
+from testenv.airflow_stack import ADMIN_USER, AirflowStack
+from testenv.controlplane import ControlPlane
 from testenv.history_server import HistoryServer
 from testenv.real_spark import REAL_SPARK_TIMINGS
-from testenv.spark_ui_live import LiveRun, events_folder, launch_ui_stack, live_spark_ui
+from testenv.spark_ui_live import LiveRun, events_folder, live_spark_ui
 from tests.conftest import _fresh_namespace
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(900)]
@@ -61,30 +62,27 @@ def history(ui_root: Path) -> Iterator[HistoryServer]:
 
 @pytest.fixture(scope="module")
 def live_run(
-    ui_root: Path, history: HistoryServer, request: pytest.FixtureRequest
+    ui_root: Path,
+    history: HistoryServer,
+    airflow: AirflowStack,
+    real_plane: ControlPlane,
+    request: pytest.FixtureRequest,
 ) -> Iterator[LiveRun]:
-    root = ui_root
     started = time.monotonic()
-    stack = launch_ui_stack(root)
+    admin = k8s_config.new_client_from_config(config_file=str(real_plane.admin_kubeconfig))
     try:
-        # The node (shared by the session) comes up while Airflow's components boot.
-        plane = request.getfixturevalue("real_plane")
-        admin = k8s_config.new_client_from_config(config_file=str(plane.admin_kubeconfig))
-        try:
-            with (
-                contextmanager(_fresh_namespace)(plane, request) as namespace,
-                live_spark_ui(stack, plane, admin, namespace, root, history.url) as run,
-            ):
-                for name, seconds in run.timings.items():
-                    REAL_SPARK_TIMINGS[f"Spark UI e2e: {name}"] = seconds
-                REAL_SPARK_TIMINGS["Spark UI e2e: start -> UI through Airflow"] = (
-                    time.monotonic() - started
-                )
-                yield run
-        finally:
-            admin.close()
+        with (
+            contextmanager(_fresh_namespace)(real_plane, request) as namespace,
+            live_spark_ui(airflow, real_plane, admin, namespace, ui_root, history.url) as run,
+        ):
+            for name, seconds in run.timings.items():
+                REAL_SPARK_TIMINGS[f"Spark UI e2e: {name}"] = seconds
+            REAL_SPARK_TIMINGS["Spark UI e2e: start -> UI through Airflow"] = (
+                time.monotonic() - started
+            )
+            yield run
     finally:
-        stack.stop()
+        admin.close()
 
 
 def test_the_link_is_the_task_instances_path_under_the_plugin(live_run: LiveRun):
