@@ -111,7 +111,8 @@ def kueue_queue(pod: Mapping[str, Any]) -> str | None:
     return queue if isinstance(queue, str) else "?"
 
 
-_QUANTITY = re.compile(r"\+?((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)")
+# A pattern string: re compiles it on first use (a CLI submission never reads one).
+_QUANTITY = r"\+?((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)"
 _SUFFIX = {
     "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
     "P": 1e15, "E": 1e18, "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40,
@@ -122,7 +123,7 @@ _SUFFIX = {
 def quantity(value: Any) -> float:
     """A Kubernetes quantity as a number (`500m` -> 0.5, `1Gi` -> 2**30); 0 if unreadable
     (the rendering refused unreadable quantities already)."""
-    match = _QUANTITY.fullmatch(str(value).strip())
+    match = re.fullmatch(_QUANTITY, str(value).strip())
     if not match or match.group(2) not in _SUFFIX:
         return 0.0
     return float(match.group(1)) * _SUFFIX[match.group(2)]

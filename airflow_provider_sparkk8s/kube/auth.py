@@ -13,17 +13,14 @@ import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
-from airflow_provider_sparkk8s.kube.exec_plugin import (
-    CACHE,
-    ExecCredential,
-    ExecPlugin,
-    credential_async,
-    credential_sync,
-)
 from airflow_provider_sparkk8s.kube.oidc import OidcTokenSource
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.kube.exec_plugin import ExecCredential
 
 log = logging.getLogger(__name__)
 
@@ -182,20 +179,30 @@ class ExecCredentialSource:
         settings: ClientSettings,
         on_certificate: Callable[[ExecCredential], None] | None = None,
     ):
+        # exec_plugin is imported by its users only: few kubeconfigs run a plugin, and
+        # start-up is most of sparkk8s-submit's wall time (tests/cli/test_cli_startup.py).
+        from airflow_provider_sparkk8s.kube.exec_plugin import ExecPlugin
+
         self.plugin = ExecPlugin.of(settings)
         self._on_certificate = on_certificate
         self._current: ExecCredential | None = None
         self._lock = threading.Lock()
 
     def authorization(self) -> str | None:
+        from airflow_provider_sparkk8s.kube.exec_plugin import credential_sync
+
         credential = self._use(credential_sync(self.plugin))
         return f"Bearer {credential.token}" if credential.token else None
 
     async def aprepare(self) -> None:
+        from airflow_provider_sparkk8s.kube.exec_plugin import credential_async
+
         self._use(await credential_async(self.plugin))
 
     def reload(self) -> bool:
         """After a 401: forget the refused credential; the next request runs the plugin."""
+        from airflow_provider_sparkk8s.kube.exec_plugin import CACHE
+
         CACHE.forget(self.plugin, self._current)
         return True
 

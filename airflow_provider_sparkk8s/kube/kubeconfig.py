@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
-from airflow_provider_sparkk8s.kube.exec_plugin import INTERACTIVE_MODES
 from airflow_provider_sparkk8s.kube.proxy import parse_proxy
 from airflow_provider_sparkk8s.kube.settings import (
     DEFAULT_EXEC_API_VERSION,
@@ -315,6 +314,8 @@ def _oidc_config(provider: Any, user_name: str | None, where: str) -> tuple[tupl
 def _interactive_mode(value: Any, user_name: str | None, where: str) -> str | None:
     if value in (None, ""):
         return None
+    from airflow_provider_sparkk8s.kube.exec_plugin import INTERACTIVE_MODES  # as auth.py
+
     if value not in INTERACTIVE_MODES:
         raise KubeConfigError(
             f"the exec plugin of user {user_name!r} in {where}: interactiveMode={value!r} is "

@@ -171,7 +171,8 @@ def access_of(method: str, path: str, params: Mapping[str, Any] | None = None) -
 
 # kube-apiserver's RBAC refusal: `User "u" cannot create resource "configmaps" in API group ""
 # in the namespace "ns"` (or `... at the cluster scope`); a subresource is `"pods/log"`.
-_DENIED = re.compile(
+# A pattern string, compiled by re on first use (only a refused request needs it).
+_DENIED = (
     r'cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"/]+)(?:/(?P<sub>[^"]+))?"'
     r' in API group "(?P<group>[^"]*)"(?: in the namespace "(?P<namespace>[^"]*)")?'
 )
@@ -181,7 +182,7 @@ def denied_access(message: str) -> Access | None:
     """The permission an RBAC refusal's message names, or None when the message is not one
     (a quota or an admission plugin answers 403 too). The message says what the API server
     checked: a server-side apply of a new object is checked as `create`, not `patch`."""
-    found = _DENIED.search(message)
+    found = re.search(_DENIED, message)
     if found is None:
         return None
     return Access(

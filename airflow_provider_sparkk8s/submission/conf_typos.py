@@ -19,7 +19,9 @@ from airflow_provider_sparkk8s.submission.defined_conf_keys import KEYS, LINES
 # Families whose keys are names the user chooses (labels, env vars, volumes, Hadoop's and
 # Hive's own keys, resource and catalog names, transport modules, SSL namespaces), and the
 # OpenLineage integration's keys, which the operator itself sets.
-OPEN_FAMILIES = re.compile(
+# A pattern string, compiled by re on first use: most submissions have no unknown key and
+# start-up is most of a CLI's wall time.
+OPEN_FAMILIES = (
     r"spark\.("
     r"kubernetes\.(driver|executor)\.(label|annotation|service\.label|service\.annotation"
     r"|node\.selector|secrets|secretKeyRef|volumes)\."
@@ -64,7 +66,7 @@ def _edits(a: str, b: str) -> int:
 
 def near_miss(key: str, spark_version: str) -> str | None:
     """The key of `spark_version`'s line that `key` looks like a typo of, or None."""
-    if not key.startswith("spark.") or key in KEYS or OPEN_FAMILIES.match(key):
+    if not key.startswith("spark.") or key in KEYS or re.match(OPEN_FAMILIES, key):
         return None
     import difflib  # here: only a key Spark does not define is compared
 

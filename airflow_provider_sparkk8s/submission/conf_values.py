@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Protocol, cast
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -134,16 +133,18 @@ def get_size_mib(conf: ConfLike, key: str, default: str | None = None) -> int | 
 
 # --- times -------------------------------------------------------------------------------
 
-TIME_UNITS_MS: dict[str, Decimal] = {
-    "us": Decimal("0.001"),
-    "ms": Decimal(1),
-    "s": Decimal(1000),
-    "m": Decimal(60_000),
-    "min": Decimal(60_000),
-    "h": Decimal(3_600_000),
-    "d": Decimal(86_400_000),
+# Milliseconds per unit, as Decimal text: decimal is imported on first use (start-up is a
+# CLI's wall time, and most submissions parse no time).
+TIME_UNITS_MS: dict[str, str] = {
+    "us": "0.001",
+    "ms": "1",
+    "s": "1000",
+    "m": "60000",
+    "min": "60000",
+    "h": "3600000",
+    "d": "86400000",
 }
-_TIME = re.compile(r"(-?[0-9]+)([a-z]+)?")
+_TIME = r"(-?[0-9]+)([a-z]+)?"  # compiled by re on first use, as the two below
 _TIME_ACCEPTED = (
     "a whole number with an optional unit us, ms, s, m, min, h or d, such as 1s or 500ms"
 )
@@ -152,26 +153,28 @@ _TIME_ACCEPTED = (
 def parse_time_ms(key: str, value: str, default_unit: str = "ms") -> int:
     """Spark's `timeStringAs(value, unit)` with the result in milliseconds (truncated)."""
     text = value.strip().lower()
-    match = _TIME.fullmatch(text)
+    match = re.fullmatch(_TIME, text)
     if not match:
         raise SparkConfError(key, value, _TIME_ACCEPTED)
     suffix = match.group(2)
     if suffix is not None and suffix not in TIME_UNITS_MS:
         raise SparkConfError(key, value, _TIME_ACCEPTED, f"unknown unit {suffix!r}")
-    millis = int(match.group(1)) * TIME_UNITS_MS[suffix or default_unit]
+    from decimal import Decimal
+
+    millis = int(match.group(1)) * Decimal(TIME_UNITS_MS[suffix or default_unit])
     return int(millis)
 
 
 # --- numbers -----------------------------------------------------------------------------
 
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+_JAVA_INT = r"[+-]?[0-9]+"
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def parse_int(key: str, value: str, *, trim: bool = True) -> int:
     """Java `Integer.parseInt` (Spark's intConf trims first; raw `getInt` does not)."""
     text = value.strip() if trim else value
-    if not _JAVA_INT.fullmatch(text) or not _INT_MIN <= int(text) <= _INT_MAX:
+    if not re.fullmatch(_JAVA_INT, text) or not _INT_MIN <= int(text) <= _INT_MAX:
         raise SparkConfError(key, value, "a whole number between -2147483648 and 2147483647")
     return int(text)
 
@@ -181,15 +184,13 @@ def get_int(conf: ConfLike, key: str, default: int, *, trim: bool = True) -> int
     return default if value is None else parse_int(key, value, trim=trim)
 
 
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?)"
-)
+_JAVA_DOUBLE = r"[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?)"
 
 
 def parse_double(key: str, value: str) -> float:
     """Java `Double.parseDouble` after a trim (decimal forms; hex floats are not accepted)."""
     text = value.strip()
-    if not _JAVA_DOUBLE.fullmatch(text):
+    if not re.fullmatch(_JAVA_DOUBLE, text):
         raise SparkConfError(key, value, "a decimal number such as 0.1")
     text = text.rstrip("fFdD") if not text.endswith("Infinity") else text
     return float(text.replace("Infinity", "inf"))
@@ -209,10 +210,12 @@ def java_double_to_string(value: float) -> str:
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
-    # repr() gives the shortest digits that round-trip, as Java 19+ does.
-    digits_tuple = Decimal(repr(abs(value))).normalize().as_tuple()
-    digits = "".join(str(d) for d in digits_tuple.digits)
-    exponent = int(digits_tuple.exponent) + len(digits) - 1  # scientific exponent
+    # repr() gives the shortest digits that round-trip, as Java 19+ does: `123.45`, `1e-05`.
+    mantissa, _, power = repr(abs(value)).partition("e")
+    before_point, _, after_point = mantissa.partition(".")
+    significant = (before_point + after_point).lstrip("0")
+    exponent = len(significant) - 1 + int(power or 0) - len(after_point)  # scientific exponent
+    digits = significant.rstrip("0")
     if -3 <= exponent < 7:
         if exponent >= 0:
             whole = digits[: exponent + 1].ljust(exponent + 1, "0")

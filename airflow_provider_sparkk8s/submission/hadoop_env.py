@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 
 HADOOP_PREFIX = "spark.hadoop."
-_REFERENCE = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}")
+_REFERENCE = r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}"  # compiled by re on first use
 
 
 def expand_env_references(
@@ -26,7 +26,7 @@ def expand_env_references(
     itself expands where it does at all)."""
 
     def expand(value: str) -> str:
-        return _REFERENCE.sub(lambda found: environ.get(found.group(1), found.group(0)), value)
+        return re.sub(_REFERENCE, lambda found: environ.get(found.group(1), found.group(0)), value)
 
     return {
         key: expand(value) if key.startswith(HADOOP_PREFIX) and "${env." in value else value

@@ -27,9 +27,9 @@ MAX_CONF_MAP_SIZE = 1048576
 _SPECIAL = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
 _ESCAPES = str.maketrans({**_SPECIAL, **{char: "\\" + char for char in "\\=:#!"}})
 _EXCLUDED_CONF_FILES = (
-    re.compile(r".*\.(gz|zip|jar|tar)"),
-    re.compile(r".*\.template"),
-    re.compile(r"spark.*(conf|properties)"),
+    r".*\.(gz|zip|jar|tar)",
+    r".*\.template",
+    r"spark.*(conf|properties)",
 )
 
 
@@ -119,7 +119,7 @@ def conf_dir_files(conf: DriverConf) -> dict[str, str]:
     for name in names:
         path = f"{directory.rstrip('/')}/{name}"
         content = conf.local.files.get(path)
-        if content is None or any(p.fullmatch(name) for p in _EXCLUDED_CONF_FILES):
+        if content is None or any(re.fullmatch(p, name) for p in _EXCLUDED_CONF_FILES):
             continue
         if len(content) + len(name) > budget:
             continue

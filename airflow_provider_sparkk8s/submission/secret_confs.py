@@ -42,14 +42,15 @@ DRIVER_ENV = "spark.kubernetes.driverEnv."
 EXECUTOR_ENV = "spark.executorEnv."
 EXECUTOR_KEY_REF = "spark.kubernetes.executor.secretKeyRef."
 ENV_PREFIX = "SPARKK8S_CONF_"
-_SSL_PASSWORDS = re.compile(
+# Pattern strings, compiled by re on first use: a plain submission never needs them.
+_SSL_PASSWORDS = (
     r"spark\.ssl(\.[^.]+)?\.(keyPassword|keyStorePassword|privateKeyPassword|trustStorePassword)"
 )
-_SECRET_DATA_KEY = re.compile(r"[-._a-zA-Z0-9]+")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SECRET_DATA_KEY = r"[-._a-zA-Z0-9]+"
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # Keys the pattern matches whose values are not secrets: names of Secrets, files, sizes,
 # the pattern itself, this option.
-_NOT_SECRETS = re.compile(
+_NOT_SECRETS = (
     r"spark\.kubernetes\.(driver|executor)\.(secretKeyRef|secrets)\..*"
     r"|spark\.kubernetes\.kerberos\.tokenSecret\.(name|itemKey)"
     r"|spark\.redaction\.(string\.)?regex|spark\.authenticate\.secretBitLength"
@@ -82,7 +83,9 @@ def secret_name(conf: DriverConf) -> str:
 def secret_looking(key: str, value: str, pattern: re.Pattern[str]) -> bool:
     """Spark's redaction rule, on the key: a value that merely mentions a token stays."""
     return (
-        bool(pattern.search(key)) and not _NOT_SECRETS.fullmatch(key) and value != _ALREADY_REDACTED
+        bool(pattern.search(key))
+        and not re.fullmatch(_NOT_SECRETS, key)
+        and value != _ALREADY_REDACTED
     )
 
 
@@ -119,23 +122,23 @@ def plan_secret_confs(conf: DriverConf, properties: Mapping[str, str]) -> Secret
     taken = {k.removeprefix(DRIVER_ENV) for k in properties if k.startswith(DRIVER_ENV)}
     for key in candidates:
         value = properties[key]
-        if not _SECRET_DATA_KEY.fullmatch(key):
+        if not re.fullmatch(_SECRET_DATA_KEY, key):
             kept.append(key)
             continue
-        if key.startswith("spark.hadoop.") or _SSL_PASSWORDS.fullmatch(key):
+        if key.startswith("spark.hadoop.") or re.fullmatch(_SSL_PASSWORDS, key):
             var = _env_name(key, taken)
             # Hadoop's syntax is ${env.VAR}; Spark's ConfigReader's is ${env:VAR}.
             hadoop = key.startswith("spark.hadoop.")
             result[key] = f"${{env.{var}}}" if hadoop else f"${{env:{var}}}"
             result[EXECUTOR_KEY_REF + var] = f"{name}:{key}"
             env.append(_from_secret(var, name, key))
-        elif key.startswith(DRIVER_ENV) and _ENV_NAME.fullmatch(key.removeprefix(DRIVER_ENV)):
+        elif key.startswith(DRIVER_ENV) and re.fullmatch(_ENV_NAME, key.removeprefix(DRIVER_ENV)):
             var = key.removeprefix(DRIVER_ENV)
             result[key] = f"${{env:{var}}}"
             env.append(_from_secret(var, name, key))
         elif (
             key.startswith(EXECUTOR_ENV)
-            and _ENV_NAME.fullmatch(key.removeprefix(EXECUTOR_ENV))
+            and re.fullmatch(_ENV_NAME, key.removeprefix(EXECUTOR_ENV))
             and EXECUTOR_KEY_REF + key.removeprefix(EXECUTOR_ENV) not in properties
         ):
             del result[key]

@@ -182,7 +182,7 @@ def plan_uploads(conf: DriverConf) -> UploadPlan:
     return UploadPlan(planner.upload_path, tuple(planner.uploads), properties, main_resource)
 
 
-_UPLOAD_DIR = re.compile(
+_UPLOAD_DIR = (  # compiled by re on first use: only a driver's removal reads it
     UPLOAD_DIR_PREFIX + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
 
@@ -194,7 +194,7 @@ def uploaded_dirs_in(properties: Mapping[str, str], main_resource: str | None) -
     if not upload_path:
         return ()
     values = [properties.get(key, "") for key in DEPENDENCY_KEYS] + [main_resource or ""]
-    names = dict.fromkeys(name for value in values for name in _UPLOAD_DIR.findall(value))
+    names = dict.fromkeys(name for value in values for name in re.findall(_UPLOAD_DIR, value))
     return tuple(f"{upload_path}/{name}" for name in names)
 
 

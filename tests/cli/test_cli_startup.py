@@ -5,7 +5,8 @@ fresh interpreter and the modules it loaded are read from `sys.modules`: an impo
 check, never a timing one. No command imports Airflow, the async stack, YAML, fsspec or
 the package metadata machinery; start-up and --help/--version import no feature step, no
 render and no API client; a plain submission imports the feature steps it runs but none
-of what only a policy, a wait, --kill/--status, an upload or an optional step needs.
+of what only a policy, a wait, --kill/--status, an upload, an exec plugin, a glob or an
+optional step needs.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ NOT_FOR_A_PLAIN_SUBMISSION = (
     f"{PACKAGE}.submission.features.volcano",
     "zipfile",
     "tempfile",
+    # Only a kubeconfig user with an exec plugin, a glob in --jars/--files, or a time conf
+    # (the report interval of a wait, a Kueue queue timeout) needs them.
+    f"{PACKAGE}.kube.exec_plugin",
+    "glob",
+    "decimal",
 )
 
 LOADED = """

@@ -13,7 +13,6 @@ through Hadoop's client for their scheme, which we do not have).
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -76,4 +75,6 @@ def list_local_files(path: str) -> Sequence[str] | None:
         if not os.path.lexists(path):
             return None
         return [path] if os.path.isfile(path) else []
+    import glob  # only a pattern needs it, and start-up is a CLI's wall time
+
     return sorted(match for match in glob.glob(path) if os.path.isfile(match))
