@@ -54,3 +54,29 @@ def group_pss_kib(pgid: int) -> int:
         except psutil.Error:
             continue
     return total
+
+
+def rollup_kib(text: str) -> tuple[int, int]:
+    """Rss and Pss, KiB, from a /proc/PID/smaps_rollup text."""
+    found = {"Rss:": 0, "Pss:": 0}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] in found:
+            found[parts[0]] = int(parts[1])
+    return found["Rss:"], found["Pss:"]
+
+
+def groups_rss_pss_kib(pgids: tuple[int, ...]) -> tuple[int, int]:
+    """RSS and PSS summed over every member of the groups, from smaps_rollup (cheap enough to
+    sample each second, where psutil's memory_full_info reads the whole smaps)."""
+    rss = pss = 0
+    for pgid in pgids:
+        for process in members(pgid):
+            try:
+                with open(f"/proc/{process.pid}/smaps_rollup") as rollup:
+                    more_rss, more_pss = rollup_kib(rollup.read())
+            except OSError:  # it ended meanwhile
+                continue
+            rss += more_rss
+            pss += more_pss
+    return rss, pss
