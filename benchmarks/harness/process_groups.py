@@ -1,5 +1,7 @@
 """CPU and memory of a whole process group: an Airflow component started in a session of
-its own (testenv/airflow_stack.py), with the workers and runners it forks."""
+its own (testenv/airflow_stack.py), with the workers and runners it forks, and their
+descendants that left the group (Airflow 3.3's supervisor puts each task process in a group
+of its own: `new_process_group=True` in `ActivitySubprocess.start`)."""
 
 from __future__ import annotations
 
@@ -26,11 +28,25 @@ def members(pgid: int) -> list[psutil.Process]:
     return found
 
 
+def tree(pgid: int) -> list[psutil.Process]:
+    """The group's members and all their descendants, whatever group these are in."""
+    found = {process.pid: process for process in members(pgid)}
+    for process in list(found.values()):
+        try:
+            descendants = process.children(recursive=True)
+        except psutil.Error:
+            continue
+        for descendant in descendants:
+            found.setdefault(descendant.pid, descendant)
+    return list(found.values())
+
+
 def group_cpu(pgid: int) -> GroupCpu:
     """User + system seconds. A member's reaped children count in its own figure, so a task
-    process that ran and exited under the LocalExecutor's worker is not lost."""
+    process that ran and exited under the LocalExecutor's worker is not lost; one still
+    running, in a group of its own, counts through `tree`."""
     leader = others = 0.0
-    for process in members(pgid):
+    for process in tree(pgid):
         try:
             times = process.cpu_times()
         except psutil.Error:
@@ -48,7 +64,7 @@ def group_cpu(pgid: int) -> GroupCpu:
 def group_pss_kib(pgid: int) -> int:
     """Proportional set size summed over the group: shared pages split, not counted twice."""
     total = 0
-    for process in members(pgid):
+    for process in tree(pgid):
         try:
             total += process.memory_full_info().pss // 1024
         except psutil.Error:
@@ -67,11 +83,11 @@ def rollup_kib(text: str) -> tuple[int, int]:
 
 
 def groups_rss_pss_kib(pgids: tuple[int, ...]) -> tuple[int, int]:
-    """RSS and PSS summed over every member of the groups, from smaps_rollup (cheap enough to
-    sample each second, where psutil's memory_full_info reads the whole smaps)."""
+    """RSS and PSS summed over the groups' trees, from smaps_rollup (cheap enough to sample
+    each second, where psutil's memory_full_info reads the whole smaps)."""
     rss = pss = 0
     for pgid in pgids:
-        for process in members(pgid):
+        for process in tree(pgid):
             try:
                 with open(f"/proc/{process.pid}/smaps_rollup") as rollup:
                     more_rss, more_pss = rollup_kib(rollup.read())
