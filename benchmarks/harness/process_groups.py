@@ -29,15 +29,23 @@ def members(pgid: int) -> list[psutil.Process]:
 
 
 def tree(pgid: int) -> list[psutil.Process]:
-    """The group's members and all their descendants, whatever group these are in."""
-    found = {process.pid: process for process in members(pgid)}
-    for process in list(found.values()):
+    """The group's members and all their descendants, whatever group these are in: one read
+    of the process table."""
+    children: dict[int, list[psutil.Process]] = {}
+    found: dict[int, psutil.Process] = {}
+    for process in psutil.process_iter(["ppid"]):
         try:
-            descendants = process.children(recursive=True)
-        except psutil.Error:
+            if os.getpgid(process.pid) == pgid:
+                found[process.pid] = process
+        except (ProcessLookupError, psutil.Error):
             continue
-        for descendant in descendants:
-            found.setdefault(descendant.pid, descendant)
+        children.setdefault(process.info["ppid"], []).append(process)
+    pending = list(found)
+    while pending:
+        for child in children.get(pending.pop(), []):
+            if child.pid not in found:
+                found[child.pid] = child
+                pending.append(child.pid)
     return list(found.values())
 
 
