@@ -219,13 +219,18 @@ bench: venv controlplane
 	$(PY) -m compileall -q airflow_provider_sparkk8s
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_submit
 
-# One real Airflow triggerer on PostgreSQL following N deferred tasks of ours, then as many of
-# the peer's (KubernetesPodOperator, deferrable; its provider pip-installed with --target into
+# One real Airflow triggerer on PostgreSQL following N deferred tasks of ours, N worker-free
+# tasks of ours (start_from_trigger=True: no task process), then as many of the peer's
+# (KubernetesPodOperator, deferrable; its provider pip-installed with --target into
 # ~/.cache/sparkk8s-bench, not into the venv): benchmarks/bench_real_triggerer.py. Not in CI.
+# BENCH_TRIGGERER_FLAGS=--until-short with BENCH_TRIGGERER_APPS=1000,2000,3000,4000 steps N
+# until a peer's first run that stops short: the largest N one triggerer holds.
 BENCH_TRIGGERER_APPS ?= 1000,3000
+BENCH_TRIGGERER_PEERS ?= ours,worker-free,kpo
+BENCH_TRIGGERER_FLAGS ?=
 bench-triggerer: venv controlplane postgres
 	SPARKK8S_TESTENV_BIN=$$(./testenv/build.sh) $(PY) -m benchmarks.bench_real_triggerer \
-		--apps $(BENCH_TRIGGERER_APPS) --peers ours,kpo
+		--apps $(BENCH_TRIGGERER_APPS) --peers $(BENCH_TRIGGERER_PEERS) $(BENCH_TRIGGERER_FLAGS)
 
 # The heavy runs: two Airflow triggerers on PostgreSQL with one SIGKILLed, the fault table
 # with 1,000 applications per fault (about 15 minutes), and

@@ -1,5 +1,5 @@
-"""The whole application, waiting, three ways (issue 28, item 2): `python -m
-benchmarks.bench_whole_app [--rounds 2]`.
+"""The whole application, waiting, four ways in one sitting (issue 28, item 2; issue 47,
+item 3): `python -m benchmarks.bench_whole_app [--rounds 2] [--idle 60]`.
 
 The same PySpark Pi (`pi.py 4 200000`, a 512m driver and two 512m executors, 200m cores a
 pod) on the real node (testenv/realnode: the kubelet, containerd and runc), as the
@@ -7,24 +7,31 @@ documented submitter (docs/rbac.yaml), each way waiting for the application's en
 - `spark-submit` 4.3.0 in cluster mode with `waitAppCompletion=true` (its default), as
   SparkSubmitOperator runs it: a JVM on the Airflow side for the application's whole life;
 - `sparkk8s-submit`, which waits too;
-- the operator (`SparkK8sSubmitOperator`, deferrable) through `airflow dags test`, which runs
-  the task and then its trigger in one process: what the Airflow side holds while one
-  application runs, Airflow's own machinery included (a real triggerer shares that among
-  its triggers; bench_real_triggerer measures the per-task part).
+- the deferred operator (`SparkK8sSubmitOperator`, deferrable) and
+- the worker-free operator (the same with `start_from_trigger=True`: no task process, the
+  triggerer submits, follows and ends it), both through a real Airflow stack
+  (testenv/airflow_stack.py: api-server, scheduler with the LocalExecutor, dag-processor,
+  triggerer; SQLite; Airflow's 5 s heartbeats), started once for the sitting.
 
-Each round runs the three in turn, the order rotated a round. Each is a child process read
-through wait4 from a small launcher (see LAUNCHER): wall time, CPU (user + system, its
-reaped children included) and peak RSS (the largest of the process and its children). A
-run is killed after RUN_TIMEOUT_S and counted as failed. The metadata database of `airflow
-dags test` (SQLite) is migrated once before the rounds, not timed. The 1-minute load is
-noted at each run's start and end. Nothing is asserted: the table goes into
-docs/benchmarks.md by hand.
-`--airflow-floors` measures instead Airflow's own part of the third way (FLOORS), no Spark.
+Each round runs the four in turn, the order rotated a round. A CLI way is a child process
+read through wait4 from a small launcher (see LAUNCHER): wall time, CPU (user + system, its
+reaped children included) and peak RSS (the largest of the process and its children). An
+operator way is one DAG run (`run_in_stack`): wall from the trigger to the run's end; CPU of
+the scheduler's process group (its executor's workers and the task processes they ran
+included) and the triggerer's, each less its idle rate (measured over `--idle` s with
+nothing running, just before) times the run's wall; and the two groups' peak RSS and PSS
+(summed, sampled each second) less their sum at the trigger. A run is killed (a CLI) or
+given up (a DAG run) after RUN_TIMEOUT_S and counted as failed. The 1-minute load is noted
+at each run's start and end. Nothing is asserted: the table goes into docs/benchmarks.md by
+hand.
+`--airflow-floors` measures instead Airflow's own part of a task run by `airflow dags test`
+(FLOORS), no Spark.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -38,11 +45,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 NAMESPACE = "bench-whole"
 DAG_ID = "bench_whole_app"
+WORKER_FREE_DAG_ID = "bench_whole_app_worker_free"
 SPARK_LINE = "4.3.0"
-WAYS = ("spark-submit 4.3.0", "sparkk8s-submit", "operator via airflow dags test")
+WAYS = ("spark-submit 4.3.0", "sparkk8s-submit", "deferred operator", "worker-free operator")
+OPERATOR_WAYS = {WAYS[2]: DAG_ID, WAYS[3]: WORKER_FREE_DAG_ID}
+IDLE_S = 60.0  # the idle window before each operator run, s (`--idle`)
 PI_ARGS = ("4", "200000")
 
 
@@ -68,41 +79,46 @@ def cli_argv(tool: str, server: str, name: str, conf: Mapping[str, str], pi: str
     return [*argv, pi, *PI_ARGS]
 
 
-DAG_FILE = '''"""One deferrable PySpark Pi (bench_whole_app)."""
+DAG_FILE = '''"""One PySpark Pi, deferrable, and the same worker-free (bench_whole_app)."""
 import datetime
 
 from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
-with DAG("{dag_id}", schedule=None, catchup=False, start_date=datetime.datetime(2026, 1, 1)):
-    SparkK8sSubmitOperator(
-        task_id="pi",
-        kubernetes_conn_id="spark_k8s_default",
-        namespace="{namespace}",
-        image="{image}",
-        spark_version="{spark_line}",
-        application="{pi}",
-        name="pi-airflow",
-        application_args={args!r},
-        driver_memory="512m",
-        executor_memory="512m",
-        num_executors=2,
-        conf={{
-            "spark.kubernetes.authenticate.driver.serviceAccountName": "{service_account}",
-            "spark.kubernetes.driver.request.cores": "200m",
-            "spark.kubernetes.executor.request.cores": "200m",
-        }},
-        deferrable=True,
-        startup_timeout=300,
-        run_timeout=1800,
-    )
+for dag_id, mode in (
+    ("{dag_id}", {{"deferrable": True}}),
+    ("{worker_free_dag_id}", {{"start_from_trigger": True}}),
+):
+    with DAG(dag_id, schedule=None, catchup=False, start_date=datetime.datetime(2026, 1, 1)):
+        SparkK8sSubmitOperator(
+            task_id="pi",
+            kubernetes_conn_id="spark_k8s_default",
+            namespace="{namespace}",
+            image="{image}",
+            spark_version="{spark_line}",
+            application="{pi}",
+            name="pi-airflow",
+            application_args={args!r},
+            driver_memory="512m",
+            executor_memory="512m",
+            num_executors=2,
+            conf={{
+                "spark.kubernetes.authenticate.driver.serviceAccountName": "{service_account}",
+                "spark.kubernetes.driver.request.cores": "200m",
+                "spark.kubernetes.executor.request.cores": "200m",
+            }},
+            startup_timeout=300,
+            run_timeout=1800,
+            **mode,
+        )
 '''
 
 
 def dag_file(image: str, service_account: str, pi: str) -> str:
     return DAG_FILE.format(
         dag_id=DAG_ID,
+        worker_free_dag_id=WORKER_FREE_DAG_ID,
         namespace=NAMESPACE,
         image=image,
         spark_line=SPARK_LINE,
@@ -136,6 +152,13 @@ class Run:
     peak_rss_mib: float
     ok: bool
     load: tuple[float, float]  # the 1-minute load at the start and at the end
+    # The operator ways only (a running stack's scheduler and triggerer groups; `cpu_s` is
+    # their sum, `peak_rss_mib` their peak growth): each group's CPU less its idle rate over
+    # the run's wall, the idle CPU so subtracted, and the groups' peak PSS growth.
+    scheduler_cpu_s: float = 0.0
+    triggerer_cpu_s: float = 0.0
+    idle_cpu_s: float = 0.0
+    peak_pss_mib: float = 0.0
 
 
 RUN_TIMEOUT_S = 600  # a run still going then is killed (its process group) and failed
@@ -195,11 +218,88 @@ def reported(run: Run, dag_ok: bool, log: Path) -> Run:
     """The run, failed when its DAG run did not succeed; a failure's log end is printed.
     Every run is printed as a JSON line on stderr as it ends."""
     if run.ok and not dag_ok:
-        run = Run(run.way, run.wall_s, run.cpu_s, run.peak_rss_mib, False, run.load)
+        run = dataclasses.replace(run, ok=False)
     if not run.ok:
         print(f"{run.way} failed; its log's end:\n{log.read_text()[-3000:]}", flush=True)
     print(json.dumps(vars(run)), file=sys.stderr, flush=True)
     return run
+
+
+class PeakMemory(threading.Thread):
+    """The largest RSS and PSS summed over process groups, sampled each second."""
+
+    def __init__(self, pgids: tuple[int, ...]) -> None:
+        super().__init__(daemon=True)
+        self.pgids = pgids
+        self.peak = (0, 0)  # KiB
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        from benchmarks.harness.process_groups import groups_rss_pss_kib
+
+        while True:
+            rss, pss = groups_rss_pss_kib(self.pgids)
+            self.peak = (max(self.peak[0], rss), max(self.peak[1], pss))
+            if self.stopping.wait(1.0):
+                return
+
+    def stop(self) -> tuple[int, int]:
+        self.stopping.set()
+        self.join()
+        return self.peak
+
+
+def groups_cpu(pgids: tuple[int, ...]) -> list[float]:
+    """User + system seconds of each group, what it forked and reaped included."""
+    from benchmarks.harness.process_groups import group_cpu
+
+    return [sum(vars(group_cpu(pgid)).values()) for pgid in pgids]
+
+
+def run_in_stack(way: str, stack: Any, dag_id: str, idle_s: float) -> Run:
+    """One DAG run through a running stack's scheduler and triggerer: wall from the trigger
+    to the run's end (the REST API, polled each 0.5 s), and what the scheduler's group (its
+    LocalExecutor's workers and their task processes included) and the triggerer's group
+    spent beyond their idle rate, measured just before over `idle_s` with nothing running,
+    times the run's wall. Memory: the groups' peak RSS and PSS less their sum at the trigger."""
+    from benchmarks.harness.process_groups import groups_rss_pss_kib
+    from testenv.airflow_stack import StackError
+
+    pgids = (stack.processes["scheduler"].pid, stack.processes["triggerer"].pid)
+    load_before = os.getloadavg()[0]
+    idle_from = groups_cpu(pgids)
+    time.sleep(idle_s)  # a measured window: the stack idle
+    idle_to = groups_cpu(pgids)
+    idle_rates = [(to - of) / idle_s for of, to in zip(idle_from, idle_to, strict=True)]
+    base_rss, base_pss = groups_rss_pss_kib(pgids)
+    sampler = PeakMemory(pgids)
+    sampler.start()
+    before = groups_cpu(pgids)
+    started = time.monotonic()
+    ok = True
+    try:
+        with stack.client() as client:
+            run_id = stack.trigger(client, dag_id)
+            ok = stack.wait_run(client, dag_id, run_id, RUN_TIMEOUT_S)["state"] == "success"
+    except StackError as error:  # the run's timeout, or Airflow's defer race
+        print(f"{way}: {error}", flush=True)
+        ok = False
+    wall = time.monotonic() - started
+    after = groups_cpu(pgids)
+    peak_rss, peak_pss = sampler.stop()
+    net = [to - of - rate * wall for of, to, rate in zip(before, after, idle_rates, strict=True)]
+    return Run(
+        way=way,
+        wall_s=wall,
+        cpu_s=sum(net),
+        peak_rss_mib=(peak_rss - base_rss) / 1024,
+        ok=ok,
+        load=(load_before, os.getloadavg()[0]),
+        scheduler_cpu_s=net[0],
+        triggerer_cpu_s=net[1],
+        idle_cpu_s=sum(idle_rates) * wall,
+        peak_pss_mib=(peak_pss - base_pss) / 1024,
+    )
 
 
 def last_run_state(home: Path, dag_id: str = DAG_ID) -> str:
@@ -213,13 +313,15 @@ def last_run_state(home: Path, dag_id: str = DAG_ID) -> str:
 
 
 def order(round_index: int) -> list[str]:
-    """The three ways, rotated a round, so none always runs first on a fresh node."""
+    """The ways, rotated a round, so none always runs first on a fresh node."""
     shift = round_index % len(WAYS)
     return [*WAYS[shift:], *WAYS[:shift]]
 
 
 def cell(runs: list[Run], figure: str, unit: str, digits: int) -> str:
     """Each run's figure in order, a failed one marked and left out of the median."""
+    if not runs:
+        return ""
     shown = ", ".join(
         f"{getattr(run, figure):.{digits}f}" + ("" if run.ok else " (failed)") for run in runs
     )
@@ -229,19 +331,40 @@ def cell(runs: list[Run], figure: str, unit: str, digits: int) -> str:
     return f"{shown} {unit}"
 
 
+# The operator ways run in a stack: their figures are the Airflow side's, less its idle.
+OPERATOR_NOTE = (
+    " (operator ways: the scheduler's and triggerer's process groups, less their idle rate)",
+    " (operator ways: the two groups' peak growth)",
+)
+STACK_ROWS = (
+    ("operator ways: scheduler group CPU, less idle", "scheduler_cpu_s", "s", 2),
+    ("operator ways: triggerer group CPU, less idle", "triggerer_cpu_s", "s", 2),
+    ("operator ways: idle CPU subtracted (both groups)", "idle_cpu_s", "s", 2),
+    ("operator ways: peak PSS growth (both groups)", "peak_pss_mib", "MiB", 1),
+)
+
+
 def table(runs: list[Run], ways: tuple[str, ...] = WAYS) -> str:
     by_way = {way: [run for run in runs if run.way == way] for way in ways}
     lines = [
         "| waiting on one application | " + " | ".join(ways) + " |",
         "| --- |" + " ---: |" * len(ways),
     ]
-    rows = (
+    operators = [way for way in ways if way in OPERATOR_WAYS]
+    notes = OPERATOR_NOTE if operators else ("", "")
+    rows: tuple[tuple[str, str, str, int], ...] = (
         ("wall to the end", "wall_s", "s", 1),
-        ("CPU of the submitting side, user + system", "cpu_s", "s", 2),
-        ("peak RSS of the submitting side", "peak_rss_mib", "MiB", 1),
+        (f"CPU of the submitting side, user + system{notes[0]}", "cpu_s", "s", 2),
+        (f"peak RSS of the submitting side{notes[1]}", "peak_rss_mib", "MiB", 1),
     )
+    if operators:
+        rows += STACK_ROWS
     for label, figure, unit, digits in rows:
-        cells = [cell(by_way[way], figure, unit, digits) for way in ways]
+        of_stack = (label, figure, unit, digits) in STACK_ROWS
+        cells = [
+            cell([] if of_stack and way not in operators else by_way[way], figure, unit, digits)
+            for way in ways
+        ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     loads = [
         ", ".join(f"{run.load[0]:.1f}-{run.load[1]:.1f}" for run in by_way[way]) for way in ways
@@ -254,7 +377,57 @@ def table(runs: list[Run], ways: tuple[str, ...] = WAYS) -> str:
     return "\n".join(lines)
 
 
-def measure(rounds: int) -> list[Run]:
+# The stack of the operator ways: Airflow's own heartbeats (the e2e stack's 1 s would put
+# CPU into the idle rate that a deployment does not spend), and room for a loaded machine.
+STACK_SETTINGS = {
+    "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "5",
+    "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "5",
+    "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "300",
+}
+
+
+def launched_stack(tmp: Path, kubeconfig: Path, dag_source: str) -> Any:
+    """A real api-server, scheduler (LocalExecutor), dag-processor and triggerer, the
+    benchmark's DAGs parsed and its connection set: the documented submitter's kubeconfig."""
+    from testenv.airflow_stack import launch_stack
+
+    dags = tmp / "stack-dags"
+    dags.mkdir()
+    (dags / "bench_whole_app.py").write_text(dag_source)
+    stack = launch_stack(tmp / "stack-home", dags, extra_env=STACK_SETTINGS, timeout=600)
+    try:
+        stack.wait_healthy(timeout=600)
+        extra = {"kube_config_path": str(kubeconfig), "namespace": NAMESPACE}
+        stack.put_connection("spark_k8s_default", "spark_k8s", extra=json.dumps(extra))
+        with stack.client() as client:
+            for dag_id in OPERATOR_WAYS.values():
+                stack.wait_dag(client, dag_id, timeout=600)
+            warm_up(stack, client)
+    except BaseException:
+        stack.stop()
+        raise
+    return stack
+
+
+def warm_up(stack: Any, client: Any) -> None:
+    """One run of each operator DAG, not measured: the LocalExecutor starts its workers at its
+    first task (all `parallelism` of them at once, forked), and the triggerer imports our
+    trigger's code at its first trigger, which a running deployment has already paid. Without
+    it the first measured operator run carries them (in a one-round smoke, the deferred run,
+    first, grew the groups' PSS by 244 MiB)."""
+    from testenv.airflow_stack import StackError
+
+    for dag_id in OPERATOR_WAYS.values():
+        try:
+            state = stack.wait_run(client, dag_id, stack.trigger(client, dag_id), RUN_TIMEOUT_S)
+        except StackError as error:
+            print(f"warm-up run of {dag_id}: {error}", flush=True)
+            continue
+        if state["state"] != "success":
+            print(f"warm-up run of {dag_id} ended {state['state']}", flush=True)
+
+
+def measure(rounds: int, idle_s: float = IDLE_S) -> list[Run]:
     from benchmarks.bench_real_node import real_node_plane
     from testenv.harness.oracle import oracle_environment, spark_submit_path
     from testenv.rbac import DRIVER_SERVICE_ACCOUNT
@@ -263,19 +436,11 @@ def measure(rounds: int) -> list[Run]:
     from testenv.spark_plane import open_namespace
 
     repo = Path(__file__).resolve().parents[1]
-    airflow = Path(sys.executable).with_name("airflow")
     runs: list[Run] = []
     with real_node_plane() as (plane, _), tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         kubeconfig = open_namespace(plane, NAMESPACE, tmp / "kubeconfig")
         conf = spark_conf(IMAGE_NAME, DRIVER_SERVICE_ACCOUNT)
-        home, dags = tmp / "airflow", tmp / "dags"
-        home.mkdir()
-        dags.mkdir()
-        (dags / "bench_whole_app.py").write_text(dag_file(IMAGE_NAME, DRIVER_SERVICE_ACCOUNT, PI))
-        env_airflow = airflow_env(home, dags, kubeconfig, repo)
-        subprocess.run([str(airflow), "db", "migrate"], env=env_airflow, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         oracle = oracle_environment(SPARK_LINE, {"KUBECONFIG": str(kubeconfig)}, tmp)
         oracle.pop("SPARK_SUBMIT_OPTS", None)  # the parity suite's start-up tweak, not theirs
         ours = {"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(tmp),
@@ -286,22 +451,28 @@ def measure(rounds: int) -> list[Run]:
                 oracle,
             ),
             WAYS[1]: (cli_argv(str(SUBMIT), plane.server, "pi-cli", conf, PI), ours),
-            WAYS[2]: ([str(airflow), "dags", "test", DAG_ID], env_airflow),
         }
-        for index in range(rounds):
-            for way in order(index):
-                argv, env = commands[way]
-                log = tmp / f"round{index}-{way.split()[0]}.log"
-                run = run_child(way, argv, env, log)
-                dag_ok = way != WAYS[2] or last_run_state(home) == "success"
-                runs.append(reported(run, dag_ok, log))
+        stack = launched_stack(tmp, kubeconfig, dag_file(IMAGE_NAME, DRIVER_SERVICE_ACCOUNT, PI))
+        try:
+            for index in range(rounds):
+                for way in order(index):
+                    if way in OPERATOR_WAYS:
+                        run = run_in_stack(way, stack, OPERATOR_WAYS[way], idle_s)
+                        runs.append(reported(run, run.ok, stack.log_file("triggerer")))
+                        continue
+                    argv, env = commands[way]
+                    log = tmp / f"round{index}-{way.split()[0]}.log"
+                    runs.append(reported(run_child(way, argv, env, log), True, log))
+        finally:
+            stack.stop()
     return runs
 
 
-# Airflow's own part of the third way, with no Spark and no cluster: `airflow dags test` of a
-# one-task DAG whose task does nothing, and of one whose task defers once (Airflow's own
-# TimeDeltaSensor, deferrable, 1 s) and resumes: the same process's start, DAG parse, SQLite
-# and (for the second) the in-process trigger, without our operator's code.
+# Airflow's own part of a task run by `airflow dags test` (the earlier sittings' third way),
+# with no Spark and no cluster: `airflow dags test` of a one-task DAG whose task does nothing,
+# and of one whose task defers once (Airflow's own TimeDeltaSensor, deferrable, 1 s) and
+# resumes: the same process's start, DAG parse, SQLite and (for the second) the in-process
+# trigger, without our operator's code.
 FLOORS = {
     "airflow dags test, no-op task": (
         "bench_floor_noop",
@@ -354,6 +525,13 @@ def main() -> None:
         help="instead, only Airflow's own part: airflow dags test of a no-op task and of a "
         "task deferred 1 s (FLOORS), no Spark and no cluster, --rounds times each",
     )
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=IDLE_S,
+        help=f"the idle window before each operator run, s ({IDLE_S:g}): the stack's idle "
+        "CPU rate, subtracted over the run's wall",
+    )
     arguments = parser.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     if arguments.airflow_floors:
@@ -361,7 +539,7 @@ def main() -> None:
         print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
         print(table(runs, tuple(FLOORS)))
         return
-    runs = measure(arguments.rounds)
+    runs = measure(arguments.rounds, arguments.idle)
     print(f"\nstarted {started}, ended {time.strftime('%H:%M UTC', time.gmtime())}")
     print(table(runs))
 

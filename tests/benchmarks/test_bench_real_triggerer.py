@@ -9,36 +9,51 @@ import ast
 
 import pytest
 
+from airflow_provider_sparkk8s.version_compat import START_FROM_TRIGGER_RENDERS
 from benchmarks.bench_real_triggerer import (
     DAG_ID,
     DRIVER_CPU,
+    FINAL_STAGE,
     STAGES,
+    SUBMIT_STAGE,
     WARMUP_DAG_ID,
     NotReached,
     Resume,
     Snapshot,
     airflow_settings,
+    all_requests,
     allowed,
+    capacity_note,
     dag_file,
     deferred_all,
     kwok_nodes,
+    largest_completed,
     percentile,
     read_requests,
     stage_percentiles,
+    stages_of,
     table,
 )
 from benchmarks.harness.process_groups import GroupCpu
 
 
-@pytest.mark.parametrize("peer", ["ours", "kpo"])
+@pytest.mark.parametrize("peer", ["ours", "worker-free", "kpo"])
 def test_the_dag_file_holds_the_measured_dag_and_the_warm_up(peer: str) -> None:
     source = dag_file(peer, 25)
     ast.parse(source)  # a syntax error would only show in the dag processor's log
     assert f'("{DAG_ID}", 25, "app_")' in source
     assert f'("{WARMUP_DAG_ID}", 1, "warmup_")' in source
-    operator = "SparkK8sSubmitOperator" if peer == "ours" else "KubernetesPodOperator"
+    operator = "KubernetesPodOperator" if peer == "kpo" else "SparkK8sSubmitOperator"
     assert f"            {operator}(" in source
-    assert "deferrable=True" in source
+    mode = "start_from_trigger=True" if peer == "worker-free" else "deferrable=True"
+    assert f"                {mode},\n" in source
+    assert ("deferrable=True" in source) != (peer == "worker-free")
+
+
+@pytest.mark.skipif(not START_FROM_TRIGGER_RENDERS, reason="worker-free tasks need Airflow 3.3")
+def test_the_worker_free_tasks_pass_the_checks_made_when_the_dag_is_parsed() -> None:
+    # Refused, a task would fail in the dag processor, and the run would wait for no DAG.
+    exec(compile(dag_file("worker-free", 2), "bench_triggerer.py", "exec"), {})
 
 
 def test_only_read_verbs_are_counted() -> None:
@@ -55,6 +70,7 @@ def test_only_read_verbs_are_counted() -> None:
     )
     assert read_requests(scrape) == 25  # a pod log read is a CONNECT; an exec is no read
     assert read_requests(scrape, logs_only=True) == 5
+    assert all_requests(scrape) == 134  # every verb, the worker-free trigger's creates too
 
 
 def test_the_windows_figures_are_differences_per_minute() -> None:
@@ -65,6 +81,7 @@ def test_the_windows_figures_are_differences_per_minute() -> None:
         statements=100,
         reads=10,
         log_reads=4,
+        requests=20,
     )
     after = Snapshot(
         at=30.0,
@@ -73,6 +90,7 @@ def test_the_windows_figures_are_differences_per_minute() -> None:
         statements=400,
         reads=70,
         log_reads=34,
+        requests=200,
     )
     figures = before.per_minute(after)
     assert figures == {
@@ -82,6 +100,7 @@ def test_the_windows_figures_are_differences_per_minute() -> None:
         "statements_per_min": 600.0,
         "reads_per_min": 120.0,
         "log_reads_per_min": 60.0,
+        "requests_per_min": 360.0,
         "seconds": 30.0,
     }
 
@@ -103,6 +122,13 @@ def test_a_thousand_tasks_fit_the_triggerer_beside_the_warm_up() -> None:
     assert airflow_settings(100, "postgresql://x", 8)["AIRFLOW__TRIGGERER__CAPACITY"] == "1000"
 
 
+def test_a_raised_capacity_says_how_many_triggerers_the_default_needs() -> None:
+    assert capacity_note(100) == "1,000 (the default)"
+    assert capacity_note(3000) == "3,050, raised: at the default 1,000, 3 triggerers"
+    settings = airflow_settings(3000, "postgresql://x", parallelism=8)
+    assert settings["AIRFLOW__TRIGGERER__CAPACITY"] == "3050"
+
+
 def test_deferral_is_awaited_until_all_are_deferred_and_stops_on_a_failure() -> None:
     assert not deferred_all({"deferred": 999, "running": 1}, 1000)
     assert deferred_all({"deferred": 1000}, 1000)
@@ -111,19 +137,34 @@ def test_deferral_is_awaited_until_all_are_deferred_and_stops_on_a_failure() -> 
 
 
 def test_each_stage_is_timed_from_its_own_two_moments() -> None:
-    changed = {"a": 100.0, "b": 200.0}
+    seen = {
+        "created": {"a": 90.0, "b": 95.0},
+        "running": {"a": 92.0},  # b's Running not seen
+        "changed": {"a": 100.0, "b": 200.0},
+    }
     resumes = {
         "a": Resume("success", scheduled=101.0, queued=103.0, ended=107.0),
         "b": Resume("success", scheduled=202.0, queued=0.0, ended=210.0),  # never queued
         "c": Resume("success", scheduled=1.0, queued=2.0, ended=3.0),  # change not seen
     }
-    stages = stage_percentiles(changed, resumes)
+    stages = stage_percentiles(seen, resumes)
     assert list(stages) == [name for name, _, _ in STAGES]
-    total, event, slot, process = (stages[name] for name, _, _ in STAGES)
+    submit, total, event, slot, process = (stages[name] for name, _, _ in STAGES)
+    assert submit == (2.0, 2.0)
     assert total == (7.0, 10.0)
     assert event == (1.0, 2.0)
     assert slot == (2.0, 2.0)  # only a's: b has no queued time
     assert process == (4.0, 4.0)
+
+
+def test_a_worker_free_task_is_timed_without_the_resume() -> None:
+    assert stages_of("worker-free") == (SUBMIT_STAGE, FINAL_STAGE)
+    assert stages_of("ours") == STAGES == stages_of("kpo")
+    seen = {"created": {"a": 10.0}, "running": {"a": 13.0}, "changed": {"a": 100.0}}
+    # Its scheduled_dttm is the first scheduling's, before its driver existed.
+    resumes = {"a": Resume("success", scheduled=5.0, queued=0.0, ended=101.5)}
+    stages = stage_percentiles(seen, resumes, stages_of("worker-free"))
+    assert stages == {SUBMIT_STAGE[0]: (3.0, 3.0), FINAL_STAGE[0]: (1.5, 1.5)}
 
 
 def finished_row() -> dict[str, object]:
@@ -134,6 +175,7 @@ def finished_row() -> dict[str, object]:
         "statements_per_min": 6000.0,
         "reads_per_min": 25.0,
         "log_reads_per_min": 10.0,
+        "requests_per_min": 40.0,
         "seconds": 120.0,
     }
     return {
@@ -141,7 +183,9 @@ def finished_row() -> dict[str, object]:
         "apps": 1000,
         "deferred_s": 400.0,
         "running_s": 410.0,
+        "capacity": "1,050, raised: at the default 1,000, 1 triggerers",
         "pss_per_app_kib": 200.0,
+        "start": window,
         "quiet": window,
         "release": window,
         "stages": {name: (1.5, 9.0) for name, _, _ in STAGES},
@@ -155,8 +199,10 @@ def test_the_table_has_a_column_a_run_and_says_where_a_run_stopped() -> None:
     stopped = {
         "peer": "kpo",
         "apps": 1000,
+        "capacity": "1,050, raised: at the default 1,000, 1 triggerers",
         "not_reached": "1000 tasks of bench_triggerer deferred: not within 3600 s",
         "states": {"deferred": 640, "scheduled": 360},
+        "evidence": "triggers 640 (640 assigned)",
         "load": 15.0,
     }
     text = table([finished_row(), stopped], per_second=5)
@@ -168,10 +214,37 @@ def test_the_table_has_a_column_a_run_and_says_where_a_run_stopped() -> None:
     assert "| 400 s (2.5 a second) |" in deferred
     assert "not reached: 1000 tasks of bench_triggerer deferred: not within 3600 s" in deferred
     assert "'deferred': 640" in deferred
-    assert "| held: triggerer CPU a minute | 3.0 s |  |" in lines
+    assert "triggers 640 (640 assigned)" in deferred
+    assert "| held: triggerer CPU a minute | 3.0 s (3.0 ms an application) |  |" in lines
     assert "| release: all N ended after the release began | 120 s (8.3 a second) |  |" in lines
     assert "| 1-minute load when the run ended | 12.3 | 15.0 |" in lines
+    capacity = "1,050, raised: at the default 1,000, 1 triggerers"
+    assert f"| [triggerer] capacity | {capacity} | {capacity} |" in lines
     assert "- ours N=1000: 998 timed" in lines
+    assert "- KubernetesPodOperator: the largest N completed here, 0" in lines
+
+
+def test_a_worker_free_column_says_it_has_no_resume() -> None:
+    row = finished_row() | {"peer": "worker-free"}
+    row["stages"] = {name: (1.5, 9.0) for name, _, _ in stages_of("worker-free")}
+    lines = table([row], per_second=5).splitlines()
+    assert lines[0] == "| figure | SparkK8sSubmitOperator, worker-free, N = 1,000 |"
+    assert "| submit -> driver Running, p50 / p99 | 1.5 / 9.0 s |" in lines
+    assert "| change -> scheduled (the trigger's event), p50 / p99 | none: no task process |" in (
+        lines
+    )
+
+
+def test_the_largest_n_is_the_last_before_a_peer_stopped_short() -> None:
+    rows = [
+        {"peer": "worker-free", "apps": 1000},
+        {"peer": "ours", "apps": 1000},
+        {"peer": "worker-free", "apps": 2000},
+        {"peer": "ours", "apps": 2000, "not_reached": "..."},
+        {"peer": "worker-free", "apps": 3000, "not_reached": "..."},
+    ]
+    assert largest_completed(rows) == {"ours": 1000, "worker-free": 2000}
+    assert largest_completed(rows[:3]) == {}  # none stopped short: nothing found yet
 
 
 def test_a_wait_is_cut_to_what_is_left_before_the_stop() -> None:
