@@ -234,16 +234,17 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             if self._following is None:
                 namespace = hook.get_namespace()
                 target = self.named.find(service, namespace)
-                if target.application_id is None or not target.found:
+                app = target.found
+                if app is None:
                     return None
                 spec = FollowSpec(
-                    target.application_id,
+                    app,
                     namespace,
                     driver_pod_name=target.driver_pod,
                     driver_container=self.driver_container,
                     executor_container=self.executor_container,
                 )
-                selector = application_selector(target.application_id)
+                selector = application_selector(app)
                 self._run = FollowRun(Following(spec), read_queue=service.queue_view)
                 self._following = (FollowedPods(namespace, selector), self._run.following)
             followed, _ = self._following
@@ -348,7 +349,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             value = {"deadline": deadline, "try_number": ti.try_number}
             ti.xcom_push(key=DEADLINE_XCOM_KEY, value=value)
         target, namespace = self._find()
-        if target.application_id is None or not target.found:
+        app = target.found
+        if app is None:
             # Not submitted yet: come back after a poke interval, without holding a worker.
             wait = min(float(self.poke_interval), remaining)
             self.log.info(
@@ -367,7 +369,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
         self.defer(
             trigger=SparkK8sApplicationTrigger(
-                application_id=target.application_id,
+                application_id=app,
                 namespace=namespace,
                 kubernetes_conn_id=self.kubernetes_conn_id,
                 driver_pod_name=target.driver_pod,

@@ -168,7 +168,8 @@ class SparkK8sSensorTrigger(BaseTrigger):
         what = sensor_run.named.what()
         while True:
             target, namespace = await asyncio.to_thread(sensor_run.look_up)
-            if target.found:
+            app = target.found
+            if app is not None:
                 break
             left = _seconds_left(deadline)
             if left is not None and left <= 0:
@@ -177,7 +178,7 @@ class SparkK8sSensorTrigger(BaseTrigger):
             self.log.info("No Spark driver found yet for %s; checking again in %gs", what, wait)
             await asyncio.sleep(wait)
         follower = SparkK8sApplicationTrigger(
-            application_id=str(target.application_id),
+            application_id=app,
             namespace=namespace,
             kubernetes_conn_id=self.kubernetes_conn_id,
             driver_pod_name=target.driver_pod,

@@ -36,9 +36,10 @@ class Target:
     pods: tuple[Pod, ...]
 
     @property
-    def found(self) -> bool:
-        """Its driver exists (before that, the application may not be submitted yet)."""
-        return self.application_id is not None and has_driver(self.pods)
+    def found(self) -> str | None:
+        """The application's id once its driver exists (None before: the application may
+        not be submitted yet)."""
+        return self.application_id if has_driver(self.pods) else None
 
 
 @dataclass(frozen=True)

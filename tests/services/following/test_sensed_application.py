@@ -30,9 +30,9 @@ def test_the_lookup_finds_the_driver_and_closes_the_client() -> None:
     client = FakeClient([pod("d", phase="Running", containers=[running()])])
     target, namespace = look_up(FakeHook(client), Named(driver_pod_name="d"))
     assert (target.application_id, target.driver_pod, namespace) == (APP, "d", "ns")
-    assert target.found and client.closed
+    assert target.found == APP and client.closed
     missing, _ = look_up(FakeHook(FakeClient([])), Named(application_id=APP))
-    assert not missing.found
+    assert missing.found is None
 
 
 def test_a_timeout_names_the_driver_and_deletes_it_only_when_asked() -> None:
