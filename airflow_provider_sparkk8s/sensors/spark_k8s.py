@@ -41,7 +41,7 @@ from airflow_provider_sparkk8s.application.task.sensor_end import (
     application_failure,
     trigger_timeout,
 )
-from airflow_provider_sparkk8s.application.task.task_end import WORKER_END_METHOD, failure_of
+from airflow_provider_sparkk8s.application.task.task_end import failure_of
 from airflow_provider_sparkk8s.application.task.worker_free import (
     POKE_ONLY,
     check_plain,
@@ -69,7 +69,7 @@ from airflow_provider_sparkk8s.services.pods.driver_pods import (
     application_selector,
 )
 from airflow_provider_sparkk8s.triggers.spark_k8s_sensor import TEMPLATED_PARAMETERS
-from airflow_provider_sparkk8s.triggers.worker_free_end import end_in_worker
+from airflow_provider_sparkk8s.triggers.worker_free_end import end_in_worker, start_args
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     RETRY_POLICIES,
@@ -79,7 +79,6 @@ from airflow_provider_sparkk8s.version_compat import (
     AirflowTaskTimeout,
     BaseSensorOperator,
     PokeReturnValue,
-    StartTriggerArgs,
     conf,
     is_deferral_timeout,
     not_retried,
@@ -199,12 +198,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             "memory_factor": float(factor) if isinstance(factor, (int, float)) else None,
         }
         check_plain(kwargs)
-        self.start_trigger_args = StartTriggerArgs(
-            trigger_cls=SENSOR_TRIGGER,
-            trigger_kwargs=kwargs,
-            next_method=WORKER_END_METHOD,
-            next_kwargs={},
-            timeout=trigger_timeout(float(self.timeout)),
+        self.start_trigger_args = start_args(
+            SENSOR_TRIGGER, kwargs, trigger_timeout(float(self.timeout))
         )
 
     @property

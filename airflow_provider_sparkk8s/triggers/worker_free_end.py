@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any, NoReturn
 
 from airflow_provider_sparkk8s.application.task.task_end import (
     INVALID_INPUT,
     SENSOR_TIMEOUT,
+    WORKER_END_METHOD,
     TaskEnd,
     failure_of,
     is_worker_end,
@@ -25,6 +27,7 @@ from airflow_provider_sparkk8s.application.task.task_end import (
 from airflow_provider_sparkk8s.version_compat import (
     AirflowFailException,
     AirflowSensorTimeout,
+    StartTriggerArgs,
     TaskFailedEvent,
     TaskSkippedEvent,
     TaskSuccessEvent,
@@ -34,6 +37,20 @@ from airflow_provider_sparkk8s.version_compat import (
 
 # (task instance, key, value): how a trigger stores one XCom of its task.
 PushXcom = Callable[[Any, str, Any], None]
+
+
+def start_args(
+    trigger_cls: str, kwargs: dict[str, Any], timeout: timedelta | None
+) -> StartTriggerArgs:
+    """What Airflow starts a worker-free task with: its trigger, the task's parameters as
+    the trigger's kwargs, and the end in a worker a handed-over event resumes."""
+    return StartTriggerArgs(
+        trigger_cls=trigger_cls,
+        trigger_kwargs=kwargs,
+        next_method=WORKER_END_METHOD,
+        next_kwargs={},
+        timeout=timeout,
+    )
 
 
 async def end_event(end: TaskEnd, ti: Any, log: Any, push: PushXcom) -> TriggerEvent:
