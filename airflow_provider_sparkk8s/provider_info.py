@@ -132,6 +132,7 @@ def provider_info() -> dict:
                 "python-modules": [
                     "airflow_provider_sparkk8s.triggers.spark_k8s",
                     "airflow_provider_sparkk8s.triggers.spark_k8s_submit",
+                    "airflow_provider_sparkk8s.triggers.spark_k8s_sensor",
                     "airflow_provider_sparkk8s.triggers.connect_server",
                 ],
             }

@@ -56,6 +56,7 @@ from airflow.triggers.base import (  # noqa: E402
     BaseTrigger,
     StartTriggerArgs,
     TaskFailedEvent,
+    TaskSkippedEvent,
     TaskSuccessEvent,
     TriggerEvent,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "TaskDeferralTimeout",
     "TaskDeferred",
     "TaskFailedEvent",
+    "TaskSkippedEvent",
     "TaskSuccessEvent",
     "TriggerEvent",
     "aget_connection_extra",

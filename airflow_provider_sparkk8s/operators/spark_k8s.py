@@ -54,7 +54,6 @@ from airflow_provider_sparkk8s.links.spark_k8s import (
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_k8s_parameters import SparkK8sSubmitParameters
 from airflow_provider_sparkk8s.operators.spark_ui_route import SparkUiRoute
-from airflow_provider_sparkk8s.operators.worker_free_end import end_in_worker
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.task import completion
 from airflow_provider_sparkk8s.services.task.result_delivery import drop_result
@@ -62,6 +61,7 @@ from airflow_provider_sparkk8s.services.task.task_prepare import ConfAdditions, 
 from airflow_provider_sparkk8s.services.task.task_run import KeptResult, TaskRun
 from airflow_provider_sparkk8s.services.ui.history_server import read_summary
 from airflow_provider_sparkk8s.submission import kueue
+from airflow_provider_sparkk8s.triggers.worker_free_end import end_in_worker
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     KILL_WHILE_DEFERRED_REACHES_TRIGGER,

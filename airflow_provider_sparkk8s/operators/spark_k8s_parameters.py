@@ -20,7 +20,6 @@ from typing import Any, ClassVar
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
-from airflow_provider_sparkk8s.application.task.task_end import WORKER_END_METHOD
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.task.task_parameters import (
     TEMPLATED_PARAMETERS,
@@ -49,11 +48,11 @@ from airflow_provider_sparkk8s.submission.spark_line import (
     choose_spark_line,
     driver_image,
 )
+from airflow_provider_sparkk8s.triggers.worker_free_end import start_args
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     RETRY_POLICIES,
     START_FROM_TRIGGER_RENDERS,
-    StartTriggerArgs,
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -165,13 +164,7 @@ class SparkK8sSubmitParameters(SparkSubmitArguments):
                 )
         kwargs = self._trigger_kwargs()
         check_worker_free(kwargs)
-        self.start_trigger_args = StartTriggerArgs(
-            trigger_cls=SUBMIT_TRIGGER,
-            trigger_kwargs=kwargs,
-            next_method=WORKER_END_METHOD,
-            next_kwargs={},
-            timeout=self.execution_timeout,
-        )
+        self.start_trigger_args = start_args(SUBMIT_TRIGGER, kwargs, self.execution_timeout)
 
     def _trigger_kwargs(self) -> dict[str, Any]:
         """The task's parameters as the trigger takes them: plain data, no secrets (the

@@ -21,40 +21,59 @@ each deferral's timeout is the nearer of that deadline and what is left of
 found, a failed or vanished driver fails the task. With `delete_on_timeout`, a timeout
 (the sensor's, or execution_timeout, poking or deferred) deletes the driver and its uploads
 before the task fails.
+
+With `start_from_trigger=True` (Airflow 3.3) no worker runs the task:
+`SparkK8sSensorTrigger` looks, follows and ends it in the triggerer, with the XCom and the
+failures of the deferred sensor (`application/task/sensor_end.py`); a worker runs only to
+fail what Airflow would otherwise retry (`execute_worker_free_end`), or the task Airflow's
+own trigger timeout ended (`resume_execution`, as when deferred).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.following.follower import Following, FollowSpec, Step
-from airflow_provider_sparkk8s.application.following.timeouts import (
-    deferral_timeout,
-    limit_text,
-    ran_for,
+from airflow_provider_sparkk8s.application.following.timeouts import deferral_timeout, limit_text
+from airflow_provider_sparkk8s.application.task.sensor_end import (
+    application_failure,
+    trigger_timeout,
 )
-from airflow_provider_sparkk8s.application.task.outcome import failure_exception
+from airflow_provider_sparkk8s.application.task.task_end import failure_of
+from airflow_provider_sparkk8s.application.task.worker_free import (
+    POKE_ONLY,
+    check_plain,
+    refuse_airflow,
+    refuse_poke_only,
+)
 from airflow_provider_sparkk8s.errors import (
     NOT_RETRIED,
     InfrastructureFailure,
     SparkConfError,
 )
-from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
-from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER, Pod
+from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, EXECUTOR_CONTAINER
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
 from airflow_provider_sparkk8s.services.following.follow_runs import FollowRun
+from airflow_provider_sparkk8s.services.following.sensed_application import (
+    Named,
+    Target,
+    has_driver,
+    look_up,
+    timed_out,
+)
 from airflow_provider_sparkk8s.services.pods.driver_pods import (
     DriverPods,
     FollowedPods,
     application_selector,
 )
-from airflow_provider_sparkk8s.services.submit.driver_removal import delete_driver
+from airflow_provider_sparkk8s.triggers.spark_k8s_sensor import TEMPLATED_PARAMETERS
+from airflow_provider_sparkk8s.triggers.worker_free_end import end_in_worker, start_args
 from airflow_provider_sparkk8s.version_compat import (
+    AIRFLOW_VERSION,
     RETRY_POLICIES,
+    START_FROM_TRIGGER_RENDERS,
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
@@ -67,15 +86,7 @@ from airflow_provider_sparkk8s.version_compat import (
 )
 
 DEADLINE_XCOM_KEY = "sensor_deadline"
-
-
-@dataclass(frozen=True)
-class Target:
-    """The application the sensor found: its id, driver pod and all its pods."""
-
-    application_id: str | None
-    driver_pod: str | None
-    pods: tuple[Pod, ...]
+SENSOR_TRIGGER = "airflow_provider_sparkk8s.triggers.spark_k8s_sensor.SparkK8sSensorTrigger"
 
 
 class SparkK8sApplicationSensor(BaseSensorOperator):
@@ -96,14 +107,13 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         default: the sensor did not submit the application.
     :param upload_conn_id: the upload storage's connection, for that removal (None: the
         driver's ``spark.hadoop.fs.s3a.*`` keys and the environment).
+    :param start_from_trigger: worker-free (Airflow 3.3+): the triggerer renders the names,
+        finds and follows the application and ends the task (``SparkK8sSensorTrigger``),
+        with no worker; the settings of a poke are refused when the DAG is parsed
+        (docs/operator.md, "Worker-free"). ``deferrable`` then plays no part.
     """
 
-    template_fields: Sequence[str] = (
-        "application_id",
-        "driver_pod_name",
-        "label_selector",
-        "namespace",
-    )
+    template_fields: Sequence[str] = TEMPLATED_PARAMETERS
 
     def __init__(
         self,
@@ -120,6 +130,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         stream_logs: bool = False,
         delete_on_timeout: bool = False,
         upload_conn_id: str | None = None,
+        start_from_trigger: bool = False,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -156,6 +167,45 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         # Poke mode, once found: where the catch-up left off, and the follower's memory.
         self._following: tuple[FollowedPods, Following] | None = None
         self._run: FollowRun  # the follow loop, a look a poke (set with `_following`)
+        self._start_in_triggerer(start_from_trigger)
+
+    def _start_in_triggerer(self, start_from_trigger: bool) -> None:
+        """`start_from_trigger=True`: Airflow 3.3 defers the task straight to the triggerer,
+        where `SparkK8sSensorTrigger` runs all of it. What needs a worker is refused here,
+        when the DAG is parsed (`application/task/worker_free.py`)."""
+        self.start_from_trigger = start_from_trigger
+        if not start_from_trigger:
+            return
+        refuse_airflow(str(AIRFLOW_VERSION), START_FROM_TRIGGER_RENDERS)
+        refuse_poke_only({name: getattr(self, name) for name in POKE_ONLY})
+        policy = getattr(self, "retry_policy", None)
+        factor = getattr(policy, "memory_factor", None)
+        execution = self.execution_timeout
+        kwargs = {
+            **{name: getattr(self, name) for name in TEMPLATED_PARAMETERS},
+            "kubernetes_conn_id": self.kubernetes_conn_id,
+            "driver_container": self.driver_container,
+            "executor_container": self.executor_container,
+            "resync_interval": self.resync_interval,
+            "stream_logs": self.stream_logs,
+            "delete_on_timeout": self.delete_on_timeout,
+            "upload_conn_id": self.upload_conn_id,
+            "poke_interval": float(self.poke_interval),
+            "timeout": float(self.timeout),
+            "execution_timeout": None if execution is None else execution.total_seconds(),
+            "soft_fail": self.soft_fail,
+            "retry_policy": policy is not None,
+            "memory_factor": float(factor) if isinstance(factor, (int, float)) else None,
+        }
+        check_plain(kwargs)
+        self.start_trigger_args = start_args(
+            SENSOR_TRIGGER, kwargs, trigger_timeout(float(self.timeout))
+        )
+
+    @property
+    def named(self) -> Named:
+        """How the DAG names the application (rendered, once the task runs)."""
+        return Named(self.application_id, self.driver_pod_name, self.label_selector)
 
     # ------------------------------------------------------------------ finding the application
 
@@ -164,29 +214,9 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
         return SparkK8sHook(self.kubernetes_conn_id, self.namespace)
 
-    def find(self, pods: DriverPods, namespace: str) -> Target:
-        """The application's pods, however it was named (one or two requests)."""
-        if self.application_id:
-            found = pods.list_pods(namespace, application_selector(self.application_id))
-            return Target(self.application_id, self.driver_pod_name, tuple(found))
-        if self.label_selector:
-            driver = objects.newest_driver(pods.list_pods(namespace, self.label_selector))
-        else:
-            driver = pods.get(namespace, str(self.driver_pod_name))
-        if driver is None:
-            return Target(None, self.driver_pod_name, ())
-        app = objects.application_id(driver)
-        found = pods.list_pods(namespace, application_selector(app)) if app else [driver]
-        return Target(app, objects.name(driver), tuple(found))
-
     def _find(self) -> tuple[Target, str]:
         """The application, through a hook whose client is closed before returning."""
-        hook = self._hook()
-        try:
-            namespace = hook.get_namespace()
-            return self.find(DriverPods(hook.get_client()), namespace), namespace
-        finally:
-            hook.close()
+        return look_up(self._hook(), self.named)
 
     # ------------------------------------------------------------------ poke mode
 
@@ -198,17 +228,18 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             service = DriverPods(hook.get_client())
             if self._following is None:
                 namespace = hook.get_namespace()
-                target = self.find(service, namespace)
-                if target.application_id is None or not _has_driver(target.pods):
+                target = self.named.find(service, namespace)
+                app = target.found
+                if app is None:
                     return None
                 spec = FollowSpec(
-                    target.application_id,
+                    app,
                     namespace,
                     driver_pod_name=target.driver_pod,
                     driver_container=self.driver_container,
                     executor_container=self.executor_container,
                 )
-                selector = application_selector(target.application_id)
+                selector = application_selector(app)
                 self._run = FollowRun(Following(spec), read_queue=service.queue_view)
                 self._following = (FollowedPods(namespace, selector), self._run.following)
             followed, _ = self._following
@@ -227,7 +258,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
         # A driver gone with its end known (evicted, preempted...: the follower read the
         # DisruptionTarget condition in this poke's catch-up or the poke before) ends as such.
         ended = state is not None and state.state in ("succeeded", "failed")
-        if step is None or state is None or not (_has_driver(step.pods) or ended):
+        if step is None or state is None or not (has_driver(step.pods) or ended):
             if self._seen_driver:
                 raise InfrastructureFailure(
                     f"[infrastructure] the driver of {self._what()} disappeared before the "
@@ -245,15 +276,12 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
                 value["cost"] = step.final["cost"]
             return PokeReturnValue(True, value)
         if state.state == "failed":
-            raise _typed(state.to_dict(), f"Spark application {app} failed: {state.describe()}")
+            message = f"Spark application {app} failed: {state.describe()}"
+            raise _typed(application_failure(state.to_dict(), message))
         return False  # submitted, pending, running; unknown = executors without a driver yet
 
     def _what(self) -> str:
-        if self.application_id:
-            return f"application {self.application_id}"
-        if self.driver_pod_name:
-            return f"driver pod {self.driver_pod_name}"
-        return f"label selector {self.label_selector!r}"
+        return self.named.what()
 
     # ------------------------------------------------------------------ deferrable mode
 
@@ -316,7 +344,8 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             value = {"deadline": deadline, "try_number": ti.try_number}
             ti.xcom_push(key=DEADLINE_XCOM_KEY, value=value)
         target, namespace = self._find()
-        if target.application_id is None or not _has_driver(target.pods):
+        app = target.found
+        if app is None:
             # Not submitted yet: come back after a poke interval, without holding a worker.
             wait = min(float(self.poke_interval), remaining)
             self.log.info(
@@ -335,7 +364,7 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
 
         self.defer(
             trigger=SparkK8sApplicationTrigger(
-                application_id=target.application_id,
+                application_id=app,
                 namespace=namespace,
                 kubernetes_conn_id=self.kubernetes_conn_id,
                 driver_pod_name=target.driver_pod,
@@ -371,30 +400,15 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     def _timed_out(self) -> str:
         """What the timeout met, for its message: the driver and how long it ran, and, with
         `delete_on_timeout`, its deletion (with its uploads)."""
-        target, namespace = self._find()
-        driver = next((p for p in target.pods if objects.spark_role(p) == "driver"), None)
-        if driver is None:
-            return f"no Spark driver found for {self._what()}"
-        name = str(objects.name(driver))
-        ran = ran_for(objects.created_at(driver), datetime.now(UTC))
-        described = f"driver pod {namespace}:{name} of {self._what()} ran for {ran}"
-        if not self.delete_on_timeout:
-            return described + " and is left running (delete_on_timeout=False)"
         from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 
-        hook = self._hook()
-        try:
-            delete_driver(
-                DriverPods(hook.get_client()),
-                namespace,
-                name,
-                remove_uploads=SparkK8sUploadStorageHook(self.upload_conn_id).remove,
-                log=self.log,
-                why="sensor timed out",
-            )
-        finally:
-            hook.close()
-        return described + " and was deleted"
+        return timed_out(
+            self._hook(),
+            self.named,
+            delete=self.delete_on_timeout,
+            remove_uploads=SparkK8sUploadStorageHook(self.upload_conn_id).remove,
+            log=self.log,
+        )
 
     def execute_complete(
         self, context: Any, event: Mapping[str, Any] | None = None, deadline: str | None = None
@@ -405,36 +419,18 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             return self._defer_wait(context, deadline, resumed=True)
         if event.get("status") == "success":
             return dict(event)
-        detail = (
-            event.get("termination_message")
-            or event.get("message")
-            or event.get("exit_exception")
-            or ""
-        )
-        code = f", exit code {event['exit_code']}" if event.get("exit_code") is not None else ""
-        raise _typed(
-            event,
-            f"Spark application {event.get('application_id')} {event.get('status')}: "
-            f"{event.get('reason')}{code}{': ' + detail if detail else ''}",
-        )
+        raise _typed(application_failure(event))
+
+    def execute_worker_free_end(self, context: Any, event: Any = None) -> None:
+        """A worker-free task's failure that must not retry (triggers/worker_free_end.py)."""
+        end_in_worker(event, context["ti"].xcom_push)
 
 
-def _typed(event: Mapping[str, Any], message: str) -> Exception:
+def _typed(failure: Mapping[str, Any]) -> Exception:
     """The typed outcome of a failed application (the operator's classes); before Airflow
     3.3, which has no retry policies, an application or configuration error is
     AirflowFailException."""
-    failure = failure_exception(
-        failure_kind(event),
-        message,
-        pod=event.get("driver_pod"),
-        reason=event.get("reason"),
-        exit_code=event.get("exit_code"),
-        exception_line=event.get("exit_exception"),
-    )
-    if isinstance(failure, NOT_RETRIED) and not RETRY_POLICIES:
-        return not_retried(failure, failure.kind.replace("_", " "))
-    return failure
-
-
-def _has_driver(pods: Sequence[Pod]) -> bool:
-    return any(objects.spark_role(p) == "driver" for p in pods)
+    error = failure_of(failure)
+    if isinstance(error, NOT_RETRIED) and not RETRY_POLICIES:
+        return not_retried(error, error.kind.replace("_", " "))
+    return error

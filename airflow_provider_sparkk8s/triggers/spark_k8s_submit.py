@@ -32,10 +32,10 @@ from airflow_provider_sparkk8s.application.task.task_parameters import (
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from airflow_provider_sparkk8s.triggers.worker_free_end import end_event
 from airflow_provider_sparkk8s.version_compat import (
     BaseTrigger,
     TaskFailedEvent,
-    TaskSuccessEvent,
     TriggerEvent,
     push_task_xcom,
 )
@@ -207,29 +207,9 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         return follower
 
     async def _event(self, end: TaskEnd) -> TriggerEvent:
-        if end.in_worker and not end.succeeded:
-            self.log.error("%s", end.failure.get("message"))
-            self.log.info("Not retried: a worker fails the task (Airflow would retry it)")
-            return TriggerEvent(end.worker_payload())
-        xcoms = await self._push(end.xcoms)
-        if end.succeeded:
-            return TaskSuccessEvent(xcoms=xcoms)
-        self.log.error("%s", end.failure.get("message"))
-        return TaskFailedEvent(xcoms=xcoms)
+        return await end_event(end, self.task_instance, self.log, self.push_xcom)
 
     push_xcom = staticmethod(push_task_xcom)
-
-    async def _push(self, xcoms: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Push the XComs as a worker does, through the triggerer's task instance; what is
-        left for the event (none, unless this task instance cannot push). Airflow 3.3.2
-        stores an end event's XComs JSON-encoded twice (seen on the real triggerer: a
-        downstream task would pull a string), so they do not travel in the event."""
-        ti = self.task_instance
-        if ti is None or not xcoms:  # not run by a triggerer
-            return dict(xcoms) or None
-        for key, value in xcoms.items():
-            await asyncio.to_thread(self.push_xcom, ti, key, value)
-        return None
 
     # ------------------------------------------------------------------ kill
 

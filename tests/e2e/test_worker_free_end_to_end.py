@@ -1,8 +1,10 @@
 """Worker-free tasks (`start_from_trigger=True`, issue 47) through the real Airflow 3.3
 scheduler and triggerer, on real Spark on the real node (tests/e2e/e2e_dags/e2e_worker_free.py):
 the example's pi succeeds with its XComs, an application error fails the task on its one try,
-and a user's kill (mark failed) deletes the driver. No task process starts for any of them:
-the scheduler's log, where the LocalExecutor's workers log too, never enqueues them.
+a user's kill (mark failed) deletes the driver, and a worker-free sensor follows the
+application a worker-free task beside it submits, to its success. No task process starts for
+any of them: the scheduler's log, where the LocalExecutor's workers log too, never enqueues
+them.
 
 The three DAG runs start at once (`worker_free_runs`); the kill is sent there, once the
 long application's executor runs.
@@ -26,7 +28,8 @@ from tests.e2e.test_airflow_end_to_end import messages, task_instance, task_log,
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
 PI, ERROR, KILL = "e2e_worker_free_pi", "e2e_worker_free_error", "e2e_worker_free_kill"
-TASK_OF = {PI: "spark_pi", ERROR: "raises", KILL: "killed"}
+SENSOR = "e2e_worker_free_sensor"
+TASK_OF = {PI: "spark_pi", ERROR: "raises", KILL: "killed", SENSOR: "follows"}
 
 
 @dataclass
@@ -45,7 +48,7 @@ def worker_free_runs(airflow: AirflowStack, real_plane: Any) -> Iterator[dict[st
     runs: dict[str, WorkerFreeRun] = {}
     try:
         with airflow.client() as client:
-            for dag_id in (KILL, PI, ERROR):
+            for dag_id in (KILL, PI, ERROR, SENSOR):
                 recorder = PodRecorder(
                     real_plane, E2E_NAMESPACE, label_selector=f"sparkk8s.io/dag-id={dag_id}"
                 ).start()
@@ -136,3 +139,21 @@ def test_a_worker_free_task_marked_failed_deletes_its_driver(
     )
     assert not run.recorder.reached("driver", "Succeeded"), run.recorder.events
     assert_no_task_process(airflow, run.dag_id)
+
+
+def test_a_worker_free_sensor_follows_an_application_to_its_success(
+    airflow: AirflowStack, worker_free_runs: dict[str, WorkerFreeRun]
+) -> None:
+    run = worker_free_runs[SENSOR]
+    ti, lines = ended(airflow, run)
+    shown = "\n".join(lines)
+    assert ti["state"] == "success" and ti["try_number"] == 1, shown
+    with airflow.client() as client:
+        followed = xcom(client, run.dag_id, run.run_id, run.task_id)
+        submitted = xcom(client, run.dag_id, run.run_id, "submits")
+    # The rendered label selector found the driver the task beside it submitted.
+    (driver,) = run.recorder.names("driver")
+    assert (followed["status"], followed["state"]) == ("success", "succeeded"), followed
+    assert followed["driver_pod"] == driver, followed
+    assert followed["application_id"] == submitted["application_id"], (followed, submitted)
+    assert_no_task_process(airflow, run.dag_id)  # neither task had a worker

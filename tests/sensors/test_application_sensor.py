@@ -1,4 +1,5 @@
-"""The sensor's poke and deferral logic on plain pods, through a fake sync client."""
+"""The sensor's poke, deferral and worker-free logic on plain pods, through a fake sync
+client."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from airflow_provider_sparkk8s.application.task.sensor_end import sensed, sensor_timed_out
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
     ConfigurationError,
@@ -17,7 +19,10 @@ from airflow_provider_sparkk8s.objects import newest_driver
 from airflow_provider_sparkk8s.sensors import spark_k8s as sensor_module
 from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
+from airflow_provider_sparkk8s.triggers.spark_k8s_sensor import SparkK8sSensorTrigger
 from airflow_provider_sparkk8s.version_compat import (
+    START_FROM_TRIGGER_RENDERS,
+    AirflowFailException,
     AirflowSensorTimeout,
     AirflowSkipException,
     TaskDeferred,
@@ -365,3 +370,100 @@ def test_a_poke_names_the_cluster_queue_and_kueues_reason_of_a_queued_driver(mon
     assert len(kueue_reads) == 2
     assert s.poke({}) is False  # the next poke, within the minute: no read
     assert len([path for _, path, _ in client.requests if "kueue.x-k8s.io" in path]) == 2
+
+
+# ---------------------------------------------------------------------- worker-free
+
+NEEDS_WORKER_FREE = pytest.mark.skipif(
+    not START_FROM_TRIGGER_RENDERS, reason="worker-free tasks need Airflow 3.3"
+)
+
+
+@NEEDS_WORKER_FREE
+def test_worker_free_hands_the_sensors_parameters_to_its_trigger():
+    s = SparkK8sApplicationSensor(
+        task_id="wait",
+        label_selector="job={{ ds }}",
+        start_from_trigger=True,
+        timeout=600,
+        poke_interval=5,
+        delete_on_timeout=True,
+        execution_timeout=timedelta(minutes=30),
+    )
+    args = s.start_trigger_args
+    assert args.trigger_cls == "airflow_provider_sparkk8s.triggers.spark_k8s_sensor.SparkK8sSensorTrigger"  # fmt: skip
+    assert (args.next_method, args.timeout) == ("execute_worker_free_end", timedelta(seconds=660))
+    kwargs = args.trigger_kwargs
+    assert (kwargs["label_selector"], kwargs["timeout"], kwargs["poke_interval"]) == ("job={{ ds }}", 600.0, 5.0)  # fmt: skip
+    assert (kwargs["execution_timeout"], kwargs["delete_on_timeout"]) == (1800.0, True)
+    trigger = SparkK8sSensorTrigger(**kwargs)
+    assert trigger.serialize()[1] == kwargs
+    # Every templated field of the sensor is the trigger's, for the triggerer to render.
+    assert set(s.template_fields) == set(trigger.template_fields) <= set(kwargs)
+
+
+@NEEDS_WORKER_FREE
+@pytest.mark.parametrize(
+    ("given", "key"),
+    [
+        ({"mode": "reschedule"}, "mode"),
+        ({"exponential_backoff": True}, "exponential_backoff"),
+        ({"silent_fail": True}, "silent_fail"),
+        ({"never_fail": True}, "never_fail"),
+        ({"application_id": None, "driver_pod_name": lambda: "d"}, "driver_pod_name"),
+    ],
+)
+def test_worker_free_refuses_what_needs_a_worker_when_the_dag_is_parsed(given, key):
+    params = {"task_id": "wait", "application_id": APP, "start_from_trigger": True, **given}
+    with pytest.raises(SparkConfError) as caught:
+        SparkK8sApplicationSensor(**params)
+    assert caught.value.key == key and "start_from_trigger=True" in str(caught.value)
+
+
+def test_worker_free_before_airflow_3_3_is_refused_naming_its_version(monkeypatch):
+    monkeypatch.setattr(sensor_module, "START_FROM_TRIGGER_RENDERS", False)
+    with pytest.raises(SparkConfError) as caught:
+        SparkK8sApplicationSensor(task_id="wait", application_id=APP, start_from_trigger=True)
+    assert caught.value.key == "start_from_trigger"
+    assert f"Airflow {sensor_module.AIRFLOW_VERSION}" in str(caught.value)
+
+
+@NEEDS_WORKER_FREE
+def test_a_worker_free_end_handed_to_a_worker_fails_as_the_deferred_sensor_would():
+    s = SparkK8sApplicationSensor(task_id="wait", application_id=APP, start_from_trigger=True)
+    ti = RecordingTaskInstance()
+    failed = sensed(
+        {"status": "failed", "application_id": APP, "reason": "Error", "exit_code": 1},
+        may_retry=True,
+        policy=True,
+        memory_factor=None,
+    )
+    with pytest.raises(AirflowFailException) as caught:
+        s.execute_worker_free_end({"ti": ti}, event=failed.worker_payload())
+    assert isinstance(caught.value, ApplicationFailed)  # the typed outcome, not retried
+    timed_out = sensor_timed_out("Sensor timed out (timeout=60s)", soft_fail=False, may_retry=True)
+    with pytest.raises(AirflowSensorTimeout, match="timeout=60s"):
+        s.execute_worker_free_end({"ti": ti}, event=timed_out.worker_payload())
+
+
+@NEEDS_WORKER_FREE
+def test_a_worker_free_sensor_serializes_its_start_trigger_args_for_the_scheduler():
+    """The scheduler defers from the serialized task; the triggerer decodes the kwargs and
+    renders those the sensor templates."""
+    import json
+
+    from airflow.sdk import DAG
+    from airflow.serialization.serialized_objects import BaseSerialization, DagSerialization
+
+    with DAG("w", start_date=datetime(2026, 1, 1), schedule=None) as dag:
+        SparkK8sApplicationSensor(
+            task_id="free", application_id="{{ dag_run.conf['app'] }}", start_from_trigger=True
+        )
+    data = json.loads(json.dumps(DagSerialization.to_dict(dag)))
+    DagSerialization.validate_schema(data)
+    back = DagSerialization.from_dict(data).get_task("free")
+    assert back.start_from_trigger is True
+    kwargs = BaseSerialization.deserialize(back.start_trigger_args.trigger_kwargs)
+    trigger = SparkK8sSensorTrigger(**kwargs)
+    trigger.render_template_fields({"dag_run": {"conf": {"app": APP}}})
+    assert trigger.application_id == APP

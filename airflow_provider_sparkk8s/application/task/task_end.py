@@ -31,7 +31,8 @@ RETURN_VALUE_KEY = "return_value"
 WORKER_END_METHOD = "execute_worker_free_end"
 WORKER_END_KEY = "worker_free_end"
 INVALID_INPUT = "invalid_input"  # a SparkConfError: bad input, never retried
-NEVER_RETRIED = frozenset({cls.kind for cls in NOT_RETRIED} | {INVALID_INPUT})
+SENSOR_TIMEOUT = "sensor_timeout"  # Airflow never retries AirflowSensorTimeout
+NEVER_RETRIED = frozenset({cls.kind for cls in NOT_RETRIED} | {INVALID_INPUT, SENSOR_TIMEOUT})
 
 
 def retried(kind: str, *, memory_raised: bool, memory_factor: float | None) -> bool:
@@ -62,12 +63,14 @@ def tries_of(try_number: int, retries: int | None, max_tries: int | None) -> Tri
 @dataclass(frozen=True)
 class TaskEnd:
     """The task's end: its state, the XComs Airflow stores, and, for a failure, whether
-    a worker fails it (`in_worker`) and what it raises (`failure`)."""
+    a worker fails it (`in_worker`) and what it raises (`failure`); `skipped`: a sensor's
+    timeout with `soft_fail`."""
 
     succeeded: bool
     xcoms: dict[str, Any]
     in_worker: bool = False
     failure: dict[str, Any] = field(default_factory=dict)
+    skipped: bool = False
 
     def worker_payload(self) -> dict[str, Any]:
         """The plain event's payload that resumes `WORKER_END_METHOD`."""

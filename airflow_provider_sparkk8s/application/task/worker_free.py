@@ -5,7 +5,8 @@ follows and ends the task. So whatever needs a worker's disk or a worker's Pytho
 when the DAG is parsed (and again on the rendered values, in the trigger, before anything is
 sent): local files to upload, pod template files, a properties file or a keytab read from
 disk, user Python feature steps, callables, values that are not plain JSON, and an Airflow
-that does not render templates in the triggerer. Each refusal is a `SparkConfError` naming
+that does not render templates in the triggerer; for the application sensor, the settings
+of a poke (it never pokes). Each refusal is a `SparkConfError` naming
 the parameter, its value and why.
 """
 
@@ -133,9 +134,37 @@ def refuse_without_adoption(reattach_on_restart: bool) -> None:
         )  # fmt: skip
 
 
-def check_worker_free(parameters: Mapping[str, Any]) -> None:
-    """Every refusal on the task's parameters (the trigger's kwargs), first found first."""
+# The sensor's settings that only a poke in a worker reads: (their default, what is
+# accepted, why).
+POKE_ONLY: dict[str, tuple[Any, str, str]] = {
+    "mode": (
+        "poke", "'poke' (the default)", "reschedule mode runs each poke as a task in a worker"
+    ),
+    "exponential_backoff": (
+        False, "False", "it spaces the pokes of a worker; the triggerer follows the pods"
+    ),
+    "max_wait": (None, "None", "it bounds exponential_backoff's waits between pokes"),
+    "silent_fail": (False, "False", "it ignores a poke's errors, and no poke runs"),
+    "never_fail": (False, "False (soft_fail skips a timeout)", "it skips on a poke's errors"),
+}  # fmt: skip
+
+
+def refuse_poke_only(settings: Mapping[str, Any]) -> None:
+    """A worker-free sensor never pokes: the settings of a poke are refused, not ignored."""
+    for name, (default, accepted, why) in POKE_ONLY.items():
+        value = settings.get(name, default)
+        if value != default:
+            raise SparkConfError(name, value, accepted, f"{SWITCH}=True: {why}")
+
+
+def check_plain(parameters: Mapping[str, Any]) -> None:
+    """The trigger's kwargs travel as JSON: no callables, no objects."""
     for name, value in parameters.items():
         refuse_unplain(name, value)
+
+
+def check_worker_free(parameters: Mapping[str, Any]) -> None:
+    """Every refusal on the task's parameters (the trigger's kwargs), first found first."""
+    check_plain(parameters)
     refuse_local_files(parameters)
     refuse_user_steps(parameters.get("conf") or {})

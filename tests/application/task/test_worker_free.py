@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from airflow_provider_sparkk8s.application.task.worker_free import (
+    check_plain,
     check_worker_free,
     refuse_airflow,
+    refuse_poke_only,
     refuse_without_adoption,
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -106,3 +108,27 @@ def test_a_trigger_that_runs_again_must_adopt_its_driver() -> None:
     with pytest.raises(SparkConfError, match="reattach_on_restart=False") as caught:
         refuse_without_adoption(False)
     assert "second one" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "why"),
+    [
+        ("mode", "reschedule", "reschedule mode"),
+        ("exponential_backoff", True, "spaces the pokes"),
+        ("max_wait", 600, "exponential_backoff"),
+        ("silent_fail", True, "no poke runs"),
+        ("never_fail", True, "poke's errors"),
+    ],
+)
+def test_a_sensors_poke_settings_are_refused_by_name(name: str, value: Any, why: str) -> None:
+    with pytest.raises(SparkConfError) as caught:
+        refuse_poke_only({"mode": "poke", name: value})
+    assert caught.value.key == name and why in str(caught.value)
+    assert "start_from_trigger=True" in str(caught.value)
+
+
+def test_a_sensors_defaults_pass() -> None:
+    refuse_poke_only({"mode": "poke", "exponential_backoff": False, "max_wait": None})
+    check_plain({"application_id": "spark-1", "timeout": 60.0, "execution_timeout": None})
+    with pytest.raises(SparkConfError, match="callable"):
+        check_plain({"label_selector": lambda: "job=x"})

@@ -1,8 +1,9 @@
 """Worker-free Spark tasks (`start_from_trigger=True`, issue 47) for
 tests/e2e/test_worker_free_end_to_end.py: the scheduler defers each straight to the
 triggerer, which renders, submits, follows and ends it; no worker runs. The example's pi
-(succeeds), an application error (no retries: it ends in the triggerer), and a long
-application the test kills by marking the task failed. On the real node.
+(succeeds), an application error (no retries: it ends in the triggerer), a long
+application the test kills by marking the task failed, and a worker-free sensor that finds
+and follows the application a worker-free operator task beside it submits. On the real node.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from airflow.sdk import DAG
 
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor
 from tests.e2e.real_node_pods import REAL_NODE, SMALL_PODS
 
 EXAMPLES = "local:///opt/sparkk8s/examples"
@@ -55,4 +57,24 @@ with DAG("e2e_worker_free_kill", schedule=None, catchup=False, start_date=START)
         application=f"{EXAMPLES}/pi.py",
         application_args=["4", "1000", "3600"],
         **COMMON,
+    )
+
+with DAG("e2e_worker_free_sensor", schedule=None, catchup=False, start_date=START):
+    # Two partitions asleep 8 s each: the sensor finds the driver running, and follows it.
+    SparkK8sSubmitOperator(
+        task_id="submits",
+        application=f"{EXAMPLES}/pi.py",
+        application_args=["2", "1000", "8"],
+        **COMMON,
+    )
+    # Beside it, not after it: it waits for the driver, then follows it to its end.
+    SparkK8sApplicationSensor(
+        task_id="follows",
+        kubernetes_conn_id=REAL_NODE,
+        # Rendered in the triggerer with the task's context.
+        label_selector="sparkk8s.io/dag-id={{ dag_run.dag_id }}",
+        start_from_trigger=True,
+        poke_interval=2,
+        timeout=300,
+        retries=0,
     )
