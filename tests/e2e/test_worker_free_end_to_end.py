@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from testenv.airflow_stack import AirflowStack, wait_for
+from testenv.harness import kube
 from testenv.real_spark import PodRecorder
 from tests.e2e.e2e_dags.e2e_worker_free import FAILURE_MESSAGE
 from tests.e2e.e2e_stack import E2E_NAMESPACE, E2E_TIMINGS
@@ -141,8 +142,21 @@ def test_a_worker_free_task_marked_failed_deletes_its_driver(
     assert_no_task_process(airflow, run.dag_id)
 
 
+@pytest.fixture
+def kept_driver_deleted(real_admin: Any) -> Iterator[None]:
+    """The sensor scenario's submitter keeps its driver pod; it goes after the test."""
+    yield
+    pods = f"/api/v1/namespaces/{E2E_NAMESPACE}/pods"
+    kube.request(
+        real_admin,
+        "DELETE",
+        pods,
+        params={"labelSelector": f"sparkk8s.io/dag-id={SENSOR},spark-role=driver"},
+    )
+
+
 def test_a_worker_free_sensor_follows_an_application_to_its_success(
-    airflow: AirflowStack, worker_free_runs: dict[str, WorkerFreeRun]
+    airflow: AirflowStack, worker_free_runs: dict[str, WorkerFreeRun], kept_driver_deleted: None
 ) -> None:
     run = worker_free_runs[SENSOR]
     ti, lines = ended(airflow, run)

@@ -61,10 +61,13 @@ with DAG("e2e_worker_free_kill", schedule=None, catchup=False, start_date=START)
 
 with DAG("e2e_worker_free_sensor", schedule=None, catchup=False, start_date=START):
     # Two partitions asleep 8 s each: the sensor finds the driver running, and follows it.
+    # The driver is kept: a sensor that looked first after the end still finds it (the test
+    # deletes it), so the order of the two triggers cannot decide the run.
     SparkK8sSubmitOperator(
         task_id="submits",
         application=f"{EXAMPLES}/pi.py",
         application_args=["2", "1000", "8"],
+        on_finish_action="keep_pod",
         **COMMON,
     )
     # Beside it, not after it: it waits for the driver, then follows it to its end.
