@@ -1,154 +1,111 @@
 #!/usr/bin/env bash
-# `make test`'s full run (TESTS=tests) in four lanes at once on CI's two cores:
+# `make test`'s full run (TESTS=tests) in two lanes at once, one per core of CI's machine:
 #
-#   lane "e2e":    tests/e2e, real Airflow 3.3 and real Spark on a real node: mostly waiting
-#                  on heartbeats, deferrals, executors and execution timeouts
-#   lane "node":   tests/realnode and tests/runtime, real Spark on a real node of their own
-#                  (the kubelet, containerd, runc) through the CLI and the operator
-#   lane "rest":   every other test but REST_B_PATHS (the CPU-bound unit, parity and fuzz
-#                  tests, the KWOK control-plane tests)
-#   lane "rest-b": REST_B_PATHS (the operator's, the plugins' and the two-triggerer tests:
-#                  each starts Airflow processes of its own), then the Airflow compatibility
-#                  suite
+#   lane "e2e":  the real node's tests, in one pytest session so they share one real node
+#                and its image imports: tests/e2e (real Airflow and real Spark: mostly
+#                waiting on heartbeats, deferrals and execution timeouts), tests/realnode
+#                (the real kubelet) and tests/runtime (real Spark through the provider)
+#   lane "rest": every other test (the CPU-bound unit, parity and fuzz tests among them;
+#                tests/failover's two triggerers on PostgreSQL and KWOK, which need no real
+#                node and once made the e2e lane end 5 minutes after this one), then the
+#                Airflow compatibility suite
 #
 #   tests/run_lanes.sh PYTHON COMPAT_COMMAND
 #
-# The two real-node lanes decide the wall time, so the two rest lanes run at `nice`
-# REST_NICE and soak up what they leave. Measured on this 2-core machine (2026-12-07,
-# docs/testing.md, "Where the CPU goes"), each run green:
-# - two lanes (tests/e2e, tests/realnode and tests/runtime on one node; every other test, then
-#   the compatibility suite): 1,385 s, the machine 75 % busy (run 9);
-# - three lanes (that node lane; the rest in two niced sessions): 1,437 s and 1,4xx s (runs 11
-#   and 12): the rest ended after about 950 and 1,000 s, and the node lane then ran alone for
-#   about 450 s, mostly waiting, so its waits, not CPU, decided the wall time;
-# - this layout: see docs/testing.md.
+# Measured on this 2-core machine (2026-12-07, SPARKK8S_TIMINGS and testenv/process_cpu.py;
+# docs/testing.md, "Where the CPU goes"). Alone, the rest lane with tests/runtime used about
+# one core (1,380 CPU-s in 1,435 s) and the e2e lane 1.4 (1,484 CPU-s in 1,060 s). Whole
+# warm runs, each green:
+# - tests/runtime in the rest lane and the compatibility suite after the e2e lane: 1,800 s;
+# - this layout: 1,587 s, the machine 82 % busy;
+# - three lanes (tests/runtime alone, with a second real node): 1,721 s, 81 % busy.
+# The suite is CPU-bound side by side, so one real node beats a third lane's overlap.
+# Again after the long applications went to sleep (2026-12-07, nothing else running; the
+# same tests; docs/testing.md, "Lane layouts tried"):
+# - this layout: 1,385 s, 2,044 CPU-s, 75 % busy (run 9);
+# - three lanes, this e2e lane and the rest in two sessions at nice 5 (process and autogroup):
+#   1,416 s, 2,233 CPU-s, 80 % busy (run 12); the rest ended after 925 and 998 s and the e2e
+#   lane, 1,410 s, was no faster for its priority;
+# - four lanes, tests/e2e and tests/realnode+tests/runtime each on a real node of its own and
+#   the rest in two niced sessions: 1,442 s (run 13); the node lanes ended after 1,063 and
+#   1,076 s, the starved rest after 1,339 s and 1,441 s.
+# Each extra session costs its own planes, stacks and fixtures (190 CPU-s for the third), and
+# the machine is then short of CPU: this layout stays.
 # Each lane is its own pytest session, so its session fixtures are its own: control planes,
-# Airflow stacks and servers on free loopback ports and in their own temp dirs, and one real
-# node in each real-node lane (in namespaces of its own; the images are built before the
-# lanes start, by `make test`'s prerequisites). Every test still runs, each exactly once: the
-# rest lane is `tests` less the other lanes' paths.
+# the Airflow stack and S3 server on free loopback ports and in their own temp dirs, and a
+# real node in the e2e lane alone. Every test still runs, each exactly once: the rest lane
+# is `tests` less E2E_PATHS.
 #
-# The rest lane prints as it goes; the other lanes' output is kept in files and printed after
-# it, whole, so none interleaves, the e2e lane's last: its pytest summary is the last line.
-# Exits non-zero when any lane does (pytest's exit 5, "no tests collected", included), naming
-# the lane.
+# The rest lane prints as it goes; the e2e lane's output is kept in a file and printed after
+# it, whole, so neither interleaves, and its pytest summary is the last line. Exits non-zero
+# when any lane does (pytest's exit 5, "no tests collected", included), naming the lane.
 set -uo pipefail
 py=${1:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
 compat=${2:?usage: run_lanes.sh PYTHON COMPAT_COMMAND}
 # Each lane ends with where its time went (tests/support/timing.py: set-up against test time,
 # the session fixtures' starts, the ten slowest), the data for keeping CI in its budget.
 pytest=("$py" -m pytest -q -p no:cacheprovider)
-E2E_PATHS=(tests/e2e)
-NODE_PATHS=(tests/realnode tests/runtime)
-REST_B_PATHS=(tests/operators tests/plugins tests/failover)
-REST_NICE=5
+E2E_PATHS=(tests/e2e tests/realnode tests/runtime)
 
-# The rest lanes yield to the real-node lanes. With the kernel's autogroups (on this machine,
-# /proc/sys/kernel/sched_autogroup_enabled), the scheduler shares CPU between sessions first,
-# and each lane is a session (setsid): a process's own nice counts only inside its session,
-# so the session's nice is set too (and the lane's own, for a kernel without autogroups). Run
-# 10 set the processes' alone: the three sessions then got a third of the machine each, and
-# the node lane took 1,555 s.
-yield_to_real_nodes() {
-    echo "$REST_NICE" >/proc/self/autogroup 2>/dev/null || true
-    renice -n "$REST_NICE" -p $$ >/dev/null 2>&1 || true
-}
+if [ "${3:-}" = --e2e-lane ]; then
+    # Its verdict goes to a file of its own ($4), printed before its output: the output's
+    # last line stays a pytest summary, as CI reads it.
+    rc=0
+    "${pytest[@]}" "${E2E_PATHS[@]}" || rc=$?
+    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in ${E2E_PATHS[*]}" >>"$4"
+    echo "lane e2e: ${E2E_PATHS[*]} exit $rc after ${SECONDS}s" >>"$4"
+    exit "$rc"
+fi
 
-# One pytest session over the given paths; its verdict goes to $status, so the output's
-# last line stays a pytest summary, as CI reads it.
-run_pytest_lane() {
-    local lane=$1 status=$2
-    shift 2
-    local rc=0
-    "${pytest[@]}" "$@" || rc=$?
-    [ "$rc" -eq 5 ] && echo "make test: no tests were collected in lane $lane ($*)" >>"$status"
-    echo "lane $lane: pytest exit $rc after ${SECONDS}s" >>"$status"
-    return "$rc"
-}
-
-case "${3:-}" in
-    --e2e-lane)
-        run_pytest_lane e2e "$4" "${E2E_PATHS[@]}"
-        exit
-        ;;
-    --node-lane)
-        run_pytest_lane node "$4" "${NODE_PATHS[@]}"
-        exit
-        ;;
-    --rest-b-lane)
-        yield_to_real_nodes
-        rc=0
-        run_pytest_lane rest-b "$4" "${REST_B_PATHS[@]}" || rc=$?
-        compat_rc=0
-        $compat || compat_rc=$?
-        echo "lane rest-b: compatibility suite exit $compat_rc; the lane took ${SECONDS}s" >>"$4"
-        [ "$rc" -ne 0 ] && exit "$rc"
-        exit "$compat_rc"
-        ;;
-    --rest-lane)
-        yield_to_real_nodes
-        ignored=()
-        for path in "${E2E_PATHS[@]}" "${NODE_PATHS[@]}" "${REST_B_PATHS[@]}"; do
-            ignored+=("--ignore=$path")
-        done
-        rc=0
-        "${pytest[@]}" tests "${ignored[@]}" || rc=$?
-        [ "$rc" -eq 5 ] && echo "make test: no tests were collected in lane rest" >&2
-        echo "lane rest: pytest exit $rc after ${SECONDS}s"
-        exit "$rc"
-        ;;
-esac
+if [ "${3:-}" = --rest-lane ]; then
+    ignored=()
+    for path in "${E2E_PATHS[@]}"; do ignored+=("--ignore=$path"); done
+    rc=0
+    "${pytest[@]}" tests "${ignored[@]}" || rc=$?
+    [ "$rc" -eq 5 ] && echo "make test: no tests were collected outside ${E2E_PATHS[*]}" >&2
+    echo "lane rest: pytest exit $rc after ${SECONDS}s; the compatibility suite next"
+    compat_rc=0
+    $compat || compat_rc=$?
+    echo "lane rest: compatibility suite exit $compat_rc; the lane took ${SECONDS}s"
+    [ "$rc" -ne 0 ] && exit "$rc"
+    exit "$compat_rc"
+fi
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/sparkk8s-lanes-XXXXXX")
-# Each lane in a session (process group) of its own, so an interrupt of this script reaches
-# all of it: pytest turns SIGTERM into an interrupt that stops its control planes and Airflow.
-background=(e2e node rest-b)
-declare -A pids
-for lane in "${background[@]}"; do
-    setsid "$0" "$py" "$compat" "--$lane-lane" "$logs/$lane.status" \
-        >"$logs/$lane.log" 2>&1 </dev/null &
-    pids[$lane]=$!
-done
+# The e2e lane in a session (process group) of its own, so an interrupt of this script
+# reaches all of it: pytest turns SIGTERM into an interrupt that stops its control planes
+# and Airflow.
+setsid "$0" "$py" "$compat" --e2e-lane "$logs/e2e.status" >"$logs/e2e.log" 2>&1 &
+e2e_pid=$!
 started=$SECONDS
 rest_pid=
-print_kept() {
-    for lane in "$@"; do cat "$logs/$lane.status" "$logs/$lane.log" 2>/dev/null; done
-}
 stop_lanes() {
-    for pid in $rest_pid "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+    [ -n "$rest_pid" ] && kill -TERM -- "-$rest_pid" 2>/dev/null
+    kill -TERM -- "-$e2e_pid" 2>/dev/null
     wait
-    print_kept "${background[@]}"
+    cat "$logs/e2e.status" "$logs/e2e.log" 2>/dev/null
     rm -rf "$logs"
     exit 130
 }
 trap stop_lanes INT TERM
 
 # In the background too, so a signal to this script runs the trap at once (bash runs it
-# only after a foreground command ends); its output still streams here.
+# only after a foreground command ends), in a session of its own like the e2e lane's, so the
+# trap reaches its pytest and then the compatibility suite; its output still streams here.
 setsid "$0" "$py" "$compat" --rest-lane </dev/null &
 rest_pid=$!
-declare -A rcs
-rcs[rest]=0
-wait "$rest_pid" || rcs[rest]=$?
+rest_rc=0
+wait "$rest_pid" || rest_rc=$?
 rest_seconds=$((SECONDS - started))
-for lane in "${background[@]}"; do
-    rcs[$lane]=0
-    wait "${pids[$lane]}" || rcs[$lane]=$?
-done
+
+e2e_rc=0
+wait "$e2e_pid" || e2e_rc=$?
 trap - INT TERM
-for lane in node rest-b; do
-    echo
-    echo "========================= lane $lane (ran alongside) ========================="
-    print_kept "$lane"
-done
 echo
 echo "=========================== lane e2e (ran alongside) ==========================="
-echo "make test: lane rest exit ${rcs[rest]} after ${rest_seconds}s, lane rest-b exit" \
-    "${rcs[rest-b]}, lane node exit ${rcs[node]}, lane e2e exit ${rcs[e2e]};" \
-    "all done after $((SECONDS - started))s"
-print_kept e2e
+echo "make test: lane rest exit $rest_rc after ${rest_seconds}s, lane e2e exit $e2e_rc;" \
+    "both done after $((SECONDS - started))s"
+cat "$logs/e2e.status" "$logs/e2e.log" 2>/dev/null
 rm -rf "$logs"
-for lane in rest rest-b node e2e; do
-    [ "${rcs[$lane]}" -ne 0 ] && exit "${rcs[$lane]}"
-done
-exit 0
+[ "$rest_rc" -ne 0 ] && exit "$rest_rc"
+exit "$e2e_rc"
