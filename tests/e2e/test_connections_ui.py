@@ -12,8 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -22,12 +20,12 @@ import pytest
 
 from airflow_provider_sparkk8s.provider_info import provider_info
 from testenv.airflow_stack import ADMIN_USER, AirflowStack
+from tests.e2e.browser_driver import run_browser
 from tests.e2e.e2e_stack import E2E_TIMINGS
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
 
 REPO = Path(__file__).resolve().parents[2]
-BROWSER_DIR = REPO / "tests/e2e/browser"
 # Set by `make screenshots` only: the docs' copies are refreshed on request, never by a test run.
 SCREENSHOT_DIR_VARIABLE = "SPARKK8S_SCREENSHOT_DIR"
 CONNECTION_ID = "spark_k8s_ui"
@@ -38,25 +36,6 @@ def spark_k8s_form() -> dict[str, Any]:
     kinds = provider_info()["connection-types"]
     (form,) = [kind for kind in kinds if kind["connection-type"] == "spark_k8s"]
     return dict(form)
-
-
-def run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    installed = (BROWSER_DIR / "node_modules/playwright-core").is_dir()
-    if shutil.which("chromium") is None or not installed:
-        pytest.fail("chromium or playwright-core missing: run tests/e2e/install_browser.sh")
-    config_file = workdir / "browser-input.json"
-    config_file.write_text(json.dumps(config))
-    done = subprocess.run(
-        ["node", str(BROWSER_DIR / "connections_ui.mjs"), str(config_file)],
-        cwd=BROWSER_DIR,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    config_file.unlink()  # it holds the client key
-    assert done.returncode == 0, f"browser driver failed:\n{done.stderr[-4000:]}"
-    return dict(json.loads(done.stdout))
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +58,7 @@ def ui_report(
     }
     started = time.monotonic()
     report = run_browser(
+        "connections_ui.mjs",
         {
             "baseUrl": airflow.base_url,
             "username": ADMIN_USER,
@@ -90,6 +70,7 @@ def ui_report(
             "userDataDir": str(workdir / "chromium-profile"),
         },
         workdir,
+        timeout=300,
     )
     E2E_TIMINGS["browser: login, create, save, test, edit"] = time.monotonic() - started
     report["filled"] = fill

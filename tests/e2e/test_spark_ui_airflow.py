@@ -18,10 +18,7 @@ docs/screenshots."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,11 +37,10 @@ from testenv.history_server import HistoryServer
 from testenv.real_spark import REAL_SPARK_TIMINGS
 from testenv.spark_ui_live import LiveRun, events_folder, live_spark_ui
 from tests.conftest import _fresh_namespace
+from tests.e2e.browser_driver import run_browser
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.airflow, pytest.mark.timeout(900)]
 
-REPO = Path(__file__).resolve().parents[2]
-BROWSER_DIR = REPO / "tests/e2e/browser"
 SCREENSHOT_DIR_VARIABLE = "SPARKK8S_SCREENSHOT_DIR"
 
 
@@ -118,30 +114,12 @@ def test_the_running_drivers_ui_answers_through_the_api_server(live_run: LiveRun
     assert anonymous.status_code == 401, anonymous.text
 
 
-def _run_browser(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    installed = (BROWSER_DIR / "node_modules/playwright-core").is_dir()
-    if shutil.which("chromium") is None or not installed:
-        pytest.fail("chromium or playwright-core missing: run tests/e2e/install_browser.sh")
-    config_file = workdir / "browser-input.json"
-    config_file.write_text(json.dumps(config))
-    done = subprocess.run(
-        ["node", str(BROWSER_DIR / "spark_ui.mjs"), str(config_file)],
-        cwd=BROWSER_DIR,
-        capture_output=True,
-        text=True,
-        timeout=400,
-        check=False,
-    )
-    config_file.unlink()  # it holds the admin's password
-    assert done.returncode == 0, f"browser driver failed:\n{done.stderr[-4000:]}"
-    return dict(json.loads(done.stdout))
-
-
 def _follow_the_link(live_run: LiveRun, tmp_path: Path, phase: str) -> dict[str, Any]:
     """Chromium logs into Airflow, opens the task instance and follows its Spark UI link."""
     screenshots = Path(os.environ.get(SCREENSHOT_DIR_VARIABLE) or tmp_path / "screenshots")
     screenshots.mkdir(parents=True, exist_ok=True)
-    return _run_browser(
+    return run_browser(
+        "spark_ui.mjs",
         {
             "baseUrl": live_run.stack.base_url,
             "username": ADMIN_USER,
@@ -152,6 +130,7 @@ def _follow_the_link(live_run: LiveRun, tmp_path: Path, phase: str) -> dict[str,
             "phase": phase,
         },
         tmp_path,
+        timeout=400,
     )
 
 
