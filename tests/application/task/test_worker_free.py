@@ -152,9 +152,17 @@ def dag_jinja_refusal(templated: dict[str, Any]) -> SparkConfError:
     [
         ({"application": "{{ team_bucket() }}/etl.py"}, "application", "(team_bucket)"),
         ({"namespace": "{{ owner }}"}, "namespace", "(owner)"),  # renders "" in the triggerer
-        ({"conf": {"spark.a": "x", "spark.b": "{{ owner.upper() }}"}}, "conf['spark.b']", "(owner)"),
+        (
+            {"conf": {"spark.a": "x", "spark.b": "{{ owner.upper() }}"}},
+            "conf['spark.b']",
+            "(owner)",
+        ),
         ({"application_args": ["--day", "{{ ds }}-{{ owner }}"]}, "application_args[1]", "(owner)"),
-        ({"env_vars": {"E": {"deep": ["{{ team_bucket }}"]}}}, "env_vars['E']['deep'][0]", "(team_bucket)"),
+        (
+            {"env_vars": {"E": {"deep": ["{{ team_bucket }}"]}}},
+            "env_vars['E']['deep'][0]",
+            "(team_bucket)",
+        ),
     ],
 )
 def test_a_template_reading_the_dags_macros_is_refused(
