@@ -115,7 +115,9 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     :param start_from_trigger: worker-free (Airflow 3.3+): the triggerer renders the names,
         finds and follows the application and ends the task (``SparkK8sSensorTrigger``),
         with no worker; the settings of a poke are refused when the DAG is parsed
-        (docs/operator.md, "Worker-free"). ``deferrable`` then plays no part.
+        (docs/operator.md, "Worker-free"), and so is a name templated with the DAG's
+        ``user_defined_macros`` or ``user_defined_filters``: the triggerer renders without
+        them (use ``params``). ``deferrable`` then plays no part.
     """
 
     template_fields: Sequence[str] = TEMPLATED_PARAMETERS
