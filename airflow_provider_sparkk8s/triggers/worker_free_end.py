@@ -99,11 +99,15 @@ def render_task_fields(trigger: Any, context: Any, jinja_env: Any = None) -> str
             rendered = trigger.render_template(value, context, env, set())
         except jinja2.TemplateError as error:
             # The field's name, not its value: a dict such as conf may hold secrets.
-            why = DAG_JINJA.format(which="user_defined_macros and user_defined_filters")
-            return (
+            message = (
                 f"{name}: a template does not render in the triggerer "
-                f"({type(error).__name__}: {error}); {why}"
+                f"({type(error).__name__}: {error})"
             )
+            if isinstance(error, (jinja2.UndefinedError, jinja2.TemplateAssertionError)):
+                # A name or a filter it does not know: the DAG's own, most likely.
+                which = "user_defined_macros and user_defined_filters"
+                message += f"; {DAG_JINJA.format(which=which)}"
+            return message
         setattr(trigger, name, rendered)
     return None
 

@@ -330,3 +330,13 @@ def test_a_filter_the_triggerer_does_not_know_is_kept_as_the_reason() -> None:
     assert trigger._unrendered is not None
     assert trigger._unrendered.startswith("application_args: a template does not render")
     assert "No filter named 'shout'" in trigger._unrendered
+    assert "user_defined_filters do not reach" in trigger._unrendered
+
+
+def test_a_template_that_does_not_parse_is_kept_as_the_reason_without_the_dags_names() -> None:
+    trigger = trigger_of(operator(namespace="team-{{ ds "))
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
+    assert trigger._unrendered is not None
+    assert trigger._unrendered.startswith("namespace: a template does not render")
+    assert "TemplateSyntaxError" in trigger._unrendered
+    assert "user_defined" not in trigger._unrendered
