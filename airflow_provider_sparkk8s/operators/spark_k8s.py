@@ -118,7 +118,9 @@ class SparkK8sSubmitOperator(SparkK8sSubmitParameters):
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
     :param start_from_trigger: worker-free (Airflow 3.3+): the triggerer renders, submits,
         follows and ends the task (``SparkK8sSubmitTrigger``), with no worker; what needs a
-        worker is refused when the DAG is parsed (docs/operator.md, "Worker-free").
+        worker is refused when the DAG is parsed (docs/operator.md, "Worker-free"), and so is
+        a template that uses the DAG's ``user_defined_macros`` or ``user_defined_filters``:
+        the triggerer renders without them (use ``params``).
     :param dry_run: render, validate (the connection's platform policy too, docs/policy.md)
         and log every object as YAML; send nothing.
     :param event_log_dir: the folder of Spark's event log (a shared path or object storage,

@@ -48,11 +48,16 @@ from airflow_provider_sparkk8s.submission.spark_line import (
     choose_spark_line,
     driver_image,
 )
-from airflow_provider_sparkk8s.triggers.worker_free_end import start_args
+from airflow_provider_sparkk8s.triggers.worker_free_end import (
+    check_dag_jinja,
+    checked_dag,
+    start_args,
+)
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     RETRY_POLICIES,
     START_FROM_TRIGGER_RENDERS,
+    BaseOperator,
 )
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -164,7 +169,11 @@ class SparkK8sSubmitParameters(SparkSubmitArguments):
                 )
         kwargs = self._trigger_kwargs()
         check_worker_free(kwargs)
+        check_dag_jinja(self)
         self.start_trigger_args = start_args(SUBMIT_TRIGGER, kwargs, self.execution_timeout)
+
+    # A DAG given after __init__ is checked as one given to it (`check_dag_jinja`).
+    dag = checked_dag(BaseOperator.dag)
 
     def _trigger_kwargs(self) -> dict[str, Any]:
         """The task's parameters as the trigger takes them: plain data, no secrets (the

@@ -69,7 +69,12 @@ from airflow_provider_sparkk8s.services.pods.driver_pods import (
     application_selector,
 )
 from airflow_provider_sparkk8s.triggers.spark_k8s_sensor import TEMPLATED_PARAMETERS
-from airflow_provider_sparkk8s.triggers.worker_free_end import end_in_worker, start_args
+from airflow_provider_sparkk8s.triggers.worker_free_end import (
+    check_dag_jinja,
+    checked_dag,
+    end_in_worker,
+    start_args,
+)
 from airflow_provider_sparkk8s.version_compat import (
     AIRFLOW_VERSION,
     RETRY_POLICIES,
@@ -110,7 +115,9 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
     :param start_from_trigger: worker-free (Airflow 3.3+): the triggerer renders the names,
         finds and follows the application and ends the task (``SparkK8sSensorTrigger``),
         with no worker; the settings of a poke are refused when the DAG is parsed
-        (docs/operator.md, "Worker-free"). ``deferrable`` then plays no part.
+        (docs/operator.md, "Worker-free"), and so is a name templated with the DAG's
+        ``user_defined_macros`` or ``user_defined_filters``: the triggerer renders without
+        them (use ``params``). ``deferrable`` then plays no part.
     """
 
     template_fields: Sequence[str] = TEMPLATED_PARAMETERS
@@ -198,9 +205,13 @@ class SparkK8sApplicationSensor(BaseSensorOperator):
             "memory_factor": float(factor) if isinstance(factor, (int, float)) else None,
         }
         check_plain(kwargs)
+        check_dag_jinja(self)
         self.start_trigger_args = start_args(
             SENSOR_TRIGGER, kwargs, trigger_timeout(float(self.timeout))
         )
+
+    # A DAG given after __init__ is checked as one given to it (`check_dag_jinja`).
+    dag = checked_dag(BaseSensorOperator.dag)
 
     @property
     def named(self) -> Named:

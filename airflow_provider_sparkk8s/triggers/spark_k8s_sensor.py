@@ -26,12 +26,12 @@ from airflow_provider_sparkk8s.application.task.sensor_end import (
     sensor_deadline,
     sensor_timed_out,
 )
-from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, Tries, tries_of
+from airflow_provider_sparkk8s.application.task.task_end import TaskEnd, Tries, refused, tries_of
 from airflow_provider_sparkk8s.errors import SparkK8sError
 from airflow_provider_sparkk8s.objects import DRIVER_CONTAINER, EXECUTOR_CONTAINER
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from airflow_provider_sparkk8s.triggers.worker_free_end import end_event
+from airflow_provider_sparkk8s.triggers.worker_free_end import end_event, render_task_fields
 from airflow_provider_sparkk8s.version_compat import (
     BaseTrigger,
     TaskFailedEvent,
@@ -116,6 +116,7 @@ class SparkK8sSensorTrigger(BaseTrigger):
         self.soft_fail = soft_fail
         self.retry_policy = retry_policy
         self.memory_factor = memory_factor
+        self._unrendered: str | None = None  # why a template did not render in the triggerer
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         names = (
@@ -128,6 +129,10 @@ class SparkK8sSensorTrigger(BaseTrigger):
             f"{type(self).__module__}.{type(self).__qualname__}",
             {name: getattr(self, name) for name in names},
         )
+
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """A template that does not render ends the task in `run`, naming its parameter."""
+        self._unrendered = render_task_fields(self, context, jinja_env)
 
     # ------------------------------------------------------------------ run
 
@@ -151,6 +156,10 @@ class SparkK8sSensorTrigger(BaseTrigger):
         ti = self.task_instance
         retries = getattr(getattr(ti, "task", None), "retries", None)
         tries = tries_of(getattr(ti, "try_number", 1), retries, getattr(ti, "max_tries", None))
+        if self._unrendered is not None:  # invalid input: never retried
+            refusal = refused(self._unrendered, may_retry=tries.may_retry)
+            yield await end_event(refusal, ti, self.log, self.push_xcom)
+            return
         try:
             end = await self._wait(self._sensor_run(runs), tries)
         except SparkK8sError as error:  # the lookup failed, as a poke's would

@@ -32,7 +32,7 @@ from airflow_provider_sparkk8s.application.task.task_parameters import (
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from airflow_provider_sparkk8s.triggers.worker_free_end import end_event
+from airflow_provider_sparkk8s.triggers.worker_free_end import end_event, render_task_fields
 from airflow_provider_sparkk8s.version_compat import (
     BaseTrigger,
     TaskFailedEvent,
@@ -104,6 +104,7 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         for name in TASK_PARAMETERS:
             setattr(self, name, parameters.get(name))
         self._context: Any = None  # the task's context, when the triggerer renders
+        self._unrendered: str | None = None  # why a template did not render there
         self._starting: asyncio.Future[Any] | None = None  # the submission, once begun
         self._follower: SparkK8sApplicationTrigger | None = None
 
@@ -145,8 +146,9 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         return super().render_template(content, context, jinja_env, seen_oids)
 
     def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """A template that does not render ends the task in `run`, naming its parameter."""
         self._context = context  # the task instance's identity, with its DAG run
-        super().render_template_fields(context, jinja_env)
+        self._unrendered = render_task_fields(self, context, jinja_env)
 
     # ------------------------------------------------------------------ run
 
@@ -167,6 +169,9 @@ class SparkK8sSubmitTrigger(BaseTrigger):
         ti = self.task_instance
         retries = getattr(getattr(ti, "task", None), "retries", None)
         tries = tries_of(ref.try_number, retries, getattr(ti, "max_tries", None))
+        if self._unrendered is not None:  # invalid input: never retried
+            yield await self._event(refused(self._unrendered, may_retry=tries.may_retry))
+            return
         submit_run = self._submit_run(runs)
         try:
             started = await self._start(submit_run, ref)

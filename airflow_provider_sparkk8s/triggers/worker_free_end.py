@@ -1,6 +1,9 @@
 """How a worker-free task ends, for the operator's and the sensor's triggers alike: the
 event that ends it in the triggerer, and, the one case a worker still runs for it, its end
-in a worker.
+in a worker. And what both faces check before it starts: its templates against its DAG's
+own Jinja names, whenever it joins a DAG (`checked_dag`), and, in the triggerer, a template
+that does not render, which ends the task as invalid input naming its parameter
+(`render_task_fields`).
 
 Airflow 3.3 retries a `TaskFailedEvent` whenever the task has tries left, whatever the
 failure; so a failure that must not retry (an application error in a task with retries,
@@ -16,6 +19,8 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, NoReturn
 
+import jinja2
+
 from airflow_provider_sparkk8s.application.task.task_end import (
     INVALID_INPUT,
     SENSOR_TIMEOUT,
@@ -24,6 +29,7 @@ from airflow_provider_sparkk8s.application.task.task_end import (
     failure_of,
     is_worker_end,
 )
+from airflow_provider_sparkk8s.application.task.worker_free import DAG_JINJA, refuse_dag_jinja
 from airflow_provider_sparkk8s.version_compat import (
     AirflowFailException,
     AirflowSensorTimeout,
@@ -51,6 +57,59 @@ def start_args(
         next_kwargs={},
         timeout=timeout,
     )
+
+
+def check_dag_jinja(task: Any) -> None:
+    """A worker-free task's templated values against its DAG's `user_defined_macros` and
+    `user_defined_filters` (`application/task/worker_free.py`), once it has a DAG."""
+    if not task.has_dag():
+        return
+    dag = task.dag
+    templated = {name: getattr(task, name, None) for name in task.template_fields}
+    refuse_dag_jinja(templated, dag.user_defined_macros or {}, dag.user_defined_filters or {})
+
+
+def checked_dag(base: Any) -> Any:
+    """BaseOperator's `dag`, whose setter every way of giving a task its DAG goes through
+    (`dag=`, `with DAG(...)`, `task.dag = dag`, `dag.add_task(task)`): a worker-free task
+    (its `start_trigger_args` set, at the end of its __init__) is checked against the DAG
+    it joins after its __init__ as against the one it had there."""
+    assert base.fget is not None and base.fset is not None
+    assign = base.fset
+
+    def set_dag(task: Any, dag: Any) -> None:
+        assign(task, dag)
+        if dag is not None and getattr(task, "start_trigger_args", None) is not None:
+            check_dag_jinja(task)
+
+    return property(base.fget, set_dag, doc=base.__doc__)
+
+
+def render_task_fields(trigger: Any, context: Any, jinja_env: Any = None) -> str | None:
+    """The task's templated fields rendered on the trigger, as BaseTrigger renders them, a
+    field at a time; a template that does not render (a name undefined, a filter unknown)
+    returns the message that ends the task as invalid input, naming its parameter, where
+    the triggerer would fail the trigger with a traceback, to be retried in a worker."""
+    env = jinja_env or trigger.get_template_env()
+    for name in trigger.template_fields:
+        value = getattr(trigger, name)
+        if not value:
+            continue
+        try:
+            rendered = trigger.render_template(value, context, env, set())
+        except jinja2.TemplateError as error:
+            # The field's name, not its value: a dict such as conf may hold secrets.
+            message = (
+                f"{name}: a template does not render in the triggerer "
+                f"({type(error).__name__}: {error})"
+            )
+            if isinstance(error, (jinja2.UndefinedError, jinja2.TemplateAssertionError)):
+                # A name or a filter it does not know: the DAG's own, most likely.
+                which = "user_defined_macros and user_defined_filters"
+                message += f"; {DAG_JINJA.format(which=which)}"
+            return message
+        setattr(trigger, name, rendered)
+    return None
 
 
 async def end_event(end: TaskEnd, ti: Any, log: Any, push: PushXcom) -> TriggerEvent:

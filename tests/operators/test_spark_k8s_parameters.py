@@ -149,3 +149,76 @@ def test_airflow_before_3_3_is_refused_naming_its_version(monkeypatch: pytest.Mo
         worker_free()
     assert caught.value.key == "start_from_trigger"
     assert f"Airflow {spark_k8s_parameters.AIRFLOW_VERSION}" in str(caught.value)
+
+
+# ------------------------------------------------------------------ the DAG's Jinja names
+
+DAG_HEAD = """
+from airflow.sdk import DAG
+from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
+
+def spark(task_id, **kwargs):
+    return SparkK8sSubmitOperator(
+        task_id=task_id, application="s3a://jobs/etl.py", image="apache/spark:4.0.1", **kwargs
+    )
+
+dag = DAG(
+    "macros", schedule=None,
+    user_defined_macros={"bucket": lambda: "s3a://team"},
+    user_defined_filters={"shout": str.upper},
+)
+"""
+
+
+def parsed(tmp_path: Path, body: str) -> tuple[list[str], dict[str, str]]:
+    """The DAG file parsed as the dag processor parses it: its tasks, its import errors."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    (tmp_path / "macros.py").write_text(DAG_HEAD + body)
+    bag = DagBag(dag_folder=str(tmp_path))
+    dag = bag.dags.get("macros")
+    return (sorted(dag.task_ids) if dag else []), dict(bag.import_errors)
+
+
+@NEEDS_WORKER_FREE
+@pytest.mark.parametrize(
+    ("body", "key", "which"),
+    [
+        (  # under `with DAG`
+            (
+                "with dag:\n"
+                "    spark('free', conf={'spark.out': '{{ bucket() }}/out'}, start_from_trigger=True)\n"
+            ),
+            "conf['spark.out']='{{ bucket() }}/out'", "user_defined_macros (bucket)",
+        ),
+        (  # dag=
+            "spark('free', dag=dag, application_args=['{{ ds | shout }}'], start_from_trigger=True)\n",
+            "application_args[0]='{{ ds | shout }}'", "user_defined_filters (shout)",
+        ),
+        (  # added to the DAG after its __init__
+            "dag.add_task(spark('free', conf={'spark.x': '{{ bucket() }}'}, start_from_trigger=True))\n",
+            "conf['spark.x']='{{ bucket() }}'", "user_defined_macros (bucket)",
+        ),
+    ],
+)  # fmt: skip
+def test_a_worker_free_task_using_the_dags_macros_or_filters_fails_the_dag_file(
+    tmp_path: Path, body: str, key: str, which: str
+) -> None:
+    tasks, errors = parsed(tmp_path, body)
+    assert tasks == []
+    (error,) = errors.values()
+    assert f"SparkConfError: {key} is invalid" in error
+    assert which in error and "start_from_trigger=False" in error
+
+
+@NEEDS_WORKER_FREE
+def test_the_dags_macros_used_by_worker_tasks_only_are_accepted(tmp_path: Path) -> None:
+    body = (
+        "with dag:\n"
+        "    spark('in_worker', conf={'spark.out': '{{ bucket() }}/{{ ds | shout }}'})\n"
+        "    spark('free', conf={'spark.out': '{{ params.bucket }}/{{ ds }}'},\n"
+        "          params={'bucket': 's3a://team'}, start_from_trigger=True)\n"
+    )
+    tasks, errors = parsed(tmp_path, body)
+    assert errors == {}
+    assert tasks == ["free", "in_worker"]

@@ -4,6 +4,7 @@ client."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -467,3 +468,35 @@ def test_a_worker_free_sensor_serializes_its_start_trigger_args_for_the_schedule
     trigger = SparkK8sSensorTrigger(**kwargs)
     trigger.render_template_fields({"dag_run": {"conf": {"app": APP}}})
     assert trigger.application_id == APP
+
+
+@NEEDS_WORKER_FREE
+@pytest.mark.parametrize(
+    ("free_id", "accepted"),
+    [("'{{ app_of(ds) }}'", False), ("'{{ ds | app_name }}'", False), ("'{{ params.app }}'", True)],
+)
+def test_a_worker_free_sensor_using_the_dags_macros_or_filters_fails_the_dag_file(
+    tmp_path: Path, free_id: str, accepted: bool
+) -> None:
+    """Parsed as the dag processor parses it; a worker-mode sensor may use them."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    (tmp_path / "sensors.py").write_text(
+        "from airflow.sdk import DAG\n"
+        "from airflow_provider_sparkk8s.sensors.spark_k8s import SparkK8sApplicationSensor\n"
+        "with DAG('sensors', schedule=None, params={'app': 'spark-1'},\n"
+        "         user_defined_macros={'app_of': lambda day: 'spark-' + day},\n"
+        "         user_defined_filters={'app_name': lambda day: 'spark-' + day}):\n"
+        "    SparkK8sApplicationSensor(task_id='in_worker', application_id='{{ app_of(ds) }}',\n"
+        "                              namespace='{{ ds | app_name }}')\n"
+        f"    SparkK8sApplicationSensor(task_id='free', application_id={free_id},\n"
+        "                              start_from_trigger=True)\n"
+    )
+    bag = DagBag(dag_folder=str(tmp_path))
+    if accepted:
+        assert bag.import_errors == {}
+        assert sorted(bag.dags["sensors"].task_ids) == ["free", "in_worker"]
+        return
+    (error,) = bag.import_errors.values()
+    assert f"SparkConfError: application_id={free_id} is invalid" in error
+    assert "user_defined_" in error and "start_from_trigger=False" in error

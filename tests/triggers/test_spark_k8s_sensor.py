@@ -169,3 +169,22 @@ async def test_a_failed_lookup_fails_the_task_for_a_retry(final: dict[str, Any])
     fake = FakeSensorRun(error=KubeApiError(503, "ServiceUnavailable", "later"))
     (event,) = await events(trigger(fake))
     assert isinstance(event, TaskFailedEvent) and final["made"] == []
+
+
+async def test_a_template_the_triggerer_cannot_render_ends_the_task_naming_its_parameter(
+    final: dict[str, Any],
+) -> None:
+    """The DAG's filters never reach the triggerer: invalid input, not retried, no lookup."""
+    ti: Any = FakeTaskInstance(task_id="wait")
+    ti.max_tries = 2
+    fake = FakeSensorRun(FOUND)
+    made = trigger(fake, ti)
+    made.namespace = "{{ ds | team_namespace }}"
+    made.render_template_fields({"ds": "2026-12-07"})
+    (event,) = await events(made)
+    assert type(event) is TriggerEvent  # tries are left: a worker fails it, not retried
+    failure = event.payload["failure"]
+    assert failure["kind"] == "invalid_input"
+    assert failure["message"].startswith("namespace: a template does not render")
+    assert "No filter named 'team_namespace'" in failure["message"]
+    assert fake.looks == 0 and final["made"] == []

@@ -291,3 +291,52 @@ def test_rendering_in_the_triggerer_where_the_dag_is_the_serialized_one() -> Non
     trigger.task_instance = types.SimpleNamespace(task_id="t", task=task)  # type: ignore[assignment]
     trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
     assert trigger.parameters()["conf"]["spark.app.day"] == "2026-12-07"
+
+
+async def test_a_template_the_triggerer_cannot_render_ends_the_task_naming_its_parameter(
+    followed: list[Any],
+) -> None:
+    """The DAG's macros and filters never reach the triggerer (its DAG is the serialized
+    one): a DAG the parse-time check could not see (macros added after the tasks) fails
+    there as invalid input, never retried, and nothing is submitted."""
+    import json
+
+    from airflow.sdk import DAG
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    with DAG("d", schedule=None) as dag:
+        conf = {"spark.a": "{{ ds }}", "spark.b": "{{ team_bucket() }}/{{ ds }}"}
+        op = operator(conf=conf, retries=2)
+    dag.user_defined_macros = {"team_bucket": lambda: "s3a://team"}
+    assert op.render_template("{{ team_bucket() }}", {}, dag.get_template_env()) == "s3a://team"
+    served = DagSerialization.from_dict(json.loads(json.dumps(DagSerialization.to_dict(dag))))
+    trigger = with_run(trigger_of(op), FakeRun(start=AssertionError("submitted")))
+    ti: Any = trigger.task_instance
+    ti.task = served.get_task("spark_pi")  # as the triggerer's task instance carries it
+    trigger.task_instance = ti  # the triggerer sets the task's template fields from it
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": ti})
+    (event,) = await events(trigger)
+    assert type(event) is TriggerEvent  # tries are left: a worker fails it, not retried
+    failure = event.payload["failure"]
+    assert failure["kind"] == "invalid_input"
+    assert failure["message"].startswith("conf: a template does not render in the triggerer")
+    assert "'team_bucket' is undefined" in failure["message"]
+    assert followed == []
+
+
+def test_a_filter_the_triggerer_does_not_know_is_kept_as_the_reason() -> None:
+    trigger = trigger_of(operator(application_args=["{{ ds | shout }}"]))
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
+    assert trigger._unrendered is not None
+    assert trigger._unrendered.startswith("application_args: a template does not render")
+    assert "No filter named 'shout'" in trigger._unrendered
+    assert "user_defined_filters do not reach" in trigger._unrendered
+
+
+def test_a_template_that_does_not_parse_is_kept_as_the_reason_without_the_dags_names() -> None:
+    trigger = trigger_of(operator(namespace="team-{{ ds "))
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
+    assert trigger._unrendered is not None
+    assert trigger._unrendered.startswith("namespace: a template does not render")
+    assert "TemplateSyntaxError" in trigger._unrendered
+    assert "user_defined" not in trigger._unrendered

@@ -4,16 +4,20 @@ In that mode no worker ever runs the task: the triggerer renders the parameters,
 follows and ends the task. So whatever needs a worker's disk or a worker's Python is refused
 when the DAG is parsed (and again on the rendered values, in the trigger, before anything is
 sent): local files to upload, pod template files, a properties file or a keytab read from
-disk, user Python feature steps, callables, values that are not plain JSON, and an Airflow
-that does not render templates in the triggerer; for the application sensor, the settings
-of a poke (it never pokes). Each refusal is a `SparkConfError` naming
-the parameter, its value and why.
+disk, user Python feature steps, callables, values that are not plain JSON, templates that
+use the DAG's own Jinja names (its `user_defined_macros` and `user_defined_filters`, which
+the triggerer never sees), and an Airflow that does not render templates in the triggerer;
+for the application sensor, the settings of a poke (it never pokes). Each refusal is a
+`SparkConfError` naming the parameter, its value and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
+
+import jinja2
+from jinja2 import meta, nodes
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.builder import OPTIONAL_STEPS, USER_STEPS_KEY
@@ -155,6 +159,73 @@ def refuse_poke_only(settings: Mapping[str, Any]) -> None:
         value = settings.get(name, default)
         if value != default:
             raise SparkConfError(name, value, accepted, f"{SWITCH}=True: {why}")
+
+
+DAG_JINJA = (
+    "the triggerer renders with Airflow's default Jinja environment, which the DAG's "
+    "{which} do not reach (the serialized DAG leaves them out); pass the value through "
+    "params or set start_from_trigger=False"
+)
+
+
+def _template_strings(name: str, value: Any) -> Iterator[tuple[str, str]]:
+    """The templated strings of a parameter, each under its path; Airflow renders the
+    values of a dict, never its keys."""
+    if isinstance(value, str):
+        if _templated(value):
+            yield name, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _template_strings(f"{name}[{key!r}]", item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for index, item in enumerate(value):
+            yield from _template_strings(f"{name}[{index}]", item)
+
+
+def _stand_in(*args: Any, **kwargs: Any) -> Any:
+    """A filter or test the template names, so that it compiles; never called."""
+
+
+def _dag_names_used(
+    template: str, macros: Collection[str], filters: Collection[str]
+) -> tuple[list[str], list[str]]:
+    """The DAG's macros a template reads (names it does not set itself) and the DAG's
+    filters it applies; none when it does not parse (rendering says why)."""
+    # Airflow's environment knows `{% do %}`; the variables are found by compiling, which
+    # needs every filter and test the template names to exist.
+    parser = jinja2.Environment(extensions=["jinja2.ext.do"])
+    try:
+        tree = parser.parse(template)
+    except jinja2.TemplateSyntaxError:
+        return [], []
+    applied = {node.name for node in tree.find_all(nodes.Filter)}
+    tested = {node.name for node in tree.find_all(nodes.Test)}
+    parser.filters.update(dict.fromkeys(applied, _stand_in))
+    parser.tests.update(dict.fromkeys(tested, _stand_in))
+    read = meta.find_undeclared_variables(tree)
+    return sorted(read & set(macros)), sorted(applied & set(filters))
+
+
+def refuse_dag_jinja(
+    templated: Mapping[str, Any], macros: Collection[str], filters: Collection[str]
+) -> None:
+    """A template that uses the DAG's `user_defined_macros` or `user_defined_filters`:
+    Airflow leaves both out of the serialized DAG, the triggerer's only DAG, so there a
+    macro's name is undefined (an empty string, or an error when called) and a filter's an
+    error, where a worker renders them."""
+    if not macros and not filters:
+        return
+    for name, value in templated.items():
+        for path, template in _template_strings(name, value):
+            used_macros, used_filters = _dag_names_used(template, macros, filters)
+            for which, used in (
+                ("user_defined_macros", used_macros), ("user_defined_filters", used_filters)
+            ):  # fmt: skip
+                if used:
+                    raise SparkConfError(
+                        path, template, f"a template without the DAG's {which} ({', '.join(used)})",
+                        f"{SWITCH}=True: {DAG_JINJA.format(which=which)}",
+                    )  # fmt: skip
 
 
 def check_plain(parameters: Mapping[str, Any]) -> None:

@@ -11,6 +11,7 @@ from airflow_provider_sparkk8s.application.task.worker_free import (
     check_plain,
     check_worker_free,
     refuse_airflow,
+    refuse_dag_jinja,
     refuse_poke_only,
     refuse_without_adoption,
 )
@@ -132,3 +133,85 @@ def test_a_sensors_defaults_pass() -> None:
     check_plain({"application_id": "spark-1", "timeout": 60.0, "execution_timeout": None})
     with pytest.raises(SparkConfError, match="callable"):
         check_plain({"label_selector": lambda: "job=x"})
+
+
+# ------------------------------------------------------------------ the DAG's Jinja names
+
+MACROS = ("team_bucket", "owner")
+FILTERS = ("shout",)
+
+
+def dag_jinja_refusal(templated: dict[str, Any]) -> SparkConfError:
+    with pytest.raises(SparkConfError) as caught:
+        refuse_dag_jinja(templated, MACROS, FILTERS)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("templated", "key", "used"),
+    [
+        ({"application": "{{ team_bucket() }}/etl.py"}, "application", "(team_bucket)"),
+        ({"namespace": "{{ owner }}"}, "namespace", "(owner)"),  # renders "" in the triggerer
+        (
+            {"conf": {"spark.a": "x", "spark.b": "{{ owner.upper() }}"}},
+            "conf['spark.b']",
+            "(owner)",
+        ),
+        ({"application_args": ["--day", "{{ ds }}-{{ owner }}"]}, "application_args[1]", "(owner)"),
+        (
+            {"env_vars": {"E": {"deep": ["{{ team_bucket }}"]}}},
+            "env_vars['E']['deep'][0]",
+            "(team_bucket)",
+        ),
+    ],
+)
+def test_a_template_reading_the_dags_macros_is_refused(
+    templated: dict[str, Any], key: str, used: str
+) -> None:
+    error = dag_jinja_refusal(templated)
+    assert error.key == key
+    assert error.value == next(iter(_strings(templated[key.split("[")[0]])))
+    assert f"user_defined_macros {used}" in str(error)
+    assert "start_from_trigger=True" in str(error) and "params" in str(error)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if "{{" in value else []
+    items = value.values() if isinstance(value, dict) else value
+    return [found for item in items for found in _strings(item)]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ ds | shout }}",
+        "{{ ds | lower | shout(2) }}",
+        "{% filter shout %}{{ ds }}{% endfilter %}",
+        "{% if ds is defined %}{{ ds | shout }}{% endif %}",
+    ],
+)
+def test_a_template_applying_the_dags_filters_is_refused(template: str) -> None:
+    error = dag_jinja_refusal({"label_selector": template})
+    assert (error.key, error.value) == ("label_selector", template)
+    assert "user_defined_filters (shout)" in str(error)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ ds }} {{ params.bucket }} {{ macros.ds_add(ds, 1) }}",  # Airflow's own names
+        "{% set owner = 'me' %}{{ owner }}",  # the template's own variable
+        "{% for team_bucket in params.buckets %}{{ team_bucket }}{% endfor %}",
+        "{{ ds | upper }} {{ 'shout' }} owner team_bucket()",  # names outside templates
+        "{{ owner",  # does not parse: rendering says why, not this refusal
+    ],
+)
+def test_templates_without_the_dags_names_pass(template: str) -> None:
+    refuse_dag_jinja({"conf": {"spark.x": template}}, MACROS, FILTERS)
+
+
+def test_without_macros_or_filters_nothing_is_read_and_keys_are_never_rendered() -> None:
+    refuse_dag_jinja({"conf": {"spark.x": "{{ owner }}"}}, (), ())
+    refuse_dag_jinja({"conf": {"{{ owner }}": "v"}}, MACROS, FILTERS)  # Airflow renders values
+    assert dag_jinja_refusal({"conf": {"{{ owner }}": "{{ owner }}"}}).key == "conf['{{ owner }}']"
