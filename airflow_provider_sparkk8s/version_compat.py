@@ -273,6 +273,17 @@ def push_task_xcom(ti: Any, key: str, value: Any) -> None:
     )
 
 
+def task_template_env(native: bool) -> Any:
+    """The Jinja environment a worker renders a task's fields in, for a DAG without macros
+    or filters of its own: an undefined name raises, `{% do %}` works, native objects when
+    the DAG asks for them. Airflow 3.3's triggerer renders a trigger's fields in a bare
+    sandbox instead, where an undefined name renders as an empty string. 3.3+ (the
+    worker-free mode's), whose task SDK has `create_template_env`."""
+    from airflow.sdk.definitions._internal.templater import create_template_env
+
+    return create_template_env(native=native)
+
+
 def time_delta_trigger(delta: timedelta) -> Any:
     """Airflow's trigger that fires once `delta` has passed."""
     from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger

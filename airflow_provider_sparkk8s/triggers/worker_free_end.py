@@ -39,6 +39,7 @@ from airflow_provider_sparkk8s.version_compat import (
     TaskSuccessEvent,
     TriggerEvent,
     not_retried,
+    task_template_env,
 )
 
 # (task instance, key, value): how a trigger stores one XCom of its task.
@@ -85,12 +86,35 @@ def checked_dag(base: Any) -> Any:
     return property(base.fget, set_dag, doc=base.__doc__)
 
 
+def renders_native(task: Any) -> bool:
+    """Whether a worker renders the task's fields as native objects: the task's own
+    setting, else its DAG's (both travel in the serialized DAG)."""
+    own = getattr(task, "render_template_as_native_obj", None)
+    if own is not None:
+        return bool(own)
+    return bool(getattr(getattr(task, "dag", None), "render_template_as_native_obj", False))
+
+
+def worker_template_env(trigger: Any, native: bool) -> Any:
+    """The environment a worker would render the task's fields in: its DAG's, where the
+    trigger's task has a DAG object; else (the triggerer's serialized DAG, which has no
+    environment) Airflow's for a DAG without macros or filters of its own, which is what
+    a worker-free DAG may use (`check_dag_jinja`): so a misspelt name fails the task, as in
+    a worker, instead of rendering as an empty string."""
+    dag = getattr(getattr(trigger, "task", None), "dag", None)
+    if hasattr(dag, "get_template_env"):
+        return trigger.get_template_env(dag)
+    return task_template_env(native)
+
+
 def render_task_fields(trigger: Any, context: Any, jinja_env: Any = None) -> str | None:
     """The task's templated fields rendered on the trigger, as BaseTrigger renders them, a
     field at a time; a template that does not render (a name undefined, a filter unknown)
     returns the message that ends the task as invalid input, naming its parameter, where
     the triggerer would fail the trigger with a traceback, to be retried in a worker."""
-    env = jinja_env or trigger.get_template_env()
+    # Templater's `_render` asks the renderer itself, here the trigger.
+    trigger.render_template_as_native_obj = renders_native(getattr(trigger, "task", None))
+    env = jinja_env or worker_template_env(trigger, trigger.render_template_as_native_obj)
     for name in trigger.template_fields:
         value = getattr(trigger, name)
         if not value:

@@ -340,3 +340,45 @@ def test_a_template_that_does_not_parse_is_kept_as_the_reason_without_the_dags_n
     assert trigger._unrendered.startswith("namespace: a template does not render")
     assert "TemplateSyntaxError" in trigger._unrendered
     assert "user_defined" not in trigger._unrendered
+
+
+def served_task(dag: Any, task_id: str) -> Any:
+    """The task as the triggerer's task instance carries it: from the serialized DAG."""
+    import json
+
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    served = DagSerialization.from_dict(json.loads(json.dumps(DagSerialization.to_dict(dag))))
+    return served.get_task(task_id)
+
+
+def test_a_misspelt_name_fails_in_the_triggerer_as_in_a_worker() -> None:
+    """The triggerer's own sandbox renders an undefined name as ""; a worker's raises, and
+    so does the environment the trigger renders in (StrictUndefined)."""
+    from airflow.sdk import DAG
+
+    with DAG("d", schedule=None):
+        op = operator(namespace="team-{{ dss }}")
+    trigger = trigger_of(op)
+    trigger.task_instance = types.SimpleNamespace(
+        task_id="spark_pi", task=served_task(op.dag, "spark_pi")
+    )  # type: ignore[assignment]
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
+    assert trigger._unrendered is not None
+    assert trigger._unrendered.startswith("namespace: a template does not render")
+    assert "'dss' is undefined" in trigger._unrendered
+
+
+def test_a_dag_rendering_native_objects_renders_them_in_the_triggerer_too() -> None:
+    from airflow.sdk import DAG
+
+    with DAG("d", schedule=None, render_template_as_native_obj=True):
+        op = operator(application_args=["{{ 3 + 4 }}"], namespace="team-{{ ds }}")
+    trigger = trigger_of(op)
+    trigger.task_instance = types.SimpleNamespace(
+        task_id="spark_pi", task=served_task(op.dag, "spark_pi")
+    )  # type: ignore[assignment]
+    trigger.render_template_fields({"ds": "2026-12-07", "ti": FakeTaskInstance()})
+    assert trigger._unrendered is None
+    assert trigger.parameters()["application_args"] == [7]
+    assert trigger.parameters()["namespace"] == "team-2026-12-07"
