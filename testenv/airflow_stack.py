@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 
 import httpx
 
+from testenv.airflow_db import migrate
+
 AIRFLOW_BIN = Path(sys.executable).with_name("airflow")
 REPO = Path(__file__).resolve().parents[1]
 ADMIN_USER = "admin"
@@ -367,7 +369,7 @@ def launch_stack(
         started_at=started,
         prefixes=prefixes,
     )
-    stack.run_cli("db", "migrate", timeout=timeout)
+    migrate(AIRFLOW_BIN, stack.env, timeout)  # a copy of a migrated SQLite, or migrated
     stack.timings["db_migrate_s"] = time.monotonic() - started
     try:
         for name in COMPONENTS:

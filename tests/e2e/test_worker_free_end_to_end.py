@@ -2,11 +2,12 @@
 scheduler and triggerer, on real Spark on the real node (tests/e2e/e2e_dags/e2e_worker_free.py):
 the example's pi succeeds with its XComs, an application error fails the task on its one try,
 a user's kill (mark failed) deletes the driver, and a worker-free sensor follows the
-application a worker-free task beside it submits, to its success. No task process starts for
+application a worker-free task beside it submits, to its success, and two that find nothing end
+at their timeout, skipped (soft_fail) and failed, in the triggerer. No task process starts for
 any of them: the scheduler's log, where the LocalExecutor's workers log too, never enqueues
 them.
 
-The three DAG runs start at once (`worker_free_runs`); the kill is sent there, once the
+The five DAG runs start at once (`worker_free_runs`); the kill is sent there, once the
 long application's executor runs.
 """
 
@@ -29,8 +30,8 @@ from tests.e2e.test_airflow_end_to_end import messages, task_instance, task_log,
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(900)]
 
 PI, ERROR, KILL = "e2e_worker_free_pi", "e2e_worker_free_error", "e2e_worker_free_kill"
-SENSOR = "e2e_worker_free_sensor"
-TASK_OF = {PI: "spark_pi", ERROR: "raises", KILL: "killed", SENSOR: "follows"}
+SENSOR, TIMEOUT = "e2e_worker_free_sensor", "e2e_worker_free_sensor_timeout"
+TASK_OF = {PI: "spark_pi", ERROR: "raises", KILL: "killed", SENSOR: "follows", TIMEOUT: "fails"}
 
 
 @dataclass
@@ -49,7 +50,7 @@ def worker_free_runs(airflow: AirflowStack, real_plane: Any) -> Iterator[dict[st
     runs: dict[str, WorkerFreeRun] = {}
     try:
         with airflow.client() as client:
-            for dag_id in (KILL, PI, ERROR, SENSOR):
+            for dag_id in (KILL, PI, ERROR, SENSOR, TIMEOUT):
                 recorder = PodRecorder(
                     real_plane, E2E_NAMESPACE, label_selector=f"sparkk8s.io/dag-id={dag_id}"
                 ).start()
@@ -171,3 +172,24 @@ def test_a_worker_free_sensor_follows_an_application_to_its_success(
     assert followed["driver_pod"] == driver, followed
     assert followed["application_id"] == submitted["application_id"], (followed, submitted)
     assert_no_task_process(airflow, run.dag_id)  # neither task had a worker
+
+
+def test_worker_free_sensors_that_find_nothing_end_at_their_timeout_in_the_triggerer(
+    airflow: AirflowStack, worker_free_runs: dict[str, WorkerFreeRun]
+) -> None:
+    run = worker_free_runs[TIMEOUT]
+    failed, lines = ended(airflow, run)
+    shown = "\n".join(lines)
+    assert failed["state"] == "failed" and failed["try_number"] == 1, shown
+    assert any("Sensor timed out (timeout=20s) in the triggerer" in line for line in lines), shown
+    with airflow.client() as client:
+        skipped = task_instance(client, run.dag_id, run.run_id, "skips")
+        skipped_lines = messages(task_log(client, run.dag_id, run.run_id, "skips"))
+    assert skipped["state"] == "skipped" and skipped["try_number"] == 1, skipped
+    assert any("skipped (soft_fail)" in line for line in skipped_lines), skipped_lines
+    # They waited out their window, counted from their start, and no longer.
+    for ti in (failed, skipped):
+        start, end = (datetime.fromisoformat(ti[key]) for key in ("start_date", "end_date"))
+        assert 20 <= (end - start).total_seconds() < 80, ti
+    assert run.recorder.names("driver") == []
+    assert_no_task_process(airflow, run.dag_id)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from testenv.airflow_db import migrate
 from testenv.airflow_stack import (
     AIRFLOW_BIN,
     airflow_environment,
@@ -84,9 +85,7 @@ def api_server(
             **extra_env,
         },
     )
-    subprocess.run(
-        [str(AIRFLOW_BIN), "db", "migrate"], env=env, capture_output=True, check=True, timeout=300
-    )
+    migrate(AIRFLOW_BIN, env)  # a copy of a migrated SQLite (testenv/airflow_db.py)
     server = ApiServer(f"http://127.0.0.1:{port}", env, passwords)
     if rows:
         server.run_python(rows)

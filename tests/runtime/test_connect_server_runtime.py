@@ -8,8 +8,9 @@ the cluster would; this process watches the pods from outside.
 
 One server: deferred setup (the trigger run as the triggerer runs it) until the gRPC port
 answers, `spark.range(10**6).count()` and a small join with their results checked, clients
-with no token and a wrong token refused, teardown leaves no pod. A second server, with no
-executors (dynamic allocation from 0) and a 15-second idle timeout, is never torn down and deletes itself."""
+with no token and a wrong token refused, teardown leaves no pod. A second server, at the same time in a namespace of its own, with no
+executors (dynamic allocation from 0) and a 15-second idle timeout, is never torn down and
+deletes itself."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,9 +34,16 @@ from kubernetes.client import ApiClient
 from testenv.controlplane import ControlPlane
 from testenv.harness import kube
 from testenv.harness.waiting import wait_for
-from testenv.real_spark import BASE_CONF, REAL_SPARK_TIMINGS, SMALL_PODS, PodRecorder
+from testenv.real_spark import (
+    BASE_CONF,
+    REAL_SPARK_TIMINGS,
+    SMALL_PODS,
+    PodRecorder,
+    submitter_kubeconfig,
+)
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import image_name
+from tests.conftest import _fresh_namespace
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 pytest.importorskip("pyspark.sql.connect.client", reason="needs pyspark-client (test extra)")
@@ -104,22 +115,68 @@ def run_inside(
     return driver
 
 
-def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
-    real_node: RealNode, real_plane: ControlPlane, real_namespace: str, real_submitter: Path,
-    real_admin: ApiClient,
-):  # fmt: skip
+@dataclass
+class ServerRun:
+    """One scenario's server, run in the node's network namespace."""
+
+    namespace: str
+    driver: str  # its driver pod's name
+    recorder: PodRecorder  # the namespace's pods, watched from outside
+
+
+def run_server(
+    scenario: Callable[..., tuple[dict[str, float], str]],
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    namespace: str,
+    submitter: Path,
+) -> ServerRun:
+    recorder = PodRecorder(real_plane, namespace).start()
+    try:
+        driver = run_inside(scenario, real_node, real_plane, namespace, submitter)
+    finally:
+        recorder.stop()
+    return ServerRun(namespace, driver, recorder)
+
+
+@pytest.fixture(scope="module")
+def servers(
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, Future[ServerRun]]]:
+    """Both scenarios' servers at once, each in a namespace of its own: they share only the
+    node, and each mostly waits (for its pods, its clients, its idle timeout)."""
     real_node.ensure_spark_image(SPARK)  # imported in the background, or now
-    ns = real_namespace
-    recorder = PodRecorder(real_plane, ns).start()
-    driver = run_inside(
-        _serve_clients_refuse_strangers_tear_down, real_node, real_plane, ns, real_submitter
-    )
-    recorder.stop()
+    real_node.expose_host_port(int(real_plane.apiserver_address.rsplit(":", 1)[1]))
+    scenarios = {
+        "serve": _serve_clients_refuse_strangers_tear_down,
+        "idle": _idle_server_ends_by_itself,
+    }
+    with ExitStack() as namespaces:
+        given = {}
+        for name in scenarios:
+            ns = namespaces.enter_context(contextmanager(_fresh_namespace)(real_plane, request))
+            kubeconfig = tmp_path_factory.mktemp(f"connect-{name}") / "submitter.kubeconfig"
+            given[name] = (ns, submitter_kubeconfig(real_plane, ns, kubeconfig))
+        with ThreadPoolExecutor(len(given)) as pool:
+            yield {
+                name: pool.submit(run_server, scenarios[name], real_node, real_plane, ns, kc)
+                for name, (ns, kc) in given.items()
+            }
+
+
+def test_connect_server_serves_clients_refuses_strangers_and_leaves_nothing(
+    servers: dict[str, Future[ServerRun]], real_admin: ApiClient
+):
+    run = servers["serve"].result()
+    recorder, driver = run.recorder, run.driver
     executors = recorder.names("executor")
     assert len(executors) == 1, recorder.events  # the server's driver created its executor
     assert recorder.reached("executor", "Running") == executors
     assert recorder.gone(driver)
-    assert _pods(real_admin, ns) == []
+    assert _pods(real_admin, run.namespace) == []
 
 
 def _serve_clients_refuse_strangers_tear_down(
@@ -209,13 +266,11 @@ def _serve_clients_refuse_strangers_tear_down(
 
 
 def test_the_idle_timeout_ends_a_server_whose_teardown_never_ran(
-    real_node: RealNode, real_plane: ControlPlane, real_namespace: str, real_submitter: Path,
-    real_admin: ApiClient,
-):  # fmt: skip
-    real_node.ensure_spark_image(SPARK)
-    ns = real_namespace
-    driver = run_inside(_idle_server_ends_by_itself, real_node, real_plane, ns, real_submitter)
-    assert _pods(real_admin, ns) == [], driver
+    servers: dict[str, Future[ServerRun]], real_admin: ApiClient
+):
+    run = servers["idle"].result()
+    ns = run.namespace
+    assert _pods(real_admin, ns) == [], run.driver
     wait_for(
         lambda: not kube.request(real_admin, "GET", f"/api/v1/namespaces/{ns}/services")["items"],
         60,

@@ -81,3 +81,18 @@ with DAG("e2e_worker_free_sensor", schedule=None, catchup=False, start_date=STAR
         timeout=300,
         retries=0,
     )
+
+with DAG("e2e_worker_free_sensor_timeout", schedule=None, catchup=False, start_date=START):
+    # Nothing carries this label: each sensor looks every 2 s until its 20 s are up, and the
+    # trigger ends it there, skipped with soft_fail, else failed (no retries: no worker).
+    for task_id, soft_fail in (("skips", True), ("fails", False)):
+        SparkK8sApplicationSensor(
+            task_id=task_id,
+            kubernetes_conn_id=REAL_NODE,
+            label_selector="sparkk8s.io/dag-id=nothing-{{ dag_run.dag_id }}",
+            start_from_trigger=True,
+            poke_interval=2,
+            timeout=20,
+            soft_fail=soft_fail,
+            retries=0,
+        )
