@@ -15,12 +15,7 @@ default (1 per pod) would leave an executor Pending."""
 from __future__ import annotations
 
 import ipaddress
-import subprocess
 import time
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +36,10 @@ from testenv.real_spark import (
     env_value,
     registered_executors,
     submit_with_cli,
-    submitter_kubeconfig,
 )
 from testenv.realnode.config import POD_SUBNET
 from testenv.realnode.node import RealNode
 from testenv.runtime_image import RUNTIME_VERSIONS, SPARK_VERSION, image_name
-from tests.conftest import _fresh_namespace
 
 pytestmark = [pytest.mark.timeout(600)]
 BASE_PORTS = {"driver-rpc-port", "blockmanager", "spark-ui"}
@@ -115,73 +108,29 @@ def test_every_line_is_named_here():
     assert sorted(LINES) == sorted(RUNTIME_VERSIONS)
 
 
-@dataclass
-class LineRun:
-    """One line's Spark Pi, as `sparkk8s-submit` ran it and the recorder saw its pods."""
-
-    namespace: str
-    image: str
-    done: subprocess.CompletedProcess[str]
-    recorder: PodRecorder
-
-
-# Lines submitted at once: the node runs a driver and two executors of each, and three lines'
-# nine JVMs keep its two cores busy while the others wait on the kubelet and the API server.
-LINES_AT_ONCE = 3
-
-
-def run_line(
-    node: RealNode, plane: ControlPlane, namespace: str, submitter: Path, version: str
-) -> LineRun:
-    waited = time.monotonic()
-    image = node.ensure_spark_image(version)  # imported in the background, or now
-    REAL_SPARK_TIMINGS[f"real node: the test waited for {image}"] = time.monotonic() - waited
-    if (imported := node.timings.get(f"import {image}")) is not None:
-        REAL_SPARK_TIMINGS[f"real node: import {image}"] = imported
-    conf = {**SMALL_PODS, "spark.kubernetes.container.image": image_name(version)}
-    recorder = PodRecorder(plane, namespace).start()
-    started = time.monotonic()
-    name = "pi" + version.replace(".", "")
-    try:
-        done = submit_with_cli(plane, namespace, submitter, name, [PI, "4", "100000"], conf)
-    finally:
-        recorder.stop()
-    line = f"real node, CLI pi on Spark {version}"
-    REAL_SPARK_TIMINGS[f"{line}: succeeded (CLI exit)"] = time.monotonic() - started
-    return LineRun(namespace, image, done, recorder)
-
-
-@pytest.fixture(scope="module")
-def line_runs(
-    real_node: RealNode,
-    real_plane: ControlPlane,
-    request: pytest.FixtureRequest,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[dict[str, Future[LineRun]]]:
-    """Every line's Spark Pi, each in a namespace of its own, LINES_AT_ONCE at a time: the
-    lines share nothing but the node, and one line alone leaves it mostly waiting."""
-    with ExitStack() as namespaces:
-        submitters = {}
-        for version in sorted(LINES):
-            ns = namespaces.enter_context(contextmanager(_fresh_namespace)(real_plane, request))
-            folder = tmp_path_factory.mktemp(f"line-{version}")
-            submitters[version] = (ns, submitter_kubeconfig(real_plane, ns, folder / "kc"))
-        with ThreadPoolExecutor(LINES_AT_ONCE) as pool:
-            yield {
-                version: pool.submit(run_line, real_node, real_plane, ns, kc, version)
-                for version, (ns, kc) in submitters.items()
-            }
-
-
 @pytest.mark.controlplane
 @pytest.mark.parametrize("version", sorted(LINES))
 def test_spark_pi_runs_on_the_real_kubelet_on_every_line(
-    version: str, line_runs: dict[str, Future[LineRun]], real_admin: ApiClient
+    version: str,
+    real_node: RealNode,
+    real_plane: ControlPlane,
+    real_namespace: str,
+    real_submitter: Path,
+    real_admin: ApiClient,
 ):
+    ns = real_namespace
     ports_of_line, has_policy = LINES[version]
-    run = line_runs[version].result()
-    ns, done, recorder = run.namespace, run.done, run.recorder
-    assert run.image == f"docker.io/{image_name(version)}"
+    waited = time.monotonic()
+    image = real_node.ensure_spark_image(version)  # imported in the background, or now
+    waited = time.monotonic() - waited
+    assert image == f"docker.io/{image_name(version)}"
+    conf = {**SMALL_PODS, "spark.kubernetes.container.image": image_name(version)}
+    recorder = PodRecorder(real_plane, ns).start()
+    started = time.monotonic()
+    name = "pi" + version.replace(".", "")
+    done = submit_with_cli(real_plane, ns, real_submitter, name, [PI, "4", "100000"], conf)
+    elapsed = time.monotonic() - started
+    recorder.stop()
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     # The tag said the line: no "does not say its Spark release" fallback to 4.3.
@@ -256,3 +205,8 @@ def test_spark_pi_runs_on_the_real_kubelet_on_every_line(
     line = f"real node, CLI pi on Spark {version}"
     REAL_SPARK_TIMINGS[f"{line}: driver Running"] = running.seconds
     REAL_SPARK_TIMINGS[f"{line}: first executor Running"] = first_executor.seconds
+    REAL_SPARK_TIMINGS[f"{line}: succeeded (CLI exit)"] = elapsed
+    imported = real_node.timings.get(f"import {image}")
+    if imported is not None:
+        REAL_SPARK_TIMINGS[f"real node: import {image}"] = imported
+    REAL_SPARK_TIMINGS[f"real node: the test waited for {image}"] = waited
