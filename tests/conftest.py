@@ -248,8 +248,10 @@ def proxied_kubeconfig(
 
 # Tests that run DAGs in a real Airflow stack (testenv/airflow_stack.py): up to two reruns on
 # AirflowDeferRace alone (Airflow's own stale defer-exit race, raised by AirflowStack.wait_run
-# with the scheduler's line); any other failure fails at once, as before.
-AIRFLOW_STACK_TESTS = ("tests/e2e/",)
+# with the scheduler's line); any other failure fails at once, as before. tests/failover's
+# stacks are its tests' own, so a rerun starts clean (a cold run on 2026-12-07 met the race
+# there, on the cleared task's second try, before the module had reruns).
+AIRFLOW_STACK_TESTS = ("tests/e2e/", "tests/failover/")
 RERUN_ON_DEFER_RACE = pytest.mark.flaky(reruns=2, only_rerun=["AirflowDeferRace"])
 
 
