@@ -32,7 +32,11 @@ from airflow_provider_sparkk8s.application.task.task_parameters import (
 from airflow_provider_sparkk8s.errors import SparkConfError, SparkK8sError
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID, DEFAULT_RESYNC_INTERVAL
 from airflow_provider_sparkk8s.triggers.spark_k8s import SparkK8sApplicationTrigger
-from airflow_provider_sparkk8s.triggers.worker_free_end import end_event, render_task_fields
+from airflow_provider_sparkk8s.triggers.worker_free_end import (
+    end_event,
+    render_task_fields,
+    worker_template_env,
+)
 from airflow_provider_sparkk8s.version_compat import (
     BaseTrigger,
     TaskFailedEvent,
@@ -128,20 +132,13 @@ class SparkK8sSubmitTrigger(BaseTrigger):
 
     # ------------------------------------------------------------------ templates
 
-    def get_template_env(self, dag: Any = None) -> Any:
-        """The DAG's Jinja environment (its macros, filters, native rendering) where the DAG
-        has one; the triggerer's task holds the serialized DAG, which has none: then
-        Airflow's default (sandboxed) environment, as for any trigger."""
-        dag = dag or getattr(self.task, "dag", None)
-        return super().get_template_env(dag if hasattr(dag, "get_template_env") else None)
-
     def render_template(
         self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None
     ) -> Any:
         """A value ending in a template extension (`s3a://b/conf.json`) is a string here:
         the triggerer reads no template files (pod template files are refused)."""
         if isinstance(content, str) and content.endswith(tuple(self.template_ext or ())):
-            env = jinja_env or self.get_template_env()
+            env = jinja_env or worker_template_env(self.task)
             return self._render(env.from_string(content), context)
         return super().render_template(content, context, jinja_env, seen_oids)
 

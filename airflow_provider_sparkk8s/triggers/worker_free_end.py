@@ -95,16 +95,16 @@ def renders_native(task: Any) -> bool:
     return bool(getattr(getattr(task, "dag", None), "render_template_as_native_obj", False))
 
 
-def worker_template_env(trigger: Any, native: bool) -> Any:
+def worker_template_env(task: Any) -> Any:
     """The environment a worker would render the task's fields in: its DAG's, where the
-    trigger's task has a DAG object; else (the triggerer's serialized DAG, which has no
-    environment) Airflow's for a DAG without macros or filters of its own, which is what
-    a worker-free DAG may use (`check_dag_jinja`): so a misspelt name fails the task, as in
-    a worker, instead of rendering as an empty string."""
-    dag = getattr(getattr(trigger, "task", None), "dag", None)
+    task has a DAG object; else (the triggerer's serialized DAG, which has no environment)
+    Airflow's for a DAG without macros or filters of its own, which is what a worker-free
+    DAG may use (`check_dag_jinja`): so a misspelt name fails the task, as in a worker,
+    instead of rendering as an empty string."""
+    dag: Any = getattr(task, "dag", None)
     if hasattr(dag, "get_template_env"):
-        return trigger.get_template_env(dag)
-    return task_template_env(native)
+        return dag.get_template_env(force_sandboxed=False)  # as Airflow's Templater asks it
+    return task_template_env(renders_native(task))
 
 
 def render_task_fields(trigger: Any, context: Any, jinja_env: Any = None) -> str | None:
@@ -112,9 +112,10 @@ def render_task_fields(trigger: Any, context: Any, jinja_env: Any = None) -> str
     field at a time; a template that does not render (a name undefined, a filter unknown)
     returns the message that ends the task as invalid input, naming its parameter, where
     the triggerer would fail the trigger with a traceback, to be retried in a worker."""
+    task = getattr(trigger, "task", None)
     # Templater's `_render` asks the renderer itself, here the trigger.
-    trigger.render_template_as_native_obj = renders_native(getattr(trigger, "task", None))
-    env = jinja_env or worker_template_env(trigger, trigger.render_template_as_native_obj)
+    trigger.render_template_as_native_obj = renders_native(task)
+    env = jinja_env or worker_template_env(task)
     for name in trigger.template_fields:
         value = getattr(trigger, name)
         if not value:
