@@ -3,7 +3,9 @@ CPU-seconds a time on SQLite (7-10 s of wall on a loaded machine), and a full `m
 migrated a dozen fresh homes. A SQLite one is a copy of a database migrated once per Airflow
 install, cached under ~/.cache/sparkk8s-airflow-db keyed by that install (its interpreter's
 path and its apache-airflow release), made under a lock and renamed into place when done,
-so the two lanes of `make test` share it. Any other database (PostgreSQL) is migrated."""
+so the two lanes of `make test` share it: the Airflow stacks, the plugin tests'
+api-servers and the operator tests' template home (tests/operators/airflow_harness.py) all
+copy it. Any other database (PostgreSQL) is migrated."""
 
 from __future__ import annotations
 

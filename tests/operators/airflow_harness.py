@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testenv.airflow_db import migrate
 from testenv.harness.waiting import wait_for
 
 RUNNER = Path(__file__).with_name("run_dag.py")
@@ -68,18 +69,11 @@ def base_env(home: Path) -> dict[str, str]:
 
 
 def migrate_template(home: Path) -> Path:
-    """`airflow db migrate` once; runs copy the result."""
+    """A migrated Airflow home that runs copy: its database a copy of the one migrated once
+    per Airflow install (testenv/airflow_db.py)."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "dags").mkdir(exist_ok=True)
-    result = subprocess.run(
-        [AIRFLOW, "db", "migrate"],
-        env=base_env(home),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    migrate(Path(AIRFLOW), base_env(home), timeout=600)
     return home
 
 
@@ -198,7 +192,6 @@ class AirflowHome:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         shutil.copy(template / "airflow.db", root / "airflow.db")
-        shutil.copy(template / "airflow.cfg", root / "airflow.cfg")
         (root / "dags").mkdir(exist_ok=True)
         self.env = base_env(root)
         self.env["AIRFLOW_CONN_SPARK_K8S_DEFAULT"] = json.dumps(connection)
