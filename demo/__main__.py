@@ -55,10 +55,10 @@ REAL_AND_STAND_INS = (
     "  leaves it); dnsmasq answers for the Services instead of CoreDNS, and one DNAT rule\n"
     "  takes the `kubernetes` Service to the API server instead of kube-proxy. The image is\n"
     "  built from local files (a JRE, Python, pyspark's Spark, our entrypoint and pi.py), not\n"
-    "  pulled; its entrypoint starts the JVMs with the JIT's first tier only and the serial\n"
-    "  collector (cheaper on a small machine). pi.py seeds each partition's generator with the\n"
-    "  partition's number: the same figure every run is expected (the same samples), not a\n"
-    "  sign of a cached result."
+    "  pulled; its entrypoint starts the JVMs with the JIT's first tier only, the serial\n"
+    "  collector and no bytecode verification of Spark's jars (cheaper on a small machine).\n"
+    "  pi.py seeds each partition's generator with the partition's number: the same figure\n"
+    "  every run is expected (the same samples), not a sign of a cached result."
 )
 # Lines of the Airflow run worth showing; the whole log is kept in .airflow/.
 INTERESTING = (
