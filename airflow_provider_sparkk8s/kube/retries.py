@@ -8,7 +8,6 @@ connection was never made, or the server answered 429.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,8 +25,16 @@ class RetryPolicy:
     max_retry_after: float = 30.0  # a server asking for longer than this is not waited for
 
 
+def _uniform() -> float:
+    # Imported here: a request that succeeds at once, as most of sparkk8s-submit's do,
+    # never waits, and random costs its start-up about 1 ms.
+    import random
+
+    return random.random()
+
+
 def backoff_delay(
-    attempt: int, base: float, cap: float, rng: Callable[[], float] = random.random
+    attempt: int, base: float, cap: float, rng: Callable[[], float] = _uniform
 ) -> float:
     """Seconds to wait after failure number `attempt` (from 1): exponential from `base`,
     capped at `cap`, half of it jittered, so many clients retrying at once spread out
@@ -40,7 +47,7 @@ def retry_delay(
     policy: RetryPolicy,
     attempt: int,
     retry_after: str | None = None,
-    rng: Callable[[], float] = random.random,
+    rng: Callable[[], float] = _uniform,
 ) -> float:
     """Seconds before try `attempt + 1`: Retry-After if the server gave one (capped, with a
     little jitter), else `backoff_delay`."""

@@ -21,9 +21,7 @@ all call `plan_uploads`, agree on every name without sharing state.
 
 from __future__ import annotations
 
-import random
 import re
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +31,7 @@ from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.java_text import java_file_name
+from airflow_provider_sparkk8s.submission.naming import uuid4_bits, uuid_text
 from airflow_provider_sparkk8s.submission.uris import is_local_dependency, uri_scheme
 
 UPLOAD_PATH_KEY = "spark.kubernetes.file.upload.path"
@@ -75,9 +74,13 @@ class UploadPlan:
 
 def upload_dir_names(seed: int) -> Iterator[str]:
     """`spark-upload-<random v4 UUID>` names, the same sequence for the same seed."""
+    # Imported here: only a submission with local files to upload draws names, and random
+    # costs sparkk8s-submit's start-up about 1 ms.
+    import random
+
     draw = random.Random(seed)
     while True:
-        yield UPLOAD_DIR_PREFIX + str(uuid.UUID(int=draw.getrandbits(128), version=4))
+        yield UPLOAD_DIR_PREFIX + uuid_text(uuid4_bits(draw.getrandbits(128)))
 
 
 def split_fragment(entry: str) -> tuple[str, str | None]:

@@ -26,7 +26,7 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 # Never on the command line's path (the operator's stack, heavy libraries, slow lookups).
 NEVER: tuple[str, ...] = (
     "airflow", "httpx", "httpcore", "asyncio", "yaml", "fsspec", "pydantic",
-    "importlib.metadata", "pkg_resources", f"{PACKAGE}.version_compat",
+    "importlib.metadata", "pkg_resources", "http.client", "email", f"{PACKAGE}.version_compat",
     *(f"{PACKAGE}.{face}" for face in ("operators", "sensors", "triggers", "hooks", "links")),
 )  # fmt: skip
 # Only a submission that gets this far needs them.
@@ -36,7 +36,6 @@ RENDER_AND_CLIENT = (
     f"{PACKAGE}.submission.render",
     f"{PACKAGE}.kube",
     f"{PACKAGE}.services.submit.send",
-    "http.client",
     "ssl",
 )
 # Only a policy, a wait, --kill/--status, an upload or Volcano needs them.
@@ -55,6 +54,8 @@ NOT_FOR_A_PLAIN_SUBMISSION = (
     f"{PACKAGE}.submission.features.volcano",
     "zipfile",
     "tempfile",
+    "uuid",
+    "random",
     # Only a kubeconfig user with an exec plugin, a glob in --jars/--files, or a time conf
     # (the report interval of a wait, a Kueue queue timeout) needs them.
     f"{PACKAGE}.kube.exec_plugin",

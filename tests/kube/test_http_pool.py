@@ -230,3 +230,147 @@ def test_after_one_dropped_connection_the_request_goes_on_a_fresh_one_not_anothe
             thread.join(5)
         assert client.request("POST", "/api/v1/namespaces/ns/pods", json={}) == {"ok": True}
     assert [h.split(b" ")[0] for h in heads].count(b"POST") == 2  # the dropped one, then fresh
+
+
+def pool_for(url: str, read_timeout: float = 5) -> HttpPool:
+    return HttpPool(url, tls=None, server_name=None, connect_timeout=2, read_timeout=read_timeout)
+
+
+def test_a_chunked_stream_yields_each_line_before_the_next_is_sent() -> None:
+    """The server sends the second event only once the test has the first: a client that
+    waited for more bytes than the first line would stall here until the timeout."""
+    first_seen = threading.Event()
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            heads.append(read_request(conn) or b"")
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            conn.sendall(b'e\r\n{"type":"ADDED\r\n3\r\n"}\n\r\n')  # one line, two chunks
+            if first_seen.wait(5):
+                conn.sendall(b'13\r\n{"type":"DELETED"}\n\r\n0\r\n\r\n')
+
+    with raw_server(serve) as (url, heads):
+        pool = pool_for(url)
+        response = pool.send("GET", "/api/v1/pods", {"watch": "1"}, {}, None, stream=True)
+        lines = response.iter_lines()
+        assert next(lines) == '{"type":"ADDED"}'
+        first_seen.set()
+        assert list(lines) == ['{"type":"DELETED"}']
+        response.close()
+        pool.close()
+    assert b"\r\naccept-encoding: identity" in heads[0].lower(), "a stream is never compressed"
+
+
+def test_a_close_delimited_stream_yields_lines_until_the_server_closes() -> None:
+    """A followed log may come without length or chunks: its end is the connection's."""
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            read_request(conn)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nstarted\r\n")
+            conn.sendall(b"working\ndone")
+
+    with raw_server(serve) as (url, _):
+        pool = pool_for(url)
+        response = pool.send("GET", "/log", {"follow": "true"}, {}, None, stream=True)
+        assert list(response.iter_lines()) == ["started", "working", "done"]
+        response.close()
+        pool.close()
+
+
+def serve_each_request(
+    answers: Callable[[int, int], bytes], connections: list[int]
+) -> Callable[[int, socket.socket], None]:
+    """Answers request n on connection c with `answers(c, n)`, noting each request's
+    connection, until the client closes or an answer says Connection: close."""
+
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            while read_request(conn) is not None:
+                connections.append(number)
+                reply = answers(number, len(connections))
+                conn.sendall(reply)
+                if b"Connection: close" in reply or b"Content-Length" not in reply:
+                    return
+
+    return serve
+
+
+def test_a_kept_alive_connection_carries_the_next_request() -> None:
+    connections: list[int] = []
+    serve = serve_each_request(lambda conn, n: OK, connections)
+    with raw_server(serve) as (url, _):
+        pool = pool_for(url)
+        answers = [pool.send("GET", "/version", {}, {}, None) for _ in range(3)]
+        pool.close()
+    assert [a.content for a in answers] == [b'{"ok":true}'] * 3
+    assert connections == [1, 1, 1]
+
+
+def test_connection_close_and_a_close_delimited_body_are_not_reused() -> None:
+    closing = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
+    until_close = b"HTTP/1.1 200 OK\r\n\r\nto the end"
+    connections: list[int] = []
+    serve = serve_each_request(lambda conn, n: [closing, until_close, OK, OK][n - 1], connections)
+    with raw_server(serve) as (url, _):
+        pool = pool_for(url)
+        contents = [pool.send("GET", "/version", {}, {}, None).content for _ in range(4)]
+        pool.close()
+    assert contents == [b"{}", b"to the end", b'{"ok":true}', b'{"ok":true}']
+    assert connections == [1, 2, 3, 3]
+
+
+def test_an_http_1_0_answer_without_keep_alive_is_not_reused() -> None:
+    old = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    connections: list[int] = []
+    serve = serve_each_request(lambda conn, n: old, connections)
+    with raw_server(serve) as (url, _):
+        pool = pool_for(url)
+        for _ in range(2):
+            pool.send("GET", "/version", {}, {}, None)
+        pool.close()
+    assert connections == [1, 2]
+
+
+def test_a_body_cut_short_is_a_remote_protocol_error_after_sending() -> None:
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            read_request(conn)
+            conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"items":')
+
+    with raw_server(serve) as (url, _):
+        pool = pool_for(url)
+        with pytest.raises(TransportFailure, match="91 bytes short") as caught:
+            pool.send("GET", "/api/v1/pods", {}, {}, None)
+        pool.close()
+    assert caught.value.kind == "RemoteProtocolError" and caught.value.sent is True
+    assert pool._idle == [], "a connection mid-body is never kept"
+
+
+def test_a_malformed_answer_is_a_remote_protocol_error_and_the_request_head_is_exact() -> None:
+    def serve(number: int, conn: socket.socket) -> None:
+        with conn:
+            heads.append(read_request(conn) or b"")
+            conn.sendall(b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n")
+
+    with raw_server(serve) as (url, heads):
+        pool = pool_for(url)
+        with pytest.raises(TransportFailure, match="malformed header line") as caught:
+            pool.send("PUT", "/x", {}, {"Content-Type": "application/json"}, b"{}")
+        pool.close()
+    assert caught.value.kind == "RemoteProtocolError" and caught.value.sent is True
+    port = url.rsplit(":", 1)[1]
+    assert heads[0] == (
+        b"PUT /x HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\n"
+        b"Accept-Encoding: gzip\r\nContent-Length: 2" % port.encode()
+    )
+
+
+def test_a_header_with_a_line_break_is_refused_before_anything_is_sent() -> None:
+    connections: list[int] = []
+    with raw_server(serve_each_request(lambda conn, n: OK, connections)) as (url, _):
+        pool = pool_for(url)
+        with pytest.raises(ValueError, match="holds CR, LF or NUL"):
+            pool.send("GET", "/x", {}, {"Authorization": "Bearer a\r\nX-Injected: 1"}, None)
+        pool.close()
+    assert connections == []

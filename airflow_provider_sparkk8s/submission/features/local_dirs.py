@@ -13,8 +13,6 @@ submission renders the same objects every time it is rendered.
 
 from __future__ import annotations
 
-import random
-
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import get_bool
@@ -55,6 +53,17 @@ def configured_local_dirs(conf: DriverConf, taken_paths: set[str]) -> list[str]:
     return dirs
 
 
+def shuffled(dirs: list[str], seed: int) -> list[str]:
+    """The dirs in this submission's random order, as a new list."""
+    if len(dirs) < 2:
+        return list(dirs)  # one order: random (~1 ms of sparkk8s-submit's start) not imported
+    import random
+
+    order = list(dirs)
+    random.Random(seed).shuffle(order)
+    return order
+
+
 def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     existing = [
         mount.get("mountPath", "")
@@ -64,12 +73,10 @@ def step(conf: DriverConf, pod: SparkPod) -> StepResult:
     volumes: list[KubeObject] = []
     mounts: list[KubeObject] = []
     if existing:
-        local_dirs = list(existing)
-        random.Random(conf.ids.shuffle_seed).shuffle(local_dirs)
+        local_dirs = shuffled(existing, conf.ids.shuffle_seed)
     else:
         taken = {str(mount.get("mountPath")) for mount in pod.container.get("volumeMounts") or ()}
-        local_dirs = configured_local_dirs(conf, taken)
-        random.Random(conf.ids.shuffle_seed).shuffle(local_dirs)
+        local_dirs = shuffled(configured_local_dirs(conf, taken), conf.ids.shuffle_seed)
         empty_dir = {"medium": "Memory"} if get_bool(conf, TMPFS_KEY, False) else {}
         for index, path in enumerate(local_dirs, start=1):
             name = f"{VOLUME_PREFIX}{index}"
