@@ -79,12 +79,35 @@ def run_child(argv: list[str], env: dict[str, str]) -> Sample:
     return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
-def run_phases(argv: list[str], env: dict[str, str], modules: Path) -> dict[str, float]:
+def installed_cli(home: Path) -> tuple[str, str]:
+    """An interpreter and a `sparkk8s-submit` console script as an installed package has them.
+
+    The checkout's own venv holds the package as an editable install, whose import hook
+    (a .pth file that loads a finder and pathlib at every start) no installed wheel has.
+    So the runs use a venv of their own with nothing in site-packages, the tree on
+    PYTHONPATH (as a wheel's files on sys.path), and the script pip writes for an entry
+    point.
+    """
+    venv = home / "cli-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    script = venv / "bin" / "sparkk8s-submit"
+    script.write_text(
+        f"#!{python}\nimport sys\nfrom airflow_provider_sparkk8s.cli.submit import main\n"
+        "if __name__ == '__main__':\n    sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return python, str(script)
+
+
+def run_phases(
+    python: str, argv: list[str], env: dict[str, str], modules: Path
+) -> dict[str, float]:
     """One sparkk8s-submit run split into PHASES (seconds), plus its wall as `total`."""
     script = str(CHECKOUT / "benchmarks" / "cli_phases.py")
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         spawn_ns = time.monotonic_ns()  # the child's first clock read is on the same clock
-        wall = run_child([sys.executable, script, "time", str(spawn_ns), str(modules),
+        wall = run_child([python, script, "time", str(spawn_ns), str(modules),
                           out.name, *argv], env).wall  # fmt: skip
         phases = {name: ns / 1e9 for name, ns in json.loads(Path(out.name).read_text()).items()}
     return phases | {"total": wall}
@@ -99,7 +122,6 @@ def compare_with_spark_submit(
     """Each round: spark-submit once, then sparkk8s-submit, its phase split (and the same
     two for `baseline`'s tree) and the interpreter's floor, `cli_runs` times each,
     interleaved (ours are short)."""
-    ours = str(Path(sys.executable).with_name("sparkk8s-submit"))
     theirs = str(spark_submit_path(SPARK_LINE))
     trees = {"": checkout, **({f"{BASELINE} ": baseline} if baseline else {})}
     samples: dict[str, list] = {"spark-submit 4.3.0": [], "python -c pass": [],
@@ -107,15 +129,16 @@ def compare_with_spark_submit(
     samples |= {f"{prefix}{name}": [] for prefix in trees for name in ("sparkk8s-submit", "phases")}
     script = str(CHECKOUT / "benchmarks" / "cli_phases.py")
     with tempfile.TemporaryDirectory() as home, RecordingServer() as server:
+        python, ours = installed_cli(Path(home))
         master = ["--master", f"k8s://{server.url}", "--deploy-mode", "cluster"]
         env = oracle_environment(SPARK_LINE, {"SPARK_USER": "bench"}, Path(home))
         env.pop("SPARK_SUBMIT_OPTS", None)  # the oracle's start-up tweak is not spark-submit
         envs: dict[str, dict[str, str]] = {}
         modules: dict[str, Path] = {}
         for prefix, tree in trees.items():
-            envs[prefix] = env | {"PYTHONPATH": str(tree)}  # that tree's code, not an install's
+            envs[prefix] = env | {"PYTHONPATH": str(tree)}  # on sys.path, as an install
             modules[prefix] = Path(home) / f"modules-{len(modules)}.txt"  # for the phase split
-            run_child([sys.executable, script, "list", str(modules[prefix]), *master, *APP],
+            run_child([python, script, "list", str(modules[prefix]), *master, *APP],
                       envs[prefix])  # fmt: skip
         for _ in range(runs):  # alternate, so drift on a shared machine hits both alike
             samples["spark-submit 4.3.0"].append(run_child([theirs, *master, *APP], env))
@@ -125,12 +148,10 @@ def compare_with_spark_submit(
                         run_child([ours, *master, *APP], envs[prefix])
                     )
                     samples[f"{prefix}phases"].append(
-                        run_phases([*master, *APP], envs[prefix], modules[prefix])
+                        run_phases(python, [*master, *APP], envs[prefix], modules[prefix])
                     )
-                samples["python -c pass"].append(run_child([sys.executable, "-c", "pass"], env))
-                samples["python -S -c pass"].append(
-                    run_child([sys.executable, "-S", "-c", "pass"], env)
-                )
+                samples["python -c pass"].append(run_child([python, "-c", "pass"], env))
+                samples["python -S -c pass"].append(run_child([python, "-S", "-c", "pass"], env))
         posts = [r for r in server.recording.as_list() if r["method"] == "POST"]
         expected = len(trees) * (1 + 2 * runs * cli_runs) + runs
         assert len(posts) == expected, "every run must create a driver"
