@@ -68,9 +68,9 @@ gcs-server:
 azurite:
 	./testenv/install_azurite.sh >/dev/null
 
-# Kueue's manager (the quota tests' admission controller) from its Go module at a pinned
-# release, with its CRDs, into ~/.cache (about three minutes cold on two cores, once).
-kueue:
+# Kueue's manager (the quota tests' admission controller) at the release testenv/go.mod pins,
+# built in the plane's `go build` (testenv/build.sh), and its CRDs, into ~/.cache.
+kueue: controlplane
 	./testenv/build_kueue.sh >/dev/null
 
 # Prometheus' statsd_exporter (the metrics tests' StatsD server) from its Go module at a pinned
@@ -148,16 +148,17 @@ TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))
 # What the full run needs, built and fetched side by side (make -j4): on a cold machine the Go
-# builds keep the two cores busy while Maven, npm, pip's layer and the Go module downloads wait
-# on the network. The steps that use apt run one after another (order-only prerequisites):
-# apt-get update takes a lock the others would fail on.
-TEST_DEPS := lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser postgres runtime-image realnode-images
+# builds keep the two cores busy while the venv's pip install, Maven, npm, pip's layer and the
+# Go module downloads wait on the network (the Go builds need no venv, so they start at once).
+# The steps that use apt run one after another (order-only prerequisites): apt-get update
+# takes a lock the others would fail on.
+TEST_DEPS := venv lint controlplane node-packages toxiproxy tinyproxy s3server gcs-server azurite kueue statsd-exporter browser postgres runtime-image realnode-images
 test-deps: $(TEST_DEPS)
 tinyproxy: | node-packages
 browser: | tinyproxy
 # The two-triggerer tests (tests/failover/test_triggerer_failover.py, rest lane) need PostgreSQL.
 postgres: | browser
-test: venv
+test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	bin=$$(./testenv/build.sh) && s3=$$(./testenv/build_s3.sh) && \
 	kueue=$$(./testenv/build_kueue.sh) && gcs=$$(./testenv/build_gcs.sh) && \

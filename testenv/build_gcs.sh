@@ -17,7 +17,7 @@ if [ ! -x "$out/fake-gcs-server" ]; then
   echo "building fake-gcs-server $FAKE_GCS_SERVER_VERSION" >&2
   start=$SECONDS
   tmp=$(mktemp -d "$out/.gobin.XXXXXX")
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" \
+  GOBIN="$tmp" go install -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" \
     "github.com/fsouza/fake-gcs-server@$FAKE_GCS_SERVER_VERSION"
   mv "$tmp/fake-gcs-server" "$out/fake-gcs-server"
   rmdir "$tmp"

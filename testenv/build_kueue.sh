@@ -1,27 +1,21 @@
 #!/usr/bin/env bash
-# Builds (or reuses) Kueue's manager from its Go module at a pinned release, into ~/.cache
-# keyed by version, and prints the directory holding `kueue-manager` and `crd/` (Kueue's
-# CRDs, copied from the module's config/components/crd/bases; progress goes to stderr).
-# Its own lock: two sessions never build it at once.
+# Prints a directory holding Kueue's manager as `kueue-manager` and `crd/` (Kueue's CRDs,
+# copied from the module's config/components/crd/bases), keyed by the plane's build
+# (progress goes to stderr). The manager itself is built by testenv/build.sh, in the plane's
+# `go build`: Kueue's version is pinned in testenv/go.mod, and the k8s.io packages it shares
+# with the plane compile once. Its own lock: two sessions never write it at once.
 set -euo pipefail
-KUEUE_VERSION=v0.17.0
+here=$(cd "$(dirname "$0")" && pwd)
+KUEUE_VERSION=$(awk '$1=="sigs.k8s.io/kueue"{print $2}' "$here/go.mod")
 cache=${SPARKK8S_TESTENV_CACHE:-$HOME/.cache/sparkk8s-testenv}
-out="$cache/kueue-$KUEUE_VERSION"
-mkdir -p "$out"
 export GOMODCACHE=${GOMODCACHE:-$HOME/.cache/go-mod}
-export CGO_ENABLED=0 GOFLAGS=
+bin=$("$here/build.sh")
+out="$cache/kueue-$KUEUE_VERSION-$(basename "$bin")"
+mkdir -p "$out"
 
 exec 9>"$cache/.kueue.lock"
 flock 9
-if [ ! -x "$out/kueue-manager" ]; then
-  echo "building kueue $KUEUE_VERSION" >&2
-  start=$SECONDS
-  tmp=$(mktemp -d "$out/.gobin.XXXXXX")
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION"
-  mv "$tmp/kueue" "$out/kueue-manager"
-  rmdir "$tmp"
-  echo "built kueue in $((SECONDS - start))s" >&2
-fi
+ln -sfn "$bin/kueue" "$out/kueue-manager"
 if [ ! -d "$out/crd" ]; then
   src="$GOMODCACHE/sigs.k8s.io/kueue@$KUEUE_VERSION/config/components/crd/bases"
   [ -d "$src" ] || GOFLAGS= go mod download "sigs.k8s.io/kueue@$KUEUE_VERSION"

@@ -16,7 +16,7 @@ flock 9
 if [ ! -x "$out/versitygw" ]; then
   echo "building versitygw $VERSITYGW_VERSION" >&2
   start=$SECONDS
-  GOBIN="$out/.tmp.$$" GOFLAGS= go install -trimpath -ldflags "-s -w" \
+  GOBIN="$out/.tmp.$$" GOFLAGS= go install -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" \
     "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
   mv "$out/.tmp.$$/versitygw" "$out/versitygw"
   rmdir "$out/.tmp.$$"

@@ -17,7 +17,7 @@ if [ ! -x "$out/statsd_exporter" ]; then
   echo "building statsd_exporter $STATSD_EXPORTER_VERSION" >&2
   start=$SECONDS
   tmp=$(mktemp -d "$out/.gobin.XXXXXX")
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" \
+  GOBIN="$tmp" go install -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" \
     "github.com/prometheus/statsd_exporter@$STATSD_EXPORTER_VERSION"
   mv "$tmp/statsd_exporter" "$out/statsd_exporter"
   rmdir "$tmp"

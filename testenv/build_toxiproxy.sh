@@ -16,7 +16,7 @@ if [ ! -x "$out/toxiproxy-server" ]; then
   echo "building toxiproxy $TOXIPROXY_VERSION" >&2
   start=$SECONDS
   tmp=$(mktemp -d "$out/.gobin.XXXXXX")
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" \
+  GOBIN="$tmp" go install -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" \
     "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"
   mv "$tmp/server" "$out/toxiproxy-server"
   rmdir "$tmp"

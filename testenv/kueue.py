@@ -45,6 +45,8 @@ from testenv.pki import issue_from_ca
 from testenv.processes import ManagedProcess, Server, built_by, wait_until
 
 BUILD_SCRIPT = Path(__file__).resolve().parent / "build_kueue.sh"
+GO_MOD = Path(__file__).resolve().parent / "go.mod"
+KUEUE_MODULE = "sigs.k8s.io/kueue"
 ENABLED_LABEL = ("sparkk8s.test/kueue", "enabled")
 KUEUE_NAMESPACE = "kueue-system"
 WEBHOOK_BASE_NAME = "sparkk8s-kueue"
@@ -69,10 +71,12 @@ def _module_webhooks() -> list[dict[str, Any]]:
 
 
 def _pinned_version() -> str:
-    for line in BUILD_SCRIPT.read_text().splitlines():
-        if line.startswith("KUEUE_VERSION="):
-            return line.split("=", 1)[1].strip()
-    raise RuntimeError(f"no KUEUE_VERSION= in {BUILD_SCRIPT}")
+    """The release testenv/go.mod requires: the one testenv/build.sh builds."""
+    for line in GO_MOD.read_text().splitlines():
+        fields = line.split()
+        if fields[:1] == [KUEUE_MODULE] and len(fields) >= 2:
+            return fields[1]
+    raise RuntimeError(f"no {KUEUE_MODULE} requirement in {GO_MOD}")
 
 
 def _kept(webhook: dict[str, Any]) -> bool:
