@@ -1,9 +1,9 @@
 """How a worker-free task ends, for the operator's and the sensor's triggers alike: the
 event that ends it in the triggerer, and, the one case a worker still runs for it, its end
-in a worker. And what both faces check before it starts: its templates against its DAG's
-own Jinja names, whenever it joins a DAG (`checked_dag`), and, in the triggerer, a template
-that does not render, which ends the task as invalid input naming its parameter
-(`render_task_fields`).
+in a worker. And what both faces check before it starts: its templates against the Jinja
+settings of its DAG that the triggerer never sees and against template files, whenever it
+joins a DAG (`checked_dag`), and, in the triggerer, a template that does not render, which
+ends the task as invalid input naming its parameter (`render_task_fields`).
 
 Airflow 3.3 retries a `TaskFailedEvent` whenever the task has tries left, whatever the
 failure; so a failure that must not retry (an application error in a task with retries,
@@ -29,7 +29,12 @@ from airflow_provider_sparkk8s.application.task.task_end import (
     failure_of,
     is_worker_end,
 )
-from airflow_provider_sparkk8s.application.task.worker_free import DAG_JINJA, refuse_dag_jinja
+from airflow_provider_sparkk8s.application.task.worker_free import (
+    DAG_JINJA,
+    DagJinja,
+    check_dag_templates,
+    qualified_name,
+)
 from airflow_provider_sparkk8s.version_compat import (
     AirflowFailException,
     AirflowSensorTimeout,
@@ -61,13 +66,20 @@ def start_args(
 
 
 def check_dag_jinja(task: Any) -> None:
-    """A worker-free task's templated values against its DAG's `user_defined_macros` and
-    `user_defined_filters` (`application/task/worker_free.py`), once it has a DAG."""
+    """A worker-free task's templated values against its DAG's Jinja settings that the
+    triggerer never sees, and against template files (`application/task/worker_free.py`),
+    once it has a DAG."""
     if not task.has_dag():
         return
     dag = task.dag
     templated = {name: getattr(task, name, None) for name in task.template_fields}
-    refuse_dag_jinja(templated, dag.user_defined_macros or {}, dag.user_defined_filters or {})
+    settings = DagJinja(
+        macros=list(dag.user_defined_macros or {}),
+        filters=list(dag.user_defined_filters or {}),
+        environment_kwargs=dict(dag.jinja_environment_kwargs or {}),
+        undefined=qualified_name(dag.template_undefined),
+    )
+    check_dag_templates(templated, tuple(task.template_ext or ()), settings)
 
 
 def checked_dag(base: Any) -> Any:

@@ -154,6 +154,7 @@ def test_airflow_before_3_3_is_refused_naming_its_version(monkeypatch: pytest.Mo
 # ------------------------------------------------------------------ the DAG's Jinja names
 
 DAG_HEAD = """
+import jinja2
 from airflow.sdk import DAG
 from airflow_provider_sparkk8s.operators.spark_k8s import SparkK8sSubmitOperator
 
@@ -161,20 +162,16 @@ def spark(task_id, **kwargs):
     return SparkK8sSubmitOperator(
         task_id=task_id, application="s3a://jobs/etl.py", image="apache/spark:4.0.1", **kwargs
     )
-
-dag = DAG(
-    "macros", schedule=None,
-    user_defined_macros={"bucket": lambda: "s3a://team"},
-    user_defined_filters={"shout": str.upper},
-)
 """
+MACROS = "user_defined_macros={'bucket': lambda: 's3a://team'}, user_defined_filters={'shout': str.upper}"
 
 
-def parsed(tmp_path: Path, body: str) -> tuple[list[str], dict[str, str]]:
+def parsed(tmp_path: Path, body: str, dag_args: str = MACROS) -> tuple[list[str], dict[str, str]]:
     """The DAG file parsed as the dag processor parses it: its tasks, its import errors."""
     from airflow.dag_processing.dagbag import DagBag
 
-    (tmp_path / "macros.py").write_text(DAG_HEAD + body)
+    head = DAG_HEAD + f"dag = DAG('macros', schedule=None, {dag_args})\n"
+    (tmp_path / "macros.py").write_text(head + body)
     bag = DagBag(dag_folder=str(tmp_path))
     dag = bag.dags.get("macros")
     return (sorted(dag.task_ids) if dag else []), dict(bag.import_errors)
@@ -222,3 +219,83 @@ def test_the_dags_macros_used_by_worker_tasks_only_are_accepted(tmp_path: Path) 
     tasks, errors = parsed(tmp_path, body)
     assert errors == {}
     assert tasks == ["free", "in_worker"]
+
+
+# ------------------------------------------------------------------ the DAG's other Jinja settings
+
+
+@NEEDS_WORKER_FREE
+@pytest.mark.parametrize(
+    ("dag_args", "app_name", "setting"),
+    [
+        (
+            "jinja_environment_kwargs={'variable_start_string': '[[', 'variable_end_string': ']]'}",
+            "etl-[[ ds ]]",
+            "jinja_environment_kwargs (variable_end_string, variable_start_string)",
+        ),
+        (
+            "jinja_environment_kwargs={'keep_trailing_newline': True}",
+            "etl-{{ ds }}",
+            "jinja_environment_kwargs (keep_trailing_newline)",
+        ),
+        (
+            "template_undefined=jinja2.Undefined",
+            "etl-{{ ds }}",
+            "template_undefined (jinja2.runtime.Undefined)",
+        ),
+    ],
+)
+def test_a_worker_free_template_under_the_dags_jinja_settings_fails_the_dag_file(
+    tmp_path: Path, dag_args: str, app_name: str, setting: str
+) -> None:
+    """Neither setting reaches the serialized DAG; a worker task of the same DAG may rely
+    on it, and a worker-free task without templates is accepted."""
+    in_worker = (
+        "with dag:\n"
+        f"    spark('in_worker', conf={{'spark.app.name': {app_name!r}}})\n"
+        "    spark('plain', conf={'spark.app.name': 'etl'}, start_from_trigger=True)\n"
+    )
+    tasks, errors = parsed(tmp_path, in_worker, dag_args)
+    assert (tasks, errors) == (["in_worker", "plain"], {})
+    free = f"spark('free', dag=dag, conf={{'spark.app.name': {app_name!r}}}, start_from_trigger=True)\n"
+    tasks, errors = parsed(tmp_path, free, dag_args)
+    assert tasks == []
+    (error,) = errors.values()
+    assert f"SparkConfError: conf['spark.app.name']={app_name!r} is invalid" in error
+    assert setting in error and "not reach the triggerer" in error
+
+
+@NEEDS_WORKER_FREE
+@pytest.mark.parametrize(
+    ("free", "key", "why"),
+    [
+        (
+            "conf={'spark.app.name': \"{% include 'app_name.txt' %}\"}",
+            "conf['spark.app.name']=\"{% include 'app_name.txt' %}\"",
+            "{% include %}",
+        ),
+        (
+            "application_args=['--settings', 'settings.json']",
+            "application_args[1]='settings.json'",
+            "ending in .yaml, .yml, .json as a template file",
+        ),
+    ],
+)
+def test_a_worker_free_task_reading_a_template_file_fails_the_dag_file(
+    tmp_path: Path, free: str, key: str, why: str
+) -> None:
+    """The files sit in the DAG's template_searchpath and its folder, where a worker reads
+    them; the triggerer has neither."""
+    searchpath = tmp_path / "templates"
+    searchpath.mkdir()
+    (searchpath / "app_name.txt").write_text("etl-{{ ds }}")
+    (tmp_path / "settings.json").write_text('{"day": "{{ ds }}"}')
+    dag_args = f"template_searchpath=[{str(searchpath)!r}]"
+    tasks, errors = parsed(tmp_path, f"spark('in_worker', dag=dag, {free})\n", dag_args)
+    assert (tasks, errors) == (["in_worker"], {})
+    body = f"spark('free', dag=dag, start_from_trigger=True, {free})\n"
+    tasks, errors = parsed(tmp_path, body, dag_args)
+    assert tasks == []
+    (error,) = errors.values()
+    assert f"SparkConfError: {key} is invalid" in error
+    assert why in error and "template_searchpath" in error and "start_from_trigger=False" in error

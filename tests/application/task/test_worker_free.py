@@ -5,14 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import jinja2
 import pytest
 
 from airflow_provider_sparkk8s.application.task.worker_free import (
+    STRICT_UNDEFINED,
+    DagJinja,
+    check_dag_templates,
     check_plain,
     check_worker_free,
+    qualified_name,
     refuse_airflow,
     refuse_dag_jinja,
+    refuse_jinja_kwargs,
     refuse_poke_only,
+    refuse_template_files,
+    refuse_template_undefined,
     refuse_without_adoption,
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -215,3 +223,129 @@ def test_without_macros_or_filters_nothing_is_read_and_keys_are_never_rendered()
     refuse_dag_jinja({"conf": {"spark.x": "{{ owner }}"}}, (), ())
     refuse_dag_jinja({"conf": {"{{ owner }}": "v"}}, MACROS, FILTERS)  # Airflow renders values
     assert dag_jinja_refusal({"conf": {"{{ owner }}": "{{ owner }}"}}).key == "conf['{{ owner }}']"
+
+
+# ------------------------------------------------------------------ the DAG's other Jinja settings
+
+PLAIN = {"conf": {"spark.app.name": "etl", "spark.x": "1"}, "application_args": ["--day"]}
+
+
+def refused(rule: Any, *args: Any) -> SparkConfError:
+    with pytest.raises(SparkConfError) as caught:
+        rule(*args)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "value"),
+    [
+        ({"keep_trailing_newline": True}, "{{ ds }}"),
+        ({"trim_blocks": True}, "{% if ds %}x{% endif %}"),
+        ({"lstrip_blocks": True}, "x{# a note #}"),
+        ({"variable_start_string": "[[", "variable_end_string": "]]"}, "etl-[[ ds ]]"),
+        ({"block_start_string": "<%", "block_end_string": "%>"}, "<% if ds %>x<% endif %>"),
+        ({"comment_start_string": "<#", "comment_end_string": "#>"}, "etl<# a note #>"),
+    ],
+)
+def test_a_template_under_the_dags_jinja_environment_kwargs_is_refused(
+    kwargs: dict[str, Any], value: str
+) -> None:
+    templated = {**PLAIN, "conf": {"spark.x": "1", "spark.app.name": value}}
+    error = refused(refuse_jinja_kwargs, templated, kwargs)
+    assert (error.key, error.value) == ("conf['spark.app.name']", value)
+    assert f"jinja_environment_kwargs ({', '.join(sorted(kwargs))})" in str(error)
+    assert "start_from_trigger=True" in str(error) and "serialized DAG" in str(error)
+
+
+def test_jinja_environment_kwargs_without_any_template_are_accepted() -> None:
+    refuse_jinja_kwargs(PLAIN, {"variable_start_string": "[[", "keep_trailing_newline": True})
+    refuse_jinja_kwargs({"conf": {"spark.x": "{{ ds }}"}}, {})  # no kwargs: Airflow's own
+    # A template in a dict's key is never rendered.
+    refuse_jinja_kwargs({"conf": {"{{ ds }}": "1"}}, {"trim_blocks": True})
+
+
+class LenientUndefined(jinja2.Undefined):
+    pass
+
+
+@pytest.mark.parametrize(
+    "undefined",
+    [jinja2.Undefined, jinja2.DebugUndefined, jinja2.ChainableUndefined, LenientUndefined],
+)
+def test_a_template_under_a_dags_own_undefined_is_refused(undefined: type) -> None:
+    templated = {**PLAIN, "application_args": ["--day", "{{ ds }}"]}
+    error = refused(refuse_template_undefined, templated, qualified_name(undefined))
+    assert (error.key, error.value) == ("application_args[1]", "{{ ds }}")
+    assert f"template_undefined ({qualified_name(undefined)})" in str(error)
+    assert "StrictUndefined" in error.accepted and "start_from_trigger=False" in error.accepted
+
+
+def test_a_dags_own_undefined_without_templates_and_strict_undefined_are_accepted() -> None:
+    assert STRICT_UNDEFINED == "jinja2.runtime.StrictUndefined"
+    refuse_template_undefined(PLAIN, qualified_name(jinja2.Undefined))
+    refuse_template_undefined({"name": "{{ ds }}"}, STRICT_UNDEFINED)
+
+
+EXT = (".yaml", ".yml", ".json")
+
+
+@pytest.mark.parametrize(
+    ("template", "tag"),
+    [
+        ("{% include 'pod.yaml' %}", "{% include %}"),
+        ("{% import 'macros.j2' as m %}{{ m.bucket() }}", "{% import %}"),
+        ("{% from 'macros.j2' import bucket %}{{ bucket() }}", "{% from ... import %}"),
+        ("{% extends 'base.txt' %}", "{% extends %}"),
+        ("{% if ds %}{% include params.part %}{% endif %}", "{% include %}"),
+    ],
+)
+def test_a_template_reading_a_template_file_is_refused(template: str, tag: str) -> None:
+    templated = {**PLAIN, "conf": {"spark.x": "1", "spark.app.name": template}}
+    error = refused(refuse_template_files, templated, EXT)
+    assert (error.key, error.value) == ("conf['spark.app.name']", template)
+    assert tag in str(error) and "template_searchpath" in str(error)
+    assert error.accepted.startswith("the template inlined")
+
+
+@pytest.mark.parametrize(
+    ("templated", "key", "value"),
+    [
+        ({"application_args": ["--conf", "settings.json"]}, "application_args[1]", "settings.json"),
+        ({"conf": {"spark.x": "/opt/airflow/dags/x.yml"}}, "conf['spark.x']", "/opt/airflow/dags/x.yml"),
+        ({"env_vars": {"SETTINGS": "team/settings.yaml"}}, "env_vars['SETTINGS']", "team/settings.yaml"),
+    ],
+)  # fmt: skip
+def test_a_value_naming_a_template_file_is_refused(
+    templated: dict[str, Any], key: str, value: str
+) -> None:
+    error = refused(refuse_template_files, templated, EXT)
+    assert (error.key, error.value) == (key, value)
+    assert "as a template file" in str(error) and "DAG's folder" in str(error)
+
+
+def test_template_files_not_read_are_accepted_and_local_files_are_refused_once() -> None:
+    accepted = {
+        "conf": {"spark.x": "s3a://b/conf.json", "spark.y": "local:///opt/x.yaml"},
+        "application_args": ["{{ ds }}.json", "{% raw %}{% include %}{% endraw %}", "x.txt"],
+        "name": "{% include",  # does not parse: rendering says why
+    }
+    refuse_template_files(accepted, EXT)
+    refuse_template_files({"application_args": ["settings.json"]}, ())  # the sensor: no ext
+    # Those refuse_local_files refuses as files on disk, this rule leaves to it.
+    already = {
+        "files": "conf.yaml",
+        "driver_pod_template": "pod.yaml",
+        "conf": {"spark.kubernetes.executor.podTemplateFile": "pod.yml"},
+    }
+    refuse_template_files(already, EXT)
+    assert refusal(**already).key == "files"
+
+
+def test_the_dags_settings_are_checked_first_found_first() -> None:
+    templated = {"name": "{% include 'x' %}", "namespace": "{{ owner }}"}
+    check_dag_templates(PLAIN, EXT, DagJinja(MACROS, FILTERS, {"trim_blocks": True}, "x.Undefined"))
+    check_dag_templates({"name": "{{ ds }}"}, EXT, DagJinja())
+    assert refused(check_dag_templates, templated, EXT, DagJinja(MACROS)).key == "namespace"
+    error = refused(check_dag_templates, templated, EXT, DagJinja(undefined="x.Undefined"))
+    assert error.key == "name" and "template_undefined (x.Undefined)" in str(error)
+    assert "{% include %}" in str(refused(check_dag_templates, templated, EXT, DagJinja()))
