@@ -29,7 +29,7 @@ from airflow_provider_sparkk8s.application.task.task_end import (
     failure_of,
     is_worker_end,
 )
-from airflow_provider_sparkk8s.application.task.worker_free import (
+from airflow_provider_sparkk8s.application.task.worker_free_templates import (
     DAG_JINJA,
     DagJinja,
     check_dag_templates,
@@ -67,8 +67,8 @@ def start_args(
 
 def check_dag_jinja(task: Any) -> None:
     """A worker-free task's templated values against its DAG's Jinja settings that the
-    triggerer never sees, and against template files (`application/task/worker_free.py`),
-    once it has a DAG."""
+    triggerer never sees, and against template files, once it has a DAG
+    (`application/task/worker_free_templates.py`)."""
     if not task.has_dag():
         return
     dag = task.dag
