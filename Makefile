@@ -30,8 +30,8 @@ constraints:
 	{ sed -n '1,/^# Regenerate/p' $(CONSTRAINTS); .venv-resolve/bin/pip freeze --exclude-editable | grep -v '^-e '; } > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS) && rm -rf .venv-resolve
 
-# The plane's binaries, and the real node's kubelet and pause beside them, in one step
-# sharing the Go build cache (testenv/build.sh).
+# The plane's binaries, the real node's kubelet and pause, and Kueue's manager, in one
+# `go build` (testenv/build.sh).
 controlplane:
 	./testenv/build.sh
 
