@@ -99,23 +99,26 @@ class ProxyRefused(OSError):
 
 def _open_tunnel(sock: socket.socket, proxy: Proxy, host: str, port: int) -> None:
     """CONNECT host:port through `proxy` on `sock`; returns once the tunnel is open."""
-    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    lines = [f"CONNECT {target} HTTP/1.1", f"Host: {target}"]
-    if proxy.authorization:
-        lines.append(f"Proxy-Authorization: {proxy.authorization}")
-    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("ascii"))
+    target = http11.host_field(host, port, default_port=0)  # CONNECT always names the port
+    extra = {"Proxy-Authorization": proxy.authorization} if proxy.authorization else {}
+    sock.sendall(http11.request_head("CONNECT", target, target, extra, None))
     head = b""
     while not head.endswith(b"\r\n\r\n"):  # byte by byte: never read into the TLS stream
         chunk = sock.recv(1)
         if not chunk:
             raise ProxyRefused(f"the proxy {proxy} closed the connection during CONNECT {target}")
         head += chunk
-        if len(head) > 65536:
+        if len(head) > http11.MAX_HEADER_BYTES:
             raise ProxyRefused(f"the proxy {proxy} sent an oversized answer to CONNECT")
-    status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-    parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[1].isdigit() or not 200 <= int(parts[1]) < 300:
-        raise ProxyRefused(f"the proxy {proxy} refused CONNECT {target}: {status_line}")
+    status_line = head.split(b"\r\n", 1)[0]
+    try:
+        status = http11.parse_status_line(status_line)[1]
+    except http11.ProtocolError:
+        status = 0
+    if not 200 <= status < 300:
+        raise ProxyRefused(
+            f"the proxy {proxy} refused CONNECT {target}: {status_line.decode('latin-1')}"
+        )
 
 
 class PoolResponse:
