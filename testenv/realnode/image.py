@@ -9,7 +9,8 @@ the import saves), and cached under ~/.cache/sparkk8s-realnode/images keyed by i
     spark:<v>   shell, plus Debian's JRE 17 and Python 3.11, and pyspark <v>'s Spark
                 distribution laid out as the apache/spark images lay it out: /opt/spark,
                 /opt/entrypoint.sh (testenv/image/entrypoint.sh), our programs in
-                /opt/sparkk8s/examples, user 185, work dir /opt/spark/work-dir
+                /opt/sparkk8s/examples, user 185, work dir /opt/spark/work-dir; Python's
+                bytecode for the standard library and pyspark's zips (bytecode.py)
 
 Libraries come from `ldd` of every ELF file the image holds; symlinks are followed, so the
 image holds files only (Debian's JDK points into /etc).
@@ -39,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testenv.binaries import find_binaries
+from testenv.realnode import bytecode
+from testenv.realnode.bytecode import zip_with_bytecode
 from testenv.runtime_image import (
     RUNTIME_VERSIONS,
     SPARK_VERSION,
@@ -58,7 +61,13 @@ TOOLS = (
 )  # fmt: skip
 # Parts of the JDK a JRE does not need (compiler symbols, sources, modules to link).
 JDK_SKIP = ("jmods", "include", "man", "docs", "legal", "lib/src.zip", "lib/ct.sym")
-PYTHON_SKIP = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "__pycache__")
+# The standard library keeps Debian's bytecode (its __pycache__), and its files their times:
+# a timestamp pyc is used only while its source has the time it was compiled from, and a
+# layer dated 0 made every pod's Python compile each module it imported.
+PYTHON_SKIP = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3")
+PYTHON_LIB = "usr/lib/python3.11"
+# pyspark's and py4j's zips, which Spark puts on a pod's PYTHONPATH (testenv/realnode/bytecode.py).
+PYSPARK_ZIPS = "opt/spark/python/lib"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ETC_FILES = {
     "etc/passwd": "root:x:0:0:root:/root:/bin/bash\nspark:x:185:185:spark:/home/spark:/bin/bash\n"
@@ -86,6 +95,7 @@ class Layout:
     dirs: dict[str, tuple[int, int]] = field(default_factory=dict)  # arcname -> (uid, mode)
     links: dict[str, str] = field(default_factory=dict)
     libraries: set[str] = field(default_factory=set)  # host paths, beside the files' own
+    dated: tuple[str, ...] = ()  # arcname prefixes whose files keep their time, not 0
 
     def add_tree(self, source: Path, arcname: str, skip: Iterable[str] = ()) -> None:
         """Every file under `source` (symlinks followed), at `arcname`."""
@@ -188,12 +198,18 @@ def spark_layout(version: str) -> Layout:
     layout.files[PYTHON.lstrip("/")] = Path(PYTHON)
     layout.links["usr/bin/python3"] = "python3.11"
     layout.links["usr/bin/python"] = "python3.11"
-    layout.add_tree(Path("/usr/lib/python3.11"), "usr/lib/python3.11", PYTHON_SKIP)
+    layout.add_tree(Path("/usr/lib/python3.11"), PYTHON_LIB, PYTHON_SKIP)
+    layout.dated = (f"{PYTHON_LIB}/",)
     # The runtime tree (testenv/runtime_image.py) holds the distribution's directories as
     # symlinks into pyspark's package, our entrypoint and programs, and the JVM example jar.
     images = json.loads(spark_image(version).read_text())
     tree = Path(images[f"sparkk8s/spark:{version}"]["tree"])
     layout.add_tree(tree / "opt", "opt")
+    for source in sorted((tree / PYSPARK_ZIPS).glob("*.zip")):
+        image_path = f"/{PYSPARK_ZIPS}/{source.name}"
+        layout.files[image_path.lstrip("/")] = zip_with_bytecode(
+            source, image_path, PYTHON, cache_root() / "bytecode"
+        )
     layout.libraries |= jar_native_libraries(sorted((tree / "opt/spark/jars").glob("*.jar")))
     layout.dirs["opt/spark/work-dir"] = (SPARK_UID, 0o775)
     layout.dirs["opt/spark/conf"] = (0, 0o755)
@@ -238,11 +254,11 @@ def write_layer(layout: Layout, out: Path) -> str:
         hashing = _HashingWriter(raw, digest)
         with tarfile.open(fileobj=hashing, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
             for arc in sorted(entries):
-                _add(tar, arc, *entries[arc])
+                _add(tar, arc, *entries[arc], dated=arc.startswith(layout.dated))
     return digest.hexdigest()
 
 
-def _add(tar: tarfile.TarFile, arc: str, kind: str, value: object) -> None:
+def _add(tar: tarfile.TarFile, arc: str, kind: str, value: object, dated: bool) -> None:
     info = tarfile.TarInfo(arc)
     info.mtime = 0
     if kind == "dir":
@@ -262,6 +278,7 @@ def _add(tar: tarfile.TarFile, arc: str, kind: str, value: object) -> None:
         source = Path(str(value))
         stat = source.stat()
         info.size, info.mode = stat.st_size, stat.st_mode & 0o7777
+        info.mtime = int(stat.st_mtime) if dated else 0
         with open(source, "rb") as file:
             tar.addfile(info, file)
 
@@ -392,6 +409,7 @@ def _layout(spec: ImageSpec) -> Layout:
 
 def image_key(spec: ImageSpec) -> str:
     digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(Path(bytecode.__file__).read_bytes())
     digest.update(
         json.dumps(
             [spec.name, spec.entrypoint, spec.user, spec.workdir, spec.env, spec.inputs]

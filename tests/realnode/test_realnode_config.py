@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tarfile
 import tomllib
 import zipfile
@@ -129,6 +130,11 @@ def test_a_layer_holds_files_dirs_and_links_owned_as_said(tmp_path: Path):
     layout.texts["etc/group"] = "spark:x:185:\n"
     layout.dirs["opt/spark/work-dir"] = (185, 0o775)
     layout.links["bin"] = "usr/bin"
+    module = tmp_path / "os.py"
+    module.write_text("")
+    os.utime(module, (1_700_000_000, 1_700_000_000))
+    layout.files["usr/lib/python3.11/os.py"] = module
+    layout.dated = ("usr/lib/python3.11/",)
     out = tmp_path / "layer.tar"
     digest = write_layer(layout, out)
     assert digest == hashlib.sha256(out.read_bytes()).hexdigest()  # the diff_id
@@ -143,6 +149,8 @@ def test_a_layer_holds_files_dirs_and_links_owned_as_said(tmp_path: Path):
         # Group root may add a passwd entry (an unknown runAsUser); other texts are 0644.
         assert (members["etc/passwd"].mode, members["etc/group"].mode) == (0o664, 0o644)
         assert members["etc/passwd"].gid == 0
+        # Dated 0, but for the files whose time a cached bytecode checks.
+        assert members.pop("usr/lib/python3.11/os.py").mtime == 1_700_000_000
         assert [m.mtime for m in members.values()] == [0] * len(members)
 
 
