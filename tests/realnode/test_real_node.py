@@ -144,6 +144,32 @@ def test_pods_resolve_services_through_cluster_dns_and_reach_the_api_server(
     assert "version v1.35.4" in log, log  # DNAT -> forward -> API server, TLS verified
 
 
+# The Spark image's Python reads bytecode, not sources, as a Spark pod's Python does with
+# pyspark's zips on its path: Debian's for the standard library (its sources keep their times
+# in the layer) and the zips' own (testenv/realnode/bytecode.py).
+BYTECODE_PROBE = (
+    'PYTHONPATH=$(ls /opt/spark/python/lib/*.zip | tr "\\n" :) exec /usr/bin/python3 -v -c '
+    "\"import json, pyspark.worker; print('worker from', pyspark.worker.__file__)\""
+)
+
+
+def test_the_spark_images_python_imports_bytecode_not_sources(
+    real_plane: ControlPlane, real_namespace: str, real_admin: ApiClient
+):
+    ns = real_namespace
+    probe = _pod("bytecode", f"docker.io/{image_name()}", ["/bin/bash", "-c", BYTECODE_PROBE])
+    kube.request(real_admin, "POST", f"/api/v1/namespaces/{ns}/pods", probe)
+    wait_for(
+        lambda: _phase(real_admin, ns, "bytecode") in ("Succeeded", "Failed"), 120, "probe ended"
+    )
+    log = _log(real_admin, ns, "bytecode")
+    assert _phase(real_admin, ns, "bytecode") == "Succeeded", log[-3000:]
+    assert "worker from /opt/spark/python/lib/pyspark.zip/pyspark/worker.pyc" in log, log[-3000:]
+    cached = "code object from '/usr/lib/python3.11/json/__pycache__/__init__.cpython-311.pyc'"
+    assert cached in log, log[-3000:]
+    assert "bytecode is stale" not in log, [line for line in log.splitlines() if "stale" in line]
+
+
 def test_a_stopped_node_leaves_nothing_behind_even_with_a_pod_still_running(
     real_plane: ControlPlane, real_namespace: str, real_admin: ApiClient
 ):

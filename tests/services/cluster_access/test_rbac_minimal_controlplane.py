@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -378,15 +379,27 @@ def test_each_verb_of_the_submitter_roles_is_needed_and_its_absence_named(
     # Control: with the whole documented Roles, every feature works.
     assert run_features(scene("all"), FEATURES + KUEUE_FEATURES) == ("", "")
 
-    rows = []
-    for role, features in ((SUBMITTER_ROLE, FEATURES), (KUEUE_ROLE, KUEUE_FEATURES)):
-        for number, (group, resource, verb) in enumerate(rule_verbs(role)):
-            case = scene(f"{role[-5:]}-{number}", (role, group, resource, verb))
-            feature, seen = run_features(case, features)
-            rule = f"{verb} {_label(group, resource)}"
-            rows.append(Row(role, rule, feature, _short(seen, case.namespace)))
-            if feature:  # what it left behind goes while Kueue's manager still runs
-                empty_of_applications(admin, case.namespace)
+    cases = [
+        (role, features, number, rule)
+        for role, features in ((SUBMITTER_ROLE, FEATURES), (KUEUE_ROLE, KUEUE_FEATURES))
+        for number, rule in enumerate(rule_verbs(role))
+    ]
+
+    def one(
+        role: str, features: list[tuple[str, Callable[[Scene], str | None]]], number: int,
+        rule: tuple[str, str, str],
+    ) -> Row:  # fmt: skip
+        group, resource, verb = rule
+        case = scene(f"{role[-5:]}-{number}", (role, group, resource, verb))
+        feature, seen = run_features(case, features)
+        if feature:  # what it left behind goes while Kueue's manager still runs
+            empty_of_applications(admin, case.namespace)
+        return Row(role, f"{verb} {_label(group, resource)}", feature, _short(seen, case.namespace))
+
+    # Each case is a namespace of its own and mostly waits (on its driver, on the CLI): four
+    # at a time, the test's call took 32.6 s alone, was 66 s (2026-12-07; rows keep their order).
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        rows = list(pool.map(lambda case: one(*case), cases))
     table = rbac_table(rows)
     if os.environ.get("SPARKK8S_WRITE_RBAC_TABLE") == "1":
         write_table(table)
