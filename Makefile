@@ -149,7 +149,7 @@ runtime-image: venv hadoop-aws hadoop-azure gcs-connector
 # tests/compat/airflow_venv.sh (cached in ~/.cache/sparkk8s-airflow). Another minor:
 # make test-compat AIRFLOW_COMPAT=3.2.2
 # The full run goes in two lanes at once (tests/run_lanes.sh): tests/e2e, tests/realnode and
-# tests/runtime (one real node); every other test, then the compatibility suite.
+# tests/runtime (one real node); every other test, with the compatibility suite beside it.
 TESTS ?= tests
 AIRFLOW_COMPAT ?= 3.0.6
 COMPAT_VENV = .venv-af$(subst .,,$(AIRFLOW_COMPAT))

@@ -7,8 +7,8 @@
 #                (the real kubelet) and tests/runtime (real Spark through the provider)
 #   lane "rest": every other test (the CPU-bound unit, parity and fuzz tests among them;
 #                tests/failover's two triggerers on PostgreSQL and KWOK, which need no real
-#                node and once made the e2e lane end 5 minutes after this one), then the
-#                Airflow compatibility suite
+#                node and once made the e2e lane end 5 minutes after this one), and beside
+#                them the Airflow compatibility suite
 #
 #   tests/run_lanes.sh PYTHON COMPAT_COMMAND
 #
@@ -60,12 +60,20 @@ fi
 if [ "${3:-}" = --rest-lane ]; then
     ignored=()
     for path in "${E2E_PATHS[@]}"; do ignored+=("--ignore=$path"); done
+    # The compatibility suite runs beside this lane's pytest, in the lane's session, so the
+    # e2e lane keeps its half of the machine: it mostly waits on Airflow's processes, and
+    # fills this lane's own waits. Its output is kept and printed after the lane's.
+    compat_log=$(mktemp "${TMPDIR:-/tmp}/sparkk8s-compat-XXXXXX")
+    $compat >"$compat_log" 2>&1 &
+    compat_pid=$!
     rc=0
     "${pytest[@]}" tests "${ignored[@]}" || rc=$?
     [ "$rc" -eq 5 ] && echo "make test: no tests were collected outside ${E2E_PATHS[*]}" >&2
-    echo "lane rest: pytest exit $rc after ${SECONDS}s; the compatibility suite next"
+    echo "lane rest: pytest exit $rc after ${SECONDS}s; the compatibility suite beside it:"
     compat_rc=0
-    $compat || compat_rc=$?
+    wait "$compat_pid" || compat_rc=$?
+    cat "$compat_log"
+    rm -f "$compat_log"
     echo "lane rest: compatibility suite exit $compat_rc; the lane took ${SECONDS}s"
     [ "$rc" -ne 0 ] && exit "$rc"
     exit "$compat_rc"
@@ -91,7 +99,7 @@ trap stop_lanes INT TERM
 
 # In the background too, so a signal to this script runs the trap at once (bash runs it
 # only after a foreground command ends), in a session of its own like the e2e lane's, so the
-# trap reaches its pytest and then the compatibility suite; its output still streams here.
+# trap reaches its pytest and the compatibility suite beside it; its output still streams here.
 setsid "$0" "$py" "$compat" --rest-lane </dev/null &
 rest_pid=$!
 rest_rc=0

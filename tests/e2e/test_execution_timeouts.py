@@ -6,7 +6,7 @@ upload folder. The same for the sensor, poking and deferred, on an application s
 with sparkk8s-submit, with `delete_on_timeout`. On the real node.
 
 The four DAG runs start at once (`timeout_runs`): each mostly waits for its timeout, and
-those waits overlap (the longest, 75 s, and its set-up, for the four; one after the other
+those waits overlap (the longest, 120 s, and its set-up, for the four; one after the other
 took 407 s, when the limits were 150 s and 180 s). Each
 DAG has a namespace of its own, so what one leaves cannot be blamed on another."""
 
