@@ -91,6 +91,9 @@ def submit_elsewhere(airflow: AirflowStack, real_plane: Any, namespace: str) -> 
         {
             "spark.kubernetes.driver.pod.name": driver,
             "spark.kubernetes.submission.waitAppCompletion": "false",
+            # One executor: the sensors' tests check only that what ran went, and the two
+            # Spark tasks' executors start beside these on the same two cores.
+            "spark.executor.instances": "1",
             **SMALL_PODS,
         },
     )
