@@ -33,6 +33,12 @@ _CLOSED_BY_SERVER = (
 )
 
 
+def _resolvable(host: str) -> str | bytes:
+    """An ASCII host name as bytes, as getaddrinfo takes it: a str goes through the idna
+    codec first, whose import (stringprep, unicodedata) was about 2 ms of the CLI's start."""
+    return host.encode("ascii") if host.isascii() else host
+
+
 class _Connection:
     """One socket to the API server: its own TLS server name, connect and read timeouts."""
 
@@ -57,8 +63,9 @@ class _Connection:
 
     def connect(self) -> None:
         proxy = self._proxy
-        address = (proxy.host, proxy.port) if proxy else (self.host, self.port)
-        sock = socket.create_connection(address, self.timeout)
+        host, port = (proxy.host, proxy.port) if proxy else (self.host, self.port)
+        # getaddrinfo takes the host as bytes too; typeshed names str alone.
+        sock = socket.create_connection((_resolvable(host), port), self.timeout)  # type: ignore[arg-type]
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if proxy is not None and self._tls is not None:
             try:  # https through a proxy: a CONNECT tunnel, then TLS end to end

@@ -8,7 +8,6 @@ directories named by the environment.
 
 from __future__ import annotations
 
-import getpass
 import os
 import posixpath
 from collections.abc import Mapping
@@ -99,6 +98,8 @@ def submitting_user(environment: Mapping[str, str]) -> str:
     user = submit_opts.hadoop_user_name(environment)
     if user:
         return user
+    import getpass  # here: it imports termios, which a submission naming its user never needs
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):
