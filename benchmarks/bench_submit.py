@@ -264,7 +264,7 @@ def _split(samples: dict[str, list], prefix: str) -> dict[str, float]:
 
 ROW_LABELS = {
     **{name: name for name in PHASES},
-    "exit": "exit (the rest: the interpreter's shutdown)",
+    "exit": "exit (the rest: flushing and ending the process)",
     "split wall": "wall of the split run (sum of the above)",
     "wall": "`sparkk8s-submit` (console script) wall",
     "cpu": "`sparkk8s-submit` (console script) CPU, user + system",

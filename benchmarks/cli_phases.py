@@ -12,7 +12,8 @@ before the first clock read, so the interpreter phase is the parent's spawn to h
   and every module it imports later, lazily, for this command);
 - render: from there to the end of `services.submit.submission.plan` (parse the arguments, choose
   the Spark line, read the policy, prepare, render, plan the uploads);
-- requests: from there to the command's end (the client, the API requests on loopback).
+- requests: from there to the command's result (the client, the API requests on loopback);
+- what the parent's wall clock has left is the command's end (`end_process`): "exit".
 Both clocks are CLOCK_MONOTONIC, which is one clock for every process on Linux.
 """
 
@@ -26,11 +27,12 @@ import sys  # noqa: E402
 
 
 def _run(argv: list[str]) -> int:
-    """As the console script runs it: `main()` reads the process's own arguments."""
+    """The command's work, as the console script runs it, but for its end (`end_process`,
+    which `time` calls once the phases are written)."""
     from airflow_provider_sparkk8s.cli import submit as cli
 
     sys.argv = ["sparkk8s-submit", *argv]
-    return cli.main()
+    return cli.main(argv)
 
 
 def list_modules(out_file: str, argv: list[str]) -> int:
@@ -73,7 +75,9 @@ def time_phases(spawn_ns: int, modules_file: str, out_file: str, argv: list[str]
     }
     with open(out_file, "w", encoding="utf-8") as handle:
         json.dump(phases, handle)
-    return code
+    from airflow_provider_sparkk8s.cli.submit import end_process
+
+    end_process(code)  # the command's own end: what the parent's wall has left is "exit"
 
 
 if __name__ == "__main__":

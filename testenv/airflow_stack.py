@@ -230,10 +230,13 @@ class AirflowStack:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        for process in self.processes.values():
+        for name, process in self.processes.items():
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                # Said, since a test's teardown then waits the whole timeout for it.
+                print(f"airflow stack: {name} outlived SIGTERM by {timeout:.0f} s; killed")
+                print(self.tail(name, 15))
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
             # Workers may outlive their parent; the group id is still the parent's pid.

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Self, TextIO
+from typing import TYPE_CHECKING, NoReturn, Self, TextIO
 
 # Only what every command needs is imported here: start-up is most of a CLI's wall time.
 # A command imports the rest when it gets there (tests/cli/test_cli_startup.py holds the
@@ -478,12 +478,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command (`argv` None: the process's own arguments; tests pass theirs)."""
     if argv is not None:
         return _main(argv)
-    code = _main(sys.argv[1:])
-    # The process ends here, its work done (every request answered, every thread but the
-    # daemons finished) and its output flushed, without the interpreter's teardown: freeing
-    # every module and object the run made was about 5 ms of a 105 ms run
-    # (benchmarks/cli_phases.py, "exit"). Nothing of ours registers atexit handlers on this
-    # path; logging's is run here.
+    return end_process(_main(sys.argv[1:]))
+
+
+def end_process(code: int) -> NoReturn:
+    """Ends the command's process, its work done (every request answered, every thread but
+    the daemons finished), its output flushed, without the interpreter's teardown: freeing
+    every module and object the run made was about 5 ms of a 105 ms run
+    (benchmarks/cli_phases.py, "exit"). Nothing of ours registers an atexit handler on this
+    path; logging's runs here."""
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
