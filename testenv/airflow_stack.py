@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -234,9 +235,13 @@ class AirflowStack:
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                # Said, since a test's teardown then waits the whole timeout for it.
-                print(f"airflow stack: {name} outlived SIGTERM by {timeout:.0f} s; killed")
-                print(self.tail(name, 15))
+                # Said (pytest's warnings summary shows it), since a test's teardown then
+                # waits the whole timeout for it.
+                warnings.warn(
+                    f"airflow stack: {name} outlived SIGTERM by {timeout:.0f} s, killed; "
+                    f"its log ends:\n{self.tail(name, 15)}",
+                    stacklevel=2,
+                )
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
             # Workers may outlive their parent; the group id is still the parent's pid.
