@@ -41,7 +41,6 @@ from pathlib import Path
 
 from testenv.binaries import find_binaries
 from testenv.realnode import bytecode
-from testenv.realnode.bytecode import zip_with_bytecode
 from testenv.runtime_image import (
     RUNTIME_VERSIONS,
     SPARK_VERSION,
@@ -207,7 +206,7 @@ def spark_layout(version: str) -> Layout:
     layout.add_tree(tree / "opt", "opt")
     for source in sorted((tree / PYSPARK_ZIPS).glob("*.zip")):
         image_path = f"/{PYSPARK_ZIPS}/{source.name}"
-        layout.files[image_path.lstrip("/")] = zip_with_bytecode(
+        layout.files[image_path.lstrip("/")] = bytecode.zip_with_bytecode(
             source, image_path, PYTHON, cache_root() / "bytecode"
         )
     layout.libraries |= jar_native_libraries(sorted((tree / "opt/spark/jars").glob("*.jar")))
