@@ -56,7 +56,8 @@ REAL_AND_STAND_INS = (
     "  takes the `kubernetes` Service to the API server instead of kube-proxy. The image is\n"
     "  built from local files (a JRE, Python, pyspark's Spark, our entrypoint and pi.py), not\n"
     "  pulled; its entrypoint starts the JVMs with the JIT's first tier only, the serial\n"
-    "  collector and no bytecode verification of Spark's jars (cheaper on a small machine).\n"
+    "  collector and no bytecode verification of Spark's jars, and pyspark's Python modules\n"
+    "  carry their compiled bytecode beside them (both cheaper on a small machine).\n"
     "  pi.py seeds each partition's generator with the partition's number: the same figure\n"
     "  every run is expected (the same samples), not a sign of a cached result."
 )
