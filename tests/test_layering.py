@@ -55,6 +55,7 @@ LAYER_OF: dict[str, str] = {
     "errors": "base",
     "objects": "base",
     "provider_info": "base",
+    "records": "base",
 }
 
 CORE = {"application", "monitoring", "submission", "base"}

@@ -31,12 +31,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn, Self, TextIO
 
-# Only what every command needs is imported here: start-up is most of a CLI's wall time.
-# A command imports the rest when it gets there (tests/cli/test_cli_startup.py holds the
-# list of what start-up must not import).
 from airflow_provider_sparkk8s.cli.spark_env import wrapper_environment
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
@@ -47,6 +43,11 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
+
+# Only what every command needs is imported here: start-up is most of a CLI's wall time.
+# A command imports the rest when it gets there (tests/cli/test_cli_startup.py holds the
+# list of what start-up must not import).
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
 from airflow_provider_sparkk8s.submission.spark_line import (
@@ -105,7 +106,7 @@ Namespace: spark.kubernetes.namespace, else "default" (as spark-submit, the kube
 """
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     exit_code: int
     state: ApplicationState | None = None

@@ -16,11 +16,11 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.settings import DEFAULT_EXEC_API_VERSION
+from airflow_provider_sparkk8s.records import record
 
 if TYPE_CHECKING:
     import asyncio
@@ -36,7 +36,7 @@ _INSTALL_HELP = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class ExecPlugin:
     """One plugin configuration; equal configurations share their credentials."""
 
@@ -62,7 +62,7 @@ class ExecPlugin:
         )
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class ExecCredential:
     token: str | None
     client_cert_data: str | None  # PEM

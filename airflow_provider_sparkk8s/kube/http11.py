@@ -11,8 +11,9 @@ message names what was wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from airflow_provider_sparkk8s.records import record
 
 MAX_LINE = 65536  # a status line or a chunk-size line
 MAX_HEADER_BYTES = 65536  # a whole header (or trailer) section
@@ -80,7 +81,7 @@ class Headers(Mapping[str, str]):
         return None
 
 
-@dataclass(frozen=True)
+@record
 class ResponseHead:
     version: str  # "HTTP/1.1" or "HTTP/1.0"
     status: int
@@ -88,7 +89,7 @@ class ResponseHead:
     headers: Headers
 
 
-@dataclass(frozen=True)
+@record
 class Framing:
     """Where an answer's body ends: after `length` bytes, at the last chunk, or at close."""
 

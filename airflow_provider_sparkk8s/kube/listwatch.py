@@ -23,6 +23,7 @@ from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.kube.request import ItemView, RequestFields
 from airflow_provider_sparkk8s.kube.retries import backoff_delay
 from airflow_provider_sparkk8s.objects import resource_version
+from airflow_provider_sparkk8s.records import record
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class ListWatchClient(Protocol[_Listing, _Events]):
     ) -> _Events: ...
 
 
-@dataclass(frozen=True)
+@record
 class WatchSpec:
     """What to follow and how patiently."""
 
@@ -93,7 +94,7 @@ class WatchSpec:
         return backoff_delay(failures, self.backoff_base, self.backoff_max)
 
 
-@dataclass(frozen=True)
+@record
 class Listed:
     """A full list: the consumer replaces what it knows of the collection with `items`."""
 
@@ -133,7 +134,7 @@ class WatchCursor:
                 self.resource_version = version
 
 
-@dataclass(frozen=True)
+@record
 class StreamEnded:
     """A stream ended on its own (the server's timeout) and the next one opens: nothing
     changed, but a consumer that waits with deadlines gets its turn to read its clock."""

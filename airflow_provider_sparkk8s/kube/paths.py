@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 
 # Plurals that the generic English rule would get wrong, or that we want to be explicit about.
 _PLURALS = {
@@ -107,7 +107,7 @@ def _segment(key: str, value: str) -> str:
 # --------------------------------------------------------------------------- permissions
 
 
-@dataclass(frozen=True)
+@record
 class Access:
     """One RBAC permission, as SelfSubjectAccessReview's resourceAttributes spell it."""
 

@@ -20,15 +20,15 @@ from __future__ import annotations
 import base64
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
+from airflow_provider_sparkk8s.records import record
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Proxy:
     """An HTTP proxy to reach the API server through."""
 

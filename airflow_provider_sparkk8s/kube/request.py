@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json as jsonlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypedDict, Unpack
 
 from airflow_provider_sparkk8s import __version__
+from airflow_provider_sparkk8s.records import record
 
 USER_AGENT = f"airflow-provider-sparkk8s/{__version__}"
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -21,7 +22,7 @@ MERGE_PATCH = "application/merge-patch+json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
-@dataclass(frozen=True)
+@record
 class KubeRequest:
     """One API request as plain data; auth headers are added at send time."""
 

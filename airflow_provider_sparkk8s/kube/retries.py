@@ -9,15 +9,15 @@ connection was never made, or the server answered 429.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.kube.request import KubeRequest
 from airflow_provider_sparkk8s.kube.transport import TransportFailure, tls_failure
+from airflow_provider_sparkk8s.records import record
 
 _RETRIABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
-@dataclass(frozen=True)
+@record
 class RetryPolicy:
     attempts: int = 5  # total tries, including the first
     base_delay: float = 0.1  # seconds; doubles per attempt

@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.proxy import without_credentials
+from airflow_provider_sparkk8s.records import record
 
 DEFAULT_NAMESPACE = "default"
 # The ExecCredential version a kubeconfig exec plugin speaks when it names none.
@@ -33,7 +33,7 @@ _SECRET_FIELDS = frozenset({"token", "client_key_data"})
 _ELIDED_FIELDS = frozenset({"ca_data", "client_cert_data"})
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class ClientSettings:
     """Everything a client needs to reach and authenticate to one API server."""
 

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
 from airflow_provider_sparkk8s.objects import name as pod_name
+from airflow_provider_sparkk8s.records import record
 
 IMAGE_NOT_FOUND = "ImageNotFound"  # the failed state's reason (its kind: configuration_error)
 PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff"})
@@ -69,7 +69,7 @@ def runtime_answer(message: str) -> str:
     return _WRAPPERS.sub("", message.strip())[:MESSAGE_MAX]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class MissingImage:
     """A container of a pod whose image the registry says does not exist."""
 

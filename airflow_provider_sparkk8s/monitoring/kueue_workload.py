@@ -13,9 +13,10 @@ following 10,000 applications adds no request for the ones Kueue does not hold.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from airflow_provider_sparkk8s.records import record
 
 # Seconds between two reads of a gated driver's Workload; sooner while Kueue has not yet
 # given a reason (a Workload it has not considered yet says nothing worth a minute's wait).
@@ -76,7 +77,7 @@ def admitted_at(workload: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class QueueView:
     """One read of an application's Workload, as the follower keeps it."""
 

@@ -19,7 +19,7 @@ Decisions, and why:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.monitoring.disruption import condition as disruption_condition
@@ -39,6 +39,7 @@ from airflow_provider_sparkk8s.objects import (
     spark_role,
 )
 from airflow_provider_sparkk8s.objects import name as pod_name
+from airflow_provider_sparkk8s.records import record
 
 Pod = Mapping[str, Any]
 State = Literal["submitted", "pending", "running", "succeeded", "failed", "unknown"]
@@ -64,7 +65,7 @@ PROBLEM_WAITING_REASONS: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ExecutorFailure:
     """One executor that ended badly (failed, or killed for memory)."""
 
@@ -75,7 +76,7 @@ class ExecutorFailure:
     message: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ExecutorSummary:
     """Executor counts by Spark's pod states, and the failed ones with their reasons."""
 
@@ -92,7 +93,7 @@ class ExecutorSummary:
 NO_EXECUTORS = ExecutorSummary()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ApplicationState:
     """What a Spark application looks like from its pods, at one moment."""
 

@@ -10,12 +10,12 @@ fetched whole, one GET each; when more than a few differ, one whole list is chea
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.monitoring.snapshot import PodKey, Snapshot, is_newer, pod_key
+from airflow_provider_sparkk8s.records import record
 
 
 class ListedVersion(NamedTuple):
@@ -31,7 +31,7 @@ def listed_version(item: Mapping[str, Any]) -> ListedVersion:
     return ListedVersion(pod_key(item), objects.name(item) or "", objects.resource_version(item))
 
 
-@dataclass(frozen=True)
+@record
 class ResyncPlan:
     """`kept`: the store's own objects for pods the list shows unchanged (or older than the
     store's); `fetch`: the pods to GET whole before the list can be applied."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from airflow_provider_sparkk8s.monitoring.reducer import EXIT_EXCEPTION_ANNOTATION, Pod
@@ -36,18 +36,19 @@ from airflow_provider_sparkk8s.objects import (
     resource_version,
     uid,
 )
+from airflow_provider_sparkk8s.records import record
 
 PodKey = str
 
 
-@dataclass(frozen=True)
+@record
 class Snapshot:
     pods: Mapping[PodKey, Pod] = field(default_factory=dict)
     tombstones: Mapping[PodKey, str] = field(default_factory=dict)
     resource_version: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     """What a merge did: the new snapshot and the applications whose pods changed."""
 

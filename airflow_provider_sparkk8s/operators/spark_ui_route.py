@@ -10,7 +10,6 @@ stay as Spark makes them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -28,6 +27,7 @@ from airflow_provider_sparkk8s.application.ui.live_ui import (
     with_proxy_base,
 )
 from airflow_provider_sparkk8s.links.spark_k8s import SPARK_UI_TEMPLATE_KEY, link_urls
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
 
@@ -42,7 +42,7 @@ def task_ui(ref: TaskInstanceRef) -> TaskInstanceUi:
     return TaskInstanceUi(ref.dag_id, ref.run_id, ref.task_id, ref.map_index, root=root)
 
 
-@dataclass(frozen=True)
+@record
 class SparkUiRoute:
     proxy: bool  # the operator's spark_ui_proxy
     templates: Mapping[str, str]  # the configured URL templates

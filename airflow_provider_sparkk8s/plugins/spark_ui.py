@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -73,6 +72,7 @@ from airflow_provider_sparkk8s.errors import CredentialCommandRefused, KubeConne
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook, connection_extras
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.ui.history_ui_proxy import open_history_ui
 from airflow_provider_sparkk8s.services.ui.spark_ui_proxy import (
     CheckedDrivers,
@@ -270,7 +270,7 @@ def _add_refused_routes(app: FastAPI, reader: list[Any]) -> None:
         raise HTTPException(405, reason or "", headers={"Allow": ", ".join(PROXIED_METHODS)})
 
 
-@dataclass(frozen=True)
+@record
 class _PageRequest:
     """One page of a task instance's driver UI, as asked: what each step serving it reads."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import pod_template, properties, secret_confs
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -176,7 +176,7 @@ def build_driver_spec(conf: DriverConf, steps: list[FeatureStep] | None = None) 
     return spec
 
 
-@dataclass(frozen=True)
+@record
 class AssembledDriver:
     """What `Client.run` sends: the driver pod, pre-resources, post-resources, conf map."""
 

@@ -18,11 +18,12 @@ Typed accessors (sizes, cores, booleans, lists) live in `conf_values.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values, naming, spark_order, volumes
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
 
@@ -32,7 +33,7 @@ PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
 R_RUNNER = "org.apache.spark.deploy.RRunner"
 
 
-@dataclass(frozen=True)
+@record
 class MainAppResource:
     """Spark's MainAppResource: JavaMainAppResource(Option[primary]), Python..., R..."""
 
@@ -40,7 +41,7 @@ class MainAppResource:
     primary_resource: str | None  # None for a Java app without a jar (spark-internal only)
 
 
-@dataclass(frozen=True)
+@record
 class LocalInputs:
     """What the submitting machine holds, read once by the shell."""
 
@@ -50,7 +51,7 @@ class LocalInputs:
     spark_user: str = "root"  # SPARK_USER of the submitter, else the OS user
 
 
-@dataclass(frozen=True)
+@record
 class DriverConf:
     """Spark's KubernetesDriverConf: plain data, and the values derived from it, each
     computed once (derived values are read-only; copy before changing one)."""

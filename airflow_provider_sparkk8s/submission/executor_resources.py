@@ -26,11 +26,11 @@ Pure: a mapping and a template dict in, plain data out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.objects import EXECUTOR_CONTAINER
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.spec import KubeObject
 
@@ -40,7 +40,7 @@ RESOURCE_PREFIX = "spark.executor.resource."
 _INT_MAX = (1 << 31) - 1
 
 
-@dataclass(frozen=True)
+@record
 class ExecutorResources:
     """The Spark container's resources, as BasicExecutorFeatureStep writes them."""
 

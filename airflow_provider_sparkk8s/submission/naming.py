@@ -10,11 +10,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.objects import APP_ID_LABEL, ROLE_LABEL
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf_values import (
     is_dns1123_label,
@@ -23,7 +24,7 @@ from airflow_provider_sparkk8s.submission.conf_values import (
 from airflow_provider_sparkk8s.submission.java_text import java_trim
 
 
-@dataclass(frozen=True)
+@record
 class SubmissionIds:
     """Everything Spark draws at random or from the clock for one submission."""
 

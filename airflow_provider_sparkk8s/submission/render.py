@@ -7,10 +7,10 @@ Pure: the shell gathers `LocalInputs` (local_inputs.py) and draws `SubmissionIds
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import builder, kueue, naming
 from airflow_provider_sparkk8s.submission.conf import (
     PYTHON_RUNNER,
@@ -29,7 +29,7 @@ from airflow_provider_sparkk8s.submission.spark_line import (
 from airflow_provider_sparkk8s.submission.spec import KubeObject
 
 
-@dataclass(frozen=True)
+@record
 class RenderedSubmission:
     """Every object of one submission, in the order spark-submit sends them."""
 

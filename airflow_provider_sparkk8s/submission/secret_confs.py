@@ -29,8 +29,8 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.conf_values import ConfLike
@@ -61,7 +61,7 @@ _NOT_SECRETS = (
 _ALREADY_REDACTED = "<present_but_redacted>"
 
 
-@dataclass(frozen=True)
+@record
 class SecretConfs:
     """What the driver's conf becomes with the option on (or, off, what stays in clear)."""
 

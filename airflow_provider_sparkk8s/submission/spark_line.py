@@ -20,9 +20,9 @@ Pure: strings in, a choice out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 
 # The Spark lines whose objects we build, and the one built when nothing says which.
 SUPPORTED_LINES = ((3, 5), (4, 0), (4, 1), (4, 2), (4, 3))
@@ -34,7 +34,7 @@ _RELEASE_TAG = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-.*)?")
 IMAGE_KEYS = ("spark.kubernetes.driver.container.image", "spark.kubernetes.container.image")
 
 
-@dataclass(frozen=True)
+@record
 class SparkLine:
     """The Spark release whose objects are built, and why."""
 

@@ -8,15 +8,16 @@ plain dicts in their JSON (camelCase) form, exactly as sent to the API server.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 
 KubeObject = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class SparkPod:
     """The driver pod without Spark's container, and Spark's container on its own.
 
@@ -32,7 +33,7 @@ class SparkPod:
         return SparkPod(pod={"metadata": {}, "spec": {}}, container={})
 
 
-@dataclass(frozen=True)
+@record
 class StepResult:
     """The four answers of a feature step. Every answer defaults to "nothing"."""
 
@@ -42,7 +43,7 @@ class StepResult:
     resources: Sequence[KubeObject] = ()
 
 
-@dataclass(frozen=True)
+@record
 class DriverSpec:
     """The fold's accumulator: Spark's `KubernetesDriverSpec`."""
 
@@ -56,7 +57,7 @@ class DriverSpec:
 StepFunction = Callable[[DriverConf, SparkPod], StepResult]
 
 
-@dataclass(frozen=True)
+@record
 class FeatureStep:
     """One step of the fold: its name, the first Spark version that runs it, its function.
 

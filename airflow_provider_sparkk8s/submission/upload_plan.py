@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from urllib.parse import quote, unquote
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.java_text import java_file_name
@@ -47,7 +48,7 @@ UPLOAD_PATH_ACCEPTED = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Upload:
     """One local file copied to the upload path."""
 
@@ -58,7 +59,7 @@ class Upload:
     target: str  # <directory>/<file name>
 
 
-@dataclass(frozen=True)
+@record
 class UploadPlan:
     """Every upload of one submission and the settings rewritten to point at them."""
 

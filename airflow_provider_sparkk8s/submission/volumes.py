@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf_values import (
     is_dns1123_label,
     parse_bool,
@@ -60,7 +61,7 @@ class VolumeConf(Protocol):
 _SIZE_ACCEPTED = "a Kubernetes quantity with units, such as 500Mi or 10Gi"
 
 
-@dataclass(frozen=True)
+@record
 class VolumeSpec:
     """One parsed volume: Spark's KubernetesVolumeSpec plus its type-specific conf."""
 

@@ -4,10 +4,9 @@ lookup and its timeout's removal, exactly as the sensor runs them in a worker
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.following.sensed_application import (
     Named,
     Target,
@@ -17,7 +16,7 @@ from airflow_provider_sparkk8s.services.following.sensed_application import (
 from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
-@dataclass(frozen=True)
+@record
 class SensorRun:
     """The sensor's connection, namespace and application, as the trigger holds them."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
 from airflow_provider_sparkk8s.application.following.cost import cost_line
@@ -40,6 +40,7 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
     policy_from_connection,
 )
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.services.task.task_prepare import ConfAdditions, RunRequest
@@ -61,7 +62,7 @@ def task_ref(context: Mapping[str, Any] | None, ti: Any) -> TaskInstanceRef:
     return TaskInstanceRef.from_context({"ti": ti})
 
 
-@dataclass(frozen=True)
+@record
 class Started:
     """The driver to follow (and the XCom's `driver_memory`), or the task's end already:
     an earlier try's kept result."""
@@ -71,7 +72,7 @@ class Started:
     end: TaskEnd | None = None
 
 
-@dataclass(frozen=True)
+@record
 class SubmitRun:
     """The task's parameters and groups, as the trigger holds them (plain data)."""
 

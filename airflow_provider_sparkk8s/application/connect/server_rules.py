@@ -24,12 +24,12 @@ ConfigMap and Secret with it (owner references), so a forgotten server leaves no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER, Pod
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf_values import is_dns1123_label
 from airflow_provider_sparkk8s.submission.secret_confs import DRIVER_ENV
 from airflow_provider_sparkk8s.submission.secret_confs import ENABLED_KEY as SECRET_CONFS_KEY
@@ -49,7 +49,7 @@ ADDRESSES = ("service", "pod_ip")
 MODES = ("setup", "teardown")
 
 
-@dataclass(frozen=True)
+@record
 class Lifetime:
     """When a server whose teardown never ran ends by itself."""
 
@@ -175,17 +175,17 @@ def check_namespace(namespace: str) -> None:
         raise SparkConfError("namespace", namespace, "a DNS-1123 label")
 
 
-@dataclass(frozen=True)
+@record
 class Waiting:
     detail: str
 
 
-@dataclass(frozen=True)
+@record
 class Ready:
     pod_ip: str
 
 
-@dataclass(frozen=True)
+@record
 class Ended:
     reason: str
 

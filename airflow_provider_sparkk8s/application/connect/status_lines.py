@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.ui.live_ui import DEFAULT_UI_PORT
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER
+from airflow_provider_sparkk8s.records import record
 
 CONNECT_PAGE = "/connect/"
 UI_PORT_NAME = "spark-ui"
@@ -34,7 +34,7 @@ _SESSION_TOTAL = re.compile(r"Session Statistics\s*\((\d+)\)")
 _REQUEST_TOTAL = re.compile(r"Request Statistics\s*\((\d+)\)")
 
 
-@dataclass(frozen=True)
+@record
 class Session:
     user: str
     session_id: str
@@ -42,7 +42,7 @@ class Session:
     requests: int | None
 
 
-@dataclass(frozen=True)
+@record
 class ConnectPage:
     online: int
     running_requests: int

@@ -31,7 +31,6 @@ Pure: pods and `now` in, a new `Cost` out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +44,7 @@ from airflow_provider_sparkk8s.objects import (
     spark_role,
     uid,
 )
+from airflow_provider_sparkk8s.records import record
 
 GIB = float(2**30)
 
@@ -71,7 +71,7 @@ def is_gpu(resource: str) -> bool:
     return resource.endswith("/gpu")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PodCost:
     """One pod: what it requested, and its interval by its own timestamps."""
 
@@ -149,7 +149,7 @@ def peak_running(pods: Iterable[PodCost]) -> int:
     return peak
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RoleCost:
     """The running total of one role's pods (the driver, or the executors)."""
 
@@ -179,7 +179,7 @@ class RoleCost:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Cost:
     """The application's running total: pods that have left (or all, once it has ended)."""
 

@@ -15,19 +15,19 @@ Workload read besides), and nothing here sends a request.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.application.following import follower
 from airflow_provider_sparkk8s.application.following.follower import Following, Step
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
+from airflow_provider_sparkk8s.records import record
 
 # A look at the pods: as they are now, and the versions seen since the last look (a
 # deletion's last version may be the first to show how a pod ended).
 Seen = tuple[Iterable[Pod], Iterable[Pod]]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WaitForLook:
     """Answer with the next look, or None when `seconds_left` passed without one."""
 
@@ -38,7 +38,7 @@ class WaitForLook:
         return follower.seconds_to_deadline(self.following, now)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ReadQueue:
     """Answer with the application's Workload as read now (None: it could not be read)."""
 
@@ -47,7 +47,7 @@ class ReadQueue:
     cluster_queue: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Looked:
     """A look observed (no answer): `before` is the state of the look before it."""
 
@@ -55,7 +55,7 @@ class Looked:
     step: Step
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class QueueNoted:
     """A Workload read noted (no answer): its step's transition, if any, is worth a line."""
 

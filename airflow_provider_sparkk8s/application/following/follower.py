@@ -23,7 +23,7 @@ Pure: frozen data in, new data out. Nothing here reads the clock; `now` is passe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
@@ -51,6 +51,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
 )
 from airflow_provider_sparkk8s.objects import name as pod_name
 from airflow_provider_sparkk8s.objects import spark_role
+from airflow_provider_sparkk8s.records import record
 
 _T = TypeVar("_T")
 
@@ -83,7 +84,7 @@ class Followed(Protocol):
 NO_EXECUTORS: Mapping[str, Pod] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FollowSpec:
     """Which application to follow, and its deadlines (seconds from `start_time`, epoch)."""
 
@@ -98,7 +99,7 @@ class FollowSpec:
     queue_timeout: float | None = None  # how long Kueue may hold the driver (from start_time)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KueueWait:
     """What the follower knows of an application admitted through Kueue."""
 
@@ -114,7 +115,7 @@ class KueueWait:
         return kueue_workload.queued_seconds(self.created_at, self.admitted_at)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Following:
     """The memory between two looks. `ended` is set once: how the application ended (its
     terminal state, or a timeout's failure). Later looks still read the pods (a poller may
@@ -130,7 +131,7 @@ class Following:
     live: tuple[Pod, ...] = ()  # the pods of the last look: the store's own objects, no copy
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     """What one look (or tick) found."""
 

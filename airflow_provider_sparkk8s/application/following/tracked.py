@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.monitoring.reducer import DRIVER_CONTAINER
+from airflow_provider_sparkk8s.records import record
 
 
-@dataclass(frozen=True)
+@record
 class TrackedApplication:
     application_id: str
     namespace: str

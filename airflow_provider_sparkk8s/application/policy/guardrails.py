@@ -33,7 +33,6 @@ pin the submitter's own keys).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -42,6 +41,7 @@ from airflow_provider_sparkk8s.application.policy.platform_policy import SUBMITT
 from airflow_provider_sparkk8s.application.policy.redaction import REDACTED, redaction_pattern
 from airflow_provider_sparkk8s.errors import PolicyViolation
 from airflow_provider_sparkk8s.objects import quantity
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import conf_values as cv
 from airflow_provider_sparkk8s.submission import pod_template
 from airflow_provider_sparkk8s.submission.conf import DriverConf
@@ -82,7 +82,7 @@ def apply_pins(
 # --- what the application would ask for ---------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class ExecutorTemplate:
     """What an executor pod template adds to every executor. Spark's container (the one
     `spark.kubernetes.executor.podTemplateContainerName` names, else the first) takes the
@@ -139,7 +139,7 @@ def _gpu_limits(container: Mapping[str, Any]) -> int:
     return int(sum(quantity(v) for k, v in limits.items() if str(k).endswith("/gpu")))
 
 
-@dataclass(frozen=True)
+@record
 class Footprint:
     """Requests of the whole application: the driver pod as rendered, executors from conf."""
 

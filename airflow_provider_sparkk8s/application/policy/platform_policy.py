@@ -30,10 +30,11 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf_values import (
     parse_size,
     validate_label_key,
@@ -56,7 +57,7 @@ FIELDS = (*_LIST_FIELDS, "pinned", "labels", *_CEILINGS, "preset")
 PRESETS = ("secure",)  # application/policy/secure_preset.py
 
 
-@dataclass(frozen=True)
+@record
 class Policy:
     """A parsed policy. `None` for an allow-list or a ceiling: no rule; `()` allows none."""
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
@@ -31,6 +30,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import (
     TRY_NUMBER_LABEL,
     TaskInstanceRef,
 )
+from airflow_provider_sparkk8s.records import record
 
 RESULT_LABEL = f"{LABEL_DOMAIN}/result"  # "succeeded": what kind of object this is
 RESULT_KEY = "result.json"
@@ -77,7 +77,7 @@ def result_record(
     }
 
 
-@dataclass(frozen=True)
+@record
 class Undelivered:
     """A result to deliver: the XComs the succeeded try would have returned."""
 

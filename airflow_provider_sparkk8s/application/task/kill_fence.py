@@ -28,20 +28,20 @@ before the pause.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.application.task.leftovers import FINISHED_STATES, state_key
 from airflow_provider_sparkk8s.application.task.ownership import Spare, kill_decision
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.monitoring.reducer import is_live
+from airflow_provider_sparkk8s.records import record
 
 STILL_DEFERRED = "deferred"
 RETRIED_BY_AIRFLOW = "up_for_retry"
 GONE = "gone"  # not in Airflow's answer: its DAG run was deleted
 
 
-@dataclass(frozen=True)
+@record
 class TaskStateRead:
     """What Airflow said of the task instance: its state (None: cleared; GONE: no such
     task instance), or why it could not be read (`error` set)."""

@@ -16,7 +16,6 @@ here): not ours to judge.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
@@ -26,6 +25,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import (
     ref_of_pod,
 )
 from airflow_provider_sparkk8s.monitoring.reducer import is_live
+from airflow_provider_sparkk8s.records import record
 
 Pod = Mapping[str, Any]
 FINISHED_STATES = frozenset({"success", "failed", "skipped", "upstream_failed", "removed"})
@@ -35,7 +35,7 @@ UNKNOWN_DAG = "unknown"  # this Airflow has no run of the DAG at all: kept
 SUBMITTED_DRIVERS_SELECTOR = f"{TASK_INSTANCE_LABEL},spark-role=driver"
 
 
-@dataclass(frozen=True)
+@record
 class Leftover:
     namespace: str
     pod: str

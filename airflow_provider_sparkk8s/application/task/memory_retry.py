@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
@@ -21,6 +21,7 @@ from airflow_provider_sparkk8s.application.task.spark_submit_args import SubmitP
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf_values import iec_sizes, parse_size
 
 MEMORY_KEY = "spark.driver.memory"
@@ -28,7 +29,7 @@ OVERHEAD_KEY = "spark.driver.memoryOverhead"
 DEFAULT_MEMORY = "1g"  # Spark's default spark.driver.memory
 
 
-@dataclass(frozen=True)
+@record
 class DriverMemory:
     """The driver's heap and overhead, in MiB, as a submission sets them."""
 

@@ -7,7 +7,6 @@ the operator's `execute_complete` does the I/O around it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +14,7 @@ from airflow_provider_sparkk8s.application.following.tracked import TrackedAppli
 from airflow_provider_sparkk8s.errors import FAILURE_CLASSES, ApplicationFailed
 from airflow_provider_sparkk8s.monitoring.failure_kind import failure_kind
 from airflow_provider_sparkk8s.monitoring.image_pull import IMAGE_NOT_FOUND
+from airflow_provider_sparkk8s.records import record
 
 ON_FINISH_ACTIONS = ("delete_pod", "delete_succeeded_pod", "keep_pod")
 
@@ -37,7 +37,7 @@ def duration_seconds(submitted_at: str, finished_at: Any, now: datetime) -> floa
     return round(max((end - start).total_seconds(), 0.0), 3)
 
 
-@dataclass(frozen=True)
+@record
 class Report:
     succeeded: bool
     xcom: dict[str, Any]

@@ -16,11 +16,11 @@ afresh), or the adoption landed first (the kill spares the pod).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.task.task_identity import LABEL_DOMAIN, try_number_of
+from airflow_provider_sparkk8s.records import record
 
 ADOPTED_BY_TRY_ANNOTATION = f"{LABEL_DOMAIN}/adopted-by-try"
 # A kill reads and deletes again after a refused precondition; each refusal means the pod
@@ -57,14 +57,14 @@ def needs_claim(pod: Pod, try_number: int) -> bool:
     return owning_try(pod) < try_number
 
 
-@dataclass(frozen=True)
+@record
 class Delete:
     """Delete with these preconditions (DeleteOptions' body)."""
 
     body: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class Spare:
     """Leave the pod; `reason` completes "Not deleting driver pod <name>: ..."."""
 

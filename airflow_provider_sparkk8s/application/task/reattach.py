@@ -18,7 +18,6 @@ state), and what the deciding try knows of itself; output says what the shell do
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
@@ -27,18 +26,19 @@ from airflow_provider_sparkk8s.application.task.task_identity import (
     submission_number,
 )
 from airflow_provider_sparkk8s.monitoring.reducer import is_live, reduce_application
+from airflow_provider_sparkk8s.records import record
 
 Pod = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class Adopt:
     pod: Pod
     state: str
     extra_live_pods: tuple[str, ...] = ()  # names to delete: one task instance, one driver
 
 
-@dataclass(frozen=True)
+@record
 class SubmitNew:
     submission: int
     live_pods_to_delete: tuple[str, ...] = ()  # set only when reattaching is switched off

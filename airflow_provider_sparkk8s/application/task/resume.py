@@ -13,7 +13,6 @@ pods, executors included), else by the task instance's identity labels. The rule
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.application.following.events import final_event
@@ -23,6 +22,7 @@ from airflow_provider_sparkk8s.application.following.tracked import (
 )
 from airflow_provider_sparkk8s.application.task.reattach import Adopt, by_submission, decide
 from airflow_provider_sparkk8s.monitoring.reducer import reduce_application
+from airflow_provider_sparkk8s.records import record
 
 Pod = Mapping[str, Any]
 
@@ -32,7 +32,7 @@ NO_DRIVER = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Finished:
     """The driver has ended: report it with the event the trigger would have sent."""
 
@@ -40,14 +40,14 @@ class Finished:
     event: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class Follow:
     """The driver still runs: follow it again."""
 
     app: TrackedApplication
 
 
-@dataclass(frozen=True)
+@record
 class Missing:
     """Nothing to follow or report: fail, saying why."""
 

@@ -9,13 +9,14 @@ does; the CLI goes through the same parser, so both paths agree on every flag.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 
 
-@dataclass(frozen=True)
+@record
 class SubmitParameters:
     """SparkSubmitOperator's parameter names, with the same meaning."""
 

@@ -15,7 +15,6 @@ off in Spark), which the failure then names. A value the user gives wins.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.application.task.task_identity import (
@@ -25,6 +24,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import (
     executor_label_conf,
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf_values import version_tuple
 
 POD_NAME_KEY = "spark.kubernetes.driver.pod.name"
@@ -36,7 +36,7 @@ ANNOTATE_EXIT_EXCEPTION_KEY = "spark.kubernetes.driver.annotateExitException"
 ANNOTATE_EXIT_EXCEPTION_SINCE = (4, 1, 0)
 
 
-@dataclass(frozen=True)
+@record
 class KubernetesParameters:
     namespace: str
     image: str | None = None

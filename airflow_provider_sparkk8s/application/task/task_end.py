@@ -19,11 +19,12 @@ a wrong guess would retry an application error.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from airflow_provider_sparkk8s.application.task.outcome import Report, failure_exception
 from airflow_provider_sparkk8s.errors import NOT_RETRIED, ApplicationFailed
+from airflow_provider_sparkk8s.records import record
 
 APPLICATION_XCOM_KEY = "spark_application"
 RETURN_VALUE_KEY = "return_value"
@@ -42,7 +43,7 @@ def retried(kind: str, *, memory_raised: bool, memory_factor: float | None) -> b
     return not (kind == "out_of_memory" and memory_factor is not None and memory_raised)
 
 
-@dataclass(frozen=True)
+@record
 class Tries:
     """What a trigger knows of its task's tries. `may_retry`: Airflow can retry a
     `TaskFailedEvent` at all (the task has retries); `another`: Airflow will, as far as the
@@ -60,7 +61,7 @@ def tries_of(try_number: int, retries: int | None, max_tries: int | None) -> Tri
     return Tries(another=known > 0 and try_number <= limit, may_retry=known > 0)
 
 
-@dataclass(frozen=True)
+@record
 class TaskEnd:
     """The task's end: its state, the XComs Airflow stores, and, for a failure, whether
     a worker fails it (`in_worker`) and what it raises (`failure`); `skipped`: a sensor's

@@ -16,10 +16,10 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.naming import resource_name_prefix
 
 LABEL_DOMAIN = "sparkk8s.io"
@@ -42,7 +42,7 @@ _NAME_PART_MAX = 30  # app-name part of the driver pod name, keeps the name with
 _HASH_IN_NAME = 10
 
 
-@dataclass(frozen=True)
+@record
 class TaskInstanceRef:
     """The identity of one task instance; try_number and clear_number (the DAG run's count
     of clears, None when Airflow gives none) are recorded but not part of it."""

@@ -10,7 +10,6 @@ Pure: values in, checked values out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +20,7 @@ from airflow_provider_sparkk8s.application.following.timeouts import (
 )
 from airflow_provider_sparkk8s.application.task.outcome import ON_FINISH_ACTIONS
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 
 # The parameters Airflow renders, the operator's and SparkSubmitOperator's: the operator's
 # template fields, and those the worker-free trigger renders in the triggerer.
@@ -32,7 +32,7 @@ TEMPLATED_PARAMETERS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class Following:
     """How the task follows its driver, and what it does at the end.
 
@@ -111,7 +111,7 @@ class Following:
         )
 
 
-@dataclass(frozen=True)
+@record
 class Uploads:
     """Where the local files go, and whether they outlive the driver.
 
@@ -133,7 +133,7 @@ class Uploads:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Reporting:
     """The Spark UI and the History Server.
 
@@ -158,7 +158,7 @@ class Reporting:
     run_summary: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class Lineage:
     """OpenLineage's keys in the Spark conf, as SparkSubmitOperator injects them: the
     defaults come from ``[openlineage] spark_inject_parent_job_info`` and
@@ -169,7 +169,7 @@ class Lineage:
     openlineage_inject_transport_info: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Ignored:
     """SparkSubmitOperator's Spark connection, binary and YARN queue: no role on Kubernetes,
     accepted so its tasks move over unchanged."""

@@ -11,7 +11,7 @@ why.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import jinja2
@@ -25,6 +25,7 @@ from airflow_provider_sparkk8s.application.task.worker_free import (
     holds_template,
 )
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.uris import uri_scheme
 
 DAG_JINJA = (
@@ -225,7 +226,7 @@ def refuse_template_files(templated: Mapping[str, Any], template_ext: Sequence[s
             )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class DagJinja:
     """A DAG's Jinja settings that Airflow leaves out of the serialized DAG, as plain data:
     the names of its macros and filters, its `jinja_environment_kwargs`, and the qualified

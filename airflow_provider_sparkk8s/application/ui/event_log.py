@@ -11,10 +11,10 @@ adds nothing: it builds what spark-submit builds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.conf_values import parse_size
 
 # The operator's parameters, the connection's extras and the `[sparkk8s]` options: one name.
@@ -31,7 +31,7 @@ _MIN_ROLLING_BYTES = 10 * 1024 * 1024
 _DIR_ACCEPTED = "an absolute path or a URI (file:/shared/spark-events, s3a://bucket/spark-events)"
 
 
-@dataclass(frozen=True)
+@record
 class EventLogChoice:
     """Where the platform wants this task's event log (None: no log), and whether it rolls
     (Spark's rolling event log: files of at most `rolling_max_file_size`)."""

@@ -15,14 +15,15 @@ History Server before 3.5.8; affected range 3.0.0 to 3.5.7).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
+
+from airflow_provider_sparkk8s.records import record
 
 Version = tuple[int, int, int]
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
 
 
-@dataclass(frozen=True)
+@record
 class KnownIssue:
     """One advisory: its id, what it lets an attacker do, and the releases that fix it."""
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 
 # The plugin's FastAPI app is mounted here, its pages under UI_ROUTE.
 PLUGIN_PREFIX = "/sparkk8s"
@@ -84,7 +85,7 @@ PROXIED_METHODS = ("GET", "HEAD")
 _KILL_PATHS = ("jobs/job/kill", "stages/stage/kill")
 
 
-@dataclass(frozen=True)
+@record
 class SparkUiTarget:
     """Where one task instance's driver UI is, as the operator publishes it (XCom)."""
 
@@ -117,7 +118,7 @@ class SparkUiTarget:
         return f"/api/v1/namespaces/{ns}/pods/{pod}:{self.port}/proxy"
 
 
-@dataclass(frozen=True)
+@record
 class TaskInstanceUi:
     dag_id: str
     run_id: str

@@ -20,9 +20,11 @@ completion); its skew is its longest task over its median one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
+
+from airflow_provider_sparkk8s.records import record
 
 XCOM_KEY = "run_summary"
 TASK_QUANTILES = "0.5,1.0"
@@ -38,7 +40,7 @@ _STAGE_SUMS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class StageAttempt:
     stage_id: int
     attempt_id: int
@@ -46,7 +48,7 @@ class StageAttempt:
     wall_ms: int
 
 
-@dataclass(frozen=True)
+@record
 class RunSummary:
     application_id: str
     duration_ms: int

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s import objects
@@ -26,6 +25,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import (
 )
 from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
 from airflow_provider_sparkk8s.provider_info import DEFAULT_CONN_ID
+from airflow_provider_sparkk8s.records import record
 
 # The operator adds it to its serialized fields (SparkK8sSubmitOperator.get_serialized_fields).
 SERIALIZED_CONN_FIELD = "kubernetes_conn_id"
@@ -55,7 +55,7 @@ class RenderedMissing(UiRefused):
     """The namespace depends on a rendered value Airflow does not hold."""
 
 
-@dataclass(frozen=True)
+@record
 class TaskDefinition:
     """What the api-server's serialized DAG says of one task: the fields of
     DEFINITION_FIELDS it holds (unrendered), and which of them a mapped task expands."""

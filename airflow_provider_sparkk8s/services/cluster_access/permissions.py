@@ -15,12 +15,11 @@ turn and writes docs/rbac.md's table of what then fails (none is unused).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from airflow_provider_sparkk8s.kube.paths import Access
+from airflow_provider_sparkk8s.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Permission:
     """One RBAC permission, what uses it, and whether every submission needs it."""
 

@@ -12,7 +12,6 @@ import asyncio
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from airflow_provider_sparkk8s import objects
@@ -20,6 +19,7 @@ from airflow_provider_sparkk8s.application.connect import server_rules as rules
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.connect import idle_watch_program as connect_idle_watch
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.services.submit import submission
@@ -32,7 +32,7 @@ from airflow_provider_sparkk8s.submission.naming import SubmissionIds, new_submi
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 
 
-@dataclass(frozen=True)
+@record
 class StartedServer:
     """A sent server: what crosses a deferral and the XCom (no token)."""
 

@@ -12,19 +12,19 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from airflow_provider_sparkk8s.application.connect import status_lines as rules
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods, application_selector
 
 READ_TIMEOUT_SECONDS = 5.0
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record
 class ServerStatus:
     executors: str
     sessions: str

@@ -16,18 +16,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState
+from airflow_provider_sparkk8s.records import record
 
 log = logging.getLogger(__name__)
 
 FINAL_LOG_WAIT = 5.0  # seconds the last lines may hold a final result back
 
 
-@dataclass(frozen=True)
+@record
 class LogCursor:
     """Where the last poll ended: the newest timestamp and the lines seen with it."""
 

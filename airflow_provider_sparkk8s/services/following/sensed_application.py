@@ -9,13 +9,13 @@ in the triggerer (`triggers/spark_k8s_sensor.py`, in a thread). The hook is the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.following.timeouts import ran_for
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.services.submit.driver_removal import RemoveUploads, delete_driver
 from airflow_provider_sparkk8s.services.submit.submission import Log
@@ -27,7 +27,7 @@ class SyncHook(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The application the sensor found: its id, driver pod and all its pods."""
 
@@ -42,7 +42,7 @@ class Target:
         return self.application_id if has_driver(self.pods) else None
 
 
-@dataclass(frozen=True)
+@record
 class Named:
     """How the DAG names the application: exactly one of the three (the sensor checks)."""
 

@@ -51,6 +51,7 @@ from airflow_provider_sparkk8s.monitoring.snapshot import (
 )
 from airflow_provider_sparkk8s.objects import resource_version
 from airflow_provider_sparkk8s.provider_info import DEFAULT_RESYNC_INTERVAL
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.async_pods import AsyncPods
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class AsyncPodsClient(AsyncWatchClient, Protocol):
     async def aclose(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@record
 class StoreSettings:
     resync_interval: float = DEFAULT_RESYNC_INTERVAL
     # Half-open connections (a black hole: no bytes, no RST) are found by a read timeout,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from airflow_provider_sparkk8s import objects
@@ -30,6 +29,7 @@ from airflow_provider_sparkk8s.kube.paths import FIELD_MANAGER, apply_params, re
 from airflow_provider_sparkk8s.kube.request import APPLY_PATCH, MERGE_PATCH
 from airflow_provider_sparkk8s.monitoring.kueue_workload import QueueView, view_of
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission import kueue
 from airflow_provider_sparkk8s.submission.command_line.arguments import load_java_properties
 from airflow_provider_sparkk8s.submission.properties import CONF_VOLUME, PROPERTIES_FILE
@@ -54,7 +54,7 @@ NOT_FOUND = frozenset({404})
 CHANGED_OR_GONE = frozenset({404, 409})  # 409: a precondition or a conflict; read again
 
 
-@dataclass(frozen=True)
+@record
 class PodCall:
     """One request as plain data, and which statuses answer `ABSENT` instead of raising."""
 

@@ -22,12 +22,12 @@ needs the connection or the conf that wrote the files.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError
 from airflow_provider_sparkk8s.monitoring.reducer import Pod
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods import pod_requests as requests
 from airflow_provider_sparkk8s.services.pods.async_pods import AsyncPods
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
@@ -41,7 +41,7 @@ RemoveUploads = Callable[[Sequence[str], Mapping[str, str]], list[str]]
 _Remove = TypeVar("_Remove")  # RemoveUploads, or the trigger's awaitable one
 
 
-@dataclass(frozen=True)
+@record
 class Uploads:
     """A driver's upload folders and the conf their storage is read from."""
 
@@ -135,7 +135,7 @@ async def adelete_driver(
     return removed.deleted
 
 
-@dataclass(frozen=True)
+@record
 class Removed:
     """The pod's part of a removal done: whether it was deleted (False: it was gone), and
     the uploads still to remove."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeApiError, KubeConnectionError, SubmissionError
@@ -28,6 +27,7 @@ from airflow_provider_sparkk8s.kube.request import APPLY_PATCH
 from airflow_provider_sparkk8s.kube.retries import retry_delay
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
 from airflow_provider_sparkk8s.objects import application_id, describe
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.render import RenderedSubmission
 from airflow_provider_sparkk8s.submission.request_body import json_body
 
@@ -40,7 +40,7 @@ AMBIGUOUS_POST_ATTEMPTS = 4
 ROLLBACK_ROUNDS = 4
 
 
-@dataclass(frozen=True)
+@record
 class SubmissionResult:
     app_id: str
     namespace: str

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.command_line.arguments import (
     SubmitArguments,
     parse_spark_submit,
@@ -70,7 +70,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass(frozen=True)
+@record
 class SubmissionRequest:
     """A spark-submit command line (`--master` included) and where it runs."""
 
@@ -83,7 +83,7 @@ class SubmissionRequest:
     image: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Planned:
     """One submission, rendered, with its uploads planned; nothing written or sent yet."""
 
@@ -97,7 +97,7 @@ class Planned:
     storage_warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class DryRun:
     objects: tuple[KubeObject, ...]  # every object, secrets redacted
     yaml: str  # the same objects as one YAML stream
@@ -105,7 +105,7 @@ class DryRun:
     policy: str | None = None  # "Policy from <source>: every rule kept (...)", if one applies
 
 
-@dataclass(frozen=True)
+@record
 class Submitted:
     """The driver a submission left running: its own, or, after a 409, the live one another
     submitter created first under the same pod name (`adopted`)."""

@@ -10,7 +10,7 @@ renders number 1 and logs it, sending nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
@@ -27,6 +27,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanc
 from airflow_provider_sparkk8s.application.ui import event_log
 from airflow_provider_sparkk8s.application.ui.event_log import EventLogChoice
 from airflow_provider_sparkk8s.application.ui.live_ui import with_proxy_base
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.services.task.task_submission import TaskSubmission
@@ -36,7 +37,7 @@ from airflow_provider_sparkk8s.submission.spark_line import choose_spark_line, d
 HOW_TO_SET_THE_LINE = 'spark_version="X.Y.Z" on the operator'
 
 
-@dataclass(frozen=True)
+@record
 class ConfAdditions:
     """What the operator adds to the author's conf (`amended_conf`): the event log the
     platform asks for, and the Spark UI's path under Airflow when the UI goes through it."""
@@ -45,7 +46,7 @@ class ConfAdditions:
     ui_base: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RunRequest:
     """What the operator hands over to prepare a submission, rendered: its
     SparkSubmitOperator parameters (`conf` with OpenLineage's keys), where the application

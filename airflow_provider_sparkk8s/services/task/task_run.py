@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,6 +63,7 @@ from airflow_provider_sparkk8s.application.task.task_parameters import Following
 from airflow_provider_sparkk8s.application.ui import event_log
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.following.follow_runs import OnLook, follow_application
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.services.submit.driver_removal import (
@@ -79,7 +80,7 @@ from airflow_provider_sparkk8s.services.task.task_submission import adopt_or_sub
 from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
 
 
-@dataclass(frozen=True)
+@record
 class Started:
     """A driver to follow: submitted or adopted, with the record of its submission, and
     the XCom's `driver_memory`."""
@@ -89,7 +90,7 @@ class Started:
     driver_memory: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class KeptResult:
     """An earlier try's application succeeded and Airflow never recorded it: deliver that
     result, do not run the application again."""
@@ -99,7 +100,7 @@ class KeptResult:
     submitted_conf: Mapping[str, str]
 
 
-@dataclass(frozen=True)
+@record
 class Ended:
     """What `finish` reported, and whether the result is kept until Airflow records it."""
 
@@ -120,7 +121,7 @@ def recorded(
     )
 
 
-@dataclass(frozen=True)
+@record
 class TaskRun:
     """One task instance's phases over one pods service (the operator opens one per phase)."""
 

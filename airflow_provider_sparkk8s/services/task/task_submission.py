@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,6 +43,7 @@ from airflow_provider_sparkk8s.monitoring.reducer import (
     Pod,
     reduce_application,
 )
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.services.submit.driver_removal import (
@@ -64,7 +65,7 @@ DEFAULT_GRACE_SECONDS = 30
 DECIDE_ATTEMPTS = 5
 
 
-@dataclass(frozen=True)
+@record
 class TaskSubmission:
     """What every submission of one task instance shares; `plan(n)` renders number n."""
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.application.ui.live_ui import (
@@ -27,6 +26,7 @@ from airflow_provider_sparkk8s.application.ui.spark_ui_access import (
 from airflow_provider_sparkk8s.errors import KubeApiError, SparkConfError
 from airflow_provider_sparkk8s.kube.async_client import AsyncKubeClient
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.async_pods import AsyncPodRequests, AsyncPods
 
 # A page and its assets reuse one client (keep-alive, no TLS handshake each); a connection
@@ -82,7 +82,7 @@ class KubeClients:
             await client.aclose()
 
 
-@dataclass(frozen=True)
+@record
 class ProxiedAnswer:
     status: int
     headers: list[tuple[str, str]]

@@ -24,9 +24,9 @@ the value, and what is accepted. Pure: every input is passed in.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.command_line.submit_opts import parse_option_string
 from airflow_provider_sparkk8s.submission.conf_values import (
     iec_sizes,
@@ -45,7 +45,7 @@ LOCAL_ONLY_MAIN_CLASSES = {
 DYNAMIC_ALLOCATION_KEY = "spark.dynamicAllocation.enabled"
 
 
-@dataclass(frozen=True)
+@record
 class Setting:
     """One value spark-submit reads from a flag, else a conf key, else the environment."""
 

@@ -19,10 +19,11 @@ import logging
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.command_line import argument_checks, submit_opts
 from airflow_provider_sparkk8s.submission.command_line.jar_manifest import (
     ReadJar,
@@ -111,7 +112,7 @@ DEPENDENCY_FLAGS = {
 DEFAULTS_FILE = "spark-defaults.conf"
 
 
-@dataclass(frozen=True)
+@record
 class ParsedCommandLine:
     """The options as written, before any conf is merged."""
 
@@ -123,7 +124,7 @@ class ParsedCommandLine:
     extra_properties_files: tuple[str, ...] = ()  # --extra-properties-file, in order
 
 
-@dataclass(frozen=True)
+@record
 class SubmitArguments:
     """What the Kubernetes client receives from spark-submit, plus our CLI's own flags."""
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.upload_plan import local_path
 from airflow_provider_sparkk8s.submission.uris import uri_scheme
 
@@ -30,7 +30,7 @@ _SPARK_SAYS = "spark-submit: Failed to get main class in JAR"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass(frozen=True)
+@record
 class JarFile:
     """What the shell found at a jar's path."""
 
