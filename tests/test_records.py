@@ -173,3 +173,12 @@ def test_records_need_no_typing_at_run_time() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert loaded.stdout.strip() == "False", loaded.stderr
+
+
+def test_a_record_without_a_docstring_is_named_by_its_fields() -> None:
+    @record
+    class Bare:
+        first: int
+        second: str = ""
+
+    assert Bare.__doc__ == "Bare(first, second)"
