@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, NoReturn, Self, TextIO
 
 from airflow_provider_sparkk8s.cli.spark_env import wrapper_environment
 from airflow_provider_sparkk8s.errors import (
@@ -57,7 +56,10 @@ from airflow_provider_sparkk8s.submission.spark_line import (
     driver_image,
 )
 
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
 if TYPE_CHECKING:
+    from typing import NoReturn, Self, TextIO
+
     from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
     from airflow_provider_sparkk8s.kube.sync_client import KubeClient
     from airflow_provider_sparkk8s.monitoring.reducer import ApplicationState, Pod

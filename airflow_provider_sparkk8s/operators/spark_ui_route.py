@@ -10,7 +10,7 @@ stay as Spark makes them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
@@ -28,8 +28,10 @@ from airflow_provider_sparkk8s.application.ui.live_ui import (
 )
 from airflow_provider_sparkk8s.links.spark_k8s import SPARK_UI_TEMPLATE_KEY, link_urls
 from airflow_provider_sparkk8s.records import record
-from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
 def api_base_url() -> str:

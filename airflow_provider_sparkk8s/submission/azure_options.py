@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from airflow_provider_sparkk8s.errors import SparkConfError
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 AZURE = "spark.hadoop.fs.azure."
 ACCOUNT_KEY = AZURE + "account.key"

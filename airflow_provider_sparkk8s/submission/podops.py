@@ -12,9 +12,12 @@ keys like `addToX(map)` (new value wins).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from airflow_provider_sparkk8s.submission.spec import KubeObject, SparkPod
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def editable(spark_pod: SparkPod) -> tuple[KubeObject, KubeObject]:

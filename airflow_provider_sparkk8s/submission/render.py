@@ -7,7 +7,6 @@ Pure: the shell gathers `LocalInputs` (local_inputs.py) and draws `SubmissionIds
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.records import record
@@ -27,6 +26,10 @@ from airflow_provider_sparkk8s.submission.spark_line import (
     check_spark_version,
 )
 from airflow_provider_sparkk8s.submission.spec import KubeObject
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record

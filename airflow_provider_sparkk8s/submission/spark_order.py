@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _MASK32 = 0xFFFFFFFF
 

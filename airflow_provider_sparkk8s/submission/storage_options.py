@@ -14,7 +14,6 @@ how `sparkk8s-submit` gets credentials.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -27,6 +26,10 @@ from airflow_provider_sparkk8s.submission.azure_options import (
 )
 from airflow_provider_sparkk8s.submission.spark_line import check_spark_version
 from airflow_provider_sparkk8s.submission.upload_plan import UPLOAD_PATH_KEY
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 S3A = "spark.hadoop.fs.s3a."
 SECRET_S3A_KEYS = ("secret.key", "session.token")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import field
-from typing import Any
 from urllib.parse import quote, unquote
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -34,6 +33,10 @@ from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.java_text import java_file_name
 from airflow_provider_sparkk8s.submission.naming import uuid4_bits, uuid_text
 from airflow_provider_sparkk8s.submission.uris import is_local_dependency, uri_scheme
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 UPLOAD_PATH_KEY = "spark.kubernetes.file.upload.path"
 DEPENDENCY_KEYS = ("spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles")

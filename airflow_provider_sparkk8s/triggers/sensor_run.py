@@ -4,6 +4,8 @@ lookup and its timeout's removal, exactly as the sensor runs them in a worker
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from airflow_provider_sparkk8s.hooks.spark_k8s import SparkK8sHook
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.records import record
@@ -13,7 +15,9 @@ from airflow_provider_sparkk8s.services.following.sensed_application import (
     look_up,
     timed_out,
 )
-from airflow_provider_sparkk8s.services.submit.submission import Log
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
 @record

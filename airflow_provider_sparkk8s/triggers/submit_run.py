@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.application.following.cost import cost_line
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
@@ -42,11 +42,13 @@ from airflow_provider_sparkk8s.hooks.spark_k8s import (
 from airflow_provider_sparkk8s.hooks.upload_storage import SparkK8sUploadStorageHook
 from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
-from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.services.task.task_prepare import ConfAdditions, RunRequest
 from airflow_provider_sparkk8s.services.task.task_run import KeptResult, TaskRun
 from airflow_provider_sparkk8s.services.ui.history_server import read_summary
 from airflow_provider_sparkk8s.version_compat import conf as airflow_conf
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 CONFIG_SECTION = "sparkk8s"
 HISTORY_SERVER_URL_OPTION = "history_server_url"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError, SparkConfError
 from airflow_provider_sparkk8s.kube.kubeconfig import (
@@ -29,6 +28,10 @@ from airflow_provider_sparkk8s.kube.settings import (
 )
 from airflow_provider_sparkk8s.submission.command_line.master_url import normalize_master_url
 from airflow_provider_sparkk8s.submission.conf_values import get_bool
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SUBMISSION_PREFIX = "spark.kubernetes.authenticate.submission"
 # ClientSettings field <- the conf key naming a file; each file must be readable up front.

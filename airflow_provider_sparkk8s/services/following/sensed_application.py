@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.following.timeouts import ran_for
@@ -18,7 +18,9 @@ from airflow_provider_sparkk8s.monitoring.reducer import Pod
 from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods, application_selector
 from airflow_provider_sparkk8s.services.submit.driver_removal import RemoveUploads, delete_driver
-from airflow_provider_sparkk8s.services.submit.submission import Log
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
 class SyncHook(Protocol):

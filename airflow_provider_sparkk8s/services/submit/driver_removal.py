@@ -22,7 +22,7 @@ needs the connection or the conf that wrote the files.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError
@@ -32,9 +32,11 @@ from airflow_provider_sparkk8s.services.pods import pod_requests as requests
 from airflow_provider_sparkk8s.services.pods.async_pods import AsyncPods
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.pods.pod_requests import Operation
-from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.submission.driver_args import main_resource_of
 from airflow_provider_sparkk8s.submission.upload_plan import uploaded_dirs_in
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 # (the upload folders, the conf that names their storage) -> the folders that could not go
 RemoveUploads = Callable[[Sequence[str], Mapping[str, str]], list[str]]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
@@ -42,8 +41,11 @@ from airflow_provider_sparkk8s.submission.upload_plan import (
 # Parsing is all every command line needs (--help, --version, --kill and --status end
 # there); the render, the feature steps, the client and what only some submissions need (a
 # policy, a dry run, uploads, a 409 to adopt) are imported by the step that uses them:
-# sparkk8s-submit's start-up is most of its wall time.
+# sparkk8s-submit's start-up is most of its wall time. Nor is typing imported (2 ms).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
     from airflow_provider_sparkk8s.kube.sync_client import KubeClient
     from airflow_provider_sparkk8s.monitoring.reducer import Pod
@@ -53,13 +55,12 @@ if TYPE_CHECKING:
     from airflow_provider_sparkk8s.submission.render import RenderedSubmission
     from airflow_provider_sparkk8s.submission.spec import KubeObject
 
+    class Log(Protocol):
+        """Where the service's messages go: a `logging.Logger` (the task log) or the CLI's."""
 
-class Log(Protocol):
-    """Where the service's messages go: a `logging.Logger` (the task log) or the CLI's."""
+        def info(self, msg: str, /, *args: Any) -> object: ...
 
-    def info(self, msg: str, /, *args: Any) -> object: ...
-
-    def warning(self, msg: str, /, *args: Any) -> object: ...
+        def warning(self, msg: str, /, *args: Any) -> object: ...
 
 
 # (upload path, the rendered submission's properties) -> where the uploads are written.

@@ -10,18 +10,21 @@ No Airflow: the upload storage comes in as its `remove` (the upload storage hook
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
 from airflow_provider_sparkk8s.application.ui import history_advisories
 from airflow_provider_sparkk8s.monitoring.driver_failure import TAIL_LINES, exception_line
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
 from airflow_provider_sparkk8s.services.submit import driver_removal
-from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.services.ui.history_server import (
     FetchJson,
     read_spark_version,
     url_fetcher,
 )
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
 def driver_exception(pods: DriverPods, app: TrackedApplication, log: Log) -> str | None:

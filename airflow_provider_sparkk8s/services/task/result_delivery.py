@@ -5,7 +5,7 @@ warning, never the task's failure."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.application.task.delivery import (
     Undelivered,
@@ -19,7 +19,9 @@ from airflow_provider_sparkk8s.application.task.delivery import (
 from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanceRef
 from airflow_provider_sparkk8s.errors import SparkK8sError
 from airflow_provider_sparkk8s.services.pods.driver_pods import DriverPods
-from airflow_provider_sparkk8s.services.submit.submission import Log
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
 def kept_result(

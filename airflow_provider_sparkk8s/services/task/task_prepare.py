@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.application.policy.platform_policy import Policy
 from airflow_provider_sparkk8s.application.task.memory_retry import DriverMemory, with_memory
@@ -29,10 +29,12 @@ from airflow_provider_sparkk8s.application.ui.event_log import EventLogChoice
 from airflow_provider_sparkk8s.application.ui.live_ui import with_proxy_base
 from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.submit import submission
-from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.services.task.task_submission import TaskSubmission
 from airflow_provider_sparkk8s.submission.naming import new_submission_ids
 from airflow_provider_sparkk8s.submission.spark_line import choose_spark_line, driver_image
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 HOW_TO_SET_THE_LINE = 'spark_version="X.Y.Z" on the operator'
 

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.application.following.follower import FollowSpec, Step
 from airflow_provider_sparkk8s.application.following.timeouts import ran_for
@@ -72,12 +72,15 @@ from airflow_provider_sparkk8s.services.submit.driver_removal import (
     Unguarded,
     delete_driver,
 )
-from airflow_provider_sparkk8s.services.submit.submission import Log, StorageFor
+from airflow_provider_sparkk8s.services.submit.submission import StorageFor
 from airflow_provider_sparkk8s.services.task import completion
 from airflow_provider_sparkk8s.services.task.result_delivery import keep_result, kept_result
 from airflow_provider_sparkk8s.services.task.task_prepare import RunRequest, prepare
 from airflow_provider_sparkk8s.services.task.task_submission import adopt_or_submit
 from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 
 @record

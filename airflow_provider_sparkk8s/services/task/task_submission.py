@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.application.following.tracked import (
@@ -51,10 +51,12 @@ from airflow_provider_sparkk8s.services.submit.driver_removal import (
     delete_driver,
     read_uploads,
 )
-from airflow_provider_sparkk8s.services.submit.submission import Log
 from airflow_provider_sparkk8s.submission.command_line.arguments import SubmitArguments
 from airflow_provider_sparkk8s.submission.kueue import queue_timeout_seconds
 from airflow_provider_sparkk8s.submission.naming import SubmissionIds
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 # How long a new submission waits for the drivers being deleted to go, past their grace
 # period: the kubelet confirms a stopped pod within seconds; much longer means a lost node.

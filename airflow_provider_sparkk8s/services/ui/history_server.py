@@ -18,7 +18,7 @@ import json
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from airflow_provider_sparkk8s.application.following.tracked import TrackedApplication
@@ -31,7 +31,9 @@ from airflow_provider_sparkk8s.application.ui.run_summary import (
     table,
     worth_reading,
 )
-from airflow_provider_sparkk8s.services.submit.submission import Log
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.services.submit.submission import Log
 
 FetchJson = Callable[[str], Any]
 DEFAULT_WAIT_SECONDS = 60.0
