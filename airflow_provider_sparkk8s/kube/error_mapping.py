@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json as jsonlib
-import ssl
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import (
@@ -89,6 +88,8 @@ def connection_error(
     tls = tls_failure(failure)
     target = f"{settings.server} ({request.method} {request.path})"
     if tls is not None:
+        import ssl  # loaded already: a TLS error came from it
+
         if isinstance(tls, ssl.SSLCertVerificationError):
             hint = (
                 "check the CA certificate"

@@ -13,24 +13,36 @@ from __future__ import annotations
 
 import select
 import socket
-import ssl
 import threading
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from airflow_provider_sparkk8s.kube import http11
 from airflow_provider_sparkk8s.kube.proxy import Proxy
 from airflow_provider_sparkk8s.kube.transport import TransportFailure, base_path, request_target
 
+if TYPE_CHECKING:
+    import ssl
+
 MAX_IDLE = 16  # kept-alive connections; more concurrent requests open more, then close them
 # How a server's close of an idle keep-alive connection shows when we next use it.
-_CLOSED_BY_SERVER = (
+_CLOSED_BY_SERVER: tuple[type[Exception], ...] = (
     http11.ClosedWithoutAnswer,
     BrokenPipeError,
     ConnectionResetError,
-    ssl.SSLEOFError,
-    ssl.SSLZeroReturnError,
 )
+
+
+def _closed_by_server(tls: ssl.SSLContext | None) -> tuple[type[Exception], ...]:
+    """_CLOSED_BY_SERVER, and on a TLS connection also TLS's forms of it. ssl is imported
+    here, not at the top: a plain-http client never loads it (about 5 ms of the CLI's start),
+    and a connection with a TLS context has loaded it already."""
+    if tls is None:
+        return _CLOSED_BY_SERVER
+    import ssl
+
+    return (*_CLOSED_BY_SERVER, ssl.SSLEOFError, ssl.SSLZeroReturnError)
 
 
 def _resolvable(host: str) -> str | bytes:
@@ -209,6 +221,7 @@ class HttpPool:
             self._host, self._port, 443 if parts.scheme == "https" else 80
         )
         self._tls = tls if parts.scheme == "https" else None
+        self._closed_by_server = _closed_by_server(self._tls)
         self._server_name = server_name
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -316,7 +329,7 @@ class HttpPool:
             connection.sock.sendall(request)
             head = http11.read_response_head(connection.reader)
             body = http11.framing(method, head)
-        except _CLOSED_BY_SERVER as error:
+        except self._closed_by_server as error:
             raise _ClosedBeforeAnswer(error) from None
         except (OSError, http11.ProtocolError) as error:
             raise _failure(error, sent=True) from None

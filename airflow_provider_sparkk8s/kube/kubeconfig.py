@@ -13,11 +13,8 @@ inline kubeconfig, which may hold secrets, never reaches a message.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
@@ -27,6 +24,10 @@ from airflow_provider_sparkk8s.kube.settings import (
     ClientSettings,
     require_readable,
 )
+
+# pathlib, base64 and yaml are imported by the functions that read a kubeconfig or the
+# service-account mount: every CLI submission asks `auto_settings` whether there is one,
+# and most have none (start-up time). Looking for the files needs only os.path.
 
 SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -58,6 +59,8 @@ def in_cluster_settings(
     namespace_file = os.path.join(root, "namespace")
     namespace = None
     if os.path.exists(namespace_file):
+        from pathlib import Path
+
         namespace = Path(namespace_file).read_text().strip() or None
     return ClientSettings(
         server=f"https://{host}:{port}",
@@ -89,6 +92,8 @@ def kubeconfig_settings(
         return _settings_from_config(
             config, context, base_dir=os.getcwd(), label="inline kubeconfig"
         )
+    from pathlib import Path
+
     paths = [p for p in str(path).split(os.pathsep) if p]
     configs = [(_load_kubeconfig_file(p), str(Path(p).expanduser().parent)) for p in paths]
     merged, base_dirs = _merge_kubeconfigs(configs)
@@ -111,10 +116,10 @@ def auto_settings(
     missing = unloadable_kubeconfig(environ)
     if kubeconfig:
         named = [path for path in kubeconfig.split(os.pathsep) if path]
-        kubeconfig = os.pathsep.join(path for path in named if Path(path).expanduser().exists())
+        kubeconfig = os.pathsep.join(path for path in named if _exists(path))
     else:
-        default = Path(environ.get("HOME", str(Path.home()))) / ".kube" / "config"
-        kubeconfig = str(default) if default.is_file() else None
+        default = os.path.join(environ.get("HOME", os.path.expanduser("~")), ".kube", "config")
+        kubeconfig = default if os.path.isfile(default) else None
     if kubeconfig:
         return kubeconfig_settings(kubeconfig, context=context)
     if environ.get("KUBERNETES_SERVICE_HOST"):
@@ -134,9 +139,13 @@ def unloadable_kubeconfig(environ: Mapping[str, str]) -> list[str]:
     """The files KUBECONFIG names when none of them exists, else []. kubectl skips missing
     files and warns "Config not found" when all are; its fallback then names no file."""
     paths = [path for path in (environ.get("KUBECONFIG") or "").split(os.pathsep) if path]
-    if any(Path(path).expanduser().exists() for path in paths):
+    if any(_exists(path) for path in paths):
         return []
     return paths
+
+
+def _exists(path: str) -> bool:
+    return os.path.exists(os.path.expanduser(path))
 
 
 def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -149,6 +158,8 @@ def _parse_inline_kubeconfig(content: str | Mapping[str, Any]) -> dict[str, Any]
 
 
 def _load_kubeconfig_file(path: str) -> dict[str, Any]:
+    from pathlib import Path
+
     resolved = Path(path).expanduser()
     try:
         text = resolved.read_text()
@@ -222,6 +233,8 @@ def _settings_from_config(
     user = _named(config, "users", user_name, label) if user_name else {}
     where = f"{label}, context {context_name!r}"
 
+    from pathlib import Path
+
     def resolve(section: str, name: str | None, value: str | None) -> str | None:
         if not value:
             return None
@@ -285,6 +298,8 @@ def _exec_plugin(
     command = str(plugin["command"])
     if os.sep in command and not os.path.isabs(command):
         # client-go: a relative command path is relative to the kubeconfig that names it
+        from pathlib import Path
+
         command = str(Path(_directory_of("users", user_name, base_dirs, base_dir), command))
     env = tuple((str(e["name"]), str(e.get("value", ""))) for e in plugin.get("env") or [])
     return {
@@ -339,6 +354,9 @@ def _b64_field(section: dict[str, Any], key: str, where: str) -> str | None:
     # Go's base64 decoder (client-go) and the official Python client skip line breaks:
     # CA data wrapped at 64 or 76 columns is valid.
     text = str(value).replace("\r", "").replace("\n", "")
+    import base64
+    import binascii
+
     try:
         return base64.b64decode(text, validate=True).decode()
     except (binascii.Error, ValueError, UnicodeDecodeError):

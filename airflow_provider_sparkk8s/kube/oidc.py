@@ -11,21 +11,26 @@ The refresh is a short blocking HTTP exchange: the async client runs it in a wor
 
 from __future__ import annotations
 
-import base64
 import json
-import ssl
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
+
+# base64 and ssl are imported where used: every client imports this module, few use oidc,
+# and a plain-http client never loads ssl (start-up time).
+if TYPE_CHECKING:
+    import ssl
 
 SECRET_KEYS = frozenset({"id-token", "refresh-token", "client-secret"})
 
 
 def jwt_expiry(token: str) -> float | None:
     """The `exp` claim of a JWT (epoch seconds), or None when it has none or is no JWT."""
+    import base64
+
     parts = token.split(".")
     if len(parts) != 3:
         return None
@@ -111,6 +116,9 @@ class OidcTokenSource:
         return endpoint
 
     def _tls(self) -> ssl.SSLContext:
+        import base64
+        import ssl
+
         context = ssl.create_default_context()
         if self._config.get("idp-certificate-authority"):
             context.load_verify_locations(cafile=self._config["idp-certificate-authority"])
@@ -125,6 +133,7 @@ class OidcTokenSource:
         return self._exchange(urllib.request.Request(url), url)
 
     def _post(self, url: str, form: Mapping[str, str]) -> dict[str, Any]:
+        import base64
         import urllib.parse
         import urllib.request
 

@@ -17,7 +17,6 @@ the URL's user info. https:// and socks5:// proxies are refused with a message.
 
 from __future__ import annotations
 
-import base64
 import ipaddress
 from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
@@ -169,6 +168,8 @@ def parse_proxy(value: str, key: str, source: str = "") -> Proxy:
         raise KubeConfigError(f"{key}={shown!r}{where} names no proxy host")
     authorization = None
     if parts.username is not None:
+        import base64  # here: only a proxy with credentials needs it (start-up time)
+
         login = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         authorization = "Basic " + base64.b64encode(login.encode()).decode()
     return Proxy(parts.hostname, port, authorization)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
-import ssl
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_provider_sparkk8s.kube.auth import (
     ExecCredentialSource,
@@ -34,6 +33,9 @@ from airflow_provider_sparkk8s.kube.retries import (
 )
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
+
+if TYPE_CHECKING:
+    import ssl  # annotations only: auth.ssl_context loads it for an https server
 
 log = logging.getLogger(__name__)
 

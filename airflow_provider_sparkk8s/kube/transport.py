@@ -7,10 +7,12 @@ retry decisions and messages do not depend on which HTTP library sent the reques
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
+
+if TYPE_CHECKING:
+    import ssl
 
 # RFC 3986 path characters that stay as they are; everything else is percent-encoded.
 _PATH_SAFE = "/:@!$&'()*+,;=~%"
@@ -27,22 +29,24 @@ class TransportFailure(Exception):
         self.sent = sent
 
 
-# TLS flow control and a peer that closed: the TLS layer raises these inside every read and
-# handshake that waits, so they sit in the context of any read timeout or dropped
-# connection. They say nothing wrong with certificates, and such a failure is retried.
-_NOT_TLS_FAULTS = (
-    ssl.SSLWantReadError,
-    ssl.SSLWantWriteError,
-    ssl.SSLEOFError,
-    ssl.SSLZeroReturnError,
-)
-
-
 def tls_failure(failure: TransportFailure) -> ssl.SSLError | None:
     """The TLS fault (wrong CA, rejected certificate, failed handshake) behind a failure."""
+    # Imported here, not at the top: only a failed request pays for ssl, never a plain-http
+    # client's start.
+    import ssl
+
+    # TLS flow control and a peer that closed: the TLS layer raises these inside every read
+    # and handshake that waits, so they sit in the context of any read timeout or dropped
+    # connection. They say nothing wrong with certificates, and such a failure is retried.
+    not_tls_faults = (
+        ssl.SSLWantReadError,
+        ssl.SSLWantWriteError,
+        ssl.SSLEOFError,
+        ssl.SSLZeroReturnError,
+    )
     seen: BaseException | None = failure.cause
     while seen is not None:
-        if isinstance(seen, ssl.SSLError) and not isinstance(seen, _NOT_TLS_FAULTS):
+        if isinstance(seen, ssl.SSLError) and not isinstance(seen, not_tls_faults):
             return seen
         seen = seen.__cause__ or seen.__context__
     return None

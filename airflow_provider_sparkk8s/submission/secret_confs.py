@@ -26,7 +26,6 @@ reference would reach the reader unexpanded. Pure: the Secret is one more pre-re
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Mapping
 
@@ -114,6 +113,8 @@ def plan_secret_confs(conf: DriverConf, properties: Mapping[str, str]) -> Secret
     candidates = keys_in_clear(conf, properties)
     if not enabled(conf) or not candidates:
         return SecretConfs(dict(properties), in_clear=candidates)
+    import base64  # here: only confs moved into a Secret need it (start-up time)
+
     name = secret_name(conf)
     result = dict(properties)
     data: dict[str, str] = {}

@@ -5,14 +5,15 @@ fresh interpreter and the modules it loaded are read from `sys.modules`: an impo
 check, never a timing one. No command imports Airflow, the async stack, YAML, fsspec or
 the package metadata machinery; start-up and --help/--version import no feature step, no
 render and no API client; a plain submission imports the feature steps it runs but none
-of what only a policy, a wait, --kill/--status, an upload, an exec plugin, a glob or an
-optional step needs.
+of what only a policy, a wait, --kill/--status, an upload, an exec plugin, a glob, TLS, a
+kubeconfig read or an optional step needs.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,6 @@ RENDER_AND_CLIENT = (
     f"{PACKAGE}.submission.render",
     f"{PACKAGE}.kube",
     f"{PACKAGE}.services.submit.send",
-    "ssl",
 )
 # Only a policy, a wait, --kill/--status, an upload or Volcano needs them.
 NOT_FOR_A_PLAIN_SUBMISSION = (
@@ -61,6 +61,13 @@ NOT_FOR_A_PLAIN_SUBMISSION = (
     f"{PACKAGE}.kube.exec_plugin",
     "glob",
     "decimal",
+    # Only TLS (an https server or OIDC issuer, a failure's TLS cause), a kubeconfig or
+    # service-account mount that is read, a remote upload path or a Secret's data needs them.
+    "ssl",
+    "_ssl",
+    "base64",
+    "pathlib",
+    "importlib.util",
 )
 
 LOADED = """
@@ -72,10 +79,15 @@ print(json.dumps([name for name in sys.modules if name not in before]))
 
 
 def loaded_by(body: str, env: dict[str, str] | None = None) -> set[str]:
-    """The modules `body` loads in a fresh interpreter (this checkout first on the path)."""
-    environ = {**os.environ, **(env or {}), "PYTHONPATH": str(CHECKOUT)}
+    """The modules `body` loads in a fresh interpreter (this checkout first on the path).
+
+    Without site (-S), site-packages named on the path instead: site runs the .pth files,
+    and an editable install's finder imports pathlib and importlib.util before `body` runs.
+    """
+    path = os.pathsep.join([str(CHECKOUT), *site.getsitepackages()])
+    environ = {**os.environ, **(env or {}), "PYTHONPATH": path}
     done = subprocess.run(
-        [sys.executable, "-c", LOADED.format(body=body)],
+        [sys.executable, "-S", "-c", LOADED.format(body=body)],
         capture_output=True,
         text=True,
         env=environ,
@@ -117,6 +129,7 @@ def test_help_and_version_import_no_render_and_no_client(flag: str) -> None:
     assert f"{PACKAGE}.submission.command_line.arguments" in loaded
     assert under(loaded, NEVER) == []
     assert under(loaded, RENDER_AND_CLIENT) == []
+    assert under(loaded, NOT_FOR_A_PLAIN_SUBMISSION) == []
 
 
 def test_a_submission_imports_its_steps_and_client_and_nothing_it_does_not_use(

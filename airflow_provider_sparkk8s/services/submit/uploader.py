@@ -14,7 +14,6 @@ Credentials live in `Storage` only: never in a message, a log line or a repr.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -73,6 +72,8 @@ def check_backend(url: str) -> None:
         )
         raise SparkConfError(UPLOAD_PATH_KEY, url, accepted)
     extra, module = BACKENDS[protocol]
+    import importlib.util  # here: only a remote upload path needs it (start-up time)
+
     if importlib.util.find_spec(module) is None:
         raise SparkConfError(
             UPLOAD_PATH_KEY,

@@ -26,8 +26,6 @@ spark.properties holds a path and a reference; no pod spec holds the value. Pure
 
 from __future__ import annotations
 
-import base64
-
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.objects import APP_ID_LABEL
 from airflow_provider_sparkk8s.submission import conf_values as cv
@@ -61,6 +59,8 @@ def secret_name(conf: DriverConf) -> str:
 
 
 def _b64(data: bytes) -> str:
+    import base64  # here: only an opted-in submission needs it (start-up time)
+
     return base64.b64encode(data).decode("ascii")
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import base64
-
 from airflow_provider_sparkk8s.submission.conf import DriverConf
 from airflow_provider_sparkk8s.submission.local_files import file_bytes
 from airflow_provider_sparkk8s.submission.podops import add_to_list, child, editable, volume_mount
@@ -32,16 +30,19 @@ def secret_name(conf: DriverConf) -> str:
 
 def secret_data(conf: DriverConf) -> dict[str, str]:
     """Secret key -> base64 value, in Spark's order (client-key, client-cert, ca-cert, token)."""
-    data: dict[str, str] = {}
+    raw: dict[str, bytes] = {}
     for suffix, secret_key in FILE_CREDENTIALS:
         path = conf.get(f"{PREFIX}.{suffix}")
         if path is not None:
-            content = file_bytes(conf, f"{PREFIX}.{suffix}", path)
-            data[secret_key] = base64.b64encode(content).decode("ascii")
+            raw[secret_key] = file_bytes(conf, f"{PREFIX}.{suffix}", path)
     token = conf.get(f"{PREFIX}.oauthToken")
     if token is not None:
-        data["oauth-token"] = base64.b64encode(token.encode("utf-8")).decode("ascii")
-    return data
+        raw["oauth-token"] = token.encode("utf-8")
+    if not raw:
+        return {}
+    import base64  # here: most submissions ship no credentials (start-up time)
+
+    return {key: base64.b64encode(content).decode("ascii") for key, content in raw.items()}
 
 
 MOUNTED_LOCATIONS = (

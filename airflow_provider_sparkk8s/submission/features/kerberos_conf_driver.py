@@ -19,7 +19,6 @@ nothing, which is what this step reproduces.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 
 from airflow_provider_sparkk8s.errors import SparkConfError
@@ -227,6 +226,8 @@ def _add_keytab_secret(conf: DriverConf, keytab: str, prefix: str, added: _Drive
     added.volumes.append({"name": KEYTAB_VOLUME, "secret": {"secretName": secret_name}})
     added.mounts.append({"name": KEYTAB_VOLUME, "mountPath": KEYTAB_MOUNT_PATH})
     added.properties[KEYTAB_KEY] = f"{KEYTAB_MOUNT_PATH}/{keytab_name}"
+    import base64  # here: only a shipped keytab needs it (start-up time)
+
     keytab_data = {keytab_name: base64.b64encode(content).decode("ascii")}
     added.resources.append(immutable_data_object("Secret", secret_name, keytab_data))
 
