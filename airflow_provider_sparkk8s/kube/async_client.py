@@ -14,7 +14,7 @@ import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import Any, Self, Unpack
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 # Importing httpx also imports its command-line client (click, rich, pygments): about half
 # of httpx's import time, for a `main` we never call. Unless httpx is loaded already, mark
@@ -33,7 +33,6 @@ from airflow_provider_sparkk8s.kube.error_mapping import connection_error
 from airflow_provider_sparkk8s.kube.proxy import Proxy
 from airflow_provider_sparkk8s.kube.request import (
     KubeRequest,
-    RequestFields,
     build_request,
     watch_params,
 )
@@ -41,6 +40,9 @@ from airflow_provider_sparkk8s.kube.retries import RetryPolicy
 from airflow_provider_sparkk8s.kube.sender import Attempts, Refusal, SenderBase
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.kube.request import RequestFields
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json as jsonlib
-from typing import Any
 
 from airflow_provider_sparkk8s.errors import (
     KubeApiError,
@@ -21,6 +20,10 @@ from airflow_provider_sparkk8s.kube.paths import Access, access_of, denied_acces
 from airflow_provider_sparkk8s.kube.request import KubeRequest
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure, tls_failure
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def api_error(

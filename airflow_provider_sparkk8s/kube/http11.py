@@ -11,9 +11,12 @@ message names what was wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Literal, Protocol
 
 from airflow_provider_sparkk8s.records import record
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Literal, Protocol
 
 MAX_LINE = 65536  # a status line or a chunk-size line
 MAX_HEADER_BYTES = 65536  # a whole header (or trailer) section
@@ -25,14 +28,16 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 _BLANK = (b"\r\n", b"\n")
 
 
-class Reader(Protocol):
-    """What is read from: `socket.makefile("rb")`, or `io.BytesIO` in tests."""
+if TYPE_CHECKING:
 
-    def readline(self, size: int | None = -1, /) -> bytes: ...
+    class Reader(Protocol):
+        """What is read from: `socket.makefile("rb")`, or `io.BytesIO` in tests."""
 
-    def read1(self, size: int = -1, /) -> bytes: ...
+        def readline(self, size: int | None = -1, /) -> bytes: ...
 
-    def close(self) -> None: ...
+        def read1(self, size: int = -1, /) -> bytes: ...
+
+        def close(self) -> None: ...
 
 
 class ProtocolError(Exception):

@@ -17,10 +17,13 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Unpack
 
 from airflow_provider_sparkk8s.errors import KubeApiError
-from airflow_provider_sparkk8s.kube.request import ItemView, RequestFields
+from airflow_provider_sparkk8s.kube.request import ItemView
+
+if TYPE_CHECKING:
+    from airflow_provider_sparkk8s.kube.request import RequestFields
 from airflow_provider_sparkk8s.kube.retries import backoff_delay
 from airflow_provider_sparkk8s.objects import resource_version
 from airflow_provider_sparkk8s.records import record

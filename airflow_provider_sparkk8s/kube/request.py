@@ -9,10 +9,13 @@ from __future__ import annotations
 import json as jsonlib
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any, TypedDict, Unpack
 
 from airflow_provider_sparkk8s import __version__
 from airflow_provider_sparkk8s.records import record
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any, TypedDict, Unpack
 
 USER_AGENT = f"airflow-provider-sparkk8s/{__version__}"
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -49,20 +52,22 @@ class KubeRequest:
 
 
 # What a list's caller keeps of each item, applied while the answer is decoded (`decoding`).
-ItemView = Callable[[Mapping[str, Any]], Any]
+ItemView = Callable[[Mapping[str, "Any"]], "Any"]
 
 
-class RequestFields(TypedDict, total=False):
-    """A call's keywords besides its method and path: both senders' `request` (and what the
-    watch layers need of it) declared once. `each_item` is no part of the request itself:
-    it is how a list's answer is decoded."""
+if TYPE_CHECKING:
 
-    params: Mapping[str, Any] | None
-    json: Any
-    content: bytes | str | None
-    content_type: str | None
-    accept: str | None
-    each_item: ItemView | None
+    class RequestFields(TypedDict, total=False):
+        """A call's keywords besides its method and path: both senders' `request` (and what the
+        watch layers need of it) declared once. `each_item` is no part of the request itself:
+        it is how a list's answer is decoded."""
+
+        params: Mapping[str, Any] | None
+        json: Any
+        content: bytes | str | None
+        content_type: str | None
+        accept: str | None
+        each_item: ItemView | None
 
 
 def build_request(method: str, path: str, **fields: Unpack[RequestFields]) -> KubeRequest:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_provider_sparkk8s.kube.auth import (
     ExecCredentialSource,
@@ -33,9 +32,12 @@ from airflow_provider_sparkk8s.kube.retries import (
 )
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
+from airflow_provider_sparkk8s.records import record
 
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
 if TYPE_CHECKING:
     import ssl  # annotations only: auth.ssl_context loads it for an https server
+    from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,8 @@ log = logging.getLogger(__name__)
 _WATCH_IDLE_LIMIT = 3600.0
 
 
-class Refusal(NamedTuple):
+@record
+class Refusal:
     """An error answer as the tries read it, whichever transport brought it."""
 
     status: int
@@ -74,7 +77,7 @@ class Attempts:
         return delay
 
     def after_status(self, refusal: Refusal) -> float:
-        status, body, reason, retry_after = refusal
+        status = refusal.status
         if status == 401 and not self.reauthenticated and self.sender.tokens.reload():
             self.reauthenticated = True  # the token rotated under us: one more try
             self.attempt -= 1
@@ -82,8 +85,10 @@ class Attempts:
             return 0.0
         policy = self.sender.retry
         if self.attempt >= policy.attempts or not should_retry_status(self.request, status):
-            raise api_error(self.request, status, body, reason, self.sender.settings)
-        delay = retry_delay(policy, self.attempt, retry_after)
+            raise api_error(
+                self.request, status, refusal.body, refusal.reason, self.sender.settings
+            )
+        delay = retry_delay(policy, self.attempt, refusal.retry_after)
         self._log(str(status), delay)
         return delay
 

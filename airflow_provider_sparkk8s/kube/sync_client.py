@@ -12,13 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, Self, Unpack
 
 from airflow_provider_sparkk8s.kube.decoding import decode_json, decode_watch_line
 from airflow_provider_sparkk8s.kube.http_pool import HttpPool, PoolResponse
 from airflow_provider_sparkk8s.kube.request import (
     KubeRequest,
-    RequestFields,
     build_request,
     watch_params,
 )
@@ -26,6 +24,12 @@ from airflow_provider_sparkk8s.kube.retries import RetryPolicy
 from airflow_provider_sparkk8s.kube.sender import Attempts, Refusal, SenderBase
 from airflow_provider_sparkk8s.kube.settings import ClientSettings
 from airflow_provider_sparkk8s.kube.transport import TransportFailure
+
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
+if TYPE_CHECKING:
+    from typing import Any, Self, Unpack
+
+    from airflow_provider_sparkk8s.kube.request import RequestFields
 
 log = logging.getLogger(__name__)
 

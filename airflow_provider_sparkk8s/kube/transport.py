@@ -8,11 +8,12 @@ retry decisions and messages do not depend on which HTTP library sent the reques
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
+TYPE_CHECKING = False  # typing's, without importing typing (2 ms of the CLI's start)
 if TYPE_CHECKING:
     import ssl
+    from typing import Any
 
 # RFC 3986 path characters that stay as they are; everything else is percent-encoded.
 _PATH_SAFE = "/:@!$&'()*+,;=~%"

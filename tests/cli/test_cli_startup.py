@@ -68,6 +68,8 @@ NOT_FOR_A_PLAIN_SUBMISSION = (
     "base64",
     "pathlib",
     "importlib.util",
+    # Only the type checker reads the modules' typing names (TYPE_CHECKING blocks).
+    "typing",
 )
 
 LOADED = """
