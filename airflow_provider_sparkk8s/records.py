@@ -8,7 +8,8 @@ it, and mypy reads it as a frozen one), but `dataclasses` only collects its fiel
 six methods are the closures below, which behave as the generated ones do:
 - `__init__` takes the fields positionally or by name, fills defaults and default factories,
   then calls `__post_init__` if the class has one;
-- `__repr__` shows the fields that have `repr=True`; `repr=False` keeps the class's own;
+- `__repr__` shows the fields that have `repr=True`, and `__rich_repr__` gives them to rich as
+  it takes a dataclass's; `repr=False` keeps the class's own `__repr__` and adds neither;
 - `__eq__` compares two instances of the same class field by field, `__hash__` hashes them;
 - assigning or deleting a field raises `dataclasses.FrozenInstanceError`;
 - with `slots=True`, the instance has `__slots__` and still pickles and copies.
@@ -22,7 +23,7 @@ import operator
 
 TYPE_CHECKING = False  # as typing's, which mypy reads by its name; typing stays unimported
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any, dataclass_transform
 else:
 
@@ -52,7 +53,9 @@ def _add_methods(
     if "__init__" not in own:
         _attach(cls, "__init__", _init_for(cls, fields))
     if with_repr and "__repr__" not in own:
-        _attach(cls, "__repr__", _repr_for(tuple(f.name for f in fields if f.repr)))
+        shown = tuple(f.name for f in fields if f.repr)
+        _attach(cls, "__repr__", _repr_for(shown))
+        _attach(cls, "__rich_repr__", _rich_repr_for(shown))
     if "__eq__" not in own:
         _attach(cls, "__eq__", _eq_for(_values_for(tuple(f.name for f in fields if f.compare))))
     # A class that writes __eq__ but no __hash__ gets __hash__ = None from Python: not its own.
@@ -132,6 +135,18 @@ def _repr_for(names: tuple[str, ...]) -> Callable[[Any], str]:
         return f"{type(self).__qualname__}({shown})"
 
     return show
+
+
+def _rich_repr_for(names: tuple[str, ...]) -> Callable[[Any], Iterator[tuple[str, Any]]]:
+    """rich's protocol: the fields one by one, so a traceback's locals show a record as they
+    show a dataclass, each value cut at rich's limits (Airflow logs tracebacks so). Without
+    it, rich prints the whole `repr`: a task's environment once reached a log that way."""
+
+    def rich_fields(self: Any) -> Iterator[tuple[str, Any]]:
+        for name in names:
+            yield name, getattr(self, name)
+
+    return rich_fields
 
 
 def _eq_for(values: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, object], Any]:

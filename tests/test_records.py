@@ -182,3 +182,22 @@ def test_a_record_without_a_docstring_is_named_by_its_fields() -> None:
         second: str = ""
 
     assert Bare.__doc__ == "Bare(first, second)"
+
+
+def test_rich_shows_a_record_as_it_shows_a_dataclass_cut_at_its_limits() -> None:
+    """Airflow logs tracebacks with their locals through rich, which cuts each value of a
+    dataclass at its limits; a record gives rich its fields the same way."""
+    from rich.pretty import pretty_repr
+
+    tags = [f"tag-{n}" for n in range(30)]
+    ours = pretty_repr(Point(1, 2, tags, "s3cr3t"), max_string=8, max_length=3)
+    theirs = pretty_repr(PointDataclass(1, 2, tags, "s3cr3t"), max_string=8, max_length=3)
+    assert ours == theirs.replace("PointDataclass", "Point")
+    assert "tag-29" not in ours and "s3cr3t" not in ours
+
+
+def test_a_record_with_its_own_repr_gives_rich_nothing_else() -> None:
+    from rich.pretty import pretty_repr
+
+    assert not hasattr(OwnRepr, "__rich_repr__")
+    assert pretty_repr(OwnRepr("t0ken")) == "OwnRepr(token=***)"

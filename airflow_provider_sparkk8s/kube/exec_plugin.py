@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_sparkk8s.errors import KubeConfigError
@@ -41,7 +42,7 @@ class ExecPlugin:
     """One plugin configuration; equal configurations share their credentials."""
 
     command: tuple[str, ...]
-    env: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may carry credentials
     api_version: str = DEFAULT_EXEC_API_VERSION
     install_hint: str | None = None
     interactive_mode: str = "IfAvailable"

@@ -195,3 +195,11 @@ def test_client_certificates_from_a_plugin_authenticate_both_clients(
 
     assert asyncio.run(async_list())["metadata"]["name"] == "kube-system"
     assert len(runs(tmp_path)) == 1  # one run served both clients
+
+
+def test_a_plugins_environment_is_never_shown() -> None:
+    """A kubeconfig's exec env may carry credentials: a plugin's repr leaves it out."""
+    from airflow_provider_sparkk8s.kube.exec_plugin import ExecPlugin
+
+    plugin = ExecPlugin(("aws", "eks", "get-token"), env=(("AWS_SECRET_ACCESS_KEY", "s3cr3t"),))
+    assert "s3cr3t" not in repr(plugin) and "aws" in repr(plugin)

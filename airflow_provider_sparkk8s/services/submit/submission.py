@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import field
 
 from airflow_provider_sparkk8s import objects
 from airflow_provider_sparkk8s.errors import KubeApiError, SubmissionError
@@ -76,7 +77,8 @@ class SubmissionRequest:
     """A spark-submit command line (`--master` included) and where it runs."""
 
     argv: Sequence[str]
-    environ: Mapping[str, str]
+    # The process environment: connections and tokens may be in it, so it is never shown.
+    environ: Mapping[str, str] = field(repr=False)
     cwd: str  # relative paths of the command line point here
     # Set beside the command line by the operator (`--spark-version` and the conf's image
     # win): the release whose checks apply.

@@ -58,7 +58,8 @@ class RunRequest:
     master: str
     namespace: str
     cwd: str  # relative paths of the parameters point here (the DAG file's folder)
-    environ: Mapping[str, str]
+    # The process environment: connections and tokens may be in it, so it is never shown.
+    environ: Mapping[str, str] = field(repr=False)
     image: str | None = None
     spark_version: str | None = None
     driver_pod_template: str | Mapping[str, Any] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +75,8 @@ class TaskSubmission:
     arguments: SubmitArguments
     kubernetes: KubernetesParameters
     spark_version: str
-    environ: Mapping[str, str]
+    # The process environment: connections and tokens may be in it, so it is never shown.
+    environ: Mapping[str, str] = field(repr=False)
     ids: SubmissionIds
     driver_pod_template: Mapping[str, Any] | None = None
     executor_pod_template: Mapping[str, Any] | None = None

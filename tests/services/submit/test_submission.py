@@ -140,3 +140,10 @@ def test_the_main_resource_is_read_from_sparks_driver_args() -> None:
     assert main_resource_of(["--from-template", *args]) == "s3a://b/app.jar"
     assert main_resource_of(["driver", "--class", "X"]) is None
     assert main_resource_of(["sleep", "3600"]) is None
+
+
+def test_a_submission_request_never_shows_its_environment(tmp_path: Path) -> None:
+    request = submission.SubmissionRequest(
+        ["--master", "k8s://https://h:6443"], {"AIRFLOW_CONN_X": "t0ken-value"}, str(tmp_path)
+    )
+    assert "t0ken-value" not in repr(request)

@@ -75,3 +75,15 @@ def test_a_dry_run_sends_nothing_and_says_what_it_built(caplog):
     assert built["dry_run"] is True and built["spark_version"] == "3.5.1"
     assert built["namespace"] == "team-a" and "Pod/" + built["driver_pod"] in built["objects"]
     assert "nothing sent" in caplog.text
+
+
+def test_the_environment_is_never_shown_by_the_requests_that_carry_it():
+    """The worker's environment holds connections (AIRFLOW_CONN_*) and tokens; a traceback's
+    locals show these requests, so their repr leaves it out."""
+    secret = "AIRFLOW_CONN_X=spark_k8s://:t0ken-value@"
+    environ = {"AIRFLOW_CONN_X": secret, "SPARK_USER": "alice"}
+    run = request(environ=environ)
+    task = prepare(run, REF, LOG)
+    assert task.environ == environ
+    for shown in (repr(run), repr(task)):
+        assert "t0ken-value" not in shown and "environ" not in shown
