@@ -16,7 +16,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from typing import Any, TypeVar
 import httpx
 
 from testenv.airflow_db import migrate
+from testenv.ports import free_port
 
 AIRFLOW_BIN = Path(sys.executable).with_name("airflow")
 REPO = Path(__file__).resolve().parents[1]
@@ -61,12 +61,6 @@ DEFER_RACE_LINE = "finished with state success, but the task instance's state at
 class AirflowDeferRace(StackError):
     """A run failed by Airflow's stale defer-exit race, not by what the test ran: the e2e
     tests are rerun (at most twice) on this error alone (tests/conftest.py)."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(

@@ -22,7 +22,6 @@ import json
 import secrets
 import shutil
 import signal
-import socket
 import ssl
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from testenv.admin_client import AdminHttp
 from testenv.binaries import find_binaries
 from testenv.kwok_logs import write_spark_logs
 from testenv.pki import PkiFiles, generate_pki
+from testenv.ports import free_port
 from testenv.processes import ManagedProcess, Server, wait_until
 from testenv.realnode.config import egress_selector
 
@@ -49,12 +49,6 @@ KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 STARTUP_TIMEOUT_SECONDS = 90.0
 # What talks to kube-apiserver through client-go informers, in start order (restart_apiserver).
 DEPENDENTS = ("kube-controller-manager", "kube-scheduler", "kwok")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def kubeconfig_document(

@@ -40,9 +40,7 @@ def find_statsd_exporter() -> Path:
 
 
 def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port(socket.SOCK_DGRAM)
 
 
 def parse_samples(text: str) -> dict[Sample, float]:

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from testenv.ports import free_port
+
 PROXIED_HOST = "kube-apiserver.proxied.test"  # resolved by the proxy only
 
 
@@ -42,7 +44,7 @@ class TinyProxy:
 
     def start(self) -> TinyProxy:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         hosts = self.workdir / "hosts"
         hosts.write_text(f"127.0.0.1 localhost\n127.0.0.1 {PROXIED_HOST}\n")
         lines = [
@@ -93,12 +95,6 @@ class TinyProxy:
     def requests(self) -> list[str]:
         """Every request line the proxy received (CONNECT and forwarded ones), in order."""
         return re.findall(r"Request \(file descriptor \d+\): (.+)", self.log_text())
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _accepts(port: int) -> bool:
