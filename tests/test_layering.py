@@ -52,6 +52,7 @@ LAYER_OF: dict[str, str] = {
     "monitoring": "monitoring",
     "submission": "submission",
     "": "base",  # the package itself: __version__, get_provider_info
+    "environment": "base",
     "errors": "base",
     "objects": "base",
     "provider_info": "base",

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from airflow_provider_sparkk8s.cli.spark_env import wrapper_environment
+from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import (
     ApplicationFailed,
     KubeApiError,
@@ -357,7 +358,7 @@ def run(
     out = out or sys.stdout
     err = err or sys.stderr
     # What spark-submit's wrapper exports (spark-env.sh) is the submitter's environment.
-    environ = wrapper_environment(os.environ if environ is None else environ, err)
+    environ = hidden(wrapper_environment(os.environ if environ is None else environ, err))
     arguments = submission.parse(submission.SubmissionRequest(argv, environ, os.getcwd()))
     line = choose_spark_line(
         arguments.spark_version,

@@ -19,6 +19,7 @@ import time
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_sparkk8s.environment import HiddenEnvironment
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.settings import DEFAULT_EXEC_API_VERSION
 from airflow_provider_sparkk8s.records import record
@@ -168,13 +169,15 @@ def _interactive(plugin: ExecPlugin) -> tuple[bool, Any]:
     return interactive, (sys.stdin if interactive else None)
 
 
-def _environment(plugin: ExecPlugin, interactive: bool) -> dict[str, str]:
+def _environment(plugin: ExecPlugin, interactive: bool) -> HiddenEnvironment:
     info = {
         "apiVersion": plugin.api_version,
         "kind": "ExecCredential",
         "spec": {"interactive": interactive},
     }
-    return {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
+    return HiddenEnvironment(
+        {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
+    )
 
 
 def _not_found(plugin: ExecPlugin) -> KubeConfigError:

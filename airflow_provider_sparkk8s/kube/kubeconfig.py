@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.proxy import parse_proxy
 from airflow_provider_sparkk8s.kube.settings import (
@@ -45,7 +46,7 @@ def in_cluster_settings(
 
     The token is a file source, so projected tokens that the kubelet rotates are picked up.
     """
-    environ = os.environ if environ is None else environ
+    environ = hidden(os.environ if environ is None else environ)
     host = environ.get("KUBERNETES_SERVICE_HOST", "")
     port = environ.get("KUBERNETES_SERVICE_PORT", "")
     if not host or not port:
@@ -114,7 +115,7 @@ def auto_settings(
     KUBECONFIG (its files that exist, as kubectl skips missing ones), else ~/.kube/config,
     else the in-cluster service account.
     """
-    environ = os.environ if environ is None else environ
+    environ = hidden(os.environ if environ is None else environ)
     kubeconfig = environ.get("KUBECONFIG")
     missing = unloadable_kubeconfig(environ)
     if kubeconfig:

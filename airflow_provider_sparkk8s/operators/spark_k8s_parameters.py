@@ -34,6 +34,7 @@ from airflow_provider_sparkk8s.application.task.worker_free import (
 )
 from airflow_provider_sparkk8s.application.ui.live_ui import SparkUiTarget
 from airflow_provider_sparkk8s.application.ui.spark_ui_access import SERIALIZED_CONN_FIELD
+from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.operators import openlineage
 from airflow_provider_sparkk8s.operators.spark_submit_arguments import SparkSubmitArguments
@@ -237,7 +238,7 @@ class SparkK8sSubmitParameters(SparkSubmitArguments):
             master=master,
             namespace=namespace,
             cwd=os.path.dirname(os.path.abspath(fileloc)) if fileloc else os.getcwd(),
-            environ=os.environ,
+            environ=hidden(os.environ),
             image=self.image,
             spark_version=self.spark_version,
             driver_pod_template=self.driver_pod_template,

@@ -31,6 +31,7 @@ from airflow_provider_sparkk8s.application.task.task_identity import TaskInstanc
 from airflow_provider_sparkk8s.application.task.task_parameters import Following, Uploads
 from airflow_provider_sparkk8s.application.task.worker_free import check_worker_free
 from airflow_provider_sparkk8s.application.ui import event_log, run_summary
+from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import ApplicationFailed
 from airflow_provider_sparkk8s.hooks.airflow_stats import airflow_metrics
 from airflow_provider_sparkk8s.hooks.spark_k8s import (
@@ -153,7 +154,7 @@ class SubmitRun:
             master=master,
             namespace=namespace,
             cwd=os.getcwd(),  # no relative local path passes `check_worker_free`
-            environ=os.environ,
+            environ=hidden(os.environ),
             image=self.parameters.get("image"),
             spark_version=self.parameters.get("spark_version"),
             driver_pod_template=self.parameters.get("driver_pod_template"),

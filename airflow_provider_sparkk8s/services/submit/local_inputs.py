@@ -12,6 +12,7 @@ import os
 import posixpath
 from collections.abc import Mapping
 
+from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.submission.command_line import submit_opts
 from airflow_provider_sparkk8s.submission.conf import LocalInputs
@@ -110,7 +111,7 @@ def gather(
     spark_conf: Mapping[str, str], environment: Mapping[str, str] | None = None
 ) -> LocalInputs:
     """IMPURE: read everything the steps need for `spark_conf` from this machine."""
-    env_source = os.environ if environment is None else environment
+    env_source = hidden(os.environ if environment is None else environment)
     env = {name: env_source[name] for name in ENVIRONMENT_KEYS if name in env_source}
     files: dict[str, bytes] = {}
     for key in FILE_KEYS:

@@ -21,6 +21,7 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 
+from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import SparkConfError
 from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.submission.command_line import argument_checks, submit_opts
@@ -405,7 +406,7 @@ def parse_spark_submit(
     `jar_manifest.read_jar`). `spark_version` and `image`: what the operator sets beside the argv
     (`--spark-version` and the conf's image win), for the checks that differ by release.
     """
-    environ = dict(os.environ if environ is None else environ)
+    environ = hidden(os.environ if environ is None else environ)  # a snapshot
     read_text = read_text or _no_files
     cwd = cwd or "/"
     parsed = parse_command_line(argv)
