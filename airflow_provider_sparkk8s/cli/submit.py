@@ -32,6 +32,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+# Only what every command needs is imported here: start-up is most of a CLI's wall time.
+# A command imports the rest when it gets there (tests/cli/test_cli_startup.py holds the
+# list of what start-up must not import).
 from airflow_provider_sparkk8s.cli.spark_env import wrapper_environment
 from airflow_provider_sparkk8s.environment import hidden
 from airflow_provider_sparkk8s.errors import (
@@ -43,10 +46,6 @@ from airflow_provider_sparkk8s.errors import (
     SparkConfError,
     SparkK8sError,
 )
-
-# Only what every command needs is imported here: start-up is most of a CLI's wall time.
-# A command imports the rest when it gets there (tests/cli/test_cli_startup.py holds the
-# list of what start-up must not import).
 from airflow_provider_sparkk8s.records import record
 from airflow_provider_sparkk8s.services.submit import submission
 from airflow_provider_sparkk8s.submission.conf_values import get_bool, parse_time_ms
