@@ -170,6 +170,8 @@ def _interactive(plugin: ExecPlugin) -> tuple[bool, Any]:
 
 
 def _environment(plugin: ExecPlugin, interactive: bool) -> HiddenEnvironment:
+    """The plugin's environment, hidden in our frames; a subprocess call takes `dict(...)` of
+    it, as uvloop (uvicorn's loop, in the api-server) accepts nothing but a dict."""
     info = {
         "apiVersion": plugin.api_version,
         "kind": "ExecCredential",
@@ -194,7 +196,7 @@ def _run_sync(plugin: ExecPlugin) -> ExecCredential:
     try:
         done = subprocess.run(
             list(plugin.command),
-            env=_environment(plugin, interactive),
+            env=dict(_environment(plugin, interactive)),
             stdin=stdin if interactive else subprocess.DEVNULL,
             capture_output=True,
             timeout=EXEC_TIMEOUT,
@@ -217,7 +219,7 @@ async def _run_async(plugin: ExecPlugin) -> ExecCredential:
     try:
         process = await asyncio.create_subprocess_exec(
             *plugin.command,
-            env=_environment(plugin, interactive),
+            env=dict(_environment(plugin, interactive)),
             stdin=stdin if interactive else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -203,3 +203,18 @@ def test_a_plugins_environment_is_never_shown() -> None:
 
     plugin = ExecPlugin(("aws", "eks", "get-token"), env=(("AWS_SECRET_ACCESS_KEY", "s3cr3t"),))
     assert "s3cr3t" not in repr(plugin) and "aws" in repr(plugin)
+
+
+def test_a_plugin_runs_on_uvloop_as_in_the_api_server(tmp_path: Path) -> None:
+    """uvicorn runs the api-server (and the Spark UI plugin's routes) on uvloop, whose
+    subprocess_exec takes its environment only as an exact dict."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def ask(server: FakeApiServer) -> None:
+        async with AsyncKubeClient(plugin_settings(server.url, tmp_path)) as client:
+            await client.version()
+
+    with FakeApiServer(scripted()) as server:
+        uvloop.run(ask(server))
+    assert [r.headers["authorization"] for r in server.requests] == ["Bearer exec-token"]
+    assert [r["spec"]["interactive"] for r in runs(tmp_path)] == [False]
