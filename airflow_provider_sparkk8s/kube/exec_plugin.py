@@ -19,7 +19,6 @@ import time
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_sparkk8s.environment import HiddenEnvironment
 from airflow_provider_sparkk8s.errors import KubeConfigError
 from airflow_provider_sparkk8s.kube.settings import DEFAULT_EXEC_API_VERSION
 from airflow_provider_sparkk8s.records import record
@@ -169,17 +168,16 @@ def _interactive(plugin: ExecPlugin) -> tuple[bool, Any]:
     return interactive, (sys.stdin if interactive else None)
 
 
-def _environment(plugin: ExecPlugin, interactive: bool) -> HiddenEnvironment:
-    """The plugin's environment, hidden in our frames; a subprocess call takes `dict(...)` of
-    it, as uvloop (uvicorn's loop, in the api-server) accepts nothing but a dict."""
+def _environment(plugin: ExecPlugin, interactive: bool) -> dict[str, str]:
+    """The plugin's environment, as a plain dict: uvloop (uvicorn's loop, in the api-server)
+    takes no other mapping. It goes straight into the subprocess call: no frame of ours holds
+    it in a local a traceback could show."""
     info = {
         "apiVersion": plugin.api_version,
         "kind": "ExecCredential",
         "spec": {"interactive": interactive},
     }
-    return HiddenEnvironment(
-        {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
-    )
+    return {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
 
 
 def _not_found(plugin: ExecPlugin) -> KubeConfigError:
@@ -196,7 +194,7 @@ def _run_sync(plugin: ExecPlugin) -> ExecCredential:
     try:
         done = subprocess.run(
             list(plugin.command),
-            env=dict(_environment(plugin, interactive)),
+            env=_environment(plugin, interactive),
             stdin=stdin if interactive else subprocess.DEVNULL,
             capture_output=True,
             timeout=EXEC_TIMEOUT,
@@ -219,7 +217,7 @@ async def _run_async(plugin: ExecPlugin) -> ExecCredential:
     try:
         process = await asyncio.create_subprocess_exec(
             *plugin.command,
-            env=dict(_environment(plugin, interactive)),
+            env=_environment(plugin, interactive),
             stdin=stdin if interactive else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
