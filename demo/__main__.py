@@ -13,8 +13,9 @@ the deferred task's trigger in-process.
 
 Printed, all as it happens: the objects that appear in the namespace (the operator's driver
 pod, Service, NetworkPolicy and ConfigMap; the driver's executor pods and ConfigMap), every
-state change of each pod, who deleted each object (the operator, the driver, or the garbage
-collector once the driver pod is gone), the task's own lines, the notable lines of the real
+state change of each pod, who created and who deleted each object (the operator, the
+driver, or the garbage collector), as kube-apiserver's audit log names the user or the
+controller that asked, the task's own lines, the notable lines of the real
 driver log the trigger streams (Spark's start-up, executors registering, the computed Pi),
 then the application's final state, the final XCom, and the node the pods ran on with the
 kubelet and container runtime its Node object reports. The whole Airflow log is kept in
@@ -35,6 +36,7 @@ from typing import Any
 
 from airflow_provider_sparkk8s.kube.kubeconfig import kubeconfig_settings
 from airflow_provider_sparkk8s.kube.sync_client import KubeClient
+from demo.audit_trail import AuditTrail, actor, service_account_user
 from testenv.controlplane import ControlPlane
 from testenv.realnode.node import RealNode
 from testenv.spark_plane import open_namespace
@@ -179,14 +181,17 @@ WATCHED = (
 
 class ClusterWatcher:
     """Prints pods, services, config maps and network policies as they appear, change and go
-    in the namespace, with who made each and who deleted it."""
+    in the namespace, with who made each and who deleted it, as the audit log names them."""
 
-    def __init__(self, client: KubeClient):
+    def __init__(self, client: KubeClient, trail: AuditTrail):
         self.client = client
+        self.trail = trail
+        # Users as kube-apiserver authenticates them -> who they are in the demo; the driver's
+        # service account is added when the driver pod is seen.
+        self.known = {service_account_user(NAMESPACE, SUBMITTER): "the operator"}
         self.stopped = threading.Event()
         self.seen: dict[str, str] = {}
         self.pod_nodes: dict[str, str] = {}  # pod name -> the node the scheduler bound it to
-        self.driver_gone = threading.Event()  # after it, owned objects go with their owner
         self._lock = threading.Lock()
         self.threads = [
             threading.Thread(target=self._watch, args=(group, plural), daemon=True)
@@ -207,13 +212,13 @@ class ClusterWatcher:
                 for event in self.client.watch(path, {"timeoutSeconds": "5"}):
                     if self.stopped.is_set():
                         return
-                    self._show(event)
+                    self._show(event, plural)
             except Exception as error:  # noqa: BLE001 - the demo keeps going; the watch only decorates it
                 if not self.stopped.is_set():
                     say(f"  cluster | watch on {plural} interrupted: {error}")
                     time.sleep(0.5)
 
-    def _show(self, event: dict[str, Any]) -> None:
+    def _show(self, event: dict[str, Any], plural: str) -> None:
         obj = event.get("object") or {}
         kind, metadata = obj.get("kind"), obj.get("metadata") or {}
         if event.get("type") not in ("ADDED", "MODIFIED", "DELETED") or (
@@ -223,6 +228,8 @@ class ClusterWatcher:
         key = f"{kind}/{metadata.get('name')}"
         if kind == "Pod" and (node := (obj.get("spec") or {}).get("nodeName")):
             self.pod_nodes[str(metadata.get("name"))] = node
+        if is_driver(obj) and (account := (obj.get("spec") or {}).get("serviceAccountName")):
+            self.known[service_account_user(NAMESPACE, account)] = "the driver"
         # A watch that restarts replays ADDED for what exists: show changes only.
         kind_of_change = "gone" if event["type"] == "DELETED" else "present"
         summary = kind_of_change if kind != "Pod" else f"{kind_of_change} {pod_summary(obj)}"
@@ -232,47 +239,35 @@ class ClusterWatcher:
             first = key not in self.seen
             self.seen[key] = summary
         detail = pod_summary(obj) if kind == "Pod" else ""
+        name = str(metadata.get("name"))
         if event["type"] == "DELETED":
-            line = f"{key} deleted{deleted_by(obj, self.driver_gone.is_set())} {detail}"
-            if is_driver(obj):
-                self.driver_gone.set()
+            line = f"{key} deleted{self._by('delete', plural, name, obj)} {detail}"
         elif first:
-            line = f"{key} created{made_by(obj)} {detail}"
+            line = f"{key} created{self._by('create', plural, name, obj)} {detail}"
         else:
             line = f"{key} now {detail}"
         say(f"  cluster | {line}".rstrip())
+
+    def _by(self, verb: str, plural: str, name: str, obj: dict[str, Any]) -> str:
+        """Who asked kube-apiserver to `verb` the object, from its audit log."""
+        if verb == "create":
+            event = self.trail.created(plural, NAMESPACE, name)
+        else:
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            event = self.trail.deleted(plural, NAMESPACE, name, labels)
+        if event is None:
+            return " (no such request in kube-apiserver's audit log)"
+        who = actor(event, self.known)
+        owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+        if who == "the garbage collector" and owners:
+            gone = ", ".join(f"{owner.get('kind')}/{owner.get('name')}" for owner in owners)
+            return f" (by {who}: its owner {gone} is gone)"
+        return f" (by {who})"
 
 
 def is_driver(obj: dict[str, Any]) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return obj.get("kind") == "Pod" and labels.get("spark-role") == "driver"
-
-
-def _driver_made(obj: dict[str, Any]) -> bool:
-    metadata = obj.get("metadata") or {}
-    return (metadata.get("labels") or {}).get("spark-role") == "executor" or str(
-        metadata.get("name", "")
-    ).startswith("spark-exec-")
-
-
-def made_by(obj: dict[str, Any]) -> str:
-    """Who made an object, by Spark's own labels and names: the driver makes its executor
-    pods and their ConfigMap (`spark-exec-...`); the operator makes the rest."""
-    return " (by the driver)" if _driver_made(obj) else " (by the operator)"
-
-
-def deleted_by(obj: dict[str, Any], driver_gone: bool) -> str:
-    """Who deleted an object: the operator deletes the driver pod (on_finish_action); while
-    the driver runs, it deletes its executor pods, their ConfigMap and, on stopping, its own
-    Service (spark.kubernetes.driver.service.deleteOnTermination); once the driver pod is
-    gone, Kubernetes' garbage collector deletes what it owned."""
-    if is_driver(obj):
-        return " (by the operator)"
-    if driver_gone and (obj.get("metadata") or {}).get("ownerReferences"):
-        return " (by the garbage collector: its owner, the driver pod, is gone)"
-    if _driver_made(obj) or obj.get("kind") == "Service":
-        return " (by the driver)"
-    return ""
 
 
 def pod_summary(pod: dict[str, Any]) -> str:
@@ -302,12 +297,22 @@ def node_report(pod_nodes: dict[str, str], nodes: dict[str, dict[str, Any]]) -> 
     return lines or ["  no pod was bound to a node"]
 
 
-def final_xcoms() -> dict[str, Any]:
+def last_run_number() -> int:
+    """The newest run of the DAG in the metadata database (0: none): a run this demo makes
+    comes after it."""
+    with sqlite3.connect(AIRFLOW_HOME / "airflow.db") as db:
+        row = db.execute("SELECT MAX(id) FROM dag_run WHERE dag_id = ?", (DAG_ID,)).fetchone()
+    return int(row[0] or 0)
+
+
+def final_xcoms(after_run: int) -> dict[str, Any]:
+    """The task's XComs in the DAG's newest run after `after_run`: this demo's run, never an
+    earlier one's (empty if `dags test` made none)."""
     with sqlite3.connect(AIRFLOW_HOME / "airflow.db") as db:
         rows = db.execute(
-            "SELECT key, value FROM xcom WHERE dag_id = ? AND task_id = ? "
-            "AND run_id = (SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1)",
-            (DAG_ID, DAG_ID, DAG_ID),
+            "SELECT key, value FROM xcom WHERE dag_id = ? AND task_id = ? AND run_id = "
+            "(SELECT run_id FROM dag_run WHERE dag_id = ? AND id > ? ORDER BY id DESC LIMIT 1)",
+            (DAG_ID, DAG_ID, DAG_ID, after_run),
         ).fetchall()
     return {key: json.loads(value) if isinstance(value, str) else value for key, value in rows}
 
@@ -323,6 +328,7 @@ def main() -> int:
         if migrate.wait() != 0:
             say(f"airflow db migrate failed; see {AIRFLOW_HOME / 'migrate.log'}")
             return 1
+    runs_before = last_run_number()
     gate = AIRFLOW_HOME / "demo.gate"
     gate.unlink(missing_ok=True)
     log = AIRFLOW_HOME / "demo-dags-test.log"
@@ -338,7 +344,11 @@ def main() -> int:
     plane: ControlPlane | None = None
     watcher: ClusterWatcher | None = None
     try:
-        plane = ControlPlane(node_count=0, cluster_egress_socket=node.paths.egress_socket)
+        audit_log = AIRFLOW_HOME / "demo-audit.log"  # who created and deleted what
+        audit_log.unlink(missing_ok=True)
+        plane = ControlPlane(
+            node_count=0, cluster_egress_socket=node.paths.egress_socket, audit_log=audit_log
+        )
         plane.start()
         say(f"  control plane ready in {plane.startup_seconds:.1f}s at {plane.server}")
         node.start(plane)
@@ -353,16 +363,21 @@ def main() -> int:
         open_namespace(plane, NAMESPACE, kubeconfig, SUBMITTER, token_seconds=3600)
         admin = KubeClient(kubeconfig_settings(str(plane.admin_kubeconfig)))
         say(f"  namespace {NAMESPACE}: docs/rbac.yaml applied; Airflow submits as {SUBMITTER}")
-        watcher = ClusterWatcher(admin)
+        watcher = ClusterWatcher(admin, AuditTrail(audit_log))
         watcher.start()
         gate.write_text("go")
         say(f"Running the {DAG_ID} DAG (the deferral runs in-process under `dags test`)...")
         code = run.wait()
         watcher.stop()
-        xcoms = final_xcoms()
-        say("Final XCom of the spark_pi task:")
-        say(json.dumps(xcoms.get("return_value") or xcoms.get("spark_application"), indent=2))
-        state = (xcoms.get("spark_application") or {}).get("state")
+        if code != 0:
+            say(f"`airflow dags test {DAG_ID}` exited with {code}; its whole log: {log}")
+        xcoms = final_xcoms(runs_before)
+        if xcoms:
+            say("Final XCom of the spark_pi task:")
+            say(json.dumps(xcoms.get("return_value") or xcoms.get("spark_application"), indent=2))
+        else:
+            say(f"This run of {DAG_ID} left no XCom.")
+        state = (xcoms.get("spark_application") or {}).get("state") or "not known (no XCom)"
         say("Where the pods ran, as the API server reports it:")
         nodes = {
             name: admin.request("GET", f"/api/v1/nodes/{name}")

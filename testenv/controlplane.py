@@ -47,6 +47,18 @@ NODE_COUNT = 3
 NODE_CAPACITY = {"cpu": "64", "memory": "256Gi", "pods": "250", "ephemeral-storage": "1Ti"}
 KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 STARTUP_TIMEOUT_SECONDS = 90.0
+# kube-apiserver's audit policy with `audit_log`: one line per create, patch (a server-side
+# apply creates) and delete, saying who (the user and its client) asked; nothing of the
+# objects' contents (level Metadata).
+AUDIT_CREATES_AND_DELETES = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted"],
+    "rules": [
+        {"level": "Metadata", "verbs": ["create", "patch", "delete", "deletecollection"]},
+        {"level": "None"},
+    ],
+}
 # What talks to kube-apiserver through client-go informers, in start order (restart_apiserver).
 DEPENDENTS = ("kube-controller-manager", "kube-scheduler", "kwok")
 
@@ -123,6 +135,7 @@ class ControlPlane(Server):
         *,
         api_only: bool = False,
         cluster_egress_socket: Path | None = None,
+        audit_log: Path | None = None,
     ) -> None:
         self.bin_dir = bin_dir or find_binaries()
         self.node_count = node_count
@@ -130,6 +143,8 @@ class ControlPlane(Server):
         # The real node's forward (testenv/realnode): the API server's `cluster` traffic
         # (to kubelets, pods and Services) goes through its HTTP CONNECT proxy there.
         self.cluster_egress_socket = cluster_egress_socket
+        # Where kube-apiserver logs who created and deleted what (`make demo` names them).
+        self.audit_log = audit_log
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkk8s-controlplane-"))
         self.static_token = secrets.token_urlsafe(32)
         self.startup_seconds: float | None = None
@@ -472,8 +487,21 @@ class ControlPlane(Server):
                 "--kubelet-preferred-address-types=InternalIP",
                 f"--kubelet-certificate-authority={pki.ca_cert}",
                 *self._egress_args(),
+                *self._audit_args(),
             ],
         )
+
+    def _audit_args(self) -> list[str]:
+        if self.audit_log is None:
+            return []
+        policy = self.workdir / "audit-policy.json"
+        policy.write_text(json.dumps(AUDIT_CREATES_AND_DELETES))
+        return [
+            f"--audit-policy-file={policy}",
+            f"--audit-log-path={self.audit_log}",
+            "--audit-log-format=json",
+            "--audit-log-mode=blocking",
+        ]
 
     def _egress_args(self) -> list[str]:
         if self.cluster_egress_socket is None:
